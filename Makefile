@@ -1,0 +1,40 @@
+# One entry point for set-up, demos, tests and benchmarks.
+PY ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+PIP := $(BIN)/pip install -q -c requirements/constraints.txt
+STAMP := $(VENV)/.installed
+
+.PHONY: env demo test test-slow bench lint clean
+
+$(BIN)/python:
+	$(PY) -m venv $(VENV)
+	$(BIN)/pip install -q --upgrade pip
+
+$(STAMP): $(BIN)/python pyproject.toml requirements/constraints.txt
+	$(PIP) torch==2.13.0
+	$(PIP) -e ".[dev,progress,topology]"
+	touch $(STAMP)
+
+env: $(STAMP)
+
+## Run the main demos on their defaults; figures and numbers go to results/.
+demo: $(STAMP)
+	$(BIN)/python demos/run_all.py --out results
+
+## The default test suite (slow acceptance checks excluded).
+test: $(STAMP)
+	$(BIN)/python -m pytest -q
+
+## The slow acceptance checks.
+test-slow: $(STAMP)
+	$(BIN)/python -m pytest -q -m slow
+
+bench: $(STAMP)
+	$(BIN)/python bench/run_all.py --out results/bench
+
+lint: $(STAMP)
+	$(BIN)/ruff check neurodyn flows demos tests bench
+
+clean:
+	rm -rf $(VENV) results
