@@ -323,3 +323,12 @@ def test_plot_trajectory_builds_a_figure_without_pyplot_state(ten_minutes: Traje
     assert plot_trajectory(ten_minutes, ax=ax2) is fig2
     with pytest.raises(ValueError, match="decoded"):
         plot_trajectory(ten_minutes, decoded=np.zeros((3, 2)))
+
+
+def test_docstring_examples_run():
+    import doctest
+
+    import neurodyn.agent
+
+    result = doctest.testmod(neurodyn.agent, optionflags=doctest.NORMALIZE_WHITESPACE)
+    assert result.attempted > 0 and result.failed == 0

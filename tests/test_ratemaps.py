@@ -375,3 +375,12 @@ def test_plot_autocorrelogram():
     assert len(ax.patches) == 2
     fig2 = Figure()
     assert plot_autocorrelogram(ac, ax=fig2.add_subplot()) is fig2
+
+
+def test_docstring_examples_run():
+    import doctest
+
+    import neurodyn.ratemaps
+
+    result = doctest.testmod(neurodyn.ratemaps, optionflags=doctest.NORMALIZE_WHITESPACE)
+    assert result.attempted > 0 and result.failed == 0
