@@ -1,0 +1,509 @@
+"""Interaction energies ``F(r)`` of Hopfield-compatible networks.
+
+Four families share one interface (value, gradient, Hessian-vector product), all batched over
+leading axes of ``r`` with shape ``(..., *geometry.shape)``:
+
+- :class:`QuadraticEnergy` — classic Hopfield, ``F = -1/2 r^T W r`` with any symmetric ``W``.
+- :class:`FourierQuadraticEnergy` — ``F = -(N/2) sum_k m_k w_k |z_k|^2``: a circulant ``W`` with
+  spectrum ``w_k`` (the Fourier construction).
+- :class:`LearnedFourierEnergy` — SEAL: ``F = -N sum_k m_k f_k(|z_k|^2)`` with per-mode polynomials
+  ``f_k`` and an optional cross-mode network of the power spectrum. Its gradient is a spectral
+  filter computed in ``O(N log N)``.
+- :class:`ModuleEnergy` — any differentiable ``F`` given as a torch module (autograd gradient);
+  :class:`MLPEnergy` is a ready-made neural-network ``F``.
+
+For every family the autonomous dynamics ``tau du/dt = -u - grad F(r) + b`` descend the energy
+``E = F(r) - b.r + sum_i G(r_i)``.
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+from torch import nn
+
+from .geometry import Geometry
+
+__all__ = [
+    "InteractionEnergy",
+    "QuadraticEnergy",
+    "FourierQuadraticEnergy",
+    "LearnedFourierEnergy",
+    "ModuleEnergy",
+    "MLPEnergy",
+    "ENERGY_FAMILIES",
+    "make_energy",
+]
+
+
+def _flat(x: torch.Tensor, geometry: Geometry) -> torch.Tensor:
+    return x.reshape(x.shape[: x.dim() - geometry.dim] + (geometry.size,))
+
+
+class InteractionEnergy(nn.Module):
+    """Base class: a differentiable interaction energy on rates of a geometry.
+
+    Subclasses implement :meth:`forward` (the value). :meth:`grad` and :meth:`hvp` default to
+    automatic differentiation and are overridden by closed forms where those exist.
+    """
+
+    family: str = ""
+
+    def __init__(self, geometry: Geometry):
+        super().__init__()
+        self.geometry = geometry
+
+    def forward(self, r: torch.Tensor) -> torch.Tensor:  # pragma: no cover - abstract
+        """Energy ``F(r)``, shape ``(...)`` for ``r`` of shape ``(..., *shape)``."""
+        raise TypeError(f"{type(self).__name__} must implement forward(r)")
+
+    def grad(self, r: torch.Tensor) -> torch.Tensor:
+        """``grad_r F``, same shape as ``r`` (autograd; differentiable when grad mode is on)."""
+        outer = torch.is_grad_enabled()
+        with torch.enable_grad():
+            x = r if r.requires_grad else r.detach().requires_grad_(True)
+            (g,) = torch.autograd.grad(self.forward(x).sum(), x, create_graph=outer)
+        return g
+
+    def hvp(self, r: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
+        """Hessian-vector product ``(d^2 F / dr^2) v``, same shape as ``r``.
+
+        Parameters
+        ----------
+        r : rates ``(..., *shape)``.
+        v : directions, broadcastable to ``r``.
+        """
+        outer = torch.is_grad_enabled()
+        with torch.enable_grad():
+            x = r.detach().requires_grad_(True)
+            v = v.expand_as(x) if v.shape != x.shape else v
+            (g,) = torch.autograd.grad(self.forward(x).sum(), x, create_graph=True)
+            (hv,) = torch.autograd.grad((g * v).sum(), x, create_graph=outer)
+        return hv
+
+    def config(self) -> dict:
+        """JSON-serialisable hyper-parameters; with the state dict they rebuild the energy."""
+        return {"family": self.family}
+
+
+class QuadraticEnergy(InteractionEnergy):
+    """Classic Hopfield interaction ``F(r) = -1/2 r^T W r`` with a symmetric ``W``.
+
+    .. math:: \\nabla F = -W r
+
+    Parameters
+    ----------
+    geometry : the population geometry.
+    weights : ``(N, N)`` symmetric matrix, ``N = geometry.size`` (neurons in row-major order).
+    """
+
+    family = "quadratic"
+
+    def __init__(self, geometry: Geometry, weights: torch.Tensor):
+        super().__init__(geometry)
+        w = torch.as_tensor(weights)
+        n = geometry.size
+        if w.shape != (n, n):
+            raise ValueError(f"weights: shape {tuple(w.shape)}, expected ({n}, {n})")
+        if not torch.isfinite(w).all():
+            raise ValueError("weights: contains non-finite values")
+        if not torch.allclose(w, w.T, atol=1e-10 * (1 + float(w.abs().max()))):
+            raise ValueError("weights: must be symmetric for a Hopfield energy (W == W.T)")
+        self.register_buffer("weights", w.clone())
+
+    def forward(self, r):
+        x = _flat(r, self.geometry).to(self.weights.dtype)
+        return -0.5 * torch.einsum("...i,ij,...j->...", x, self.weights, x)
+
+    def grad(self, r):
+        x = _flat(r, self.geometry).to(self.weights.dtype)
+        return -(x @ self.weights).reshape(r.shape)
+
+    def hvp(self, r, v):
+        x = _flat(v.expand_as(r), self.geometry).to(self.weights.dtype)
+        return -(x @ self.weights).reshape(r.shape)
+
+    @classmethod
+    def circulant(cls, geometry: Geometry, profile) -> QuadraticEnergy:
+        """A translation-invariant ``W_ij = w(theta_i - theta_j)`` from a kernel on neuron offsets.
+
+        Parameters
+        ----------
+        profile : callable mapping offsets ``(dim, *shape)`` in radians (wrapped to
+            ``[-pi, pi)``) to weights of shape ``shape``, or a tensor of shape ``shape`` with the
+            weights from neuron 0 to every neuron.
+        """
+        from .geometry import wrap_angle
+
+        th = geometry.coords()
+        kernel = profile(wrap_angle(th)) if callable(profile) else torch.as_tensor(profile)
+        kernel = kernel.to(torch.float64)
+        if tuple(kernel.shape) != geometry.shape:
+            raise ValueError(f"profile: shape {tuple(kernel.shape)}, expected {geometry.shape}")
+        # row i is the kernel shifted so that its origin sits on neuron i
+        eye = torch.eye(geometry.size, dtype=torch.float64).reshape((-1,) + geometry.shape)
+        w = geometry.idft(geometry.dft(eye) * geometry.dft(kernel) * geometry.size)
+        w = w.reshape(geometry.size, geometry.size)
+        return cls(geometry, 0.5 * (w + w.T))
+
+    def config(self):
+        return {"family": self.family}
+
+
+class FourierQuadraticEnergy(InteractionEnergy):
+    """The Fourier construction: a circulant quadratic energy given by its spectrum.
+
+    .. math:: F(r) = -\\frac{N}{2} \\sum_k m_k w_k |z_k|^2, \\qquad
+              \\nabla F = -\\mathrm{idft}(w \\odot z)
+
+    equivalent to ``-1/2 r^T W r`` with circulant ``W`` of eigenvalues ``w_k``.
+
+    Parameters
+    ----------
+    geometry : the population geometry.
+    spectrum : ``w_k``, real tensor of shape ``geometry.spectral_shape``; must be even under
+        ``k -> -k`` for a symmetric ``W``.
+    """
+
+    family = "fourier"
+
+    def __init__(self, geometry: Geometry, spectrum: torch.Tensor):
+        super().__init__(geometry)
+        w = torch.as_tensor(spectrum, dtype=torch.float64)
+        if tuple(w.shape) != geometry.spectral_shape:
+            raise ValueError(
+                f"spectrum: shape {tuple(w.shape)}, expected {geometry.spectral_shape}"
+            )
+        if not torch.isfinite(w).all():
+            raise ValueError("spectrum: contains non-finite values")
+        self.register_buffer("spectrum", w.clone())
+
+    def forward(self, r):
+        g = self.geometry
+        m = g.multiplicity(r.dtype, r.device)
+        p = g.power(r)
+        return -0.5 * g.size * (m * self.spectrum.to(r.dtype) * p).flatten(-g.dim).sum(-1)
+
+    def grad(self, r):
+        g = self.geometry
+        return -g.idft(self.spectrum.to(r.dtype) * g.dft(r))
+
+    def hvp(self, r, v):
+        return self.grad(v.expand_as(r))
+
+    def dense(self) -> torch.Tensor:
+        """The equivalent circulant weight matrix ``W``, shape ``(N, N)``."""
+        g = self.geometry
+        eye = torch.eye(g.size, dtype=torch.float64).reshape((-1,) + g.shape)
+        return (-self.grad(eye)).reshape(g.size, g.size)
+
+
+class LearnedFourierEnergy(InteractionEnergy):
+    """SEAL's learned Fourier energy, invariant under every continuous spectral rotation.
+
+    .. math:: F(r) = -N \\sum_k m_k f_k(|z_k|^2) - N h(x), \\qquad
+              f_k(p) = s_k \\sum_{d=1}^{D} c_{k,d} \\frac{(p/s_k)^d}{d}
+
+    with ``x_k = |z_k|^2 / s_k`` on the learned modes and ``h`` an optional cross-mode network. Only
+    modes with ``max_a |k_a| <= bandwidth`` interact. The gradient is a spectral filter,
+
+    .. math:: \\nabla F = -2\\, \\mathrm{idft}\\big((f'_k(|z_k|^2) + g_k/m_k)\\, z_k\\big),
+              \\qquad g_k = \\partial h / \\partial |z_k|^2,
+
+    so one evaluation costs two FFTs.
+
+    Parameters
+    ----------
+    geometry : the population geometry.
+    bandwidth : highest wave number (per axis) of an interacting mode.
+    degree : number ``D`` of polynomial terms per mode.
+    scale : ``s_k``, positive tensor of shape ``spectral_shape`` (typical power of each mode).
+    cross_hidden : width of the cross-mode network (0: none).
+    seed : initialises the cross-mode network.
+    """
+
+    family = "learned"
+
+    def __init__(
+        self,
+        geometry: Geometry,
+        bandwidth: int = 4,
+        degree: int = 3,
+        scale: torch.Tensor | None = None,
+        cross_hidden: int = 0,
+        seed: int = 0,
+    ):
+        super().__init__(geometry)
+        if not 1 <= bandwidth <= max(geometry.shape) // 2:
+            raise ValueError(
+                f"bandwidth={bandwidth}: must be in [1, {max(geometry.shape) // 2}]"
+            )
+        if not 1 <= degree <= 8:
+            raise ValueError(f"degree={degree}: must be in [1, 8]")
+        if cross_hidden < 0:
+            raise ValueError(f"cross_hidden={cross_hidden}: must be >= 0")
+        self.bandwidth, self.degree, self.cross_hidden, self.seed = (
+            bandwidth, degree, cross_hidden, seed)
+        k = geometry.wavevectors()
+        mask = (k.abs().amax(0) <= bandwidth).to(torch.float64)
+        self.register_buffer("mask", mask)
+        self.register_buffer("band", mask.flatten().nonzero().squeeze(-1), persistent=False)
+        s = torch.ones(geometry.spectral_shape, dtype=torch.float64) if scale is None else scale
+        s = torch.as_tensor(s, dtype=torch.float64)
+        if tuple(s.shape) != geometry.spectral_shape or not (s > 0).all():
+            raise ValueError(f"scale: must be positive with shape {geometry.spectral_shape}")
+        self.register_buffer("scale", s.clone())
+        self.coef = nn.Parameter(torch.zeros(geometry.spectral_shape + (degree,),
+                                             dtype=torch.float64))
+        # Optional anchor: f'_k(p*_k) = slope_k imposed exactly (fixed points of a target).
+        self.register_buffer("anchor_x", torch.zeros(geometry.spectral_shape, dtype=torch.float64))
+        self.register_buffer("anchor_slope",
+                             torch.zeros(geometry.spectral_shape, dtype=torch.float64))
+        self.register_buffer("anchored", torch.zeros((), dtype=torch.bool))
+        self.cross = None
+        if cross_hidden:
+            n_in = int(mask.sum())
+            gen = torch.Generator().manual_seed(seed)
+            self.cross = nn.Sequential(
+                nn.Linear(n_in, cross_hidden, dtype=torch.float64),
+                nn.Softplus(),
+                nn.Linear(cross_hidden, 1, dtype=torch.float64),
+            )
+            with torch.no_grad():
+                for layer in (self.cross[0], self.cross[2]):
+                    layer.weight.normal_(0, 1e-2 / math.sqrt(layer.in_features), generator=gen)
+                    layer.bias.zero_()
+
+    # ---------------------------------------------------------------- anchoring
+    def anchor(self, power: torch.Tensor, slope: torch.Tensor) -> None:
+        """Impose ``f'_k(power_k) = slope_k`` exactly on every learned mode.
+
+        The constraint is linear in the coefficients, so the linear coefficient of each mode is
+        solved from the others: ``c_{k,1} = slope_k - sum_{d>=2} c_{k,d} (power_k/s_k)^{d-1}``.
+        ``coef[..., 0]`` is then ignored.
+
+        Parameters
+        ----------
+        power : ``p*_k``, shape ``spectral_shape``.
+        slope : ``f'_k(p*_k)``, shape ``spectral_shape``.
+        """
+        with torch.no_grad():
+            self.anchor_x.copy_(torch.as_tensor(power, dtype=torch.float64) / self.scale)
+            self.anchor_slope.copy_(torch.as_tensor(slope, dtype=torch.float64) * self.mask)
+            self.anchored.fill_(True)
+
+    def effective_coef(self) -> torch.Tensor:
+        """The polynomial coefficients in use, shape ``(*spectral_shape, degree)``."""
+        if not bool(self.anchored):
+            return self.coef
+        higher = self.coef[..., 1:]
+        x = self.anchor_x.unsqueeze(-1)
+        powers = x ** torch.arange(1, self.degree, dtype=x.dtype)  # x*^(d-1), d >= 2
+        first = self.anchor_slope - (higher * powers).sum(-1)
+        return torch.cat([first.unsqueeze(-1), higher], dim=-1)
+
+    # ---------------------------------------------------------------- per-mode functions
+    def _band(self, x: torch.Tensor) -> torch.Tensor:
+        """Restrict ``(..., *spectral_shape)`` to the learned modes: ``(..., M)``."""
+        return x.flatten(-self.geometry.dim)[..., self.band]
+
+    def _unband(self, y: torch.Tensor) -> torch.Tensor:
+        """Scatter ``(..., M)`` back to ``(..., *spectral_shape)`` with zeros elsewhere."""
+        g = self.geometry
+        out = torch.zeros(y.shape[:-1] + (math.prod(g.spectral_shape),), dtype=y.dtype,
+                          device=y.device)
+        out[..., self.band] = y
+        return out.reshape(y.shape[:-1] + g.spectral_shape)
+
+    @staticmethod
+    def _horner(x: torch.Tensor, coefs: torch.Tensor) -> torch.Tensor:
+        """``sum_j coefs[:, j] x^j`` for ``x (..., M)``, ``coefs (M, J)``."""
+        acc = coefs[:, -1].expand_as(x)
+        for j in range(coefs.shape[1] - 2, -1, -1):
+            acc = acc * x + coefs[:, j]
+        return acc
+
+    def _band_functions(self, pb: torch.Tensor, order: tuple[int, ...]):
+        """``f``, ``f'`` and/or ``f''`` (``order`` in 0, 1, 2) on band powers ``pb (..., M)``."""
+        coef = self._band(self.effective_coef().movedim(-1, 0)).T.to(pb.dtype)  # (M, D)
+        s = self._band(self.scale).to(pb.dtype)
+        x = pb / s
+        d = torch.arange(1, self.degree + 1, dtype=pb.dtype, device=pb.device)
+        out = []
+        for o in order:
+            if o == 0:
+                out.append(s * x * self._horner(x, coef / d))
+            elif o == 1:
+                out.append(self._horner(x, coef))
+            elif self.degree == 1:
+                out.append(torch.zeros_like(x))
+            else:
+                out.append(self._horner(x, coef[:, 1:] * d[:-1]) / s)
+        return out
+
+    def mode_value(self, p: torch.Tensor) -> torch.Tensor:
+        """``f_k(p)`` per mode, ``p`` of shape ``(..., *spectral_shape)`` (zero off the band)."""
+        return self._unband(self._band_functions(self._band(p), (0,))[0])
+
+    def mode_slope(self, p: torch.Tensor) -> torch.Tensor:
+        """``f'_k(p)`` per mode (zero off the band)."""
+        return self._unband(self._band_functions(self._band(p), (1,))[0])
+
+    def mode_curvature(self, p: torch.Tensor) -> torch.Tensor:
+        """``f''_k(p)`` per mode (zero off the band)."""
+        return self._unband(self._band_functions(self._band(p), (2,))[0])
+
+    def _cross_input(self, pb):
+        return pb / self._band(self.scale).to(pb.dtype)
+
+    def _band_filter(self, pb: torch.Tensor) -> torch.Tensor:
+        (phi,) = self._band_functions(pb, (1,))
+        if self.cross is not None:
+            outer = torch.is_grad_enabled()
+            with torch.enable_grad():
+                pp = pb if pb.requires_grad else pb.detach().requires_grad_(True)
+                h = self.cross(self._cross_input(pp)).sum()
+                (dh,) = torch.autograd.grad(h, pp, create_graph=outer)
+            mult = self._band(self.geometry.multiplicity(pb.dtype, pb.device))
+            phi = phi + dh / mult
+        return phi
+
+    # ---------------------------------------------------------------- interface
+    def forward(self, r):
+        g = self.geometry
+        zb = self._band(g.dft(r))
+        pb = zb.real**2 + zb.imag**2
+        m = self._band(g.multiplicity(r.dtype, r.device))
+        (f,) = self._band_functions(pb, (0,))
+        out = -g.size * (m * f).sum(-1)
+        if self.cross is not None:
+            out = out - g.size * self.cross(self._cross_input(pb)).squeeze(-1)
+        return out
+
+    def grad(self, r):
+        g = self.geometry
+        zb = self._band(g.dft(r))
+        pb = zb.real**2 + zb.imag**2
+        return -2 * g.idft(self._unband(self._band_filter(pb) * zb))
+
+    def hvp(self, r, v):
+        if self.cross is not None:
+            return super().hvp(r, v)
+        g = self.geometry
+        zb = self._band(g.dft(r))
+        zv = self._band(g.dft(v.expand_as(r)))
+        pb = zb.real**2 + zb.imag**2
+        dp = 2 * (zb.real * zv.real + zb.imag * zv.imag)
+        f1, f2 = self._band_functions(pb, (1, 2))
+        return -2 * g.idft(self._unband(f2 * dp * zb + f1 * zv))
+
+    def config(self):
+        return {"family": self.family, "bandwidth": self.bandwidth, "degree": self.degree,
+                "cross_hidden": self.cross_hidden, "seed": self.seed}
+
+
+class ModuleEnergy(InteractionEnergy):
+    """A general interaction energy given by any differentiable torch module.
+
+    Parameters
+    ----------
+    geometry : the population geometry.
+    module : maps rates ``(..., *shape)`` to energies ``(...)``.
+    """
+
+    family = "module"
+
+    def __init__(self, geometry: Geometry, module: nn.Module):
+        super().__init__(geometry)
+        if not isinstance(module, nn.Module):
+            raise TypeError(f"module: expected a torch.nn.Module, got {type(module).__name__}")
+        self.module = module
+
+    def forward(self, r):
+        out = self.module(r)
+        if out.shape != r.shape[: r.dim() - self.geometry.dim]:
+            raise ValueError(
+                f"module: returned shape {tuple(out.shape)} for rates {tuple(r.shape)}; "
+                f"expected the batch shape {tuple(r.shape[: r.dim() - self.geometry.dim])}"
+            )
+        return out
+
+    def config(self):
+        raise TypeError(
+            "ModuleEnergy wraps an arbitrary module and cannot be rebuilt from a config; "
+            "use MLPEnergy or save the module yourself"
+        )
+
+
+class MLPEnergy(InteractionEnergy):
+    """A neural-network interaction energy ``F(r) = scale * MLP(r)`` (smooth softplus layers).
+
+    Parameters
+    ----------
+    geometry : the population geometry.
+    hidden : widths of the hidden layers.
+    scale : output scale.
+    seed : initialisation seed (weights ``N(0, 1/fan_in)``).
+    """
+
+    family = "mlp"
+
+    def __init__(self, geometry: Geometry, hidden=(64, 64), scale: float = 1.0, seed: int = 0):
+        super().__init__(geometry)
+        self.hidden, self.scale_, self.seed = tuple(int(h) for h in hidden), float(scale), seed
+        sizes = (geometry.size, *self.hidden, 1)
+        layers: list[nn.Module] = []
+        for i in range(len(sizes) - 1):
+            layers.append(nn.Linear(sizes[i], sizes[i + 1], dtype=torch.float64))
+            if i < len(sizes) - 2:
+                layers.append(nn.Softplus())
+        self.net = nn.Sequential(*layers)
+        gen = torch.Generator().manual_seed(seed)
+        with torch.no_grad():
+            for layer in self.net:
+                if isinstance(layer, nn.Linear):
+                    layer.weight.normal_(0, 1 / math.sqrt(layer.in_features), generator=gen)
+                    layer.bias.normal_(0, 0.1, generator=gen)
+
+    def forward(self, r):
+        x = _flat(r, self.geometry).to(torch.float64)
+        return (self.scale_ * self.net(x)).squeeze(-1).to(r.dtype)
+
+    def config(self):
+        return {"family": self.family, "hidden": list(self.hidden), "scale": self.scale_,
+                "seed": self.seed}
+
+
+ENERGY_FAMILIES = ("quadratic", "fourier", "learned", "mlp")
+
+
+def make_energy(config: dict, geometry: Geometry, state: dict | None = None) -> InteractionEnergy:
+    """Rebuild an energy from :meth:`InteractionEnergy.config` and an optional state dict."""
+    config = dict(config)
+    family = config.pop("family", None)
+    if family == "quadratic":
+        if state is None:
+            raise ValueError("quadratic energy: needs its weights (state dict)")
+        energy = QuadraticEnergy(geometry, state["weights"])
+    elif family == "fourier":
+        if state is None:
+            raise ValueError("fourier energy: needs its spectrum (state dict)")
+        energy = FourierQuadraticEnergy(geometry, state["spectrum"])
+    elif family == "learned":
+        allowed = {"bandwidth", "degree", "cross_hidden", "seed"}
+        if set(config) - allowed:
+            raise ValueError(f"learned energy: unknown keys {sorted(set(config) - allowed)}; "
+                             f"allowed: {sorted(allowed)}")
+        energy = LearnedFourierEnergy(geometry, **config)
+    elif family == "mlp":
+        allowed = {"hidden", "scale", "seed"}
+        if set(config) - allowed:
+            raise ValueError(f"mlp energy: unknown keys {sorted(set(config) - allowed)}; "
+                             f"allowed: {sorted(allowed)}")
+        energy = MLPEnergy(geometry, **config)
+    else:
+        raise ValueError(f"energy family={family!r}: unknown; choose one of {ENERGY_FAMILIES}")
+    if state is not None:
+        energy.load_state_dict(state)
+    return energy

@@ -1,0 +1,163 @@
+"""The Hopfield-compatible network and its velocity-driven tangent transport.
+
+.. math::
+
+    \\tau \\dot u = -u - \\nabla F(r) + b + I(t), \\qquad r = \\phi(u),
+
+    E(r) = F(r) - b \\cdot r + \\sum_i G(r_i), \\qquad
+    \\frac{dE}{dt}\\Big|_{I=0} = -\\tau \\sum_i \\phi'(u_i)\\, \\dot u_i^2 \\le 0 .
+
+Velocity input is ``I = sum_a v_a T_a(r)`` with antisymmetric circulant operators ``T_a`` (per-mode
+gains ``i g_{a,k}``), the effect of asymmetric rotation-cell connectivity.
+"""
+
+from __future__ import annotations
+
+import torch
+from torch import nn
+
+from .activation import Activation
+from .energy import InteractionEnergy
+from .geometry import Geometry
+from .manifold import TargetManifold
+
+__all__ = ["Transport", "HopfieldNetwork"]
+
+
+class Transport(nn.Module):
+    """Velocity-driven tangent transport ``I = sum_a v_a T_a(r)``.
+
+    .. math:: T_a(r) = \\mathrm{idft}(i\\, g_{a,k}\\, z_k(r)), \\qquad g_{a,k} = k_a h_k
+
+    with ``h_k`` even in ``k``, so each ``T_a`` is a real antisymmetric circulant operator.
+
+    Parameters
+    ----------
+    geometry : the population geometry.
+    gains : ``h_k``, real tensor of shape ``spectral_shape``.
+    """
+
+    def __init__(self, geometry: Geometry, gains: torch.Tensor):
+        super().__init__()
+        h = torch.as_tensor(gains, dtype=torch.float64)
+        if tuple(h.shape) != geometry.spectral_shape:
+            raise ValueError(f"gains: shape {tuple(h.shape)}, expected {geometry.spectral_shape}")
+        self.geometry = geometry
+        self.register_buffer("gains", h.clone())
+
+    @classmethod
+    def fit(cls, geometry: Geometry, bump: torch.Tensor, tau: float, activation: Activation,
+            reg: float = 1e-8) -> Transport:
+        """Least-squares gains making ``T_a(r_b) = tau d u_b / d psi_a`` for a bump ``u_b``.
+
+        Mode-wise, ``i k_a h_k z_k = -i tau k_a u_k`` gives
+        ``h_k = -tau Re(u_k conj z_k) / (|z_k|^2 + eps)``; by translation equivariance the same
+        gains move every shifted bump at exactly the input velocity.
+
+        Parameters
+        ----------
+        bump : potentials of a stationary bump, shape ``geometry.shape``.
+        """
+        uh = geometry.dft(bump.to(torch.float64))
+        zh = geometry.dft(activation(bump.to(torch.float64)))
+        den = zh.real**2 + zh.imag**2
+        h = -tau * (uh * torch.conj(zh)).real / (den + reg * den.max())
+        return cls(geometry, h)
+
+    def forward(self, r: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
+        """Input current for rates ``r`` ``(..., *shape)`` and velocity ``v`` ``(..., dim)``."""
+        g = self.geometry
+        k = g.wavevectors(r.dtype, r.device)  # (dim, *spec)
+        kv = torch.einsum("a...,ba->b...", k, v.reshape(-1, g.dim).to(r.dtype))
+        kv = kv.reshape(v.shape[:-1] + g.spectral_shape)
+        return g.idft(1j * kv * self.gains.to(r.dtype) * g.dft(r))
+
+
+class HopfieldNetwork(nn.Module):
+    """A Hopfield-compatible rate network on a ring or torus.
+
+    Parameters
+    ----------
+    geometry : the population geometry.
+    activation : the rate function ``phi``.
+    energy : the interaction energy ``F``.
+    bias : ``b``, a scalar (rotation invariant) or a tensor of shape ``geometry.shape``.
+    tau : membrane time constant (> 0); time is measured in the same unit.
+    transport : optional :class:`Transport` for velocity input.
+    manifold : optional :class:`TargetManifold` the network was built for (for diagnostics).
+    """
+
+    def __init__(self, geometry: Geometry, activation: Activation, energy: InteractionEnergy,
+                 bias: float | torch.Tensor = 0.0, tau: float = 1.0,
+                 transport: Transport | None = None, manifold: TargetManifold | None = None):
+        super().__init__()
+        if not (isinstance(tau, (int, float)) and tau > 0):
+            raise ValueError(f"tau={tau!r}: must be a number > 0")
+        if energy.geometry is not geometry and energy.geometry.config() != geometry.config():
+            raise ValueError("energy: built for a different geometry than the network")
+        b = torch.as_tensor(bias, dtype=torch.float64)
+        if b.dim() != 0 and tuple(b.shape) != geometry.shape:
+            raise ValueError(f"bias: shape {tuple(b.shape)}, expected () or {geometry.shape}")
+        self.geometry = geometry
+        self.activation = activation
+        self.energy_fn = energy
+        self.bias = nn.Parameter(b.clone(), requires_grad=False)
+        self.tau = float(tau)
+        self.transport = transport
+        self.manifold = manifold
+
+    # ------------------------------------------------------------------ dynamics
+    def rates(self, u: torch.Tensor) -> torch.Tensor:
+        """``r = phi(u)``."""
+        return self.activation(u)
+
+    def field(self, u: torch.Tensor, velocity: torch.Tensor | None = None,
+              current: torch.Tensor | None = None) -> torch.Tensor:
+        """Time derivative ``du/dt = (-u - grad F(phi(u)) + b + I) / tau``.
+
+        Parameters
+        ----------
+        u : potentials ``(..., *shape)``.
+        velocity : optional ``(..., dim)`` velocity driving the transport input.
+        current : optional extra input current, broadcastable to ``u``.
+        """
+        r = self.activation(u)
+        du = -u - self.energy_fn.grad(r) + self.bias.to(u.dtype)
+        if velocity is not None:
+            if self.transport is None:
+                raise ValueError("velocity: this network has no transport; fit one first")
+            du = du + self.transport(r, velocity)
+        if current is not None:
+            du = du + current
+        return du / self.tau
+
+    def energy(self, u: torch.Tensor) -> torch.Tensor:
+        """Hopfield energy ``E = F(r) - b.r + sum_i G(r_i)`` of potentials ``u``, shape ``(...)``."""
+        g = self.geometry
+        r = self.activation(u)
+        lin = (self.bias.to(u.dtype) * r).flatten(-g.dim).sum(-1)
+        leak = self.activation.integral(u).flatten(-g.dim).sum(-1)
+        return self.energy_fn(r) - lin + leak
+
+    def jacobian(self, u: torch.Tensor) -> torch.Tensor:
+        """Jacobian of the autonomous field at one state ``u`` (``shape``): ``(N, N)``.
+
+        .. math:: J = -(I + H_F D) / \\tau, \\qquad D = \\mathrm{diag}\\,\\phi'(u)
+        """
+        g = self.geometry
+        u = g.check_state(u, "u")
+        if u.dim() != g.dim:
+            raise ValueError(f"u: one state of shape {g.shape} expected, got {tuple(u.shape)}")
+        d = self.activation.derivative(u).reshape(-1)
+        eye = torch.eye(g.size, dtype=u.dtype).reshape((g.size,) + g.shape)
+        r = self.activation(u).expand((g.size,) + g.shape)
+        h = self.energy_fn.hvp(r, eye).reshape(g.size, g.size)  # row j: H e_j (H symmetric)
+        return -(torch.eye(g.size, dtype=u.dtype) + h.T * d) / self.tau
+
+    def interaction_hessian(self, u: torch.Tensor) -> torch.Tensor:
+        """Hessian of ``F`` at ``r = phi(u)`` for one state ``u``: ``(N, N)``."""
+        g = self.geometry
+        eye = torch.eye(g.size, dtype=u.dtype).reshape((g.size,) + g.shape)
+        r = self.activation(u).expand((g.size,) + g.shape)
+        h = self.energy_fn.hvp(r, eye).reshape(g.size, g.size)
+        return 0.5 * (h + h.T)
