@@ -1,0 +1,472 @@
+"""Low-dimensional pictures of population activity: PCA, Isomap and their plots.
+
+Population activity is an array ``X`` of shape ``(samples, neurons)``: one row per time step (or per
+sampled manifold coordinate), one column per neuron. Activity on a ring attractor traces a closed
+curve in that space, activity on a torus attractor a two-dimensional torus. PCA shows the linear
+picture (for a bump on a ring the leading pair of components are the first Fourier mode, a circle);
+Isomap follows the manifold itself through a nearest-neighbour graph and unrolls curved sheets.
+
+Both return an :class:`Embedding`. :func:`subsample` picks a deterministic subset of rows for
+methods whose cost grows quadratically with the number of samples.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from matplotlib.axes import Axes
+from matplotlib.figure import Figure
+from scipy.sparse import coo_matrix
+from scipy.sparse.csgraph import connected_components, shortest_path
+from scipy.spatial import cKDTree
+
+__all__ = [
+    "Embedding",
+    "pca",
+    "isomap",
+    "subsample",
+    "plot_embedding_2d",
+    "plot_embedding_3d",
+]
+
+_SUBSAMPLE_METHODS = ("farthest", "random")
+
+
+@dataclass(frozen=True)
+class Embedding:
+    """Coordinates of samples in a low-dimensional embedding.
+
+    Attributes
+    ----------
+    coords : ndarray, shape (samples, k)
+        Embedded coordinates, one row per input sample.
+    explained_variance_ratio : ndarray, shape (k,)
+        Fraction of the total variance carried by each coordinate. For PCA it is the share of the
+        data's variance; for Isomap it is the share of the positive eigenvalues of the centred
+        geodesic Gram matrix (how much of the geodesic geometry each coordinate carries).
+    components : ndarray, shape (k, features) or None
+        PCA directions (orthonormal rows) in feature space; ``None`` for non-linear methods.
+    mean : ndarray, shape (features,)
+        Mean of the input rows (subtracted before projecting).
+    method : str
+        ``"pca"`` or ``"isomap"``; used to label plot axes.
+    """
+
+    coords: np.ndarray
+    explained_variance_ratio: np.ndarray
+    components: np.ndarray | None
+    mean: np.ndarray
+    method: str = "pca"
+
+    @property
+    def n_components(self) -> int:
+        """Number of embedded coordinates ``k``."""
+        return int(self.coords.shape[1])
+
+    def transform(self, X: np.ndarray) -> np.ndarray:
+        """Project new samples onto the PCA components.
+
+        ``Y = (X - mean) @ components.T``
+
+        Parameters
+        ----------
+        X : array_like, shape (samples, features)
+
+        Returns
+        -------
+        ndarray, shape (samples, k)
+        """
+        if self.components is None:
+            raise ValueError(
+                f"transform: method={self.method!r} has no linear components; "
+                "only 'pca' embeddings can project new samples"
+            )
+        X = _as_samples(X, "X", min_samples=1)
+        if X.shape[1] != self.mean.shape[0]:
+            raise ValueError(
+                f"transform: X has {X.shape[1]} features; the embedding was fitted on "
+                f"{self.mean.shape[0]}"
+            )
+        return (X - self.mean) @ self.components.T
+
+
+def _as_samples(X: np.ndarray, name: str, min_samples: int) -> np.ndarray:
+    """Validate a (samples, features) array and return it as finite float64."""
+    arr = np.asarray(X, dtype=np.float64)
+    if arr.ndim != 2:
+        raise ValueError(
+            f"{name} must be a 2-D array of shape (samples, features); got shape {arr.shape}"
+        )
+    if arr.shape[0] < min_samples:
+        raise ValueError(
+            f"{name} has {arr.shape[0]} samples; at least {min_samples} are needed here"
+        )
+    if arr.shape[1] < 1:
+        raise ValueError(f"{name} has no features (shape {arr.shape}); at least 1 is needed")
+    if not np.all(np.isfinite(arr)):
+        bad = int(np.count_nonzero(~np.isfinite(arr)))
+        raise ValueError(
+            f"{name} contains {bad} non-finite entries (NaN or inf); all must be finite"
+        )
+    return arr
+
+
+def _check_n_components(n_components: int, upper: int, what: str) -> int:
+    if isinstance(n_components, bool) or not isinstance(n_components, (int, np.integer)):
+        raise TypeError(f"n_components must be an int; got {n_components!r}")
+    if not 1 <= n_components <= upper:
+        raise ValueError(f"n_components={n_components} is not allowed; {what} allow 1..{upper}")
+    return int(n_components)
+
+
+def pca(X: np.ndarray, n_components: int = 3) -> Embedding:
+    """Principal component analysis by singular value decomposition.
+
+    ``X - mean = U S V^T``,  ``coords = U_k S_k``,  ``ratio_i = S_i^2 / sum_j S_j^2``
+
+    Parameters
+    ----------
+    X : array_like, shape (samples, features)
+        Population activity, one row per sample.
+    n_components : int
+        Number of leading components ``k``, ``1 <= k <= min(samples, features)``.
+
+    Returns
+    -------
+    Embedding
+        ``coords`` (samples, k), ``explained_variance_ratio`` (k,), ``components`` (k, features),
+        ``mean`` (features,). The sign of each component is fixed so that its largest-magnitude
+        loading is positive, which makes the result reproducible across platforms.
+
+    Examples
+    --------
+    >>> t = np.linspace(0, 2 * np.pi, 100, endpoint=False)
+    >>> emb = pca(np.c_[np.cos(t), np.sin(t), np.zeros(100)], n_components=2)
+    >>> bool(np.isclose(emb.explained_variance_ratio.sum(), 1.0))
+    True
+    """
+    X = _as_samples(X, "X", min_samples=2)
+    k = _check_n_components(n_components, min(X.shape), "X's shape (samples, features) and PCA")
+    mean = X.mean(axis=0)
+    Xc = X - mean
+    _, s, vt = np.linalg.svd(Xc, full_matrices=False)
+    comps = vt[:k]
+    signs = np.sign(comps[np.arange(k), np.argmax(np.abs(comps), axis=1)])
+    signs[signs == 0] = 1.0
+    comps = comps * signs[:, None]
+    total = float(np.sum(s**2))
+    ratio = s[:k] ** 2 / total if total > 0 else np.zeros(k)
+    return Embedding(
+        coords=Xc @ comps.T,
+        explained_variance_ratio=ratio,
+        components=comps,
+        mean=mean,
+        method="pca",
+    )
+
+
+def isomap(X: np.ndarray, n_components: int = 2, n_neighbors: int = 10) -> Embedding:
+    """Isomap: classical MDS of geodesic distances along a k-nearest-neighbour graph.
+
+    ``G_ij`` = shortest-path length between i and j in the symmetric kNN graph (edge weights are
+    Euclidean distances); ``B = -1/2 J G^2 J`` with ``J = I - 11^T / n``; ``coords = V_k
+    sqrt(Lambda_k)`` from the leading eigenpairs of ``B``.
+
+    Cost is O(n^2 log n) time and O(n^2) memory in the number of samples n; use
+    :func:`subsample` first for more than a few thousand samples.
+
+    Parameters
+    ----------
+    X : array_like, shape (samples, features)
+        Points sampled from a manifold.
+    n_components : int
+        Embedding dimension ``k``, ``1 <= k < samples``.
+    n_neighbors : int
+        Neighbours per point in the graph, ``1 <= n_neighbors < samples``. The graph must be
+        connected; too small a value splits it and raises ``ValueError``.
+
+    Returns
+    -------
+    Embedding
+        ``coords`` (samples, k), ``explained_variance_ratio`` (k,) of the positive eigenvalues
+        of ``B``, ``components=None``, ``mean`` (features,), ``method="isomap"``.
+
+    Examples
+    --------
+    >>> t = np.linspace(0, 2 * np.pi, 60, endpoint=False)
+    >>> emb = isomap(np.c_[np.cos(t), np.sin(t)], n_components=2, n_neighbors=4)
+    >>> emb.coords.shape
+    (60, 2)
+    """
+    X = _as_samples(X, "X", min_samples=3)
+    n = X.shape[0]
+    k = _check_n_components(n_components, n - 1, f"{n} samples and Isomap")
+    if isinstance(n_neighbors, bool) or not isinstance(n_neighbors, (int, np.integer)):
+        raise TypeError(f"n_neighbors must be an int; got {n_neighbors!r}")
+    if not 1 <= n_neighbors < n:
+        raise ValueError(
+            f"n_neighbors={n_neighbors} is not allowed; with {n} samples use 1..{n - 1}"
+        )
+    dist, idx = cKDTree(X).query(X, k=n_neighbors + 1)
+    rows = np.repeat(np.arange(n), n_neighbors)
+    cols = idx[:, 1:].ravel()
+    weights = dist[:, 1:].ravel()
+    # Duplicate points give zero-length edges, which sparse graphs would drop: keep them tiny.
+    weights = np.maximum(weights, np.finfo(np.float64).tiny)
+    graph = coo_matrix((weights, (rows, cols)), shape=(n, n)).tocsr()
+    graph = graph.maximum(graph.T)
+    n_parts, _ = connected_components(graph, directed=False)
+    if n_parts > 1:
+        raise ValueError(
+            f"isomap: the {n_neighbors}-nearest-neighbour graph has {n_parts} disconnected "
+            f"components (n_neighbors={n_neighbors}); increase n_neighbors so that the graph "
+            "connects all samples, or remove isolated samples"
+        )
+    geo = shortest_path(graph, method="D", directed=False)
+    sq = geo**2
+    B = -0.5 * (sq - sq.mean(axis=0) - sq.mean(axis=1)[:, None] + sq.mean())
+    evals, evecs = np.linalg.eigh(B)
+    order = np.argsort(evals)[::-1]
+    evals, evecs = evals[order], evecs[:, order]
+    lead = np.clip(evals[:k], 0.0, None)
+    vecs = evecs[:, :k]
+    signs = np.sign(vecs[np.argmax(np.abs(vecs), axis=0), np.arange(k)])
+    signs[signs == 0] = 1.0
+    coords = vecs * signs * np.sqrt(lead)
+    positive = float(np.sum(evals[evals > 0]))
+    ratio = lead / positive if positive > 0 else np.zeros(k)
+    return Embedding(
+        coords=coords,
+        explained_variance_ratio=ratio,
+        components=None,
+        mean=X.mean(axis=0),
+        method="isomap",
+    )
+
+
+def subsample(
+    X: np.ndarray, max_points: int, seed: int | np.random.Generator = 0, method: str = "farthest"
+) -> np.ndarray:
+    """Indices of a deterministic subset of at most ``max_points`` rows.
+
+    ``farthest`` (greedy max-min landmarks): ``l_1`` is drawn from the generator, then
+    ``l_{m+1} = argmax_i min_{j <= m} ||x_i - x_{l_j}||``. The result covers the point cloud
+    evenly (every row lies within the returned cover radius of a landmark), which keeps the
+    topology of a sampled manifold. ``random``: uniform without replacement.
+
+    Parameters
+    ----------
+    X : array_like, shape (samples, features)
+    max_points : int
+        Size of the subset, ``>= 1``. If ``samples <= max_points`` all indices are returned.
+    seed : int or numpy.random.Generator
+        Seeds the first landmark (``farthest``) or the draw (``random``).
+    method : {"farthest", "random"}
+
+    Returns
+    -------
+    ndarray of int, shape (min(samples, max_points),)
+        Row indices; for ``farthest`` in the order they were chosen, for ``random`` sorted.
+
+    Examples
+    --------
+    >>> X = np.arange(10.0)[:, None]
+    >>> sorted(subsample(X, 2, seed=0).tolist()) in ([0, 9], [0, 5], [4, 9], [5, 9], [0, 4])
+    True
+    """
+    X = _as_samples(X, "X", min_samples=1)
+    idx, _ = _subsample_with_radius(X, max_points, seed, method)
+    return idx
+
+
+def _subsample_with_radius(
+    X: np.ndarray, max_points: int, seed: int | np.random.Generator, method: str
+) -> tuple[np.ndarray, float]:
+    """Subset indices and the cover radius ``max_i min_j ||x_i - x_{l_j}||`` (0 if all kept)."""
+    if method not in _SUBSAMPLE_METHODS:
+        raise ValueError(f"method={method!r} is unknown; choose one of {_SUBSAMPLE_METHODS}")
+    if isinstance(max_points, bool) or not isinstance(max_points, (int, np.integer)):
+        raise TypeError(f"max_points must be an int; got {max_points!r}")
+    if max_points < 1:
+        raise ValueError(f"max_points={max_points} is not allowed; it must be >= 1")
+    rng = np.random.default_rng(seed)
+    n = X.shape[0]
+    if n <= max_points:
+        return np.arange(n), 0.0
+    if method == "random":
+        idx = np.sort(rng.choice(n, size=max_points, replace=False))
+        return idx, float("nan")
+    first = int(rng.integers(n))
+    chosen = np.empty(max_points, dtype=np.int64)
+    chosen[0] = first
+    dist = np.linalg.norm(X - X[first], axis=1)
+    for m in range(1, max_points):
+        nxt = int(np.argmax(dist))
+        chosen[m] = nxt
+        np.minimum(dist, np.linalg.norm(X - X[nxt], axis=1), out=dist)
+    return chosen, float(dist.max())
+
+
+# ----------------------------------------------------------------------------------------------
+# plots
+
+
+def _axis_labels(emb: Embedding, k: int, units: str | None) -> list[str]:
+    base = "PC" if emb.method == "pca" else emb.method.capitalize() + " "
+    unit = f" [{units}]" if units else ""
+    labels = []
+    for i in range(k):
+        pct = 100.0 * float(emb.explained_variance_ratio[i])
+        labels.append(f"{base}{i + 1} ({pct:.1f}%){unit}")
+    return labels
+
+
+def _colour_args(
+    color: np.ndarray | None, n: int, cyclic: bool, cmap: str | None
+) -> tuple[dict, str | None]:
+    """Keyword arguments for scatter and the colour map actually used."""
+    if color is None:
+        return {"color": "0.3"}, None
+    c = np.asarray(color, dtype=np.float64).reshape(-1)
+    if c.shape[0] != n:
+        raise ValueError(f"color has {c.shape[0]} values; it must have one per sample ({n})")
+    if cyclic:
+        name = cmap or "twilight"
+        return {"c": np.mod(c, 2 * np.pi), "cmap": name, "vmin": 0.0, "vmax": 2 * np.pi}, name
+    name = cmap or "viridis"
+    return {"c": c, "cmap": name}, name
+
+
+def _add_colorbar(fig: Figure, ax: Axes, mappable, cyclic: bool, label: str) -> None:
+    cbar = fig.colorbar(mappable, ax=ax, shrink=0.75, pad=0.1)
+    cbar.set_label(label)
+    if cyclic:
+        cbar.set_ticks([0.0, np.pi, 2 * np.pi])
+        cbar.set_ticklabels(["0", "π", "2π"])
+
+
+def _check_embedding(emb: Embedding, k: int, fn: str) -> np.ndarray:
+    if not isinstance(emb, Embedding):
+        raise TypeError(f"{fn}: emb must be an Embedding; got {type(emb).__name__}")
+    if emb.coords.shape[1] < k:
+        raise ValueError(
+            f"{fn}: emb has {emb.coords.shape[1]} coordinates; at least {k} are needed"
+        )
+    return emb.coords[:, :k]
+
+
+def plot_embedding_3d(
+    emb: Embedding,
+    color: np.ndarray | None = None,
+    ax: Axes | None = None,
+    color_label: str = "decoded angle (rad)",
+    cyclic: bool = True,
+    cmap: str | None = None,
+    units: str | None = "a.u.",
+    s: float = 4.0,
+) -> Figure:
+    """Scatter the first three embedded coordinates in 3-D.
+
+    ``(coords[:, 0], coords[:, 1], coords[:, 2])``, coloured by ``color`` (samples,)
+
+    Parameters
+    ----------
+    emb : Embedding
+        With at least 3 coordinates.
+    color : array_like, shape (samples,), optional
+        Value per sample (e.g. the decoded bump angle). Without it the points are grey.
+    ax : mpl_toolkits.mplot3d.Axes3D, optional
+        A 3-D axes to draw into; by default a new ``Figure`` with one 3-D axes is created.
+    color_label : str
+        Colour bar label, with units.
+    cyclic : bool
+        Treat ``color`` as an angle in radians: wrap it to [0, 2 pi) and use the cyclic
+        ``twilight`` map. Otherwise ``viridis`` on the data range.
+    cmap : str, optional
+        Override the colour map (choose a perceptually uniform one).
+    units : str, optional
+        Units of the embedded coordinates, appended to the axis labels.
+    s : float
+        Marker area in points^2.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+    """
+    xyz = _check_embedding(emb, 3, "plot_embedding_3d")
+    if ax is None:
+        fig = Figure(figsize=(5.5, 4.5))
+        ax = fig.add_subplot(projection="3d")
+    else:
+        fig = ax.get_figure()
+        if getattr(ax, "name", "") != "3d":
+            raise ValueError("plot_embedding_3d: ax must be a 3-D axes (projection='3d')")
+    kwargs, _ = _colour_args(color, xyz.shape[0], cyclic, cmap)
+    sc = ax.scatter(xyz[:, 0], xyz[:, 1], xyz[:, 2], s=s, linewidths=0, **kwargs)
+    labels = _axis_labels(emb, 3, units)
+    ax.set_xlabel(labels[0])
+    ax.set_ylabel(labels[1])
+    ax.set_zlabel(labels[2])
+    if color is not None:
+        _add_colorbar(fig, ax, sc, cyclic, color_label)
+    return fig
+
+
+def plot_embedding_2d(
+    emb: Embedding,
+    color: np.ndarray | None = None,
+    ax: Axes | None = None,
+    color_label: str = "decoded angle (rad)",
+    cyclic: bool = True,
+    cmap: str | None = None,
+    units: str | None = "a.u.",
+    s: float = 4.0,
+    dims: tuple[int, int] = (0, 1),
+) -> Figure:
+    """Scatter two embedded coordinates.
+
+    ``(coords[:, dims[0]], coords[:, dims[1]])``, coloured by ``color`` (samples,)
+
+    Parameters
+    ----------
+    emb : Embedding
+        With more than ``max(dims)`` coordinates.
+    color : array_like, shape (samples,), optional
+        Value per sample; without it the points are grey.
+    ax : matplotlib.axes.Axes, optional
+        Axes to draw into; by default a new ``Figure`` is created.
+    color_label : str
+        Colour bar label, with units.
+    cyclic : bool
+        Treat ``color`` as an angle in radians (``twilight`` on [0, 2 pi)); otherwise ``viridis``.
+    cmap : str, optional
+        Override the colour map (choose a perceptually uniform one).
+    units : str, optional
+        Units of the embedded coordinates, appended to the axis labels.
+    s : float
+        Marker area in points^2.
+    dims : tuple of two ints
+        Which coordinates to draw.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+    """
+    if len(dims) != 2 or min(dims) < 0:
+        raise ValueError(f"dims={dims!r} is not allowed; give two non-negative coordinate indices")
+    coords = _check_embedding(emb, max(dims) + 1, "plot_embedding_2d")
+    if ax is None:
+        fig = Figure(figsize=(5.0, 4.2))
+        ax = fig.add_subplot()
+    else:
+        fig = ax.get_figure()
+    kwargs, _ = _colour_args(color, coords.shape[0], cyclic, cmap)
+    sc = ax.scatter(coords[:, dims[0]], coords[:, dims[1]], s=s, linewidths=0, **kwargs)
+    labels = _axis_labels(emb, max(dims) + 1, units)
+    ax.set_xlabel(labels[dims[0]])
+    ax.set_ylabel(labels[dims[1]])
+    ax.set_aspect("equal", adjustable="datalim")
+    if color is not None:
+        _add_colorbar(fig, ax, sc, cyclic, color_label)
+    return fig
