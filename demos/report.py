@@ -1,0 +1,429 @@
+"""The offline results page: one section per demo with its figures, key numbers and command.
+
+Each demo writes its outputs into its own folder ``results/<demo>/`` and, next to them, a
+``section.json`` describing itself (:func:`write_section`)::
+
+    {
+      "title": "Ring attractor: restoration",
+      "description": "Perturbed bumps relax back to the ring.",
+      "figures": ["restoration.png", "energy.png"],      # relative to the section's folder
+      "metrics": {"final_distance": 0.0031, "n_neurons": 128},
+      "command": "neurodyn ring --out results/ring"
+    }
+
+``python demos/report.py --out results`` then rebuilds ``results/index.html`` from every
+``results/*/section.json`` (a folder with only a ``metrics.json`` gets a plain section listing its
+PNGs). The page needs nothing but the files next to it: inline CSS, images by relative path (or
+embedded as data URIs with ``--embed``), no fonts, scripts or styles from elsewhere. A small
+inline script marks each image with ``data-loaded="true"`` or ``"false"`` once the page has
+loaded, which lets a headless browser check that every figure renders.
+
+Demo scripts import this module as ``from report import Section, write_section`` (a script's
+own folder is on ``sys.path`` when it is run as ``python demos/<name>.py``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import base64
+import html
+import json
+import math
+import os
+import sys
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from urllib.parse import quote
+
+__all__ = [
+    "Section",
+    "SECTION_FILE",
+    "build_report",
+    "collect_sections",
+    "format_value",
+    "read_section",
+    "write_section",
+    "main",
+]
+
+SECTION_FILE = "section.json"
+METRICS_FILE = "metrics.json"
+_SECTION_KEYS = ("title", "description", "figures", "metrics", "command")
+
+MetricValue = float | int | str | bool | None
+
+
+@dataclass
+class Section:
+    """One block of the results page.
+
+    Attributes
+    ----------
+    title : str
+        Heading, e.g. ``"Torus attractor: Betti numbers"``.
+    description : str
+        One or two sentences of plain text (escaped, never interpreted as HTML).
+    figures : list of str or Path
+        PNG files, relative to the report folder (or absolute paths inside it).
+    metrics : dict of str to number, str or bool
+        Flat table of key numbers; floats are shown with 4 significant digits.
+    command : str
+        Shell command that reproduces the section's outputs.
+    """
+
+    title: str
+    description: str = ""
+    figures: list[str | Path] = field(default_factory=list)
+    metrics: dict[str, MetricValue] = field(default_factory=dict)
+    command: str = ""
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.title, str) or not self.title.strip():
+            raise ValueError(f"Section.title must be a non-empty string; got {self.title!r}")
+        for name in ("description", "command"):
+            if not isinstance(getattr(self, name), str):
+                raise TypeError(
+                    f"Section.{name} must be a string; got {type(getattr(self, name)).__name__}"
+                )
+        if isinstance(self.figures, (str, Path)):
+            raise TypeError("Section.figures must be a list of paths, not a single path")
+        self.figures = list(self.figures)
+        if not isinstance(self.metrics, Mapping):
+            raise TypeError(f"Section.metrics must be a dict; got {type(self.metrics).__name__}")
+        self.metrics = flatten_metrics(self.metrics)
+
+
+def flatten_metrics(metrics: Mapping, prefix: str = "") -> dict[str, MetricValue]:
+    """Flatten nested dicts into dotted keys: ``{"a": {"b": 1}} -> {"a.b": 1}``.
+
+    Lists of scalars are kept as a comma-separated string; anything else raises ``TypeError``.
+    """
+    flat: dict[str, MetricValue] = {}
+    for key, value in metrics.items():
+        name = f"{prefix}{key}"
+        if isinstance(value, Mapping):
+            flat.update(flatten_metrics(value, prefix=name + "."))
+        elif isinstance(value, (list, tuple)):
+            if any(isinstance(v, (Mapping, list, tuple)) for v in value):
+                raise TypeError(f"metric {name!r} is a nested list; metrics must be flat")
+            flat[name] = ", ".join(format_value(v) for v in value)
+        elif value is None or isinstance(value, (bool, int, float, str)):
+            flat[name] = value
+        elif hasattr(value, "item"):  # numpy scalar
+            flat[name] = value.item()
+        else:
+            raise TypeError(
+                f"metric {name!r} has type {type(value).__name__}; allowed: number, str, bool, "
+                "None, a list of those, or a dict of those"
+            )
+    return flat
+
+
+def format_value(value: MetricValue) -> str:
+    """Format one metric for the page.
+
+    Integers as they are; floats with 4 significant digits, in scientific notation when
+    ``|x| < 1e-3`` or ``|x| >= 1e5``; ``nan`` and ``inf`` spelled out; booleans as yes/no.
+    """
+    if value is None:
+        return "n/a"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float):
+        if math.isnan(value):
+            return "nan"
+        if math.isinf(value):
+            return "inf" if value > 0 else "-inf"
+        if value == 0:
+            return "0"
+        if abs(value) < 1e-3 or abs(value) >= 1e5:
+            return f"{value:.3e}"
+        return f"{value:.4g}"
+    return str(value)
+
+
+# ----------------------------------------------------------------------------------------------
+# section.json
+
+
+def write_section(out_dir: str | Path, section: Section) -> Path:
+    """Write ``out_dir/section.json`` describing a demo's outputs.
+
+    Figures are stored relative to ``out_dir``; they must lie inside it.
+
+    Parameters
+    ----------
+    out_dir : path
+        The demo's output folder (e.g. ``results/ring``).
+    section : Section
+        Figure paths relative to ``out_dir`` or absolute inside it.
+
+    Returns
+    -------
+    Path of the written file.
+    """
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    figures = [_relative_inside(out_dir, f, "section.figures").as_posix() for f in section.figures]
+    payload = {
+        "title": section.title,
+        "description": section.description,
+        "figures": figures,
+        "metrics": section.metrics,
+        "command": section.command,
+    }
+    path = out_dir / SECTION_FILE
+    tmp = path.with_suffix(".json.tmp")
+    tmp.write_text(json.dumps(payload, indent=2, allow_nan=True) + "\n", encoding="utf-8")
+    os.replace(tmp, path)
+    return path
+
+
+def read_section(path: str | Path, root: str | Path | None = None) -> Section:
+    """Read a ``section.json``; figure paths become relative to ``root`` (default: its folder).
+
+    Unknown keys are an error, so that a misspelt key is never silently dropped.
+    """
+    path = Path(path)
+    data = json.loads(path.read_text(encoding="utf-8"))
+    if not isinstance(data, dict):
+        raise ValueError(f"{path}: expected a JSON object with keys {_SECTION_KEYS}")
+    unknown = sorted(set(data) - set(_SECTION_KEYS))
+    if unknown:
+        raise ValueError(f"{path}: unknown keys {unknown}; allowed: {list(_SECTION_KEYS)}")
+    if "title" not in data:
+        raise ValueError(f"{path}: the key 'title' is required")
+    base = path.parent
+    root = Path(root) if root is not None else base
+    figures = [
+        _relative_inside(root, base / f, f"{path}: figures") for f in data.get("figures", [])
+    ]
+    return Section(
+        title=data["title"],
+        description=data.get("description", ""),
+        figures=figures,
+        metrics=data.get("metrics", {}),
+        command=data.get("command", ""),
+    )
+
+
+def collect_sections(results_dir: str | Path) -> list[Section]:
+    """Sections of every ``results_dir/*/section.json`` (or ``metrics.json``), sorted by folder.
+
+    A folder with a ``metrics.json`` but no ``section.json`` becomes a section titled by the
+    folder name with its PNGs and metrics (nested dicts flattened with dotted keys).
+    """
+    results_dir = Path(results_dir)
+    sections = []
+    for sub in sorted(p for p in results_dir.iterdir() if p.is_dir()):
+        sec_file, met_file = sub / SECTION_FILE, sub / METRICS_FILE
+        if sec_file.is_file():
+            sections.append(read_section(sec_file, root=results_dir))
+        elif met_file.is_file():
+            metrics = json.loads(met_file.read_text(encoding="utf-8"))
+            if not isinstance(metrics, dict):
+                raise ValueError(f"{met_file}: expected a JSON object of metrics")
+            sections.append(
+                Section(
+                    title=sub.name,
+                    description="",
+                    figures=[p.relative_to(results_dir) for p in sorted(sub.glob("*.png"))],
+                    metrics=metrics,
+                    command="",
+                )
+            )
+    return sections
+
+
+def _relative_inside(root: Path, figure: str | Path, what: str) -> Path:
+    """``figure`` as a path relative to ``root``; error if it points outside."""
+    fig = Path(figure)
+    absolute = fig if fig.is_absolute() else root / fig
+    root_res = root.resolve()
+    try:
+        return absolute.resolve().relative_to(root_res)
+    except ValueError:
+        raise ValueError(
+            f"{what}: {str(figure)!r} lies outside {str(root)!r}; figures must be inside the "
+            "report folder so that the page can refer to them by relative path"
+        ) from None
+
+
+# ----------------------------------------------------------------------------------------------
+# HTML
+
+_CSS = """
+body { font-family: system-ui, -apple-system, "Segoe UI", Helvetica, Arial, sans-serif;
+       margin: 0 auto; max-width: 1100px; padding: 1.5rem; color: #1d1d1f; line-height: 1.45; }
+h1 { font-size: 1.6rem; margin-bottom: 0.2rem; }
+h2 { font-size: 1.25rem; border-bottom: 1px solid #ddd; padding-bottom: 0.2rem;
+     margin-top: 2.2rem; }
+nav ol { columns: 2; padding-left: 1.2rem; }
+.figures { display: flex; flex-wrap: wrap; gap: 1rem; }
+figure { margin: 0; flex: 1 1 320px; max-width: 100%; }
+figure img { max-width: 100%; height: auto; border: 1px solid #eee; }
+figcaption { font-size: 0.8rem; color: #555; }
+table.metrics { border-collapse: collapse; margin: 0.8rem 0; font-size: 0.9rem; }
+table.metrics th, table.metrics td { border: 1px solid #ddd; padding: 0.2rem 0.6rem; }
+table.metrics th { text-align: left; background: #f6f6f6; font-weight: 600; }
+table.metrics td { text-align: right; font-variant-numeric: tabular-nums; }
+pre { background: #f4f4f4; padding: 0.5rem 0.8rem; overflow-x: auto; }
+.muted { color: #666; font-size: 0.85rem; }
+img[data-loaded="false"] { outline: 3px solid #c00; }
+"""
+
+# After the page has loaded, record on every image whether it decoded; harmless for readers
+# and what the headless-browser test reads back from the dumped DOM.
+_SCRIPT = """
+window.addEventListener("load", function () {
+  var imgs = document.images, ok = 0;
+  for (var i = 0; i < imgs.length; i++) {
+    var good = imgs[i].complete && imgs[i].naturalWidth > 0;
+    imgs[i].setAttribute("data-loaded", good ? "true" : "false");
+    if (good) { ok += 1; }
+  }
+  document.body.setAttribute("data-images-loaded", ok + "/" + imgs.length);
+});
+"""
+
+
+def _esc(text: object) -> str:
+    return html.escape(str(text), quote=True)
+
+
+def _image_src(out_dir: Path, rel: Path, embed: bool) -> str:
+    if embed:
+        data = base64.b64encode((out_dir / rel).read_bytes()).decode("ascii")
+        return f"data:image/png;base64,{data}"
+    # percent-encode characters that are not safe in a relative URL path
+    return quote(rel.as_posix(), safe="/-_.~")
+
+
+def _section_html(index: int, section: Section, out_dir: Path, embed: bool) -> str:
+    anchor = f"section-{index}"
+    parts = [f'<section id="{anchor}">', f"<h2>{_esc(section.title)}</h2>"]
+    if section.description:
+        parts.append(f"<p>{_esc(section.description)}</p>")
+    if section.figures:
+        parts.append('<div class="figures">')
+        for fig in section.figures:
+            rel = _relative_inside(out_dir, fig, f"section {section.title!r} figures")
+            if not (out_dir / rel).is_file():
+                raise FileNotFoundError(
+                    f"section {section.title!r}: figure {rel.as_posix()!r} does not exist in "
+                    f"{str(out_dir)!r}"
+                )
+            alt = f"{section.title}: {rel.stem.replace('_', ' ')}"
+            parts.append(
+                f'<figure><img src="{_esc(_image_src(out_dir, rel, embed))}" alt="{_esc(alt)}" '
+                f'loading="eager"><figcaption>{_esc(rel.as_posix())}</figcaption></figure>'
+            )
+        parts.append("</div>")
+    if section.metrics:
+        parts.append('<table class="metrics"><tbody>')
+        for key, value in section.metrics.items():
+            parts.append(f"<tr><th>{_esc(key)}</th><td>{_esc(format_value(value))}</td></tr>")
+        parts.append("</tbody></table>")
+    if section.command:
+        parts.append('<p class="muted">Reproduce with:</p>')
+        parts.append(f"<pre><code>{_esc(section.command)}</code></pre>")
+    parts.append("</section>")
+    return "\n".join(parts)
+
+
+def render_html(
+    out_dir: Path, sections: Sequence[Section], title: str = "Results", embed: bool = False
+) -> str:
+    """The page as a string (see :func:`build_report`)."""
+    toc = "\n".join(
+        f'<li><a href="#section-{i}">{_esc(s.title)}</a></li>' for i, s in enumerate(sections)
+    )
+    body = "\n".join(_section_html(i, s, out_dir, embed) for i, s in enumerate(sections))
+    if not sections:
+        body = '<p class="muted">No results yet: run the demos first.</p>'
+    return f"""<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>{_esc(title)}</title>
+<style>{_CSS}</style>
+</head>
+<body>
+<h1>{_esc(title)}</h1>
+<p class="muted">Every figure, its key numbers and the command that reproduces it.</p>
+<nav><ol>
+{toc}
+</ol></nav>
+{body}
+<script>{_SCRIPT}</script>
+</body>
+</html>
+"""
+
+
+def build_report(
+    out_dir: str | Path,
+    sections: Sequence[Section],
+    title: str = "neurodyn-flows results",
+    embed_images: bool = False,
+) -> Path:
+    """Write ``out_dir/index.html``, a self-contained page of the given sections.
+
+    Parameters
+    ----------
+    out_dir : path
+        Report folder; every figure must be inside it.
+    sections : sequence of Section
+    title : str
+        Page title.
+    embed_images : bool
+        Embed the PNGs as base64 data URIs (a single portable file) instead of linking them by
+        relative path.
+
+    Returns
+    -------
+    Path of ``index.html``.
+
+    Raises
+    ------
+    FileNotFoundError
+        If a figure does not exist.
+    ValueError
+        If a figure lies outside ``out_dir``.
+    """
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    for s in sections:
+        if not isinstance(s, Section):
+            raise TypeError(f"sections must contain Section objects; got {type(s).__name__}")
+    page = render_html(out_dir, sections, title=title, embed=embed_images)
+    path = out_dir / "index.html"
+    tmp = path.with_suffix(".html.tmp")
+    tmp.write_text(page, encoding="utf-8")
+    os.replace(tmp, path)
+    return path
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """``python demos/report.py --out results [--embed]``: rebuild the page from the demos."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--out", type=Path, default=Path("results"), help="results folder")
+    parser.add_argument("--title", default="neurodyn-flows results", help="page title")
+    parser.add_argument(
+        "--embed", action="store_true", help="embed images as data URIs instead of linking them"
+    )
+    args = parser.parse_args(argv)
+    if not args.out.is_dir():
+        parser.error(f"--out {str(args.out)!r} is not a folder; run the demos first")
+    sections = collect_sections(args.out)
+    path = build_report(args.out, sections, title=args.title, embed_images=args.embed)
+    print(f"wrote {path} ({len(sections)} sections)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
