@@ -156,3 +156,12 @@ def test_plots_label_axes_and_colour_bars():
         plot_embedding_3d(
             Embedding(emb.coords[:, :2], emb.explained_variance_ratio[:2], None, emb.mean)
         )
+
+
+def test_docstring_examples_run():
+    import doctest
+
+    import neurodyn.embedding
+
+    result = doctest.testmod(neurodyn.embedding, optionflags=doctest.NORMALIZE_WHITESPACE)
+    assert result.attempted > 0 and result.failed == 0

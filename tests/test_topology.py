@@ -246,3 +246,12 @@ def test_homology_lifetimes_reject_bad_dimension():
     assert h.lifetimes(0)[0] == np.inf
     with pytest.raises(ValueError, match="dim=1"):
         h.lifetimes(1)
+
+
+def test_docstring_examples_run():
+    import doctest
+
+    import neurodyn.topology
+
+    result = doctest.testmod(neurodyn.topology, optionflags=doctest.NORMALIZE_WHITESPACE)
+    assert result.attempted > 0 and result.failed == 0
