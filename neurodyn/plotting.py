@@ -1,0 +1,165 @@
+"""Figures for attractor networks.
+
+Every function takes ``ax=None`` (a new figure is made, never through pyplot's global state) and
+returns the :class:`matplotlib.figure.Figure`. Axes carry labels with units; time is in units of
+``tau``.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import torch
+from matplotlib.axes import Axes
+from matplotlib.figure import Figure
+
+from .diagnostics import ConnectivityProfile
+from .network import HopfieldNetwork
+from .simulate import Trajectory
+
+__all__ = ["new_axes", "plot_bump", "plot_spectrum", "plot_connectivity", "plot_distance",
+           "plot_energy", "plot_path_integration", "plot_loss", "plot_activity", "save_figure"]
+
+
+def new_axes(ax: Axes | None = None, figsize=(5.0, 3.6)) -> tuple[Figure, Axes]:
+    """Return ``(figure, axes)``: the given axes' figure, or a new stand-alone figure."""
+    if ax is not None:
+        return ax.figure, ax
+    fig = Figure(figsize=figsize, layout="constrained")
+    return fig, fig.add_subplot()
+
+
+def save_figure(fig: Figure, path, dpi: int = 120) -> None:
+    """Save a figure to ``path`` (PNG); the figure is not registered with pyplot."""
+    fig.savefig(path, dpi=dpi)
+
+
+def _np(x):
+    return x.detach().cpu().numpy() if isinstance(x, torch.Tensor) else np.asarray(x)
+
+
+def plot_bump(network: HopfieldNetwork, psi: float = math.pi, ax: Axes | None = None) -> Figure:
+    """Target bump of a ring: potentials ``u*`` and rates ``r*`` versus preferred angle."""
+    fig, ax = new_axes(ax)
+    m = network.manifold
+    if m is None or network.geometry.dim != 1:
+        raise ValueError("network: plot_bump needs a ring network with a manifold")
+    theta = _np(network.geometry.coords()[0])
+    u = m.u_star(torch.tensor([psi], dtype=torch.float64))
+    ax.plot(theta, _np(u), color="tab:blue", label="potential $u^*$")
+    ax.set_xlabel("preferred angle $\\theta$ (rad)")
+    ax.set_ylabel("potential $u^*$ (a.u.)", color="tab:blue")
+    ax2 = ax.twinx()
+    ax2.plot(theta, _np(network.rates(u)), color="tab:orange", label="rate $r^*$")
+    ax2.set_ylabel("rate $r^* = \\phi(u^*)$ (a.u.)", color="tab:orange")
+    ax.set_title(f"target bump at $\\psi$ = {psi:.2f} rad")
+    return fig
+
+
+def plot_spectrum(eigenvalues, zero_tol: float = 1e-3, ax: Axes | None = None) -> Figure:
+    """Jacobian eigenvalues at the manifold, sorted, with the neutral ones marked."""
+    fig, ax = new_axes(ax)
+    ev = _np(eigenvalues)
+    idx = np.arange(len(ev))
+    near = np.abs(ev) <= zero_tol
+    ax.plot(idx[~near], ev[~near], ".", color="tab:blue", label="decaying")
+    ax.plot(idx[near], ev[near], "o", color="tab:red", label=f"neutral (|λ| ≤ {zero_tol:g})")
+    ax.axhline(0, color="0.5", lw=0.8)
+    ax.set_xlabel("eigenvalue index")
+    ax.set_ylabel("eigenvalue λ (1/τ)")
+    ax.set_title("Jacobian spectrum at the manifold")
+    ax.legend(frameon=False)
+    return fig
+
+
+def plot_connectivity(profile: ConnectivityProfile, ax: Axes | None = None) -> Figure:
+    """Effective connectivity ``w`` versus distance between preferred phases."""
+    fig, ax = new_axes(ax)
+    d, w = _np(profile.distance), _np(profile.weight)
+    ax.plot(d, w, "-", color="tab:purple")
+    ax.fill_between(d, w, 0, where=w > 0, color="tab:red", alpha=0.25, label="excitation")
+    ax.fill_between(d, w, 0, where=w < 0, color="tab:blue", alpha=0.25, label="inhibition")
+    ax.axhline(0, color="0.5", lw=0.8)
+    for z in profile.zero_crossings():
+        ax.axvline(z, color="0.3", ls=":", lw=1)
+    ax.set_xlabel("distance between preferred phases $|\\delta|$ (rad)")
+    ax.set_ylabel("effective weight $w(\\delta)$ (a.u.)")
+    ax.set_title("learned connectivity: $-\\nabla^2 F$ at the manifold")
+    ax.legend(frameon=False)
+    return fig
+
+
+def plot_distance(trajectory: Trajectory, threshold: float | None = 0.01,
+                  ax: Axes | None = None, max_lines: int = 64) -> Figure:
+    """Relative distance to the manifold over time, one line per run (log scale)."""
+    fig, ax = new_axes(ax)
+    t = _np(trajectory.t)
+    dist = _np(trajectory.distance)
+    dist = np.maximum(dist, 1e-16)
+    for b in range(min(dist.shape[1], max_lines)):
+        ax.semilogy(t, dist[:, b], color="tab:blue", alpha=0.3, lw=0.8)
+    if threshold is not None:
+        ax.axhline(threshold, color="tab:red", ls="--", lw=1, label=f"threshold {threshold:g}")
+        ax.legend(frameon=False)
+    ax.set_xlabel("time (τ)")
+    ax.set_ylabel("relative distance to manifold")
+    return fig
+
+
+def plot_energy(trajectory: Trajectory, ax: Axes | None = None, max_lines: int = 64) -> Figure:
+    """Energy minus its final value over time, one line per run (log scale)."""
+    fig, ax = new_axes(ax)
+    t = _np(trajectory.t)
+    e = _np(trajectory.energy)
+    gap = np.maximum(e - e[-1:], 1e-16)
+    for b in range(min(e.shape[1], max_lines)):
+        ax.semilogy(t, gap[:, b], color="tab:green", alpha=0.3, lw=0.8)
+    ax.set_xlabel("time (τ)")
+    ax.set_ylabel("$E(t) - E(t_{end})$ (a.u.)")
+    ax.set_title("energy descent")
+    return fig
+
+
+def plot_path_integration(trajectory: Trajectory, runs: int = 4,
+                          ax: Axes | None = None) -> Figure:
+    """Decoded phase (solid) against the integrated input velocity (dashed) for a few runs."""
+    fig, ax = new_axes(ax)
+    t = _np(trajectory.t)
+    dec = _np(trajectory.decoded)[..., 0]
+    ref = _np(trajectory.reference)[..., 0]
+    for b in range(min(runs, dec.shape[1])):
+        line = ax.plot(t, np.unwrap(dec[:, b]), lw=1.2)[0]
+        ax.plot(t, ref[:, b], "--", color=line.get_color(), lw=1)
+    ax.set_xlabel("time (τ)")
+    ax.set_ylabel("bump phase (rad, unwrapped)")
+    ax.set_title("path integration: decoded (solid) vs input (dashed)")
+    return fig
+
+
+def plot_loss(history: dict, ax: Axes | None = None) -> Figure:
+    """Training losses per step (log scale)."""
+    fig, ax = new_axes(ax)
+    for key, values in history.items():
+        v = np.asarray(values, dtype=float)
+        if v.size and np.any(v > 0):
+            ax.semilogy(np.maximum(v, 1e-30), label=key, lw=1)
+    ax.set_xlabel("Adam step")
+    ax.set_ylabel("loss")
+    ax.legend(frameon=False)
+    return fig
+
+
+def plot_activity(trajectory: Trajectory, run: int = 0, ax: Axes | None = None) -> Figure:
+    """Rates of a ring population over time (neurons by preferred angle), viridis."""
+    fig, ax = new_axes(ax)
+    r = _np(trajectory.r)[:, run]
+    if r.ndim != 2:
+        raise ValueError("trajectory: plot_activity needs a ring (T, B, N) run")
+    t = _np(trajectory.t)
+    n = r.shape[1]
+    mesh = ax.pcolormesh(t, 2 * np.pi * np.arange(n) / n, r.T, cmap="viridis", shading="auto")
+    fig.colorbar(mesh, ax=ax, label="rate (a.u.)")
+    ax.set_xlabel("time (τ)")
+    ax.set_ylabel("preferred angle (rad)")
+    return fig
