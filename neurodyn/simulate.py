@@ -35,7 +35,7 @@ class NonFiniteStateError(FloatingPointError):
     Attributes
     ----------
     time : the simulation time at which it was detected.
-    step : the step index (``time / dt``).
+    step : index of the step in which it appeared (``floor(time / dt)``).
     """
 
     def __init__(self, time: float, step: int):
@@ -161,14 +161,14 @@ def simulate(network: HopfieldNetwork, u0: torch.Tensor, duration: float, dt: fl
         nfe += 1
         if not torch.isfinite(u).all():
             tt = float(t)
-            raise NonFiniteStateError(tt, int(round(tt / dt)))
+            raise NonFiniteStateError(tt, int(math.floor(tt / dt + 1e-9)))
         v = velocity(float(t)) if velocity is not None else None
         if v is not None:
             v = v.to(u.dtype).expand(batch, g.dim)
         du = network.field(u, v)
         if not torch.isfinite(du).all():
             tt = float(t)
-            raise NonFiniteStateError(tt, int(round(tt / dt)))
+            raise NonFiniteStateError(tt, int(math.floor(tt / dt + 1e-9)))
         return du
 
     save_steps = list(range(0, steps + 1, save_every))
