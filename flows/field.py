@@ -1,0 +1,181 @@
+"""The two-layer ReLU velocity field of flow matching.
+
+    v(x, t) = (1 / sqrt(m)) A^T relu(W z(x, t)),   z = [x, t, phi(t), 1]  (optionally / ||z||)
+
+with W in R^{m x p} (rows ~ N(0, I) at init), A in R^{m x d}, phi(t) optional Fourier features
+[sin 2 pi k t, cos 2 pi k t]_{k=1..F}. In the "theory" regime A has fixed entries +-1 and only W is
+trained; in the "practice" regime both are (A ~ N(0, 1) at init).
+
+The gradients of the squared loss are computed directly as matrix products
+(:meth:`TwoLayerReLUField.loss_and_grads`), which avoids autograd bookkeeping in training.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass
+
+import torch
+from torch import nn
+
+from .errors import FlowsError, as_generator, check_choice, check_positive_int
+
+REGIMES = ("theory", "practice")
+
+
+@dataclass(frozen=True)
+class FieldSpec:
+    """Shape and options of a :class:`TwoLayerReLUField` (stored with every checkpoint).
+
+    Attributes
+    ----------
+    dim : int
+        Data dimension d.
+    width : int
+        Hidden width m.
+    regime : str
+        "theory" (A fixed at +-1) or "practice" (A trained).
+    normalize : bool
+        Divide z by its Euclidean norm (the inputs of the kernel theory lie on the sphere).
+    fourier : int
+        Number F of Fourier frequencies of t appended to z (0: none).
+    """
+
+    dim: int
+    width: int
+    regime: str = "practice"
+    normalize: bool = False
+    fourier: int = 0
+
+    def __post_init__(self) -> None:
+        check_positive_int("dim", self.dim)
+        check_positive_int("width", self.width)
+        check_choice("regime", self.regime, REGIMES)
+        if isinstance(self.fourier, bool) or not isinstance(self.fourier, int) or self.fourier < 0:
+            raise FlowsError(f"fourier={self.fourier!r} is not allowed; it must be an int >= 0")
+
+    @property
+    def in_features(self) -> int:
+        """p = d + 2 + 2F: the length of z."""
+        return self.dim + 2 + 2 * self.fourier
+
+    def to_dict(self) -> dict:
+        """Plain dict (JSON-serialisable)."""
+        return asdict(self)
+
+
+def features(x: torch.Tensor, t: torch.Tensor | float, fourier: int = 0,
+             normalize: bool = False) -> torch.Tensor:
+    """Input features z = [x, t, sin 2 pi k t, cos 2 pi k t (k = 1..F), 1], optionally / ||z||.
+
+    Parameters
+    ----------
+    x : torch.Tensor, shape (B, d)
+    t : float or torch.Tensor, shape (), (B,) or (B, 1)
+    fourier : int
+        Number F of Fourier frequencies.
+    normalize : bool
+        Return z / ||z||.
+
+    Returns
+    -------
+    torch.Tensor, shape (B, d + 2 + 2F)
+    """
+    b = x.shape[0]
+    t = torch.as_tensor(t, dtype=x.dtype)
+    t = t.reshape(-1, 1).expand(b, 1) if t.numel() in (1, b) else t
+    cols = [x, t]
+    if fourier:
+        k = torch.arange(1, fourier + 1, dtype=x.dtype) * (2 * math.pi)
+        cols += [torch.sin(t * k), torch.cos(t * k)]
+    cols.append(torch.ones(b, 1, dtype=x.dtype))
+    z = torch.cat(cols, dim=1)
+    return z / z.norm(dim=1, keepdim=True) if normalize else z
+
+
+class TwoLayerReLUField(nn.Module):
+    """Two-layer ReLU velocity field v(x, t) = m^{-1/2} A^T relu(W z(x, t)).
+
+    Parameters
+    ----------
+    spec : FieldSpec
+        Dimension, width, regime and input options.
+    seed : int or torch.Generator
+        Initialisation: rows of W ~ N(0, I_p); A = +-1 (theory) or N(0, 1) (practice).
+
+    Attributes
+    ----------
+    W : torch.nn.Parameter, shape (m, p)
+    A : torch.nn.Parameter, shape (m, d); ``requires_grad`` is False in the theory regime.
+
+    Examples
+    --------
+    >>> f = TwoLayerReLUField(FieldSpec(dim=2, width=64), seed=0)
+    >>> f(torch.zeros(5, 2), 0.5).shape
+    torch.Size([5, 2])
+    """
+
+    def __init__(self, spec: FieldSpec, seed: int | torch.Generator) -> None:
+        super().__init__()
+        self.spec = spec
+        g = as_generator(seed)
+        m, p, d = spec.width, spec.in_features, spec.dim
+        self.W = nn.Parameter(torch.randn(m, p, generator=g))
+        if spec.regime == "theory":
+            a = torch.randint(0, 2, (m, d), generator=g).float() * 2 - 1
+            self.A = nn.Parameter(a, requires_grad=False)
+        else:
+            self.A = nn.Parameter(torch.randn(m, d, generator=g))
+        self.scale = 1.0 / math.sqrt(m)
+
+    def features(self, x: torch.Tensor, t: torch.Tensor | float) -> torch.Tensor:
+        """z(x, t), shape (B, p); see :func:`features`."""
+        return features(x, t, self.spec.fourier, self.spec.normalize)
+
+    def forward(self, x: torch.Tensor, t: torch.Tensor | float) -> torch.Tensor:
+        """v(x, t) = m^{-1/2} A^T relu(W z), x of shape (B, d), returns (B, d)."""
+        return torch.relu(self.features(x, t) @ self.W.T) @ self.A * self.scale
+
+    def forward_z(self, z: torch.Tensor) -> torch.Tensor:
+        """v from precomputed features z, shape (B, p) -> (B, d)."""
+        return torch.relu(z @ self.W.T) @ self.A * self.scale
+
+    @torch.no_grad()
+    def loss_and_grads(self, z: torch.Tensor, target: torch.Tensor, grad_a: bool = True
+                       ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor | None]:
+        """Squared loss and its exact gradients, computed as matrix products.
+
+        L = (1/B) sum_i ||v(z_i) - u_i||^2;   with H = Z W^T, S = relu(H), R = 2 (V - U) / B:
+        dL/dA = m^{-1/2} S^T R,   dL/dW = m^{-1/2} ((R A^T) * 1[H > 0])^T Z.
+
+        Parameters
+        ----------
+        z : torch.Tensor, shape (B, p)
+            Features (see :meth:`features`).
+        target : torch.Tensor, shape (B, d)
+            Regression target u.
+        grad_a : bool
+            Also return dL/dA (skipped in the theory regime).
+
+        Returns
+        -------
+        loss : torch.Tensor, shape ()
+        grad_w : torch.Tensor, shape (m, p)
+        grad_a : torch.Tensor, shape (m, d), or None
+        """
+        # hidden-major layout (m, B): the thin products are fastest this way round on CPU
+        h = self.W @ z.T
+        s = torch.relu(h)
+        resid = self.A.T @ s
+        resid.mul_(self.scale).sub_(target.T)
+        loss = resid.square().sum() / z.shape[0]
+        resid.mul_(2.0 / z.shape[0])
+        # d relu: keep the back-propagated signal where h > 0 (the fused autograd kernel)
+        ds = torch.ops.aten.threshold_backward(self.A @ resid, h, 0.0)
+        gw = ds @ z
+        gw.mul_(self.scale)
+        ga = None
+        if grad_a:
+            ga = s @ resid.T
+            ga.mul_(self.scale)
+        return loss, gw, ga

@@ -1,0 +1,166 @@
+"""Diagnostics of the over-parameterized (theory) regime and its sweeps over width and n.
+
+- Kernel at initialisation (inputs on the unit sphere, W rows ~ N(0, I)):
+  H_ij = z_i . z_j (pi - arccos(z_i . z_j)) / (2 pi),  lambda_0 = lambda_min(H).
+  It is the expected Gram matrix E_w[z_i . z_j 1{w.z_i > 0} 1{w.z_j > 0}] of the first layer.
+- Linear convergence of full-batch gradient descent: log L_t ~ a + b t (b < 0), fitted by
+  least squares with its R^2.
+- Relative weight drift ||W_t - W_0||_F / ||W_0||_F, expected to shrink like m^{-1/2}.
+- Generalization gap: the objective on held-out points minus the training objective.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass, replace
+
+import numpy as np
+import torch
+
+from .errors import FlowsError, check_positive_int, derive_seed
+from .evaluate import w2
+from .field import FieldSpec
+from .sample import integrate
+from .train import TrainConfig, fixed_objective, prepare_data, train
+
+
+def kernel_h(z: torch.Tensor) -> torch.Tensor:
+    """H_ij = z_i.z_j (pi - angle(z_i, z_j)) / (2 pi) on the normalised rows of z.
+
+    Parameters
+    ----------
+    z : torch.Tensor, shape (N, p)
+        Inputs; rows are normalised to unit length first.
+
+    Returns
+    -------
+    torch.Tensor, float64, shape (N, N)
+
+    Examples
+    --------
+    >>> kernel_h(torch.tensor([[1.0, 0.0], [0.0, 1.0]]))[0].tolist()
+    [0.5, 0.0]
+    """
+    if z.ndim != 2 or z.shape[0] == 0:
+        raise FlowsError(f"z has shape {tuple(z.shape)}; a non-empty (N, p) tensor is required")
+    u = z.double() / z.double().norm(dim=1, keepdim=True)
+    g = (u @ u.T).clamp_(-1.0, 1.0)
+    return g * (math.pi - torch.arccos(g)) / (2 * math.pi)
+
+
+def lambda_0(z: torch.Tensor) -> float:
+    """Smallest eigenvalue of :func:`kernel_h` (z of shape (N, p))."""
+    return float(torch.linalg.eigvalsh(kernel_h(z))[0])
+
+
+@dataclass(frozen=True)
+class LogLinearFit:
+    """Least-squares fit log y = intercept + slope * x, with its coefficient of determination."""
+
+    slope: float
+    intercept: float
+    r2: float
+
+
+def log_loss_slope(losses: torch.Tensor | np.ndarray, start: int = 0) -> LogLinearFit:
+    """Fit log L_t = a + b t over steps t >= ``start``; b < 0 is the linear rate.
+
+    losses of shape (T,), all > 0.
+    """
+    y = np.log(np.asarray(losses, dtype=np.float64)[start:])
+    if y.size < 2 or not np.isfinite(y).all():
+        raise FlowsError("losses must hold at least 2 positive finite values after start")
+    return _fit(np.arange(start, start + y.size, dtype=np.float64), y)
+
+
+def loglog_slope(x: np.ndarray | list, y: np.ndarray | list) -> LogLinearFit:
+    """Fit log y = a + b log x (x, y positive, same length)."""
+    return _fit(np.log(np.asarray(x, dtype=np.float64)), np.log(np.asarray(y, dtype=np.float64)))
+
+
+def _fit(x: np.ndarray, y: np.ndarray) -> LogLinearFit:
+    b, a = np.polyfit(x, y, 1)
+    ss = ((y - y.mean()) ** 2).sum()
+    r2 = 1.0 - ((y - (a + b * x)) ** 2).sum() / ss if ss > 0 else 1.0
+    return LogLinearFit(float(b), float(a), float(r2))
+
+
+def weight_drift(w: torch.Tensor, w0: torch.Tensor) -> float:
+    """Relative drift ||W - W0||_F / ||W0||_F (shapes (m, p))."""
+    return float((w - w0).norm() / w0.norm())
+
+
+@dataclass(frozen=True)
+class TheoryRun:
+    """One theory-regime training run summarised for the sweeps."""
+
+    width: int
+    n: int
+    k: int
+    lambda_0: float
+    train_loss: float
+    test_loss: float
+    gap: float
+    drift: float
+    slope: float
+    slope_r2: float
+    w2: float
+    floor: float
+    losses: list
+
+
+def theory_run(config: TrainConfig, n_samples: int = 1000, solver: str = "midpoint",
+               sample_steps: int = 20, with_lambda: bool = True) -> TheoryRun:
+    """Train one theory-regime model and measure lambda_0, slope, drift, gap and W2 (with floor).
+
+    The W2 compares ``n_samples`` generated points with the held-out points (the run's
+    ``n_eval``); its floor is the W2 between the floor sample and the held-out points.
+    """
+    cfg = config.resolved()
+    if cfg.regime != "theory":
+        raise FlowsError(f"regime={cfg.regime!r} is not allowed here; theory_run needs 'theory'")
+    splits, source = prepare_data(cfg)
+    res = train(cfg, splits=splits, source=source)
+    lam = float("nan")
+    if with_lambda:
+        spec = FieldSpec(splits.train.shape[1], cfg.width, "theory", True, cfg.fourier)
+        z, _ = fixed_objective(splits.train[: cfg.n_train], source, cfg.k_draws, cfg.path,
+                               cfg.sigma_min, spec, derive_seed(cfg.seed, "objective"))
+        lam = lambda_0(z)
+    with torch.no_grad():
+        train_loss = float(res.field.loss_and_grads(
+            *fixed_objective(splits.train[: cfg.n_train], source, cfg.k_draws, cfg.path,
+                             cfg.sigma_min, res.field.spec, derive_seed(cfg.seed, "objective")),
+            grad_a=False)[0])
+    x0 = source.sample(n_samples, derive_seed(cfg.seed, "theory-samples"))
+    x = integrate(res.field, x0, solver=solver, steps=sample_steps).x
+    fit = log_loss_slope(res.losses)
+    return TheoryRun(cfg.width, cfg.n_train, cfg.k_draws, lam, train_loss,  # type: ignore[arg-type]
+                     float(res.test_loss), float(res.test_loss) - train_loss,
+                     weight_drift(res.field.W.detach(), res.initial_W), fit.slope, fit.r2,
+                     w2(x, splits.heldout), w2(splits.floor, splits.heldout),
+                     res.losses.tolist())
+
+
+def width_sweep(widths: list[int], base: TrainConfig, **kwargs) -> dict:
+    """Theory runs at several widths m (same data, n, k, seed).
+
+    Returns a dict with the runs and the log-log slope of drift versus width (expected ~ -1/2).
+    ``kwargs`` go to :func:`theory_run`.
+    """
+    widths = [check_positive_int("width", w) for w in widths]
+    runs = [theory_run(replace(base, regime="theory", width=w), **kwargs) for w in widths]
+    out: dict = {"runs": [asdict(r) for r in runs]}
+    if len(widths) >= 2:
+        out["drift_slope"] = loglog_slope(widths, [r.drift for r in runs]).slope
+    return out
+
+
+def sample_sweep(ns: list[int], base: TrainConfig, **kwargs) -> dict:
+    """Theory runs at several numbers n of training points (same width, k, seed).
+
+    Returns a dict with the runs (generalization gap and W2 with floor versus n).
+    """
+    ns = [check_positive_int("n", n) for n in ns]
+    runs = [theory_run(replace(base, regime="theory", n_train=n), **kwargs) for n in ns]
+    return {"runs": [asdict(r) for r in runs]}
