@@ -9,6 +9,7 @@ floor means the metric is saturated, not that the model beats the data.
 from __future__ import annotations
 
 import math
+import warnings
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
 
@@ -40,7 +41,10 @@ def _pair(x: torch.Tensor | np.ndarray, y: torch.Tensor | np.ndarray
 
 
 def _emd2_checked(wa: np.ndarray, wb: np.ndarray, cost: np.ndarray, num_itermax: int) -> float:
-    value, log = ot.emd2(wa, wb, cost, numItermax=int(num_itermax), log=True)
+    with warnings.catch_warnings():
+        # the solver status is checked below and turned into an exception
+        warnings.simplefilter("ignore", UserWarning)
+        value, log = ot.emd2(wa, wb, cost, numItermax=int(num_itermax), log=True)
     if log.get("warning") is not None or log.get("result_code") != 1:
         raise RuntimeError(f"exact OT did not reach the optimum (result_code="
                            f"{log.get('result_code')}, warning={log.get('warning')!r}); "
