@@ -93,6 +93,20 @@ def features(x: torch.Tensor, t: torch.Tensor | float, fourier: int = 0,
     return z / z.norm(dim=1, keepdim=True) if normalize else z
 
 
+def _thin_mm(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    """a @ b for a of shape (m, k), b of shape (k, n) with small k: k rank-one updates.
+
+    BLAS is slow on such outer-product shapes; k fused multiply-adds over (m, n) are not.
+    """
+    k = a.shape[1]
+    if k > 8:
+        return a @ b
+    out = a[:, :1] * b[:1]
+    for i in range(1, k):
+        out.addcmul_(a[:, i:i + 1], b[i:i + 1])
+    return out
+
+
 class TwoLayerReLUField(nn.Module):
     """Two-layer ReLU velocity field v(x, t) = m^{-1/2} A^T relu(W z(x, t)).
 
@@ -164,14 +178,14 @@ class TwoLayerReLUField(nn.Module):
         grad_a : torch.Tensor, shape (m, d), or None
         """
         # hidden-major layout (m, B): the thin products are fastest this way round on CPU
-        h = self.W @ z.T
+        h = _thin_mm(self.W, z.T)
         s = torch.relu(h)
         resid = self.A.T @ s
         resid.mul_(self.scale).sub_(target.T)
         loss = resid.square().sum() / z.shape[0]
         resid.mul_(2.0 / z.shape[0])
         # d relu: keep the back-propagated signal where h > 0 (the fused autograd kernel)
-        ds = torch.ops.aten.threshold_backward(self.A @ resid, h, 0.0)
+        ds = torch.ops.aten.threshold_backward(_thin_mm(self.A, resid), h, 0.0)
         gw = ds @ z
         gw.mul_(self.scale)
         ga = None

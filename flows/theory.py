@@ -87,7 +87,7 @@ def _fit(x: np.ndarray, y: np.ndarray) -> LogLinearFit:
 
 def weight_drift(w: torch.Tensor, w0: torch.Tensor) -> float:
     """Relative drift ||W - W0||_F / ||W0||_F (shapes (m, p))."""
-    return float((w - w0).norm() / w0.norm())
+    return float((w.detach() - w0.detach()).norm() / w0.detach().norm())
 
 
 @dataclass(frozen=True)

@@ -65,7 +65,7 @@ class TrainConfig:
     batch : int
         Minibatch size (practice).
     lr : float or None
-        Step size; None means 2e-3 (practice, Adam) or 1.0 (theory, gradient descent).
+        Step size; None means 2e-3 (practice, Adam) or 2.0 (theory, gradient descent).
     n_train : int or None
         Training points; None means 20,000 (practice; all rows of a finite dataset up to that)
         or 256 (theory).
@@ -138,7 +138,7 @@ class TrainConfig:
         theory = self.regime == "theory"
         return replace(
             self,
-            lr=self.lr if self.lr is not None else (1.0 if theory else 2e-3),
+            lr=self.lr if self.lr is not None else (2.0 if theory else 2e-3),
             n_train=self.n_train if self.n_train is not None else (256 if theory else 20_000),
             normalize=self.normalize if self.normalize is not None else theory,
         )

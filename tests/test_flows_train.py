@@ -1,0 +1,62 @@
+"""Training: resume equivalence, the theory regime's behaviour and a short end-to-end number."""
+
+import pytest
+import torch
+
+from flows import TrainConfig, train
+from flows.evaluate import w2
+from flows.run import evaluate_field
+from flows.theory import log_loss_slope, loglog_slope, weight_drift
+from flows.train import CHECKPOINT, prepare_data
+
+
+@pytest.mark.parametrize("kw", [
+    {"coupling": "sinkhorn", "steps": 40, "batch": 64, "width": 32, "sigma_min": 0.05},
+    {"coupling": "ot", "steps": 40, "batch": 32, "width": 32, "path": "vp"},
+    {"regime": "theory", "steps": 40, "width": 64, "n_train": 32, "k_draws": 2},
+])
+def test_interrupted_training_resumes_exactly(tmp_path, kw):
+    cfg = TrainConfig(data="moons", n_eval=50, checkpoint_every=7, seed=3,
+                      **{"n_train": 500, **kw})
+    full = train(cfg, progress=False)
+    part = train(cfg, out_dir=tmp_path, stop_after=17, progress=False)
+    assert not part.completed and part.steps_done == 17 and (tmp_path / CHECKPOINT).exists()
+    resumed = train(cfg, out_dir=tmp_path, progress=False)
+    assert resumed.completed and resumed.steps_done == 40
+    assert torch.equal(resumed.field.W, full.field.W)
+    assert torch.equal(resumed.field.A, full.field.A)
+    assert torch.equal(resumed.losses, full.losses)
+
+
+def test_resume_refuses_a_different_config(tmp_path):
+    train(TrainConfig(steps=5, batch=16, width=8, n_train=100, n_eval=20), out_dir=tmp_path,
+          progress=False)
+    with pytest.raises(ValueError, match=r"different config.*\['width'\]"):
+        train(TrainConfig(steps=5, batch=16, width=9, n_train=100, n_eval=20), out_dir=tmp_path,
+              progress=False)
+
+
+def test_theory_regime_converges_and_drift_shrinks_with_width():
+    drifts, widths = [], [256, 4096]
+    for m in widths:
+        res = train(TrainConfig(regime="theory", width=m, n_train=32, k_draws=2, steps=150,
+                                n_eval=50, seed=1), progress=False)
+        assert torch.equal(res.field.A.abs(), torch.ones_like(res.field.A))  # A stays fixed
+        assert res.losses[-1] < 0.7 * res.losses[0]
+        assert log_loss_slope(res.losses).slope < 0
+        assert res.test_loss is not None and res.test_loss > res.losses[-1]
+        drifts.append(weight_drift(res.field.W, res.initial_W))
+    assert drifts[1] < drifts[0]
+    assert -0.8 < loglog_slope(widths, drifts).slope < -0.2
+
+
+def test_short_moons_training_reaches_w2_bound():
+    cfg = TrainConfig(data="moons", steps=1500, width=256, batch=256, lr=0.03, n_eval=500,
+                      seed=0)
+    splits, source = prepare_data(cfg)
+    res = train(cfg, splits=splits, source=source, progress=False)
+    ev = evaluate_field(res.field, splits, source, seed=0)
+    floor = w2(splits.floor, splits.heldout)
+    assert ev["w2_floor"] == pytest.approx(floor)
+    assert ev["w2_heldout"] < 0.35, ev
+    assert ev["nfe"] == 40
