@@ -1,0 +1,109 @@
+"""The ``flows`` command-line contract, run in-process at tiny sizes."""
+
+import json
+
+import numpy as np
+import pytest
+
+from flows.cli import main
+
+TINY = ["--steps", "60", "--width", "16", "--batch", "32", "--n-train", "300", "--n-eval", "50",
+        "--seed", "1"]
+
+
+def run(capsys, *args):
+    code = main([str(a) for a in args])
+    cap = capsys.readouterr()
+    return code, cap.out, cap.err
+
+
+def test_train_sample_eval_round_trip(tmp_path, capsys):
+    out = tmp_path / "run"
+    code, stdout, _ = run(capsys, "train", "--data", "moons", "--out", out, *TINY)
+    assert code == 0
+    for name in ("model.pt", "config.json", "metrics.json", "loss.png", "samples.png",
+                 "trajectories.png"):
+        assert (out / name).is_file(), name
+    metrics = json.loads((out / "metrics.json").read_text())
+    assert metrics["steps"] == 60 and np.isfinite(metrics["w2_heldout"])
+    assert 0 < metrics["w2_floor"] and metrics["train_wall_time_s"] > 0
+    assert json.loads((out / "config.json").read_text())["train"]["width"] == 16
+    assert json.loads(stdout)["w2_heldout"] == metrics["w2_heldout"]
+
+    npy = tmp_path / "s.npy"
+    code, stdout, _ = run(capsys, "sample", "--model", out, "--n", 40, "--out", npy,
+                          "--solver", "rk4", "--steps", 5, "--seed", 3)
+    assert code == 0 and np.load(npy).shape == (40, 2)
+    assert json.loads(stdout)["nfe"] == 20
+    assert json.loads((tmp_path / "s.json").read_text())["nfe"] == 20
+
+    code, stdout, _ = run(capsys, "eval", "--samples", npy, "--data", "moons")
+    res = json.loads(stdout)
+    assert code == 0 and {"metric", "value", "n_samples", "n_reference", "floor"} <= set(res)
+    assert res["n_samples"] == res["n_reference"] == 40 and res["metric"] == "w2"
+    np.save(tmp_path / "ref.npy", np.load(npy) + 1.0)
+    code, stdout, _ = run(capsys, "eval", "--samples", npy, "--reference",
+                          tmp_path / "ref.npy", "--metric", "w1")
+    res = json.loads(stdout)
+    assert code == 0 and "floor" not in res and res["value"] == pytest.approx(2**0.5, rel=1e-5)
+
+
+def test_same_seed_same_numbers(tmp_path, capsys):
+    a = [run(capsys, "train", "--data", "circles", "--out", tmp_path / d, *TINY)[1]
+         for d in ("a", "b")]
+    ja, jb = json.loads(a[0]), json.loads(a[1])
+    assert ja["w2_heldout"] == jb["w2_heldout"] and ja["final_loss"] == jb["final_loss"]
+
+
+def test_train_resumes_from_checkpoint(tmp_path, capsys):
+    out = tmp_path / "r"
+    assert run(capsys, "train", "--data", "moons", "--out", out, *TINY)[0] == 0
+    first = json.loads((out / "metrics.json").read_text())
+    assert (out / "checkpoint.pt").is_file()
+    assert run(capsys, "train", "--data", "moons", "--out", out, *TINY)[0] == 0
+    again = json.loads((out / "metrics.json").read_text())
+    assert again["final_loss"] == first["final_loss"]
+    code, _, err = run(capsys, "train", "--data", "moons", "--out", out, *TINY[:-2], "--seed", 2)
+    assert code == 2 and "different config" in err and "seed" in err
+
+
+def test_bad_inputs_exit_2_with_one_line(tmp_path, capsys):
+    bad = np.ones((10, 2))
+    bad[3, 0] = np.nan
+    np.save(tmp_path / "nan.npy", bad)
+    np.save(tmp_path / "d3.npy", np.ones((10, 3)))
+    cases = [
+        (["train", "--data", "blobs", "--out", tmp_path / "x"], "data='blobs'"),
+        (["train", "--data", tmp_path / "nan.npy", "--out", tmp_path / "x"], "non-finite"),
+        (["train", "--data", "moons", "--source", tmp_path / "d3.npy", "--out", tmp_path / "x"],
+         "has dimension 3"),
+        (["train", "--data", "moons", "--width", "0", "--out", tmp_path / "x"], "width=0"),
+        (["eval", "--samples", tmp_path / "d3.npy", "--data", "moons"], "dimension"),
+        (["eval", "--samples", tmp_path / "missing.npy", "--data", "moons"], "samples="),
+    ]
+    for args, needle in cases:
+        code, _, err = run(capsys, *args)
+        assert code == 2, args
+        assert needle in err and len(err.strip().splitlines()) == 1, err
+        assert "Traceback" not in err
+
+
+def test_sample_count_zero_and_unknown_option(tmp_path, capsys):
+    out = tmp_path / "m"
+    assert run(capsys, "train", "--data", "moons", "--out", out, *TINY)[0] == 0
+    code, _, err = run(capsys, "sample", "--model", out, "--n", 0, "--out", tmp_path / "s.npy")
+    assert code == 2 and "n=0" in err
+    with pytest.raises(SystemExit) as exc:
+        main(["train", "--data", "moons", "--out", str(out), "--coupling", "hungarian"])
+    assert exc.value.code == 2
+    assert "--coupling" in capsys.readouterr().err
+
+
+def test_experiment_width_writes_figures(tmp_path, capsys):
+    code, stdout, _ = run(capsys, "experiment", "width", "--out", tmp_path, "--widths", "32,128",
+                          "--n", 16, "--k", 2, "--steps", 10)
+    assert code == 0
+    m = json.loads((tmp_path / "metrics.json").read_text())
+    assert m["lambda_0"] > 0 and len(m["drift"]) == 2
+    for f in m["figures"]:
+        assert (tmp_path / f).is_file()
