@@ -72,10 +72,16 @@ __all__ = [
     "register_cli",
     "DEFAULT_DT_NETWORK",
     "GRIDNESS_THRESHOLD",
+    "STABILITY_LIMIT",
+    "network_step",
 ]
 
 #: Largest network step (units of ``tau``) used by default; see :func:`run_grid_cells`.
 DEFAULT_DT_NETWORK = 2.0
+#: Largest ``|lambda| dt`` on the negative real axis inside each method's stability region.
+STABILITY_LIMIT = {"euler": 2.0, "midpoint": 2.0, "rk4": 2.785}
+#: Fraction of the stability limit a step may use.
+STABILITY_MARGIN = 0.9
 #: Classic gridness at or above which a cell counts as a grid cell.
 GRIDNESS_THRESHOLD = 0.8
 # bytes of saved states (u and r, float64) per simulated segment
@@ -298,6 +304,38 @@ def connectivity_row(network: HopfieldNetwork, neuron: tuple[int, int] = (0, 0))
     return row.detach().numpy()
 
 
+def network_step(network: HopfieldNetwork, sample_interval: float, dt_max: float,
+                 method: str = "rk4") -> tuple[float, int, float]:
+    """The network step: the largest whole fraction of the sample interval that is stable.
+
+    ``dt_net = dt' / q`` with ``q`` the smallest integer such that ``dt' / q <= dt_max tau`` and
+    ``|lambda_min| dt' / q <= 0.9 L_method``,
+
+    with ``lambda_min`` the most negative eigenvalue of the Jacobian at the manifold
+    (:func:`neurodyn.diagnostics.jacobian_spectrum`) and ``L`` the method's real-axis stability
+    limit (:data:`STABILITY_LIMIT`: 2.785 for rk4, 2 for euler and midpoint).
+
+    Parameters
+    ----------
+    network : a network with a target manifold.
+    sample_interval : ``Delta t'``, the trajectory's sample interval in network time units.
+    dt_max : largest step in units of ``tau``.
+    method : ``rk4``, ``midpoint`` or ``euler``.
+
+    Returns
+    -------
+    dt_net, substeps, lambda_min : the step (network time units), ``q``, and ``lambda_min``.
+    """
+    from .diagnostics import jacobian_spectrum
+
+    lam = float(jacobian_spectrum(network).min())
+    bound = dt_max * network.tau
+    if lam < 0:
+        bound = min(bound, STABILITY_MARGIN * STABILITY_LIMIT[method] / -lam)
+    substeps = max(1, math.ceil(sample_interval / bound - 1e-9))
+    return sample_interval / substeps, substeps, lam
+
+
 def run_grid_cells(
     network: HopfieldNetwork,
     trajectory: Trajectory,
@@ -325,8 +363,9 @@ def run_grid_cells(
     interpolated linearly between samples (its integral differs from the true displacement by
     at most ``|v_N - v_0| dt / 2`` over the whole run). The network starts at the bump
     ``u*(K x_0 mod 2 pi)`` and integrates ``tau du/dt = -u - grad F(r) + b + sum_a v_a T_a(r)``
-    with ``method`` on the step ``dt_net = Delta t' / ceil(Delta t' / dt_network)``, where
-    ``Delta t' = Delta t * tau / tau_s`` is the sample interval in network time units. Decoded
+    with ``method`` on the largest step ``dt_net`` that divides ``Delta t' = Delta t tau / tau_s``
+    (the sample interval in network time units), is at most ``dt_network`` and is stable for the
+    network's fastest decaying mode (:func:`network_step`). Decoded
     positions integrate the wrapped decoded phase increments from ``x_0``
     (:func:`neurodyn.agent.phase_track_to_positions`). Rate maps bin each panel cell's rate over
     the positions (``bins x bins``, no smoothing) and are scored by
@@ -341,9 +380,9 @@ def run_grid_cells(
     modules : spacings (m) of several modules run side by side; the first is the primary one.
     tau_seconds : the duration of the network's ``tau`` in seconds (10 ms for grid cells).
     dt_network : largest network step in units of ``tau`` (default :data:`DEFAULT_DT_NETWORK`,
-        2 tau: the step whose decoding error at the end of a 10-minute run stays well inside the
-        5%-of-spacing budget while the run takes well under 2 minutes; see
-        ``bench/bench_gridcells.py``).
+        2 tau: on the 32 x 32 hex sheet its decoded positions differ from those of a 0.25 tau
+        run by ~1e-5 m, and the 10-minute run takes about a minute; see
+        ``bench/bench_gridcells.py --study``). A stiffer network gets a smaller step.
     cells : size of the random panel of cells (sheet neurons, drawn without replacement).
     bins : rate-map bins per side.
     seed : seeds the choice of the panel.
@@ -400,8 +439,7 @@ def run_grid_cells(
     dt_s = float(trajectory.dt)
     unit = tau_seconds / network.tau  # seconds per network time unit
     dt_sample = dt_s / unit  # sample interval in network time units
-    substeps = max(1, math.ceil(dt_sample / (dt_max * network.tau) - 1e-9))
-    dt_net = dt_sample / substeps
+    dt_net, substeps, lam = network_step(network, dt_sample, dt_max, method)
 
     # phase velocities (steps, M, 2) in rad per network time unit, and the unwrap condition
     vel = np.stack([phase_velocity(trajectory.velocity, s, orientation, g.lattice)
@@ -471,7 +509,8 @@ def run_grid_cells(
 
     config = {"spacing": spacings[0], "modules": spacings, "orientation_rad": orientation,
               "tau_seconds": tau_seconds, "dt_network_max_tau": dt_max,
-              "dt_network_tau": dt_net / network.tau, "substeps": substeps, "cells": int(cells),
+              "dt_network_tau": dt_net / network.tau, "substeps": substeps,
+              "jacobian_min_eigenvalue": lam, "cells": int(cells),
               "bins": int(bins), "seed": seed, "method": method, "all_cells": all_cells,
               "lattice": g.lattice, "sheet": list(g.shape), "box_m": box.size,
               "dt_s": dt_s, "duration_s": float(trajectory.t[-1] - trajectory.t[0]),
