@@ -98,7 +98,7 @@ def main(argv: list[str] | None = None) -> dict:
                     "data": "N(0, I) -> moons", "n_eval": 1000}
     for coupling, steps in (("independent", a.steps), ("ot", a.ot_steps)):
         cfg = TrainConfig(data="moons", coupling=coupling, steps=steps, width=a.width,
-                          batch=a.batch, lr=a.lr, seed=a.seed, n_eval=1000)
+                          batch=a.batch, lr=a.lr, seed=a.seed, n_eval=1000, fourier=0)
         splits, source = prepare_data(cfg)
         warm = replace(cfg, steps=min(20, steps))  # first-touch allocations, untimed
         train(warm, splits=splits, source=source, progress=False)

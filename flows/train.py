@@ -65,7 +65,8 @@ class TrainConfig:
     batch : int
         Minibatch size (practice).
     lr : float or None
-        Step size; None means 2e-3 (practice, Adam) or 2.0 (theory, gradient descent).
+        Step size; None means 0.03 (practice, Adam with cosine decay) or 2.0 (theory,
+        gradient descent).
     n_train : int or None
         Training points; None means 20,000 (practice; all rows of a finite dataset up to that)
         or 256 (theory).
@@ -75,8 +76,8 @@ class TrainConfig:
         Held-out points for evaluation (and the size of the floor sample).
     normalize : bool or None
         Normalise z to the unit sphere; None means True for theory, False for practice.
-    fourier : int
-        Fourier frequencies of t in z.
+    fourier : int or None
+        Fourier frequencies of t in z; None means 1 (practice) or 0 (theory).
     sinkhorn_reg : float
         Relative entropic regularisation of the "sinkhorn" coupling.
     seed : int
@@ -88,18 +89,18 @@ class TrainConfig:
     data: str = "moons"
     source: str | None = None
     regime: str = "practice"
-    width: int = 512
+    width: int = 256
     coupling: str = "independent"
     path: str = "linear"
     sigma_min: float = 0.0
-    steps: int = 5000
+    steps: int = 40_000
     batch: int = 512
     lr: float | None = None
     n_train: int | None = None
     k_draws: int = 4
     n_eval: int = 1000
     normalize: bool | None = None
-    fourier: int = 0
+    fourier: int | None = None
     sinkhorn_reg: float = 0.05
     seed: int = 0
     checkpoint_every: int = 1000
@@ -138,9 +139,10 @@ class TrainConfig:
         theory = self.regime == "theory"
         return replace(
             self,
-            lr=self.lr if self.lr is not None else (2.0 if theory else 2e-3),
+            lr=self.lr if self.lr is not None else (2.0 if theory else 0.03),
             n_train=self.n_train if self.n_train is not None else (256 if theory else 20_000),
             normalize=self.normalize if self.normalize is not None else theory,
+            fourier=self.fourier if self.fourier is not None else (0 if theory else 1),
         )
 
     def to_dict(self) -> dict:

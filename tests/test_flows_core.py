@@ -273,4 +273,6 @@ def test_config_contracts():
     with pytest.raises(FlowsError, match="n=0"):
         moons(0, 1)
     cfg = TrainConfig(regime="theory").resolved()
-    assert (cfg.lr, cfg.n_train, cfg.normalize) == (1.0, 256, True)
+    assert (cfg.lr, cfg.n_train, cfg.normalize, cfg.fourier) == (2.0, 256, True, 0)
+    cfg = TrainConfig().resolved()
+    assert (cfg.lr, cfg.n_train, cfg.normalize, cfg.fourier) == (0.03, 20_000, False, 1)

@@ -51,12 +51,12 @@ def test_theory_regime_converges_and_drift_shrinks_with_width():
 
 
 def test_short_moons_training_reaches_w2_bound():
-    cfg = TrainConfig(data="moons", steps=1500, width=256, batch=256, lr=0.03, n_eval=500,
+    cfg = TrainConfig(data="moons", steps=3000, width=256, batch=256, n_eval=500,
                       seed=0)
     splits, source = prepare_data(cfg)
     res = train(cfg, splits=splits, source=source, progress=False)
     ev = evaluate_field(res.field, splits, source, seed=0)
     floor = w2(splits.floor, splits.heldout)
     assert ev["w2_floor"] == pytest.approx(floor)
-    assert ev["w2_heldout"] < 0.35, ev
+    assert ev["w2_floor"] < ev["w2_heldout"] < 0.4, ev  # untrained: W2 > 1
     assert ev["nfe"] == 40
