@@ -15,13 +15,14 @@ Usage: python bench/bench_gridcells.py [--out DIR] [--models DIR] [--quick] [--s
        [--threads T]
 
 ``--quick`` runs 60 s of exploration with a lightly fitted 16 x 16 sheet (a smoke test, not the
-acceptance numbers).
+acceptance numbers) and writes into ``OUT/quick``.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import platform
 import time
 from pathlib import Path
@@ -89,10 +90,12 @@ def main(argv: list[str] | None = None) -> dict:
     torch.set_num_threads(args.threads)
     out = Path(args.out)
     models = Path(args.models) if args.models else out / "models"
+    if args.quick:  # never overwrite the full run's outputs
+        out = out / "quick"
     duration = 60.0 if args.quick else 600.0
     report: dict = {"duration_s": duration, "quick": args.quick, "threads": args.threads,
                     "dt_network_default_tau": DEFAULT_DT_NETWORK,
-                    "machine": {"cpus": torch.get_num_threads(), "platform": platform.platform(),
+                    "machine": {"cpus": os.cpu_count(), "platform": platform.platform(),
                                 "torch": torch.__version__}}
 
     t0 = time.perf_counter()

@@ -717,7 +717,7 @@ def plot_modules(result: GridCellsResult, cell: int = 0, fig: Figure | None = No
     if not 0 <= cell < result.cells.shape[0]:
         raise ValueError(f"cell={cell}: must be in [0, {result.cells.shape[0] - 1}]")
     if fig is None:
-        fig = Figure(figsize=(3.2 * len(mods), 6.0), layout="constrained")
+        fig = Figure(figsize=(4.2 * len(mods), 7.0), layout="constrained")
     else:
         fig.clear()
     axes = fig.subplots(2, len(mods), squeeze=False)
@@ -727,8 +727,9 @@ def plot_modules(result: GridCellsResult, cell: int = 0, fig: Figure | None = No
         im = axes[0, k].imshow(m.maps[cell], origin="lower", extent=ext, cmap="viridis",
                                interpolation="nearest")
         fig.colorbar(im, ax=axes[0, k], label="rate", shrink=0.8)
-        axes[0, k].set_title(f"spacing {mod.spacing:g} m: grid {100 * mod.fraction_grid:.0f}%"
-                             f", error {mod.error[-1]:.3f} m", fontsize="small")
+        axes[0, k].set_title(f"module {mod.spacing:g} m, cell {cell}\n"
+                             f"{100 * mod.fraction_grid:.0f}% grid cells, final error "
+                             f"{1000 * mod.error[-1]:.2f} mm", fontsize="small")
         axes[0, k].set_xlabel("x (m)")
         axes[0, k].set_ylabel("y (m)")
         ac = autocorrelogram(m.maps[cell])
@@ -811,7 +812,8 @@ def _figures(result: GridCellsResult):
     yield "autocorrelograms.png", fig
 
     fig = agent_mod.plot_trajectory(result.trajectory, result.decoded)
-    fig.axes[0].set_title(f"true vs decoded position (final error {result.error[-1]:.3f} m)",
+    fig.axes[0].set_title(f"true vs decoded position (final error "
+                          f"{1000 * result.error[-1]:.2f} mm)",
                           fontsize="small")
     yield "trajectory.png", fig
     yield "error.png", plot_error(result)
