@@ -29,7 +29,7 @@ from .plotting import (
     plot_trajectories,
 )
 from .sample import integrate
-from .theory import kernel_h, sample_sweep, width_sweep
+from .theory import kernel_h, log_loss_slope, sample_sweep, width_sweep
 from .train import CHECKPOINT as CHECKPOINT_NAME
 from .train import TrainConfig, fixed_objective, prepare_data, train
 
@@ -61,7 +61,8 @@ def evaluate_field(field: TwoLayerReLUField, splits: Splits, source: Dataset, se
     out = {f"{metric}_heldout": m.value, f"{metric}_floor": m.floor, "n_eval": n,
            "nfe": res.nfe, "solver": solver, "sample_steps": steps}
     if metric == "sliced":
-        out["w2_heldout"] = evaluate(res.x, splits.heldout, "w2", splits.floor).to_dict()["value"]
+        w = evaluate(res.x, splits.heldout, "w2", splits.floor)
+        out["w2_heldout"], out["w2_floor"] = w.value, w.floor
     return out | {"_samples": res.x}
 
 
@@ -185,9 +186,14 @@ def run_width_experiment(out: str | Path, widths: list[int], data: str = "moons"
                "drift": [r["drift"] for r in runs],
                "log_loss_slope": [r["slope"] for r in runs],
                "log_loss_r2": [r["slope_r2"] for r in runs],
+               "log_loss_slope_late": [log_loss_slope(r["losses"], steps // 5).slope
+                                       for r in runs],
+               "log_loss_r2_late": [log_loss_slope(r["losses"], steps // 5).r2 for r in runs],
                "final_train_loss": [r["train_loss"] for r in runs],
                "test_loss": [r["test_loss"] for r in runs],
                "w2": [r["w2"] for r in runs], "w2_floor": [r["floor"] for r in runs]}
+    np.savez_compressed(out / "losses.npz", **{f"m{r['width']}": np.asarray(r["losses"])
+                                               for r in runs})
     figs = [
         _save(plot_loss_curves({f"m={r['width']}": r["losses"] for r in runs}),
               out / "loss_curves.png"),

@@ -1,0 +1,33 @@
+"""Acceptance numbers of the flows package (slow: run with ``pytest -m slow``)."""
+
+import json
+
+import pytest
+
+from flows.cli import main
+
+pytestmark = pytest.mark.slow
+
+
+def test_moons_default_practice_settings(tmp_path, capsys):
+    assert main(["train", "--data", "moons", "--out", str(tmp_path)]) == 0
+    m = json.loads(capsys.readouterr().out)
+    assert m["n_eval"] == 1000
+    assert m["w2_heldout"] <= 0.15, m
+    assert m["train_wall_time_s"] <= 60.0, m
+
+
+def test_theory_width_sweep(tmp_path, capsys):
+    assert main(["experiment", "width", "--out", str(tmp_path), "--widths",
+                 "256,1024,4096,16384", "--n", "256", "--k", "4", "--steps", "500"]) == 0
+    m = json.loads((tmp_path / "metrics.json").read_text())
+    assert m["lambda_0"] > 0
+    assert -0.7 <= m["drift_slope"] <= -0.3, m["drift_slope"]
+    assert all(s < 0 for s in m["log_loss_slope"])
+
+
+def test_digits_sliced_w_with_floor(tmp_path, capsys):
+    assert main(["train", "--data", "digits", "--out", str(tmp_path), "--width", "1024",
+                 "--steps", "4000", "--batch", "256", "--lr", "0.003"]) == 0
+    m = json.loads((tmp_path / "metrics.json").read_text())
+    assert m["sliced_heldout"] < 3 * m["sliced_floor"], m
