@@ -295,6 +295,19 @@ class LearnedFourierEnergy(InteractionEnergy):
 
     def effective_coef(self) -> torch.Tensor:
         """The polynomial coefficients in use, shape ``(*spectral_shape, degree)``."""
+        if not torch.is_grad_enabled():
+            key = (id(self.coef), self.coef._version, self.anchor_x._version, self.anchor_slope._version,
+                   bool(self.anchored))
+            cached = getattr(self, "_coef_cache", None)
+            if cached is not None and cached[0] == key:
+                return cached[1]
+            with torch.enable_grad():
+                value = self._effective_coef().detach()
+            self._coef_cache = (key, value)
+            return value
+        return self._effective_coef()
+
+    def _effective_coef(self) -> torch.Tensor:
         if not bool(self.anchored):
             return self.coef
         higher = self.coef[..., 1:]

@@ -59,7 +59,7 @@ class FitConfig:
     steps, lr, batch : Adam steps, learning rate, perturbations per step.
     linear_scale : relative size of the perturbations of the linearised fit.
     nonlinear_weight, nonlinear_strength : weight and maximum relative size of the finite
-        perturbations.
+        perturbations (drawn uniformly from a tenth of it up to it).
     bias : uniform input ``b``. It is redundant with the mode-0 energy (only their combination
         enters the fixed points and the linearised dynamics), so it is set, not learned.
     seed : seeds every random draw of the fit.
@@ -202,8 +202,10 @@ def _losses(net: HopfieldNetwork, manifold: TargetManifold, config: FitConfig, g
     # 3. finite perturbations relax toward the nearest manifold point at the same rate
     nonlinear = torch.zeros((), dtype=us.dtype)
     if config.nonlinear_weight > 0:
-        strength = config.nonlinear_strength * torch.rand(len(psi_k), generator=gen,
-                                                          dtype=us.dtype)
+        # strengths away from zero: the relative error below is ill-conditioned at tiny sizes
+        low = 0.1 * config.nonlinear_strength
+        strength = low + (config.nonlinear_strength - low) * torch.rand(
+            len(psi_k), generator=gen, dtype=us.dtype)
         kind = kinds[int(torch.randint(3, (1,), generator=gen))]
         u = perturb(manifold, psi_k, kind, strength, gen)
         with torch.no_grad():

@@ -157,6 +157,8 @@ class Geometry(ABC):
         -------
         Tensor ``(..., *spectral_shape)``, complex.
         """
+        if self.dim == 1:
+            return torch.fft.rfft(x, dim=-1, norm="forward")
         return torch.fft.rfftn(x, dim=self.axes, norm="forward")
 
     def idft(self, z: torch.Tensor) -> torch.Tensor:
@@ -170,6 +172,8 @@ class Geometry(ABC):
         -------
         Tensor ``(..., *shape)``, real.
         """
+        if self.dim == 1:
+            return torch.fft.irfft(z, n=self.shape[0], dim=-1, norm="forward")
         return torch.fft.irfftn(z, s=self.shape, dim=self.axes, norm="forward")
 
     def power(self, x: torch.Tensor) -> torch.Tensor:
