@@ -108,8 +108,13 @@ def _initial_state(args, network) -> torch.Tensor:
 
 def _simulate(args) -> dict:
     from .diagnostics import energy_audit, path_integration_error
-    from .plotting import (plot_activity, plot_distance, plot_energy, plot_path_integration,
-                           save_figure)
+    from .plotting import (
+        plot_activity,
+        plot_distance,
+        plot_energy,
+        plot_path_integration,
+        save_figure,
+    )
 
     network, _ = load_model(args.model)
     out = Path(args.out)

@@ -11,14 +11,29 @@ from pathlib import Path
 
 import torch
 
-from .diagnostics import (connectivity_profile, diffusion_coefficient, diffusion_theory,
-                          energy_audit, fixed_point_residual, jacobian_spectrum,
-                          path_integration_error, summarize_spectrum)
+from .diagnostics import (
+    connectivity_profile,
+    diffusion_coefficient,
+    diffusion_theory,
+    energy_audit,
+    fixed_point_residual,
+    jacobian_spectrum,
+    path_integration_error,
+    summarize_spectrum,
+)
 from .inputs import Velocity, parse_velocity
 from .network import HopfieldNetwork
 from .perturb import PERTURBATIONS, perturb, random_strengths
-from .plotting import (plot_bump, plot_connectivity, plot_distance, plot_energy, plot_loss,
-                       plot_path_integration, plot_spectrum, save_figure)
+from .plotting import (
+    plot_bump,
+    plot_connectivity,
+    plot_distance,
+    plot_energy,
+    plot_loss,
+    plot_path_integration,
+    plot_spectrum,
+    save_figure,
+)
 from .simulate import Trajectory, simulate
 
 __all__ = ["network_report", "restoration", "path_integration", "diffusion"]

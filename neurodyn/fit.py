@@ -110,7 +110,8 @@ class FitConfig:
         names = {f.name for f in dataclasses.fields(cls)}
         unknown = set(d) - names
         if unknown:
-            raise ValueError(f"fit config: unknown keys {sorted(unknown)}; allowed: {sorted(names)}")
+            raise ValueError(
+                f"fit config: unknown keys {sorted(unknown)}; allowed: {sorted(names)}")
         d = dict(d)
         if isinstance(d.get("n"), list):
             d["n"] = tuple(d["n"])

@@ -245,7 +245,8 @@ class Geometry(ABC):
         psi = torch.as_tensor(psi, dtype=like.dtype, device=like.device)
         if psi.dim() == 0:
             if self.dim != 1:
-                raise ValueError(f"psi: a scalar offset needs a ring; {self!r} needs shape (..., 2)")
+                raise ValueError(
+                    f"psi: a scalar offset needs a ring; {self!r} needs shape (..., 2)")
             psi = psi.reshape(1)
         if psi.shape[-1] != self.dim:
             raise ValueError(

@@ -192,7 +192,8 @@ class ArrayVelocity(_Sampled):
         elif v.dim() == 2 and v.shape[1] == dim:
             v = v.unsqueeze(1)
         elif v.dim() != 3 or v.shape[2] != dim:
-            allowed = "(steps,) or (steps, B)" if dim == 1 else f"(steps, {dim}) or (steps, B, {dim})"
+            allowed = ("(steps,) or (steps, B)" if dim == 1
+                       else f"(steps, {dim}) or (steps, B, {dim})")
             raise ValueError(f"velocity array: shape {shape}; expected {allowed}")
         if v.shape[1] not in (1, batch):
             raise ValueError(

@@ -26,7 +26,8 @@ def bump_profile(geometry: Geometry, profile: str = "auto") -> torch.Tensor:
     """Bump shape ``p(theta)`` centred at phase 0, peak value 1, shape ``geometry.shape``.
 
     - ``cosine`` (ring): ``cos theta``.
-    - ``hex`` (torus): ``cos t1 + cos t2 + cos(t1 - t2)`` rescaled from ``[-3/2, 3]`` to ``[-1, 1]``.
+    - ``hex`` (torus): ``cos t1 + cos t2 + cos(t1 - t2)``, rescaled from ``[-3/2, 3]`` to
+      ``[-1, 1]``.
     - ``square`` (torus): ``(1 + cos t1)(1 + cos t2)/2 - 1``, in ``[-1, 1]``.
 
     ``auto`` picks ``cosine`` for a ring and the torus's lattice otherwise.
@@ -184,7 +185,8 @@ class TargetManifold:
     def fourier_construction(self, bias: float = 0.0, reg: float = 1e-12) -> torch.Tensor:
         """Circulant spectrum ``w_k`` making every ``u*(psi)`` a fixed point with bias ``b``.
 
-        .. math:: w_k = \\frac{\\mathrm{Re}(\\hat u^*_k \\bar z^*_k) - b\\,\\delta_{k0}\\,\\bar z^*_0}
+        .. math:: w_k = \\frac{\\mathrm{Re}(\\hat u^*_k \\bar z^*_k)
+                  - b\\,\\delta_{k0}\\,\\bar z^*_0}
                   {|z^*_k|^2 + \\epsilon \\max_k |z^*_k|^2}
 
         (mode-wise division of the target potential's spectrum by the target rate spectrum,
@@ -210,7 +212,7 @@ def _pad_half_spectrum(q: torch.Tensor, shape: tuple[int, ...], big: tuple[int, 
     out = torch.zeros(out_shape, dtype=q.dtype)
     # non-last axes: positive frequencies at the start, negative at the end
     index_pairs = []
-    for n, nb in zip(shape[:-1], big[:-1]):
+    for n, nb in zip(shape[:-1], big[:-1], strict=True):
         pos = n // 2 + 1 if n % 2 else n // 2
         index_pairs.append(((slice(0, pos), slice(0, pos)),
                             (slice(pos, n), slice(nb - (n - pos), nb))))

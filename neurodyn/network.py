@@ -132,7 +132,7 @@ class HopfieldNetwork(nn.Module):
         return du / self.tau
 
     def energy(self, u: torch.Tensor) -> torch.Tensor:
-        """Hopfield energy ``E = F(r) - b.r + sum_i G(r_i)`` of potentials ``u``, shape ``(...)``."""
+        """Hopfield energy ``E = F(r) - b.r + sum_i G(r_i)`` of potentials ``u``: ``(...)``."""
         g = self.geometry
         r = self.activation(u)
         lin = (self.bias.to(u.dtype) * r).flatten(-g.dim).sum(-1)

@@ -18,7 +18,7 @@ import torch
 from torchdiffeq import odeint
 
 from .geometry import wrap_angle
-from .inputs import Velocity, reference_phase
+from .inputs import OrnsteinUhlenbeck, Velocity, reference_phase
 from .network import HopfieldNetwork
 from .progress import progress
 
@@ -96,7 +96,8 @@ def _check_args(network, u0, duration, dt, method, noise, save_every):
     g = network.geometry
     g.check_state(u0, "u0")
     if u0.dim() != g.dim + 1:
-        raise ValueError(f"u0: shape {tuple(u0.shape)}; expected (B, {', '.join(map(str, g.shape))})")
+        dims = ", ".join(map(str, g.shape))
+        raise ValueError(f"u0: shape {tuple(u0.shape)}; expected (B, {dims})")
     for key, v in (("duration", duration), ("dt", dt)):
         if not (isinstance(v, (int, float)) and math.isfinite(v) and v > 0):
             raise ValueError(f"{key}={v!r}: must be a finite number > 0")
@@ -153,7 +154,7 @@ def simulate(network: HopfieldNetwork, u0: torch.Tensor, duration: float, dt: fl
     steps = int(round(duration / dt))
     if abs(steps * dt - duration) > 1e-9 * max(1.0, duration):
         raise ValueError(f"duration={duration}: must be a whole number of steps dt={dt}")
-    needs_seed = noise > 0 or (velocity is not None and type(velocity).__name__ == "OrnsteinUhlenbeck")
+    needs_seed = noise > 0 or isinstance(velocity, OrnsteinUhlenbeck)
     if needs_seed and seed is None:
         raise ValueError("seed: required for noisy runs and random velocities")
     gen = torch.Generator().manual_seed(seed) if seed is not None else None
@@ -182,7 +183,7 @@ def simulate(network: HopfieldNetwork, u0: torch.Tensor, duration: float, dt: fl
     u = u0.detach().clone()
     bar = progress(total=steps, desc="simulate", enabled=progress_bar)
     with torch.no_grad():
-        for a, b in zip(save_steps[:-1], save_steps[1:]):
+        for a, b in zip(save_steps[:-1], save_steps[1:], strict=True):
             if noise > 0:
                 for i in range(a, b):
                     step_now[0] = i

@@ -57,8 +57,9 @@ def test_simulate_is_reproducible_with_seed(model_dir, tmp_path):
 
 
 def test_simulate_init_file_and_velocity_file(model_dir, tmp_path):
-    from neurodyn.io import load_model
     import torch
+
+    from neurodyn.io import load_model
 
     net, _ = load_model(model_dir)
     u0 = net.manifold.u_star(torch.tensor([[0.0], [1.0]], dtype=torch.float64)).numpy()

@@ -4,8 +4,15 @@ import pytest
 import torch
 
 from neurodyn.activation import Logistic, Tanh, make_activation
-from neurodyn.energy import (FourierQuadraticEnergy, InteractionEnergy, LearnedFourierEnergy,
-                             MLPEnergy, ModuleEnergy, QuadraticEnergy, make_energy)
+from neurodyn.energy import (
+    FourierQuadraticEnergy,
+    InteractionEnergy,
+    LearnedFourierEnergy,
+    MLPEnergy,
+    ModuleEnergy,
+    QuadraticEnergy,
+    make_energy,
+)
 from neurodyn.geometry import Ring, Torus
 from neurodyn.manifold import TargetManifold
 from neurodyn.network import HopfieldNetwork

@@ -16,7 +16,8 @@ def test_ring_coordinates_have_no_duplicate_neuron():
 
 @pytest.mark.parametrize("geom", [Ring(32), Torus(12, 16, "hex"), Torus(16, 16, "square")])
 def test_dft_roundtrip_and_parseval(geom):
-    x = torch.randn((3,) + geom.shape, dtype=torch.float64, generator=torch.Generator().manual_seed(0))
+    gen = torch.Generator().manual_seed(0)
+    x = torch.randn((3,) + geom.shape, dtype=torch.float64, generator=gen)
     z = geom.dft(x)
     assert torch.allclose(geom.idft(z), x, atol=1e-12)
     m = geom.multiplicity()

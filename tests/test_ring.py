@@ -7,8 +7,13 @@ import pytest
 import torch
 
 import neurodyn.fit as fitmod
-from neurodyn.diagnostics import (connectivity_profile, energy_audit, fixed_point_residual,
-                                  jacobian_spectrum, summarize_spectrum)
+from neurodyn.diagnostics import (
+    connectivity_profile,
+    energy_audit,
+    fixed_point_residual,
+    jacobian_spectrum,
+    summarize_spectrum,
+)
 from neurodyn.experiments import diffusion, path_integration, restoration
 from neurodyn.fit import FitConfig, fit
 from neurodyn.inputs import ArrayVelocity, Constant, OrnsteinUhlenbeck, parse_velocity

@@ -1,0 +1,39 @@
+"""Fitted models shared by the demos: fit once per configuration, then load from a cache."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+
+from neurodyn.fit import FitConfig, fit
+from neurodyn.io import load_model, save_model
+
+DEFAULT_CACHE = Path("results") / "models"
+
+
+def fitted(config: FitConfig, cache: str | Path | None = DEFAULT_CACHE):
+    """The network of ``config``: loaded from ``cache`` when present, else fitted and saved.
+
+    Returns
+    -------
+    network, info : info holds ``fit_seconds`` (0 when loaded) and the model directory.
+    """
+    if cache is None:
+        result = fit(config)
+        return result.network, {"fit_seconds": result.seconds, "model": None}
+    key = hashlib.sha1(json.dumps(config.to_dict(), sort_keys=True).encode()).hexdigest()[:10]
+    folder = Path(cache) / f"{config.geometry}-{key}"
+    if (folder / "model.pt").exists():
+        net, _ = load_model(folder)
+        return net, {"fit_seconds": 0.0, "model": str(folder)}
+    result = fit(config, out_dir=folder)
+    save_model(result.network, folder / "model.pt", extra={"fit": config.to_dict()})
+    return result.network, {"fit_seconds": result.seconds, "model": str(folder)}
+
+
+def cache_dir(option: str | None, out: str | Path) -> Path | None:
+    """The model cache of a demo: ``option`` if given ('' disables it), else ``OUT/../models``."""
+    if option is None:
+        return Path(out).resolve().parent / "models"
+    return Path(option) if option else None

@@ -1,0 +1,159 @@
+"""Run the main demos on their defaults and build the offline results page.
+
+    python demos/run_all.py --out results [--quick] [--jobs 2] [--only NAME,...]
+
+Each demo runs as its own process writing into ``OUT/<name>/``; two run at a time on a
+two-core machine (one torch thread each). The fitted attractor models are shared through
+``OUT/models``. Afterwards every demo folder gets a ``section.json`` (unless the demo wrote
+its own) and ``OUT/index.html`` lists every figure with its key numbers and the command that
+reproduces it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+from report import Section, build_report, collect_sections, write_section  # noqa: E402
+
+# name, script, title, description, {label: dotted metric path}
+DEMOS = [
+    ("restoration", "attractor_restoration.py", "SEAL: restoration to the ring and the torus",
+     "Perturbed states (noise, shape, amplitude, 20% lesion) at relative distances 0.1-0.5 "
+     "relax back to the manifold within 20 tau; the energy never increases.",
+     {"ring: worst fraction within 0.01": "ring.worst_fraction_within",
+      "ring: energy non-increasing": "ring.energy_ok",
+      "ring: neutral eigenvalues": "ring.jacobian.n_zero",
+      "ring: slowest decay (1/tau)": "ring.jacobian.slowest_nonzero",
+      "torus: worst fraction within 0.01": "torus.worst_fraction_within",
+      "torus: energy non-increasing": "torus.energy_ok",
+      "torus: neutral eigenvalues": "torus.jacobian.n_zero",
+      "torus: slowest decay (1/tau)": "torus.jacobian.slowest_nonzero"}),
+    ("moving_bump", "moving_bump.py", "SEAL: velocity-driven moving bumps",
+     "Velocity input moves the ring's bump along the manifold; decoded phase against the "
+     "integrated input, per input regime (RMS wrapped error at the end, rad).",
+     {"constant": "constant.rms_final", "sine": "sine.rms_final", "steps": "steps.rms_final",
+      "Ornstein-Uhlenbeck (|v| <= 0.5)": "ou.rms_final", "user series": "user series.rms_final"}),
+    ("energy_comparison", "energy_comparison.py",
+     "Learned energy vs Fourier construction vs classic network",
+     "The same restoration and path-integration tasks for three ring networks; the learned "
+     "energy restores every normal direction at the prescribed rate 1/tau.",
+     {"learned: slowest decay": "learned (SEAL).slowest_decay",
+      "Fourier: slowest decay": "Fourier construction.slowest_decay",
+      "classic: slowest decay": "classic hand-wired.slowest_decay",
+      "learned: max final distance": "learned (SEAL).final_distance_max",
+      "Fourier: max final distance": "Fourier construction.final_distance_max",
+      "classic: max final distance": "classic hand-wired.final_distance_max"}),
+    ("connectivity", "connectivity.py", "SEAL: local excitation, surround inhibition",
+     "Effective connectivity -Hess F at the manifold, averaged along diagonals.",
+     {"ring w(0)": "ring.w0", "ring min w beyond pi/3": "ring.min_beyond_pi_over_3",
+      "ring zero crossings (rad)": "ring.zero_crossings", "torus w(0)": "torus.w0",
+      "torus min w beyond pi/3": "torus.min_beyond_pi_over_3"}),
+    ("grid_cells", "grid_cells.py", "Grid cells", "", {}),
+    ("flows_moons", "flows_moons.py", "Flow matching: N(0, I) to moons",
+     "Two-layer ReLU velocity field, practice regime; W2 on held-out points beside the noise "
+     "floor of two true samples of the same size.",
+     {"W2 held-out": "w2", "W2 floor": "w2_floor", "training seconds": "train_wall_time_s",
+      "normalized path energy": "normalized_path_energy",
+      "memorization ratio (median)": "memorization_median_ratio",
+      "memorization ratio, empirical optimum": "memorization_median_ratio_empirical_optimal"}),
+    ("flows_theory", "flows_theory.py", "Flow matching theory: width, drift, kernel, samples",
+     "Theory regime (fixed +-1 output layer, full-batch GD): log-loss slope, weight drift "
+     "versus width, lambda_0 of the kernel at initialisation, generalization gap and W2 versus n.",
+     {"drift log-log slope": "drift_slope", "lambda_0": "lambda_0",
+      "log-loss slopes": "log_loss_slope", "generalization gap vs n": "generalization_gap"}),
+    ("flows_digits", "flows_digits.py", "Flow matching: 8x8 digits",
+     "Samples of a flow trained on scikit-learn's digits; sliced W to held-out digits with its "
+     "floor.", {"sliced W": "sliced_w", "sliced W floor": "sliced_floor", "W2": "w2",
+                "W2 floor": "w2_floor"}),
+]
+
+
+def _get(metrics: dict, path: str):
+    cur = metrics
+    for part in path.split("."):
+        if not isinstance(cur, dict) or part not in cur:
+            return None
+        cur = cur[part]
+    return cur
+
+
+def _run(name: str, script: str, out: Path, quick: bool) -> dict:
+    cmd = [sys.executable, str(HERE / script), "--out", str(out / name)]
+    if quick:
+        cmd.append("--quick")
+    env = dict(os.environ, OMP_NUM_THREADS="1", MKL_NUM_THREADS="1")
+    start = time.perf_counter()
+    proc = subprocess.run(cmd, capture_output=True, text=True, cwd=HERE.parent, env=env)
+    return {"name": name, "returncode": proc.returncode, "seconds": time.perf_counter() - start,
+            "stderr": proc.stderr[-4000:], "command": " ".join(["python", f"demos/{script}",
+                                                               "--out", str(out / name)]
+                                                              + (["--quick"] if quick else []))}
+
+
+def _section(out: Path, demo, run: dict) -> None:
+    name, _script, title, description, keys = demo
+    folder = out / name
+    if (folder / "section.json").exists():
+        return
+    metrics_file = folder / "metrics.json"
+    metrics = json.loads(metrics_file.read_text()) if metrics_file.exists() else {}
+    numbers = {label: _get(metrics, path) for label, path in keys.items()}
+    numbers["seconds"] = round(run["seconds"], 1)
+    figures = sorted(str(p.relative_to(folder)) for p in folder.rglob("*.png"))
+    write_section(folder, Section(title=title, description=description, figures=figures,
+                                  metrics=numbers, command=run["command"]))
+
+
+def main(argv: list[str] | None = None) -> dict:
+    """Run the demos and build ``OUT/index.html``; returns the run summary."""
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--out", type=Path, default=Path("results"))
+    p.add_argument("--quick", action="store_true", help="tiny sizes (for the tests)")
+    p.add_argument("--jobs", type=int, default=2, help="demos run at the same time")
+    p.add_argument("--only", default=None, help="comma-separated demo names")
+    args = p.parse_args(argv)
+    names = [d[0] for d in DEMOS]
+    chosen = names if args.only is None else args.only.split(",")
+    unknown = set(chosen) - set(names)
+    if unknown:
+        p.error(f"--only: unknown demos {sorted(unknown)}; choose from {names}")
+    demos = [d for d in DEMOS if d[0] in chosen]
+    args.out.mkdir(parents=True, exist_ok=True)
+    start = time.perf_counter()
+    runs = {}
+    # the first demo fits the shared attractor models; the rest run in parallel
+    first, rest = demos[:1], demos[1:]
+    for d in first:
+        runs[d[0]] = _run(d[0], d[1], args.out, args.quick)
+    with ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
+        for r in pool.map(lambda d: _run(d[0], d[1], args.out, args.quick), rest):
+            runs[r["name"]] = r
+    failed = [n for n, r in runs.items() if r["returncode"] != 0]
+    for d in demos:
+        if runs[d[0]]["returncode"] == 0:
+            _section(args.out, d, runs[d[0]])
+    page = build_report(args.out, collect_sections(args.out))
+    summary = {"seconds": time.perf_counter() - start, "page": str(page), "failed": failed,
+               "demos": {n: {"seconds": r["seconds"], "returncode": r["returncode"]}
+                         for n, r in runs.items()}}
+    (args.out / "run_all.json").write_text(json.dumps(summary, indent=2) + "\n")
+    for n in failed:
+        print(f"demo {n} failed:\n{runs[n]['stderr']}", file=sys.stderr)
+    print(json.dumps(summary["demos"], indent=1))
+    print(f"results page: {page} ({summary['seconds']:.0f} s)")
+    if failed:
+        raise SystemExit(1)
+    return summary
+
+
+if __name__ == "__main__":
+    main()
