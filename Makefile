@@ -30,7 +30,9 @@ test: $(STAMP)
 test-slow: $(STAMP)
 	$(BIN)/python -m pytest -q -m slow
 
+## Benchmarks (the flows one compares with TorchCFM from the optional bench extra).
 bench: $(STAMP)
+	$(PIP) -e ".[bench]"
 	$(BIN)/python bench/run_all.py --out results/bench
 
 lint: $(STAMP)

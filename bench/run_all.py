@@ -1,0 +1,46 @@
+"""Run every benchmark in turn (one at a time: timings on a shared machine are ratios).
+
+    python bench/run_all.py --out results/bench [--quick]
+
+The flows benchmark needs the optional ``bench`` extra (TorchCFM); without it that part is
+reported as skipped with the reason.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import json
+import sys
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+import bench_gridcells  # noqa: E402
+import bench_neurodyn  # noqa: E402
+
+
+def main(argv: list[str] | None = None) -> dict:
+    """Run the benchmarks; returns their results keyed by name."""
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--out", type=Path, default=Path("results/bench"))
+    p.add_argument("--quick", action="store_true")
+    args = p.parse_args(argv)
+    quick = ["--quick"] if args.quick else []
+    out = {"neurodyn": bench_neurodyn.main(["--out", str(args.out / "neurodyn"), *quick]),
+           "gridcells": bench_gridcells.main(["--out", str(args.out / "gridcells"), *quick])}
+    if importlib.util.find_spec("torchcfm") is None:
+        out["flows"] = {"skipped": "torchcfm is not installed (pip install -e '.[bench]')"}
+    else:
+        import bench_flows
+
+        extra = ["--steps", "200", "--ot-steps", "50"] if args.quick else []
+        out["flows"] = bench_flows.main(["--out", str(args.out / "flows"), *extra])
+    args.out.mkdir(parents=True, exist_ok=True)
+    (args.out / "summary.json").write_text(json.dumps(out, indent=2, default=str) + "\n")
+    return out
+
+
+if __name__ == "__main__":
+    main()
