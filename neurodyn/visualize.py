@@ -55,6 +55,7 @@ __all__ = [
 #: Fewest activity samples :func:`manifold_report` accepts (Isomap needs a connected graph).
 MIN_REPORT_SAMPLES = 20
 _PHASE = "decoded phase"
+_POLAR_TICKS = ["0", "π/2", "π", "3π/2"]
 
 
 # --------------------------------------------------------------------------------------------------
@@ -133,31 +134,37 @@ class ManifoldActivity:
 
 def manifold_activity(network: HopfieldNetwork, samples: int = 2000, runs: int | None = None,
                       duration: float = 40.0, relax: float = 10.0, dt: float = 0.1,
-                      velocity: Velocity | str = "ou:0.3:5:1", noise: float = 0.02,
-                      seed: int = 0) -> ManifoldActivity:
+                      velocity: Velocity | str | None = "ou:0.3:5:1", noise: float = 0.02,
+                      settle: float = 5.0, seed: int = 0) -> ManifoldActivity:
     """Simulated population activity that covers the attractor manifold.
 
-    ``runs`` states start at uniformly random manifold points ``u*(psi_b)`` and evolve under an
-    Ornstein-Uhlenbeck velocity input (one component per manifold axis, independent per run) and
-    additive noise (Euler-Maruyama),
+    1. Movement: ``runs`` states start at uniformly random manifold points ``u*(psi_b)`` and
+       are driven along the manifold by an Ornstein-Uhlenbeck velocity (one component per
+       manifold axis, independent per run), integrated with RK4,
 
-    .. math:: \\tau\\, du = (-u - \\nabla F(r) + b + \\textstyle\\sum_a v_a T_a(r))\\, dt
-              + \\tau \\sigma\\, dW .
+       .. math:: \\tau \\dot u = -u - \\nabla F(r) + b + \\textstyle\\sum_a v_a(t)\\, T_a(r) .
 
-    After ``relax`` time units each run is sampled at evenly spaced times up to ``duration``;
-    the samples of all runs are pooled (run-major) and cut to ``samples``.
+       After ``relax`` time units each run is sampled at evenly spaced times up to
+       ``duration``; the samples of all runs are pooled (run-major) and cut to ``samples``.
+    2. Noise (when ``noise > 0``): every sample then evolves for ``settle`` time units without
+       input under additive noise (Euler-Maruyama),
+       ``tau du = (-u - grad F(r) + b) dt + tau sigma dW``, which spreads it around the manifold.
+
+    The two phases are separate because the transport term is an advection: explicit Euler, which
+    noise requires, amplifies its high modes, while RK4 (no noise) is stable for it.
 
     Parameters
     ----------
-    network : a network with a target manifold and a transport (``fit`` makes both).
+    network : a network with a target manifold (and a transport when ``velocity`` is given).
     samples : number of activity vectors returned (>= 1).
     runs : number of runs (default ``max(1, samples // 10)``, ten samples per run).
     duration : simulated time per run (units of tau), > ``relax``.
-    relax : time discarded at the start (units of tau), >= 0.
-    dt : Euler-Maruyama step (units of tau).
-    velocity : a :class:`~neurodyn.inputs.Velocity` or spec string (``"ou:SIGMA:T[:VMAX]"``);
-        ``None`` for no input.
+    relax : time before the first sample (units of tau), >= 0.
+    dt : integration step (units of tau).
+    velocity : a :class:`~neurodyn.inputs.Velocity` or spec string (``"ou:SIGMA:T[:VMAX]"``,
+        radians per tau); ``None`` for none.
     noise : ``sigma``, noise on ``u`` per square root of time (>= 0).
+    settle : duration of the noisy phase (units of tau; > 0 when ``noise > 0``).
     seed : seeds the starting phases, the velocity and the noise.
 
     Returns
@@ -169,7 +176,7 @@ def manifold_activity(network: HopfieldNetwork, samples: int = 2000, runs: int |
     --------
     >>> from neurodyn.fit import FitConfig, fit
     >>> net = fit(FitConfig(n=32, steps=0)).network
-    >>> act = manifold_activity(net, samples=40, duration=4.0, relax=2.0, seed=0)
+    >>> act = manifold_activity(net, samples=40, duration=4.0, relax=2.0, settle=1.0, seed=0)
     >>> act.rates.shape, act.decoded.shape
     ((40, 32), (40, 1))
     """
@@ -180,6 +187,7 @@ def manifold_activity(network: HopfieldNetwork, samples: int = 2000, runs: int |
     relax = _check_positive(relax, "relax", allow_zero=True)
     dt = _check_positive(dt, "dt")
     noise = _check_positive(noise, "noise", allow_zero=True)
+    settle = _check_positive(settle, "settle", allow_zero=noise == 0)
     if relax >= duration:
         raise ValueError(f"relax={relax}: must be < duration={duration}")
     if isinstance(velocity, str):
@@ -190,24 +198,27 @@ def manifold_activity(network: HopfieldNetwork, samples: int = 2000, runs: int |
     relax_steps = int(math.ceil(relax / dt - 1e-9))
     save_every = max(1, int(math.floor((duration / dt - relax_steps) / per_run + 1e-9)))
     first = int(math.ceil(relax_steps / save_every))  # first saved index after the relaxation
-    total = (first + per_run - 1) * save_every
-    if total == 0:  # relax = 0 and one sample per run: keep the start
-        total = save_every
-        first = 1 if per_run == 1 else 0
-    s_phase, s_sim = _seeds(seed, 2)
+    total = max(1, first + per_run - 1) * save_every
+    if first + per_run - 1 == 0:  # relax = 0 and one sample per run: the start is the sample
+        first = 0
+    s_phase, s_move, s_noise = _seeds(seed, 3)
     g = network.geometry
     psi = g.random_phase(runs, torch.Generator().manual_seed(s_phase))
-    u0 = m.u_star(psi)
-    method = "euler" if noise > 0 else "rk4"
     start = time.perf_counter()
-    tr = simulate(network, u0, total * dt, dt, method=method, velocity=velocity, noise=noise,
-                  save_every=save_every, seed=s_sim, progress_bar=False, diagnostics=False)
-    seconds = time.perf_counter() - start
+    tr = simulate(network, m.u_star(psi), total * dt, dt, method="rk4", velocity=velocity,
+                  save_every=save_every, seed=s_move, progress_bar=False, diagnostics=False)
     u = tr.u[first:first + per_run].transpose(0, 1).reshape((-1,) + g.shape)[:samples]
-    r = tr.r[first:first + per_run].transpose(0, 1).reshape(-1, g.size)[:samples]
-    dec = tr.decoded[first:first + per_run].transpose(0, 1).reshape(-1, g.dim)[:samples]
-    dist = torch.cat([m.distance(chunk).distance for chunk in torch.split(u, 256)])
-    return ManifoldActivity(_np(r).astype(np.float64), _np(dec), _np(dist), runs, seconds)
+    if noise > 0:
+        steps = max(1, int(round(settle / dt)))
+        tr = simulate(network, u, steps * dt, dt, method="euler", noise=noise,
+                      save_every=steps, seed=s_noise, progress_bar=False, diagnostics=False)
+        u = tr.u[-1]
+    seconds = time.perf_counter() - start
+    with torch.no_grad():
+        r = network.rates(u)
+        dec = g.decode(r)
+        dist = torch.cat([m.distance(chunk).distance for chunk in torch.split(u, 256)])
+    return ManifoldActivity(_np(r.reshape(-1, g.size)), _np(dec), _np(dist), runs, seconds)
 
 
 # --------------------------------------------------------------------------------------------------
@@ -581,7 +592,7 @@ def plot_manifold_path(trajectory: Trajectory, runs: int = 4, fig: Figure | None
         for b in range(min(shown, n)):
             ax.plot(dec[:, b, 0], t, color=colours[b], lw=1.2)
             ax.plot(ref[:, b, 0], t, color=colours[b], lw=0.8, ls="--")
-        ax.set_xticks(np.arange(4) * math.pi / 2, ["0", "π/2", "π", "3π/2"])
+        ax.set_xticks(np.arange(4) * math.pi / 2, _POLAR_TICKS)
         ax.set_title("decoded angle ψ (rad; solid) and integrated velocity (dashed);\n"
                      "radius: time (τ)", fontsize="small")
     else:
@@ -636,6 +647,9 @@ def _write_gif(fig: Figure, path: str | Path, fps: float, update, frames: np.nda
         raise ValueError(f"path={str(path)!r}: must end with .gif")
     path.parent.mkdir(parents=True, exist_ok=True)
     FigureCanvasAgg(fig)
+    update(int(frames[0]))
+    fig.canvas.draw()  # lay out once, then keep the layout fixed (faster, no jitter)
+    fig.set_layout_engine("none")
     writer = PillowWriter(fps=fps)
     with writer.saving(fig, str(path), dpi):
         for i in frames:
@@ -696,7 +710,8 @@ def animate_ring_bump(trajectory, path: str | Path, fps: float = 15.0, frames: i
     dot, = ax_c.plot([], [], "o", color="#440154", ms=8)
     ax_c.set_ylim(0, 1.1)
     ax_c.set_yticks([])
-    ax_c.set_title("decoded angle ψ", fontsize="small")
+    ax_c.set_xticks(np.arange(4) * math.pi / 2, _POLAR_TICKS)
+    ax_c.set_title("decoded angle ψ (rad)", fontsize="small")
     title = fig.suptitle("")
 
     def update(i: int) -> None:
