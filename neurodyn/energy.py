@@ -203,10 +203,15 @@ class LearnedFourierEnergy(InteractionEnergy):
     """SEAL's learned Fourier energy, invariant under every continuous spectral rotation.
 
     .. math:: F(r) = -N \\sum_k m_k f_k(|z_k|^2) - N h(x), \\qquad
-              f_k(p) = s_k \\sum_{d=1}^{D} c_{k,d} \\frac{(p/s_k)^d}{d}
+              f'_k(p) = g'(x) \\Big[c_{k,1} + \\sum_{d=2}^{D}
+              \\frac{c_{k,d}}{\\gamma_k} \\Big(\\frac{g(x) - g(x^*_k)}{\\gamma_k}\\Big)^{d-1}\\Big],
+              \\qquad g(x) = \\frac{x}{1 + x}, \\quad x = p / s_k, \\quad \\gamma_k = g'(x^*_k)
 
-    with ``x_k = |z_k|^2 / s_k`` on the learned modes and ``h`` an optional cross-mode network. Only
-    modes with ``max_a |k_a| <= bandwidth`` interact. The gradient is a spectral filter,
+    with ``x_k = |z_k|^2 / s_k`` on the learned modes. The saturating ``g`` keeps every mode's
+    interaction bounded (``f'_k -> 0`` at large power), so no mode can run away, while near
+    small power ``f_k`` is a polynomial of degree ``D`` and ``h`` an optional cross-mode network. Only
+    modes with ``max_a |k_a| <= bandwidth`` interact; ``x*_k`` is the anchor (the target power,
+    see :meth:`anchor`), around which the coefficients measure slope and curvature directly. The gradient is a spectral filter,
 
     .. math:: \\nabla F = -2\\, \\mathrm{idft}\\big((f'_k(|z_k|^2) + g_k/m_k)\\, z_k\\big),
               \\qquad g_k = \\partial h / \\partial |z_k|^2,
@@ -279,9 +284,8 @@ class LearnedFourierEnergy(InteractionEnergy):
     def anchor(self, power: torch.Tensor, slope: torch.Tensor) -> None:
         """Impose ``f'_k(power_k) = slope_k`` exactly on every learned mode.
 
-        The constraint is linear in the coefficients, so the linear coefficient of each mode is
-        solved from the others: ``c_{k,1} = slope_k - sum_{d>=2} c_{k,d} (power_k/s_k)^{d-1}``.
-        ``coef[..., 0]`` is then ignored.
+        The constraint fixes the first coefficient of each mode, ``c_{k,1} = slope_k / g'(x*_k)``
+        (the others vanish at the anchor); ``coef[..., 0]`` is then ignored.
 
         Parameters
         ----------
@@ -311,11 +315,10 @@ class LearnedFourierEnergy(InteractionEnergy):
     def _effective_coef(self) -> torch.Tensor:
         if not bool(self.anchored):
             return self.coef
-        higher = self.coef[..., 1:]
-        x = self.anchor_x.unsqueeze(-1)
-        powers = x ** torch.arange(1, self.degree, dtype=x.dtype)  # x*^(d-1), d >= 2
-        first = self.anchor_slope - (higher * powers).sum(-1)
-        return torch.cat([first.unsqueeze(-1), higher], dim=-1)
+        x = self.anchor_x
+        slope_g = 1 / (1 + x) ** 2  # g'(x*)
+        first = self.anchor_slope / slope_g
+        return torch.cat([first.unsqueeze(-1), self.coef[..., 1:]], dim=-1)
 
     # ---------------------------------------------------------------- per-mode functions
     def _band(self, x: torch.Tensor) -> torch.Tensor:
@@ -339,21 +342,41 @@ class LearnedFourierEnergy(InteractionEnergy):
         return acc
 
     def _band_functions(self, pb: torch.Tensor, order: tuple[int, ...]):
-        """``f``, ``f'`` and/or ``f''`` (``order`` in 0, 1, 2) on band powers ``pb (..., M)``."""
+        """``f``, ``f'`` and/or ``f''`` (``order`` in 0, 1, 2) on band powers ``pb (..., M)``.
+
+        With ``g = x/(1+x)``, ``gamma = g'(x*)`` and ``y = (g - g(x*)) / gamma`` (``x*`` the
+        anchor, 0 without one): ``f' = g'(x) H(g)``, ``H = c_1 + sum_{d>=2} (c_d/gamma) y^{d-1}``.
+        """
         coef = self._band(self.effective_coef().movedim(-1, 0)).T.to(pb.dtype)  # (M, D)
         s = self._band(self.scale).to(pb.dtype)
+        xs = self._band(self.anchor_x).to(pb.dtype)
+        gs, gam = xs / (1 + xs), 1 / (1 + xs) ** 2
         x = pb / s
-        d = torch.arange(1, self.degree + 1, dtype=pb.dtype, device=pb.device)
+        g = x / (1 + x)
+        g1 = 1 / (1 + x) ** 2  # dg/dx
+        y = (g - gs) / gam
+        c1, ch = coef[:, 0], coef[:, 1:]
+        hcoef = torch.cat([c1.unsqueeze(-1), ch / gam.unsqueeze(-1)], dim=-1)  # H in powers of y
         out = []
         for o in order:
             if o == 0:
-                out.append(s * x * self._horner(x, coef / d))
+                val = c1 * g
+                if self.degree > 1:
+                    d = torch.arange(2, self.degree + 1, dtype=pb.dtype, device=pb.device)
+                    y0 = -gs / gam
+                    ypow = y.unsqueeze(-1) ** d - y0.unsqueeze(-1) ** d
+                    val = val + (ch / d * ypow).sum(-1)
+                out.append(s * val)
             elif o == 1:
-                out.append(self._horner(x, coef))
-            elif self.degree == 1:
-                out.append(torch.zeros_like(x))
+                out.append(g1 * self._horner(y, hcoef))
             else:
-                out.append(self._horner(x, coef[:, 1:] * d[:-1]) / s)
+                h = self._horner(y, hcoef)
+                if self.degree > 1:
+                    j = torch.arange(1, self.degree, dtype=pb.dtype, device=pb.device)
+                    dh = self._horner(y, hcoef[:, 1:] * j) / gam  # dH/dg
+                else:
+                    dh = torch.zeros_like(y)
+                out.append((-2 * g1 / (1 + x) * h + g1 * g1 * dh) / s)
         return out
 
     def mode_value(self, p: torch.Tensor) -> torch.Tensor:

@@ -56,7 +56,7 @@ class FitConfig:
     tau : time constant (time unit of everything else).
     kappa : prescribed normal attraction rate, in ``1/tau``.
     bandwidth, degree, cross_hidden : learned energy family (see ``LearnedFourierEnergy``).
-    steps, lr, batch : Adam steps, learning rate, perturbations per step.
+    steps, lr, batch : Adam steps, learning rate (cosine-annealed), perturbations per step.
     linear_scale : relative size of the perturbations of the linearised fit.
     nonlinear_weight, nonlinear_strength : weight and maximum relative size of the finite
         perturbations (drawn uniformly from a tenth of it up to it).
@@ -79,7 +79,7 @@ class FitConfig:
     degree: int = 3
     cross_hidden: int = 0
     steps: int = 600
-    lr: float = 0.01
+    lr: float = 0.05
     batch: int = 32
     linear_scale: float = 1e-3
     nonlinear_weight: float = 0.1
