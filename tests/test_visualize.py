@@ -239,6 +239,15 @@ def test_manifold_command_bad_input_exits_2(ring_dir, tmp_path, args, capsys):
     assert "error" in err and (args[0].lstrip("-") in err)
 
 
+def test_docstring_examples_run():
+    import doctest
+
+    import neurodyn.visualize
+
+    result = doctest.testmod(neurodyn.visualize, optionflags=doctest.NORMALIZE_WHITESPACE)
+    assert result.attempted >= 6 and result.failed == 0
+
+
 # ------------------------------------------------------------------------------- acceptance
 
 
