@@ -57,6 +57,11 @@ DEMOS = [
      {"ring w(0)": "ring.w0", "ring min w beyond pi/3": "ring.min_beyond_pi_over_3",
       "ring zero crossings (rad)": "ring.zero_crossings", "torus w(0)": "torus.w0",
       "torus min w beyond pi/3": "torus.min_beyond_pi_over_3"}),
+    ("manifold", "manifold.py", "Manifolds of population activity",
+     "PCA and Isomap embeddings, persistent homology (Betti numbers), the energy along and "
+     "across the manifold, and the bump's path during path integration.",
+     {"ring Betti numbers": "ring.betti", "torus Betti numbers": "torus.betti",
+      "ring matches (1, 1, 0)": "ring.betti_ok", "torus matches (1, 2, 1)": "torus.betti_ok"}),
     ("grid_cells", "grid_cells.py", "Grid cells", "", {}),
     ("flows_moons", "flows_moons.py", "Flow matching: N(0, I) to moons",
      "Two-layer ReLU velocity field, practice regime; W2 on held-out points beside the noise "

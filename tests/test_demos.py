@@ -5,7 +5,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-DEMOS = "restoration,moving_bump,energy_comparison,connectivity,grid_cells"
+DEMOS = "restoration,moving_bump,energy_comparison,connectivity,manifold,grid_cells"
 
 
 def test_quick_demos_and_results_page(tmp_path):
