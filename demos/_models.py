@@ -37,3 +37,16 @@ def cache_dir(option: str | None, out: str | Path) -> Path | None:
     if option is None:
         return Path(out).resolve().parent / "models"
     return Path(option) if option else None
+
+
+def demo_parser(doc: str, name: str):
+    """Arguments every attractor demo shares: ``--out``, ``--quick``, ``--cache``, ``--seed``."""
+    import argparse
+
+    p = argparse.ArgumentParser(description=doc.splitlines()[0])
+    p.add_argument("--out", type=Path, default=Path("results") / name, help="output directory")
+    p.add_argument("--quick", action="store_true", help="tiny sizes, for the tests")
+    p.add_argument("--cache", default=None,
+                   help="model cache (default: OUT/../models; '' for none)")
+    p.add_argument("--seed", type=int, default=0)
+    return p

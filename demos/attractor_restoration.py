@@ -10,7 +10,6 @@ Jacobian spectra and metrics.json.
 
 from __future__ import annotations
 
-import argparse
 import sys
 import time
 from pathlib import Path
@@ -18,33 +17,23 @@ from pathlib import Path
 import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _models import cache_dir as _cache_dir  # noqa: E402
-from _models import fitted  # noqa: E402
+from _models import cache_dir, demo_parser, fitted  # noqa: E402
 
 from neurodyn.experiments import network_report, restoration  # noqa: E402
 from neurodyn.fit import FitConfig  # noqa: E402
 from neurodyn.io import write_json  # noqa: E402
 
 
-def _cache(args):
-    return _cache_dir(args.cache, args.out)
-
-
 def main(argv: list[str] | None = None) -> dict:
     """Run the demo; returns its metrics (``ring`` and ``torus``)."""
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--out", type=Path, default=Path("results/restoration"))
-    p.add_argument("--quick", action="store_true", help="tiny sizes, for the tests")
+    p = demo_parser(__doc__, "restoration")
     p.add_argument("--count", type=int, default=256, help="states per perturbation kind")
     p.add_argument("--torus-n", type=int, default=16, help="torus sheet size (n x n)")
-    p.add_argument("--cache", default=None,
-                   help="model cache (default: OUT/../models; '' for none)")
-    p.add_argument("--seed", type=int, default=0)
     args = p.parse_args(argv)
     torch.set_num_threads(1)
     start = time.perf_counter()
     count = 8 if args.quick else args.count
-    cache = _cache(args)
+    cache = cache_dir(args.cache, args.out)
     configs = {
         "ring": FitConfig(n=32 if args.quick else 128, steps=30 if args.quick else 600,
                           seed=args.seed),

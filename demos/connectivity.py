@@ -9,7 +9,6 @@ crossing. Drawn for the ring and, on the sheet's own geometry, for the hex torus
 
 from __future__ import annotations
 
-import argparse
 import math
 import sys
 import time
@@ -18,8 +17,7 @@ from pathlib import Path
 import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _models import cache_dir as _cache_dir  # noqa: E402
-from _models import fitted  # noqa: E402
+from _models import cache_dir, demo_parser, fitted  # noqa: E402
 
 from neurodyn.diagnostics import connectivity_profile  # noqa: E402
 from neurodyn.fit import FitConfig  # noqa: E402
@@ -28,19 +26,10 @@ from neurodyn.io import write_json  # noqa: E402
 from neurodyn.plotting import plot_connectivity, save_figure  # noqa: E402
 
 
-def _cache(args):
-    return _cache_dir(args.cache, args.out)
-
-
 def main(argv: list[str] | None = None) -> dict:
     """Run the demo; returns the profile numbers for ring and torus."""
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--out", type=Path, default=Path("results/connectivity"))
-    p.add_argument("--quick", action="store_true")
+    p = demo_parser(__doc__, "connectivity")
     p.add_argument("--torus-n", type=int, default=16)
-    p.add_argument("--cache", default=None,
-                   help="model cache (default: OUT/../models; '' for none)")
-    p.add_argument("--seed", type=int, default=0)
     args = p.parse_args(argv)
     torch.set_num_threads(1)
     start = time.perf_counter()
@@ -53,7 +42,7 @@ def main(argv: list[str] | None = None) -> dict:
     }
     metrics = {}
     for name, cfg in configs.items():
-        net, _ = fitted(cfg, _cache(args))
+        net, _ = fitted(cfg, cache_dir(args.cache, args.out))
         prof = connectivity_profile(net)
         fig = plot_connectivity(prof)
         fig.axes[0].set_title(f"{name}: learned connectivity $-\\nabla^2 F$")

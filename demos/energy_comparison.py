@@ -17,7 +17,6 @@ Every network gets transport gains fitted to its own bump.
 
 from __future__ import annotations
 
-import argparse
 import sys
 import time
 from pathlib import Path
@@ -26,8 +25,7 @@ import numpy as np
 import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _models import cache_dir as _cache_dir  # noqa: E402
-from _models import fitted  # noqa: E402
+from _models import cache_dir, demo_parser, fitted  # noqa: E402
 
 from neurodyn.diagnostics import connectivity_profile, jacobian_spectrum, summarize_spectrum  # noqa: E402
 from neurodyn.energy import FourierQuadraticEnergy, QuadraticEnergy  # noqa: E402
@@ -54,25 +52,16 @@ def own_bump(network: HopfieldNetwork, start: torch.Tensor, duration: float = 20
                            network.tau, transport, manifold)
 
 
-def _cache(args):
-    return _cache_dir(args.cache, args.out)
-
-
 def main(argv: list[str] | None = None) -> dict:
     """Run the comparison; returns metrics per network."""
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--out", type=Path, default=Path("results/energy_comparison"))
-    p.add_argument("--quick", action="store_true")
+    p = demo_parser(__doc__, "energy_comparison")
     p.add_argument("--count", type=int, default=64, help="states per perturbation kind")
-    p.add_argument("--cache", default=None,
-                   help="model cache (default: OUT/../models; '' for none)")
-    p.add_argument("--seed", type=int, default=0)
     args = p.parse_args(argv)
     torch.set_num_threads(1)
     start = time.perf_counter()
     n = 32 if args.quick else 128
     cfg = FitConfig(n=n, steps=30 if args.quick else 600, seed=args.seed)
-    learned, _ = fitted(cfg, _cache(args))
+    learned, _ = fitted(cfg, cache_dir(args.cache, args.out))
     g, act, target = learned.geometry, learned.activation, learned.manifold
     fourier = HopfieldNetwork(g, act, FourierQuadraticEnergy(g, target.fourier_construction()),
                               0.0, 1.0)

@@ -10,7 +10,6 @@ moving bump on the ring and on the sheet.
 
 from __future__ import annotations
 
-import argparse
 import sys
 import time
 from pathlib import Path
@@ -18,7 +17,7 @@ from pathlib import Path
 import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _models import cache_dir, fitted  # noqa: E402
+from _models import cache_dir, demo_parser, fitted  # noqa: E402
 
 from neurodyn.fit import FitConfig  # noqa: E402
 from neurodyn.io import write_json  # noqa: E402
@@ -27,12 +26,8 @@ from neurodyn.visualize import manifold_report  # noqa: E402
 
 def main(argv: list[str] | None = None) -> dict:
     """Run the demo; returns the manifold metrics of the ring and the torus."""
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--out", type=Path, default=Path("results/manifold"))
-    p.add_argument("--quick", action="store_true")
+    p = demo_parser(__doc__, "manifold")
     p.add_argument("--animate", action="store_true", help="also write GIFs (slower)")
-    p.add_argument("--cache", default=None, help="model cache (default OUT/../models)")
-    p.add_argument("--seed", type=int, default=0)
     args = p.parse_args(argv)
     torch.set_num_threads(1)
     start = time.perf_counter()

@@ -8,7 +8,6 @@ decoded phase is compared with the integrated velocity (wrapped error, radians).
 
 from __future__ import annotations
 
-import argparse
 import sys
 import time
 from pathlib import Path
@@ -17,8 +16,7 @@ import numpy as np
 import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _models import cache_dir as _cache_dir  # noqa: E402
-from _models import fitted  # noqa: E402
+from _models import cache_dir, demo_parser, fitted  # noqa: E402
 
 from neurodyn.experiments import path_integration  # noqa: E402
 from neurodyn.fit import FitConfig  # noqa: E402
@@ -28,25 +26,16 @@ from neurodyn.plotting import new_axes, plot_activity, save_figure  # noqa: E402
 from neurodyn.simulate import simulate  # noqa: E402
 
 
-def _cache(args):
-    return _cache_dir(args.cache, args.out)
-
-
 def main(argv: list[str] | None = None) -> dict:
     """Run the demo; returns per-regime path-integration errors."""
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--out", type=Path, default=Path("results/moving_bump"))
-    p.add_argument("--quick", action="store_true")
+    p = demo_parser(__doc__, "moving_bump")
     p.add_argument("--runs", type=int, default=32)
     p.add_argument("--duration", type=float, default=200.0)
-    p.add_argument("--cache", default=None,
-                   help="model cache (default: OUT/../models; '' for none)")
-    p.add_argument("--seed", type=int, default=0)
     args = p.parse_args(argv)
     torch.set_num_threads(1)
     start = time.perf_counter()
     cfg = FitConfig(n=32 if args.quick else 128, steps=30 if args.quick else 600, seed=args.seed)
-    net, info = fitted(cfg, _cache(args))
+    net, info = fitted(cfg, cache_dir(args.cache, args.out))
     runs = 4 if args.quick else args.runs
     duration = 20.0 if args.quick else args.duration
     dt = 0.1

@@ -165,7 +165,7 @@ def write_section(out_dir: str | Path, section: Section) -> Path:
     -------
     Path of the written file.
     """
-    out_dir = Path(out_dir)
+    out_dir = Path(out_dir).resolve()
     out_dir.mkdir(parents=True, exist_ok=True)
     figures = [_relative_inside(out_dir, f, "section.figures").as_posix() for f in section.figures]
     payload = {
@@ -216,7 +216,7 @@ def collect_sections(results_dir: str | Path) -> list[Section]:
     A folder with a ``metrics.json`` but no ``section.json`` becomes a section titled by the
     folder name with its PNGs and metrics (nested dicts flattened with dotted keys).
     """
-    results_dir = Path(results_dir)
+    results_dir = Path(results_dir).resolve()
     sections = []
     for sub in sorted(p for p in results_dir.iterdir() if p.is_dir()):
         sec_file, met_file = sub / SECTION_FILE, sub / METRICS_FILE
@@ -395,7 +395,7 @@ def build_report(
     ValueError
         If a figure lies outside ``out_dir``.
     """
-    out_dir = Path(out_dir)
+    out_dir = Path(out_dir).resolve()
     out_dir.mkdir(parents=True, exist_ok=True)
     for s in sections:
         if not isinstance(s, Section):

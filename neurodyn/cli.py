@@ -116,10 +116,7 @@ def _simulate(args) -> dict:
         save_figure,
     )
 
-    network, _ = load_model(args.model)
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
-    write_json({"command": "simulate", **_args_dict(args)}, out / "config.json")
+    network, out = _prepare(args, "simulate")
     duration = parse_time(args.duration, args.tau_seconds)
     dt = parse_time(args.dt, args.tau_seconds)
     u0 = _initial_state(args, network)
@@ -155,12 +152,19 @@ def _simulate(args) -> dict:
     return metrics
 
 
+def _prepare(args, command: str):
+    """Load the model, create ``--out`` and record the command's config there."""
+    network, _ = load_model(args.model)
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    write_json({"command": command, **_args_dict(args)}, out / "config.json")
+    return network, out
+
+
 def _restore(args) -> dict:
     from .experiments import restoration
 
-    network, _ = load_model(args.model)
-    out = Path(args.out)
-    write_json({"command": "restore", **_args_dict(args)}, out / "config.json")
+    network, out = _prepare(args, "restore")
     metrics, _ = restoration(network, args.count, tuple(args.kinds.split(",")),
                              (args.strength_min, args.strength_max), args.duration, args.dt,
                              args.threshold, args.seed, out)
@@ -171,9 +175,7 @@ def _restore(args) -> dict:
 def _path_integrate(args) -> dict:
     from .experiments import path_integration
 
-    network, _ = load_model(args.model)
-    out = Path(args.out)
-    write_json({"command": "path-integrate", **_args_dict(args)}, out / "config.json")
+    network, out = _prepare(args, "path-integrate")
     metrics, tr = path_integration(network, args.velocity, args.runs, args.duration, args.dt,
                                    args.seed, out)
     np.savez_compressed(out / "trajectory.npz", **{k: v for k, v in tr.arrays().items()
@@ -185,10 +187,7 @@ def _path_integrate(args) -> dict:
 def _diffuse(args) -> dict:
     from .experiments import diffusion
 
-    network, _ = load_model(args.model)
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
-    write_json({"command": "diffuse", **_args_dict(args)}, out / "config.json")
+    network, out = _prepare(args, "diffuse")
     metrics, _ = diffusion(network, args.noise, args.runs, args.duration, args.dt, args.seed)
     write_json(metrics, out / "metrics.json")
     return metrics

@@ -207,11 +207,11 @@ class LearnedFourierEnergy(InteractionEnergy):
               \\frac{c_{k,d}}{\\gamma_k} \\Big(\\frac{g(x) - g(x^*_k)}{\\gamma_k}\\Big)^{d-1}\\Big],
               \\qquad g(x) = \\frac{x}{1 + x}, \\quad x = p / s_k, \\quad \\gamma_k = g'(x^*_k)
 
-    with ``x_k = |z_k|^2 / s_k`` on the learned modes. The saturating ``g`` keeps every mode's
-    interaction bounded (``f'_k -> 0`` at large power), so no mode can run away, while near
-    small power ``f_k`` is a polynomial of degree ``D`` and ``h`` an optional cross-mode network. Only
-    modes with ``max_a |k_a| <= bandwidth`` interact; ``x*_k`` is the anchor (the target power,
-    see :meth:`anchor`), around which the coefficients measure slope and curvature directly. The gradient is a spectral filter,
+    with ``x_k = |z_k|^2 / s_k`` on the learned modes, ``x*_k`` the anchor (the target power, see
+    :meth:`anchor`), around which the coefficients measure slope and curvature directly, and
+    ``h`` an optional cross-mode network. The saturating ``g`` keeps every mode's interaction
+    bounded (``f'_k -> 0`` at large power), so no mode can run away. Only modes with
+    ``max_a |k_a| <= bandwidth`` interact. The gradient is a spectral filter,
 
     .. math:: \\nabla F = -2\\, \\mathrm{idft}\\big((f'_k(|z_k|^2) + g_k/m_k)\\, z_k\\big),
               \\qquad g_k = \\partial h / \\partial |z_k|^2,

@@ -243,3 +243,19 @@ def test_embedded_page_renders(chromium, tmp_path):
     dom = _render(chromium, portable, tmp_path / "profile")
     assert dom.body_attrs.get("data-images-loaded") == "3/3"
     assert re.fullmatch(r"data:image/png;base64,[A-Za-z0-9+/=]+", dom.images[0]["src"])
+
+
+def test_relative_results_folder(tmp_path, monkeypatch):
+    """A results folder given relative to the working directory still resolves its figures."""
+    import matplotlib.figure
+
+    folder = tmp_path / "res" / "demo"
+    folder.mkdir(parents=True)
+    fig = matplotlib.figure.Figure()
+    fig.add_subplot().plot([0, 1])
+    fig.savefig(folder / "a.png")
+    report.write_section(folder, report.Section(title="demo", figures=["a.png"],
+                                                metrics={"x": 1.0}))
+    monkeypatch.chdir(tmp_path)
+    page = report.build_report(Path("res"), report.collect_sections(Path("res")))
+    assert "demo/a.png" in page.read_text()
