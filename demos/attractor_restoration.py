@@ -17,10 +17,9 @@ from pathlib import Path
 import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _models import cache_dir, demo_parser, fitted  # noqa: E402
+from _models import attractor_configs, cache_dir, demo_parser, fitted  # noqa: E402
 
 from neurodyn.experiments import network_report, restoration  # noqa: E402
-from neurodyn.fit import FitConfig  # noqa: E402
 from neurodyn.io import write_json  # noqa: E402
 
 
@@ -34,12 +33,7 @@ def main(argv: list[str] | None = None) -> dict:
     start = time.perf_counter()
     count = 8 if args.quick else args.count
     cache = cache_dir(args.cache, args.out)
-    configs = {
-        "ring": FitConfig(n=32 if args.quick else 128, steps=30 if args.quick else 600,
-                          seed=args.seed),
-        "torus": FitConfig(geometry="torus", n=(10, 10) if args.quick else (args.torus_n,) * 2,
-                           steps=20 if args.quick else 300, seed=args.seed),
-    }
+    configs = attractor_configs(args.quick, args.seed, args.torus_n)
     metrics = {}
     for name, cfg in configs.items():
         net, info = fitted(cfg, cache)
