@@ -26,6 +26,8 @@ def main(argv: list[str] | None = None) -> dict:
     p.add_argument("--out", type=Path, required=True)
     p.add_argument("--quick", action="store_true", help="tiny size (for tests)")
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--animate", action="store_true",
+                   help="also write a GIF of trajectories from noise to data (slower)")
     a = p.parse_args(argv)
     torch.set_num_threads(1)
     steps, n_eval = (300, 200) if a.quick else (15_000, 1000)
@@ -50,6 +52,13 @@ def main(argv: list[str] | None = None) -> dict:
            "memorization_median_ratio": mem.median_ratio,
            "memorization_median_ratio_empirical_optimal": mem_ref.median_ratio,
            "figures": [f"train/{f}" for f in metrics["figures"]]}
+    if a.animate:
+        from neurodyn.visualize import animate_flow
+
+        sol = integrate(field, x0[:500], steps=40, save_trajectory=True)
+        gif = animate_flow(sol.trajectory.numpy(), a.out / "flow.gif", times=sol.times.numpy(),
+                           target=splits.heldout[:500].numpy())
+        out["animation"] = str(gif.relative_to(a.out))
     atomic_write_json(out, a.out / "metrics.json")
     print(json.dumps(out, indent=1))
     return out

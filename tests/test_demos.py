@@ -29,3 +29,15 @@ def test_quick_demos_and_results_page(tmp_path):
     assert metrics["torus"]["jacobian"]["n_zero"] == 2
     comparison = json.loads((tmp_path / "energy_comparison/metrics.json").read_text())
     assert set(comparison) >= {"learned (SEAL)", "Fourier construction", "classic hand-wired"}
+
+
+def test_flow_animation_gif(tmp_path):
+    from PIL import Image
+
+    root = Path(__file__).resolve().parents[1]
+    proc = subprocess.run([sys.executable, str(root / "demos/flows_moons.py"), "--out",
+                           str(tmp_path), "--quick", "--animate"], capture_output=True, text=True,
+                          timeout=600, cwd=root)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    with Image.open(tmp_path / "flow.gif") as gif:
+        assert gif.n_frames == 41  # one frame per saved time of the 40-step solution
