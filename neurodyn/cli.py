@@ -1,4 +1,4 @@
-"""Command line: ``neurodyn fit | simulate | restore | path-integrate | diffuse | grid-cells``.
+"""Command line of neurodyn: fit, simulate, restore, path-integrate, diffuse, grid-cells, manifold.
 
 Every command writes into ``--out DIR``: ``config.json`` (what it ran), ``metrics.json`` (its
 numbers), PNG figures and its artifacts. Errors in the input end the command with exit status 2
@@ -274,13 +274,10 @@ def build_parser() -> argparse.ArgumentParser:
     d.add_argument("--seed", type=int, default=0)
     d.set_defaults(func=_diffuse)
 
-    for module in ("gridcells", "visualize"):
-        try:
-            mod = __import__(f"neurodyn.{module}", fromlist=["register_cli"])
-        except ImportError:
-            continue
-        if hasattr(mod, "register_cli"):
-            mod.register_cli(sub)
+    from . import gridcells, visualize
+
+    gridcells.register_cli(sub)
+    visualize.register_cli(sub)
     return p
 
 
