@@ -75,6 +75,7 @@ __all__ = [
     "Trajectory",
     "generate_trajectory",
     "load_positions",
+    "check_positions",
     "wave_vectors",
     "position_to_phase",
     "phase_velocity",
@@ -390,6 +391,26 @@ def _integrate_walk(
     return out
 
 
+def check_positions(position: np.ndarray, box: Box) -> None:
+    """Raise ``ValueError`` unless every position ``(steps, 2)`` is finite and inside ``box``.
+
+    The message names the first offending index and value (and how many lie outside).
+    """
+    bad = ~np.isfinite(position)
+    if bad.any():
+        i, j = np.argwhere(bad)[0]
+        raise ValueError(
+            f"positions must be finite, got {position[i, j]} at index [{i}, {j}]"
+        )
+    outside = ~box.contains(position)
+    if outside.any():
+        i = int(np.flatnonzero(outside)[0])
+        raise ValueError(
+            f"positions must lie inside the box [0, {box.size}] x [0, {box.size}] m, got "
+            f"{position[i].tolist()} at index {i} ({int(outside.sum())} positions outside)"
+        )
+
+
 def load_positions(
     source: str | os.PathLike | np.ndarray,
     dt: float | None = None,
@@ -441,19 +462,7 @@ def load_positions(
     steps = position.shape[0]
     if steps < 2:
         raise ValueError(f"positions must have at least 2 steps, got {steps}")
-    bad = ~np.isfinite(position)
-    if bad.any():
-        i, j = np.argwhere(bad)[0]
-        raise ValueError(
-            f"positions must be finite, got {position[i, j]} at index [{i}, {j}]"
-        )
-    outside = ~box.contains(position)
-    if outside.any():
-        i = int(np.flatnonzero(outside)[0])
-        raise ValueError(
-            f"positions must lie inside the box [0, {box.size}] x [0, {box.size}] m, got "
-            f"{position[i].tolist()} at index {i} ({int(outside.sum())} positions outside)"
-        )
+    check_positions(position, box)
     if dt is not None:
         dt = _check_positive("dt", dt)
     if times is not None:

@@ -61,7 +61,7 @@ import numpy as np
 from scipy import ndimage, sparse
 from scipy.signal import fftconvolve
 
-from neurodyn.agent import Box
+from neurodyn.agent import Box, check_positions
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -227,17 +227,9 @@ def rate_maps(
             f"rates must have as many steps as positions ({positions.shape[0]}), "
             f"got shape {rates.shape}"
         )
-    if not np.all(np.isfinite(positions)):
-        raise ValueError("positions must be finite, got non-finite values")
+    check_positions(positions, box)
     if not np.all(np.isfinite(rates)):
         raise ValueError("rates must be finite, got non-finite values")
-    outside = ~box.contains(positions)
-    if outside.any():
-        i = int(np.flatnonzero(outside)[0])
-        raise ValueError(
-            f"positions must lie inside the box [0, {box.size}]^2 m, got "
-            f"{positions[i].tolist()} at index {i}"
-        )
     if smoothing is not None and (
         isinstance(smoothing, bool) or not isinstance(smoothing, Real) or not smoothing >= 0
     ):
