@@ -22,6 +22,9 @@ from .errors import FlowsError, as_generator, check_choice, check_positive_int
 
 REGIMES = ("theory", "practice")
 
+# Largest d * p for which loss_and_grads works from the activation pattern alone.
+_PATTERN_MAX = 32
+
 
 @dataclass(frozen=True)
 class FieldSpec:
@@ -93,20 +96,6 @@ def features(x: torch.Tensor, t: torch.Tensor | float, fourier: int = 0,
     return z / z.norm(dim=1, keepdim=True) if normalize else z
 
 
-def _thin_mm(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
-    """a @ b for a of shape (m, k), b of shape (k, n) with small k: k rank-one updates.
-
-    BLAS is slow on such outer-product shapes; k fused multiply-adds over (m, n) are not.
-    """
-    k = a.shape[1]
-    if k > 8:
-        return a @ b
-    out = a[:, :1] * b[:1]
-    for i in range(1, k):
-        out.addcmul_(a[:, i:i + 1], b[i:i + 1])
-    return out
-
-
 class TwoLayerReLUField(nn.Module):
     """Two-layer ReLU velocity field v(x, t) = m^{-1/2} A^T relu(W z(x, t)).
 
@@ -159,8 +148,17 @@ class TwoLayerReLUField(nn.Module):
                        ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor | None]:
         """Squared loss and its exact gradients, computed as matrix products.
 
-        L = (1/B) sum_i ||v(z_i) - u_i||^2;   with H = Z W^T, S = relu(H), R = 2 (V - U) / B:
-        dL/dA = m^{-1/2} S^T R,   dL/dW = m^{-1/2} ((R A^T) * 1[H > 0])^T Z.
+        L = (1/B) sum_i ||v(z_i) - u_i||^2. Everything follows from the activation pattern
+        M = 1[Z W^T > 0] (B x m), because relu(h) = M * h:
+
+        - v_il = m^{-1/2} sum_k z_ik P_i(k,l) with P = M G, G_j(k,l) = W_jk A_jl;
+        - with R = 2 (V - U) / B and Q = M^T [R_1 * Z, ..., R_d * Z] (m x d p):
+          dL/dW_jk = m^{-1/2} sum_l A_jl Q_j(l,k),  dL/dA_jl = m^{-1/2} sum_k W_jk Q_j(l,k).
+
+        For small d p this takes two (B x m)-by-(m x d p) products and one elementwise pass over
+        the B x m activations. Otherwise (high-dimensional data) the usual chain rule is
+        cheaper: with H = Z W^T, S = relu(H),
+        dL/dA = m^{-1/2} S^T R,   dL/dW = m^{-1/2} ((R A^T) * M)^T Z.
 
         Parameters
         ----------
@@ -177,19 +175,33 @@ class TwoLayerReLUField(nn.Module):
         grad_w : torch.Tensor, shape (m, p)
         grad_a : torch.Tensor, shape (m, d), or None
         """
-        # hidden-major layout (m, B): the thin products are fastest this way round on CPU
-        h = _thin_mm(self.W, z.T)
+        w, a = self.W, self.A
+        (b, p), (m, d) = z.shape, a.shape
+        if p * d > _PATTERN_MAX:
+            return self._chain_rule(z, target, grad_a)
+        mask = (z @ w.T).gt_(0)  # M as 0/1 floats, in place of the pre-activations
+        g = (w.unsqueeze(2) * a.unsqueeze(1)).view(m, p * d)
+        v = torch.bmm(z.unsqueeze(1), (mask @ g).view(b, p, d)).view(b, d)
+        resid = v.mul_(self.scale).sub_(target)
+        flat = resid.view(-1)
+        loss = torch.dot(flat, flat) / b
+        zr = (resid.mul_(2.0 * self.scale / b).unsqueeze(2) * z.unsqueeze(1)).view(b, d * p)
+        q = (mask.T @ zr).view(m, d, p)
+        gw = torch.bmm(a.unsqueeze(1), q).view(m, p)
+        ga = torch.bmm(q, w.unsqueeze(2)).view(m, d) if grad_a else None
+        return loss, gw, ga
+
+    def _chain_rule(self, z: torch.Tensor, target: torch.Tensor, grad_a: bool
+                    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor | None]:
+        """:meth:`loss_and_grads` by the chain rule (used when d p is large)."""
+        b = z.shape[0]
+        h = z @ self.W.T
         s = torch.relu(h)
-        resid = self.A.T @ s
-        resid.mul_(self.scale).sub_(target.T)
-        loss = resid.square().sum() / z.shape[0]
-        resid.mul_(2.0 / z.shape[0])
-        # d relu: keep the back-propagated signal where h > 0 (the fused autograd kernel)
-        ds = torch.ops.aten.threshold_backward(_thin_mm(self.A, resid), h, 0.0)
-        gw = ds @ z
-        gw.mul_(self.scale)
-        ga = None
-        if grad_a:
-            ga = s @ resid.T
-            ga.mul_(self.scale)
+        resid = (s @ self.A).mul_(self.scale).sub_(target)
+        flat = resid.view(-1)
+        loss = torch.dot(flat, flat) / b
+        resid.mul_(2.0 * self.scale / b)
+        ds = torch.ops.aten.threshold_backward(resid @ self.A.T, h, 0.0)
+        gw = ds.T @ z
+        ga = s.T @ resid if grad_a else None
         return loss, gw, ga

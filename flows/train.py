@@ -8,15 +8,20 @@ Loss: L(theta) = E_{t, (x0, x1) ~ coupling} || v_theta(x_t, t) - dx_t ||^2, t ~ 
   of n = ``n_train`` data points with k = ``k_draws`` fixed (t, x0) draws each (a fixed
   least-squares problem in the outputs); inputs normalised to the unit sphere.
 
-All randomness comes from generators derived from ``seed``; a checkpoint holds the weights, the
-optimizer state, the loss history and the generator state, so a resumed run ends exactly where an
-uninterrupted one does.
+All randomness comes from generators derived from ``seed``; each practice step draws from its own
+seed (:func:`step_seed`), so a checkpoint needs only the weights, the optimizer state and the loss
+history for a resumed run to end exactly where an uninterrupted one does. Ctrl-C finishes the
+current step and writes a checkpoint before the KeyboardInterrupt propagates.
 """
 
 from __future__ import annotations
 
+import contextlib
 import math
+import signal
+import threading
 import time
+from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass, fields, replace
 from pathlib import Path
 
@@ -33,11 +38,12 @@ from .errors import (
     check_positive_int,
     derive_seed,
 )
-from .field import REGIMES, FieldSpec, TwoLayerReLUField
+from .field import REGIMES, FieldSpec, TwoLayerReLUField, features
 from .path import PATHS, get_path
 from .progress import progress_bar
 
 CHECKPOINT = "checkpoint.pt"
+FORMAT = "flows-checkpoint-2"
 
 
 @dataclass(frozen=True)
@@ -204,36 +210,63 @@ def fixed_objective(x1: torch.Tensor, source: Dataset, k: int, path_name: str, s
     x0 = source.sample(x1k.shape[0], g)
     t = torch.rand(x1k.shape[0], 1, generator=g)
     ps = get_path(path_name, sigma_min).sample(x0, x1k, t, g)
-    from .field import features
     return features(ps.x_t, t, spec.fourier, spec.normalize), ps.dx_t
 
 
-class _Adam:
-    """Adam on a list of tensors, updated in place with given gradients."""
+class _FlatAdam:
+    """Adam (Kingma and Ba, with bias correction) on parameters stored in one flat buffer.
+
+    The parameters are rebound as views of a single tensor, so each step is a handful of
+    elementwise operations however many parameter tensors there are.
+    """
 
     def __init__(self, params: list[torch.Tensor], b1: float = 0.9, b2: float = 0.999,
                  eps: float = 1e-8) -> None:
-        self.params, self.b1, self.b2, self.eps = params, b1, b2, eps
-        self.m = [torch.zeros_like(p) for p in params]
-        self.v = [torch.zeros_like(p) for p in params]
+        self.flat = torch.cat([p.detach().reshape(-1) for p in params])
+        offset = 0
+        for p in params:
+            p.data = self.flat[offset:offset + p.numel()].view_as(p)
+            offset += p.numel()
+        self.b1, self.b2, self.eps = b1, b2, eps
+        self.m = torch.zeros_like(self.flat)
+        self.v = torch.zeros_like(self.flat)
         self.t = 0
 
     def step(self, grads: list[torch.Tensor], lr: float) -> None:
+        """One update with the gradients of the parameters, in their order."""
+        g = torch.cat([x.reshape(-1) for x in grads])
         self.t += 1
         c1, c2 = 1 - self.b1**self.t, 1 - self.b2**self.t
-        for p, g, m, v in zip(self.params, grads, self.m, self.v, strict=True):
-            m.mul_(self.b1).add_(g, alpha=1 - self.b1)
-            v.mul_(self.b2).addcmul_(g, g, value=1 - self.b2)
-            denom = v.sqrt().div_(math.sqrt(c2)).add_(self.eps)
-            p.addcdiv_(m, denom, value=-lr / c1)
+        self.m.lerp_(g, 1 - self.b1)
+        self.v.mul_(self.b2).addcmul_(g, g, value=1 - self.b2)
+        denom = self.v.sqrt().div_(math.sqrt(c2)).add_(self.eps)
+        self.flat.addcdiv_(self.m, denom, value=-lr / c1)
 
-    def state(self) -> dict:
-        return {"m": [m.clone() for m in self.m], "v": [v.clone() for v in self.v], "t": self.t}
+    def state_dict(self) -> dict:
+        """Moments and step count (for checkpoints)."""
+        return {"m": self.m.clone(), "v": self.v.clone(), "t": self.t}
 
-    def load(self, s: dict) -> None:
-        for dst, src in zip(self.m + self.v, s["m"] + s["v"], strict=True):
-            dst.copy_(src)
-        self.t = s["t"]
+    def load_state_dict(self, state: dict) -> None:
+        """Restore :meth:`state_dict` output."""
+        self.m.copy_(state["m"])
+        self.v.copy_(state["v"])
+        self.t = int(state["t"])
+
+
+_MASK64 = (1 << 64) - 1
+
+
+def step_seed(base: int, step: int) -> int:
+    """Seed of the randomness of training step ``step`` (splitmix64 of base + step).
+
+    Every step draws from its own seed, so a batch depends only on (seed, step): a run resumed at
+    any step, or one whose batches are prepared ahead of time, draws exactly what an
+    uninterrupted run draws.
+    """
+    z = (base + (step + 1) * 0x9E3779B97F4A7C15) & _MASK64
+    z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & _MASK64
+    z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & _MASK64
+    return (z ^ (z >> 31)) >> 1
 
 
 def _lr(cfg: TrainConfig, step: int) -> float:
@@ -273,47 +306,66 @@ def train(config: TrainConfig, out_dir: str | Path | None = None, resume: bool =
     spec = FieldSpec(dim, cfg.width, cfg.regime, bool(cfg.normalize), cfg.fourier)
     field = TwoLayerReLUField(spec, seed=derive_seed(cfg.seed, "init"))
     initial_W = field.W.detach().clone()
-    gen = as_generator(derive_seed(cfg.seed, "train"))
-    params = [field.W.data] if cfg.regime == "theory" else [field.W.data, field.A.data]
-    adam = _Adam(params)
+    theory = cfg.regime == "theory"
+    adam = None if theory else _FlatAdam([field.W, field.A])
     losses = torch.empty(cfg.steps)
     step, elapsed = 0, 0.0
     ckpt = Path(out_dir) / CHECKPOINT if out_dir is not None else None
     if ckpt is not None and resume and ckpt.is_file():
-        step, elapsed = _restore(load(ckpt), cfg, field, adam, gen, losses)
+        step, elapsed = _restore(load(ckpt), cfg, field, adam, losses)
     end = cfg.steps if stop_after is None else min(cfg.steps, max(step, int(stop_after)))
-    step_fn = _theory_step(cfg, splits, source, field, spec) if cfg.regime == "theory" else \
-        _practice_step(cfg, splits, source, field, spec, adam, gen)
+    step_fn = _theory_step(cfg, splits, source, field, spec) if theory else \
+        _practice_step(cfg, splits, source, field, spec, adam)
     bar = progress_bar(cfg.steps, step, f"train {cfg.data}", progress)
 
     def save() -> None:
         if ckpt is not None:
-            atomic_save(_state(cfg, field, adam, gen, losses, step, elapsed), ckpt)
+            atomic_save(_state(cfg, field, adam, losses, step, elapsed), ckpt)
 
     try:
-        while step < end:
-            t0 = time.perf_counter()
-            chunk = min(end, (step // cfg.checkpoint_every + 1) * cfg.checkpoint_every)
-            for s in range(step, chunk):
-                losses[s] = step_fn(s)
-            elapsed += time.perf_counter() - t0
-            bar.update(chunk - step)
-            step = chunk
-            bar.set_postfix_str(f"loss {float(losses[step - 1]):.4g}")
-            if not math.isfinite(float(losses[step - 1])):
-                raise FlowsError(f"the training loss became non-finite by step {step}; "
-                                 f"lower lr={cfg.lr}")
-            save()
-    except KeyboardInterrupt:
-        save()
-        raise
+        with _deferred_interrupt() as interrupted:
+            while step < end:
+                t0 = time.perf_counter()
+                chunk = min(end, (step // cfg.checkpoint_every + 1) * cfg.checkpoint_every)
+                start = step
+                while step < chunk and not interrupted():
+                    losses[step] = step_fn(step)
+                    step += 1
+                elapsed += time.perf_counter() - t0
+                bar.update(step - start)
+                bar.set_postfix_str(f"loss {float(losses[step - 1]):.4g}")
+                if not math.isfinite(float(losses[step - 1])):
+                    raise FlowsError(f"the training loss became non-finite by step {step}; "
+                                     f"lower lr={cfg.lr}")
+                save()
+                if interrupted():
+                    raise KeyboardInterrupt
     finally:
         bar.close()
     test_loss = None
-    if cfg.regime == "theory" and step == cfg.steps:
+    if theory and step == cfg.steps:
         test_loss = theory_test_loss(cfg, splits, source, field)
     return TrainResult(field, cfg, losses[:step].clone(), step, elapsed, step == cfg.steps,
                        initial_W, test_loss)
+
+
+@contextlib.contextmanager
+def _deferred_interrupt() -> Iterator[Callable[[], bool]]:
+    """Within the block Ctrl-C (SIGINT) only raises a flag, read by the yielded callable.
+
+    The training loop finishes the step it is in, writes its checkpoint and then raises
+    KeyboardInterrupt, so an interruption never leaves a half-applied update. Outside the main
+    thread, where no signal handler can be set, SIGINT behaves as usual.
+    """
+    hit = threading.Event()
+    if threading.current_thread() is not threading.main_thread():
+        yield hit.is_set
+        return
+    previous = signal.signal(signal.SIGINT, lambda signum, frame: hit.set())
+    try:
+        yield hit.is_set
+    finally:
+        signal.signal(signal.SIGINT, previous)
 
 
 def theory_test_loss(cfg: TrainConfig, splits: Splits, source: Dataset,
@@ -342,36 +394,50 @@ def _theory_step(cfg, splits, source, field, spec):
     return step
 
 
-def _practice_step(cfg, splits, source, field, spec, adam, gen):
-    pool = splits.train
-    n_pool, b = pool.shape[0], cfg.batch
-    path = get_path(cfg.path, cfg.sigma_min)
-    normal = source.name == "normal"
-    from .field import features
+def draw_batch(cfg: TrainConfig, pool: torch.Tensor, source: Dataset, base: int, step: int,
+               gen: torch.Generator) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """The practice-regime batch of training step ``step``: (x_t, t, dx_t), each with B rows.
+
+    x1 is drawn (with replacement) from ``pool``, x0 from the source, t ~ U(0, 1); the pairs are
+    coupled and placed on the path. ``gen`` is reseeded with :func:`step_seed` first, so the
+    batch depends only on (base, step).
+    """
+    gen.manual_seed(step_seed(base, step))
+    b = cfg.batch
+    x1 = pool[torch.randint(0, pool.shape[0], (b,), generator=gen)]
+    x0 = torch.randn(x1.shape, generator=gen) if source.name == "normal" else \
+        source.sample(b, gen)
+    t = torch.rand(b, 1, generator=gen)
+    x0, x1 = couple(cfg.coupling, x0, x1, gen, cfg.sinkhorn_reg)
+    ps = get_path(cfg.path, cfg.sigma_min).sample(x0, x1, t, gen)
+    return ps.x_t, t, ps.dx_t
+
+
+def _practice_step(cfg, splits, source, field, spec, adam):
+    base = derive_seed(cfg.seed, "train")
+    gen = torch.Generator()
 
     def step(s: int) -> torch.Tensor:
-        x1 = pool[torch.randint(0, n_pool, (b,), generator=gen)]
-        x0 = torch.randn(x1.shape, generator=gen) if normal else source.sample(b, gen)
-        t = torch.rand(b, 1, generator=gen)
-        x0, x1 = couple(cfg.coupling, x0, x1, gen, cfg.sinkhorn_reg)
-        ps = path.sample(x0, x1, t, gen)
-        z = features(ps.x_t, t, spec.fourier, spec.normalize)
-        loss, gw, ga = field.loss_and_grads(z, ps.dx_t)
+        x_t, t, dx_t = draw_batch(cfg, splits.train, source, base, s, gen)
+        z = features(x_t, t, spec.fourier, spec.normalize)
+        loss, gw, ga = field.loss_and_grads(z, dx_t)
         adam.step([gw, ga], _lr(cfg, s))
         return loss
 
     return step
 
 
-def _state(cfg, field, adam, gen, losses, step, elapsed) -> dict:
-    return {"format": "flows-checkpoint-1", "config": cfg.to_dict(), "step": step,
-            "elapsed": elapsed, "W": field.W.detach().clone(), "A": field.A.detach().clone(),
-            "adam": adam.state(), "rng": gen.get_state(), "losses": losses[:step].clone()}
+def _state(cfg, field, adam, losses, step, elapsed) -> dict:
+    return {"format": FORMAT, "config": cfg.to_dict(), "step": step, "elapsed": elapsed,
+            "W": field.W.detach().clone(), "A": field.A.detach().clone(),
+            "adam": None if adam is None else adam.state_dict(),
+            "losses": losses[:step].clone()}
 
 
-def _restore(blob: dict, cfg, field, adam, gen, losses) -> tuple[int, float]:
-    if blob.get("format") != "flows-checkpoint-1":
-        raise FlowsError("the checkpoint is not a flows training checkpoint")
+def _restore(blob: dict, cfg, field, adam, losses) -> tuple[int, float]:
+    if blob.get("format") != FORMAT:
+        raise FlowsError("the checkpoint in --out is not a training checkpoint of this version "
+                         "of flows; use another --out or --fresh")
     if blob["config"] != cfg.to_dict():
         diff = sorted(k for k in blob["config"] if blob["config"][k] != cfg.to_dict().get(k))
         raise FlowsError(f"the checkpoint in --out was written with a different config "
@@ -379,8 +445,8 @@ def _restore(blob: dict, cfg, field, adam, gen, losses) -> tuple[int, float]:
     with torch.no_grad():
         field.W.copy_(blob["W"])
         field.A.copy_(blob["A"])
-    adam.load(blob["adam"])
-    gen.set_state(blob["rng"])
+    if adam is not None:
+        adam.load_state_dict(blob["adam"])
     step = int(blob["step"])
     losses[:step] = blob["losses"]
     return step, float(blob["elapsed"])

@@ -32,11 +32,12 @@ from flows.train import TrainConfig
 
 @pytest.mark.parametrize("regime", ["theory", "practice"])
 @pytest.mark.parametrize("normalize,fourier", [(False, 0), (True, 2)])
-def test_direct_gradients_equal_autograd(regime, normalize, fourier):
-    torch.manual_seed(0)
-    f = TwoLayerReLUField(FieldSpec(3, 257, regime, normalize, fourier), seed=1)
+@pytest.mark.parametrize("dim", [3, 8])  # activation-pattern products (d p <= 32), chain rule
+def test_direct_gradients_equal_autograd(regime, normalize, fourier, dim):
+    f = TwoLayerReLUField(FieldSpec(dim, 257, regime, normalize, fourier), seed=1)
     g = torch.Generator().manual_seed(2)
-    x, t, u = torch.randn(64, 3, generator=g), torch.rand(64, generator=g), torch.randn(64, 3)
+    x, t = torch.randn(64, dim, generator=g), torch.rand(64, generator=g)
+    u = torch.randn(64, dim, generator=g)
     loss, gw, ga = f.loss_and_grads(f.features(x, t), u, grad_a=True)
     ref = (f(x, t) - u).square().sum(1).mean()
     ref.backward()

@@ -1,5 +1,9 @@
 """Training: resume equivalence, the theory regime's behaviour and a short end-to-end number."""
 
+import importlib
+import os
+import signal
+
 import pytest
 import torch
 
@@ -25,6 +29,32 @@ def test_interrupted_training_resumes_exactly(tmp_path, kw):
     assert resumed.completed and resumed.steps_done == 40
     assert torch.equal(resumed.field.W, full.field.W)
     assert torch.equal(resumed.field.A, full.field.A)
+    assert torch.equal(resumed.losses, full.losses)
+
+
+def test_ctrl_c_finishes_the_step_checkpoints_and_resumes_exactly(tmp_path, monkeypatch):
+    cfg = TrainConfig(data="moons", steps=400, batch=64, width=64, n_train=500, n_eval=50,
+                      checkpoint_every=1000, seed=5)
+    full = train(cfg, progress=False)
+    calls = {"n": 0}
+
+    def interrupt_at_step_123(*args):
+        calls["n"] += 1
+        if calls["n"] == 123:
+            os.kill(os.getpid(), signal.SIGINT)
+        return real_draw(*args)
+
+    module = importlib.import_module("flows.train")
+    real_draw = module.draw_batch
+    with monkeypatch.context() as patch:
+        patch.setattr(module, "draw_batch", interrupt_at_step_123)
+        with pytest.raises(KeyboardInterrupt):
+            train(cfg, out_dir=tmp_path, progress=False)
+    blob = torch.load(tmp_path / CHECKPOINT, weights_only=False)
+    assert blob["step"] == 123  # the step that was running when Ctrl-C came was completed
+    resumed = train(cfg, out_dir=tmp_path, progress=False)
+    assert resumed.completed
+    assert torch.equal(resumed.field.W, full.field.W)
     assert torch.equal(resumed.losses, full.losses)
 
 
