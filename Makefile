@@ -13,7 +13,7 @@ $(BIN)/python:
 
 $(STAMP): $(BIN)/python pyproject.toml requirements/constraints.txt
 	$(PIP) torch==2.13.0
-	$(PIP) -e ".[dev,progress,topology]"
+	$(PIP) -e ".[dev,progress,topology,fast]"
 	touch $(STAMP)
 
 env: $(STAMP)

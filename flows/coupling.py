@@ -3,7 +3,8 @@
 - ``independent``: pairs (x0_i, x1_i) as drawn.
 - ``ot``: exact minibatch optimal transport for the squared Euclidean cost, returned as a true
   permutation sigma (every point used exactly once):
-  sigma = argmin_{sigma in S_B} sum_i ||x0_i - x1_sigma(i)||^2.
+  sigma = argmin_{sigma in S_B} sum_i ||x0_i - x1_sigma(i)||^2,
+  solved by :mod:`flows.assignment` when numba is installed, else by POT's network simplex.
 - ``sinkhorn``: entropic OT plan P = argmin <P, C> - reg * mean(C) * H(P) (POT Sinkhorn, cost
   normalised by its mean so ``reg`` is scale free); each source point x0_i keeps its place and is
   paired with x1_j drawn from the row P_i. / sum_j P_ij with the caller's generator. Every source
@@ -17,6 +18,7 @@ import ot
 import torch
 from scipy.optimize import linear_sum_assignment
 
+from . import assignment
 from .errors import FlowsError, as_generator, check_choice, check_positive
 
 COUPLINGS = ("independent", "ot", "sinkhorn")
@@ -29,7 +31,10 @@ def squared_distances(x: torch.Tensor, y: torch.Tensor) -> np.ndarray:
     return c.clamp_min_(0).numpy()
 
 
-def ot_permutation(x0: torch.Tensor, x1: torch.Tensor, solver: str = "emd") -> torch.Tensor:
+OT_SOLVERS = ("auto", "auction", "emd", "lsa")
+
+
+def ot_permutation(x0: torch.Tensor, x1: torch.Tensor, solver: str = "auto") -> torch.Tensor:
     """Exact minibatch OT assignment as a permutation.
 
     sigma = argmin_{sigma in S_B} sum_i ||x0_i - x1_sigma(i)||^2  (the uniform-weight OT plan of
@@ -39,8 +44,11 @@ def ot_permutation(x0: torch.Tensor, x1: torch.Tensor, solver: str = "emd") -> t
     ----------
     x0, x1 : torch.Tensor, shape (B, d)
     solver : str
-        "emd" (POT network simplex; the basic optimal plan is read off as a permutation, with a
-        check) or "lsa" (scipy's linear_sum_assignment).
+        "auction" (:func:`flows.assignment.auction_assignment`: compiled auction and an exact
+        sparse finish; needs numba), "emd" (POT's network simplex; the basic optimal plan is read
+        off as a permutation, with a check), "lsa" (scipy's linear_sum_assignment) or "auto"
+        (auction when numba is installed, else emd). All return an optimal assignment; they can
+        differ only where two assignments tie in floating point.
 
     Returns
     -------
@@ -53,9 +61,14 @@ def ot_permutation(x0: torch.Tensor, x1: torch.Tensor, solver: str = "emd") -> t
     >>> ot_permutation(x, x.flip(0)).tolist()
     [1, 0]
     """
-    check_choice("solver", solver, ("emd", "lsa"))
+    check_choice("solver", solver, OT_SOLVERS)
     if x0.shape != x1.shape:
         raise FlowsError(f"x1 has shape {tuple(x1.shape)}; it must equal x0's {tuple(x0.shape)}")
+    if solver == "auto":
+        solver = "auction" if assignment.available() else "emd"
+    if solver == "auction":
+        return torch.from_numpy(assignment.squared_euclidean_assignment(
+            x0.double().numpy(), x1.double().numpy()))
     c = squared_distances(x0, x1)
     b = c.shape[0]
     if solver == "emd":

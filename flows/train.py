@@ -18,10 +18,13 @@ from __future__ import annotations
 
 import contextlib
 import math
+import os
 import signal
 import threading
 import time
+from collections import deque
 from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, fields, replace
 from pathlib import Path
 
@@ -277,7 +280,8 @@ def _lr(cfg: TrainConfig, step: int) -> float:
 
 def train(config: TrainConfig, out_dir: str | Path | None = None, resume: bool = True,
           stop_after: int | None = None, progress: bool | None = None,
-          splits: Splits | None = None, source: Dataset | None = None) -> TrainResult:
+          splits: Splits | None = None, source: Dataset | None = None,
+          workers: int | None = None) -> TrainResult:
     """Train a two-layer ReLU field by conditional flow matching.
 
     Parameters
@@ -294,6 +298,10 @@ def train(config: TrainConfig, out_dir: str | Path | None = None, resume: bool =
         Show a tqdm bar (None: when stderr is a terminal).
     splits, source : optional
         Precomputed :func:`prepare_data` output (else computed from the config).
+    workers : int or None
+        Threads preparing the batches of coming steps (practice regime), so that couplings are
+        solved on other cores while a step trains; 0 draws them in the training thread. None
+        means :func:`default_workers`. The result does not depend on it.
 
     Returns
     -------
@@ -314,8 +322,12 @@ def train(config: TrainConfig, out_dir: str | Path | None = None, resume: bool =
     if ckpt is not None and resume and ckpt.is_file():
         step, elapsed = _restore(load(ckpt), cfg, field, adam, losses)
     end = cfg.steps if stop_after is None else min(cfg.steps, max(step, int(stop_after)))
+    if workers is None:
+        workers = default_workers(cfg.coupling)
+    if isinstance(workers, bool) or not isinstance(workers, int) or workers < 0:
+        raise FlowsError(f"workers={workers!r} is not allowed; it must be an int >= 0")
     step_fn = _theory_step(cfg, splits, source, field, spec) if theory else \
-        _practice_step(cfg, splits, source, field, spec, adam)
+        _practice_step(cfg, splits, source, field, spec, adam, workers, end)
     bar = progress_bar(cfg.steps, step, f"train {cfg.data}", progress)
 
     def save() -> None:
@@ -342,6 +354,7 @@ def train(config: TrainConfig, out_dir: str | Path | None = None, resume: bool =
                     raise KeyboardInterrupt
     finally:
         bar.close()
+        getattr(step_fn, "close", lambda: None)()
     test_loss = None
     if theory and step == cfg.steps:
         test_loss = theory_test_loss(cfg, splits, source, field)
@@ -413,18 +426,79 @@ def draw_batch(cfg: TrainConfig, pool: torch.Tensor, source: Dataset, base: int,
     return ps.x_t, t, ps.dx_t
 
 
-def _practice_step(cfg, splits, source, field, spec, adam):
+class _Prefetcher:
+    """Batches of steps s, s+1, ... prepared by worker threads, handed out in step order.
+
+    Each worker owns a generator; since a batch depends only on (base, step), the result is the
+    same for any number of workers. The compiled OT solver and torch release the GIL, so the
+    couplings of coming steps are solved on other cores while the current step trains.
+    """
+
+    def __init__(self, draw: Callable[[int, torch.Generator], tuple], workers: int,
+                 end: int) -> None:
+        self.draw, self.end, self.depth = draw, end, 2 * workers
+        self.pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="flows-batch")
+        self.local = threading.local()
+        self.queue: deque = deque()
+        self.next = -1
+
+    def _job(self, step: int) -> tuple:
+        gen = getattr(self.local, "gen", None)
+        if gen is None:
+            gen = self.local.gen = torch.Generator()
+        return self.draw(step, gen)
+
+    def get(self, step: int) -> tuple:
+        """The batch of ``step`` (steps are expected in increasing order)."""
+        if step != self.next - len(self.queue):  # first call or a jump: start afresh
+            self._cancel()
+            self.next = step
+        while len(self.queue) < self.depth and self.next < self.end:
+            self.queue.append(self.pool.submit(self._job, self.next))
+            self.next += 1
+        return self.queue.popleft().result()
+
+    def _cancel(self) -> None:
+        for future in self.queue:
+            future.cancel()
+        self.queue.clear()
+
+    def close(self) -> None:
+        """Drop pending batches and stop the workers."""
+        self._cancel()
+        self.pool.shutdown(wait=True)
+
+
+def _practice_step(cfg, splits, source, field, spec, adam, workers, end):
     base = derive_seed(cfg.seed, "train")
+
+    def draw(s: int, gen: torch.Generator) -> tuple:
+        return draw_batch(cfg, splits.train, source, base, s, gen)
+
+    prefetch = _Prefetcher(draw, workers, end) if workers > 0 else None
     gen = torch.Generator()
 
     def step(s: int) -> torch.Tensor:
-        x_t, t, dx_t = draw_batch(cfg, splits.train, source, base, s, gen)
+        x_t, t, dx_t = prefetch.get(s) if prefetch is not None else draw(s, gen)
         z = features(x_t, t, spec.fourier, spec.normalize)
         loss, gw, ga = field.loss_and_grads(z, dx_t)
         adam.step([gw, ga], _lr(cfg, s))
         return loss
 
+    step.close = prefetch.close if prefetch is not None else (lambda: None)  # type: ignore[attr-defined]
     return step
+
+
+def default_workers(coupling: str) -> int:
+    """Batch-preparing threads used by :func:`train` when ``workers`` is None.
+
+    0 (batches drawn in the training thread) for the cheap independent coupling; for "ot" and
+    "sinkhorn", whose couplings dominate a step, one thread per CPU core this process may use.
+    """
+    if coupling == "independent":
+        return 0
+    return max(1, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity")
+               else (os.cpu_count() or 1))
 
 
 def _state(cfg, field, adam, losses, step, elapsed) -> dict:

@@ -1,0 +1,250 @@
+"""Compiled kernels of :mod:`flows.assignment` (imported only when numba is installed).
+
+``auction(c, eps0, eps_final, theta) -> (sigma, prices)``: forward auction with eps-scaling on
+the cost matrix c; on return every row is assigned and eps_final-complementary slackness holds.
+
+``sparse_graph(c, p, sigma, thr, offset) -> (indptr, indices, values)``: the CSR graph of edges
+with reduced cost r_ij = c_ij + p_j - min_k (c_ik + p_k) <= thr (plus the edges of sigma), with
+values r_ij + offset.
+"""
+
+import numba
+import numpy as np
+
+
+@numba.njit(cache=True, nogil=True)
+def auction(c, eps0, eps_final, theta):
+    n = c.shape[0]
+    p = np.zeros(n)
+    owner = -np.ones(n, np.int64)
+    sigma = -np.ones(n, np.int64)
+    queue = np.empty(n, np.int64)
+    eps = max(eps0, eps_final)
+    while True:
+        # persons still eps-CS under the new eps keep their object
+        nq = 0
+        for i in range(n):
+            j0 = sigma[i]
+            if j0 >= 0:
+                # eps-CS fails as soon as one object is better by more than eps
+                bar = c[i, j0] + p[j0] - eps
+                keep = True
+                for j in range(n):
+                    if c[i, j] + p[j] < bar:
+                        keep = False
+                        break
+                if keep:
+                    continue
+                owner[j0] = -1
+                sigma[i] = -1
+            queue[nq] = i
+            nq += 1
+        head = 0
+        while nq > 0:  # Gauss-Seidel bidding from a circular queue
+            i = queue[head]
+            head = head + 1 if head + 1 < n else 0
+            nq -= 1
+            w1 = np.inf
+            w2 = np.inf
+            j1 = 0
+            for j in range(n):
+                v = c[i, j] + p[j]
+                if v < w2:
+                    if v < w1:
+                        w2 = w1
+                        w1 = v
+                        j1 = j
+                    else:
+                        w2 = v
+            if w2 == np.inf:  # n == 1
+                w2 = w1
+            p[j1] += (w2 - w1) + eps
+            prev = owner[j1]
+            owner[j1] = i
+            sigma[i] = j1
+            if prev >= 0:
+                sigma[prev] = -1
+                tail = head + nq
+                if tail >= n:
+                    tail -= n
+                queue[tail] = prev
+                nq += 1
+        if eps <= eps_final:
+            return sigma, p
+        eps = max(eps / theta, eps_final)
+
+@numba.njit(cache=True, nogil=True)
+def sparse_graph(c, p, sigma, thr, offset):
+    n = c.shape[0]
+    best = np.empty(n)
+    indptr = np.zeros(n + 1, np.int64)
+    for i in range(n):
+        b = np.inf
+        for j in range(n):
+            v = c[i, j] + p[j]
+            if v < b:
+                b = v
+        best[i] = b
+        lim = b + thr
+        count = 0
+        for j in range(n):
+            if c[i, j] + p[j] <= lim or j == sigma[i]:
+                count += 1
+        indptr[i + 1] = indptr[i] + count
+    ind = np.empty(indptr[n], np.int64)
+    val = np.empty(indptr[n])
+    for i in range(n):
+        lim = best[i] + thr
+        e = indptr[i]
+        for j in range(n):
+            v = c[i, j] + p[j]
+            if v <= lim or j == sigma[i]:
+                ind[e] = j
+                val[e] = (v - best[i]) + offset
+                e += 1
+    return indptr, ind, val
+
+
+@numba.njit(cache=True, nogil=True)
+def _heap_push(hd, hj, size, d, j):
+    k = size
+    hd[k] = d
+    hj[k] = j
+    while k > 0:
+        parent = (k - 1) >> 1
+        if hd[parent] <= hd[k]:
+            break
+        hd[parent], hd[k] = hd[k], hd[parent]
+        hj[parent], hj[k] = hj[k], hj[parent]
+        k = parent
+    return size + 1
+
+
+@numba.njit(cache=True, nogil=True)
+def _heap_pop(hd, hj, size):
+    d, j = hd[0], hj[0]
+    size -= 1
+    hd[0], hj[0] = hd[size], hj[size]
+    k = 0
+    while True:
+        left = 2 * k + 1
+        if left >= size:
+            break
+        small = left
+        if left + 1 < size and hd[left + 1] < hd[left]:
+            small = left + 1
+        if hd[k] <= hd[small]:
+            break
+        hd[small], hd[k] = hd[k], hd[small]
+        hj[small], hj[k] = hj[k], hj[small]
+        k = small
+    return d, j, size
+
+
+@numba.njit(cache=True, nogil=True)
+def sparse_assignment(indptr, ind, w):
+    """Min-cost perfect matching on a sparse bipartite graph with costs w >= 0, each row
+    having at least one zero-cost edge: greedy matching on zero edges, then one Dijkstra
+    shortest augmenting path (Hungarian potentials) per free row. Returns (row -> col), or
+    an all -1 array when the graph has no perfect matching."""
+    n = indptr.shape[0] - 1
+    u = np.zeros(n)
+    v = np.zeros(n)
+    rowsol = -np.ones(n, np.int64)
+    colsol = -np.ones(n, np.int64)
+    for i in range(n):
+        for e in range(indptr[i], indptr[i + 1]):
+            j = ind[e]
+            if w[e] == 0.0 and colsol[j] < 0:
+                rowsol[i] = j
+                colsol[j] = i
+                break
+    dist = np.full(n, np.inf)
+    done = np.zeros(n, np.bool_)
+    pred = np.empty(n, np.int64)
+    touched = np.empty(n, np.int64)
+    cap = ind.shape[0] + n + 1
+    hd = np.empty(cap)
+    hj = np.empty(cap, np.int64)
+    for f in range(n):
+        if rowsol[f] >= 0:
+            continue
+        nt = 0
+        size = 0
+        for e in range(indptr[f], indptr[f + 1]):
+            j = ind[e]
+            d = w[e] - u[f] - v[j]
+            if d < dist[j]:
+                if dist[j] == np.inf:
+                    touched[nt] = j
+                    nt += 1
+                dist[j] = d
+                pred[j] = f
+                size = _heap_push(hd, hj, size, d, j)
+        sink = -1
+        big = 0.0
+        while size > 0:
+            d, j, size = _heap_pop(hd, hj, size)
+            if done[j] or d > dist[j]:
+                continue
+            done[j] = True
+            if colsol[j] < 0:
+                sink = j
+                big = d
+                break
+            i = colsol[j]
+            for e in range(indptr[i], indptr[i + 1]):
+                k = ind[e]
+                if done[k]:
+                    continue
+                nd = d + (w[e] - u[i] - v[k])
+                if nd < dist[k]:
+                    if dist[k] == np.inf:
+                        touched[nt] = k
+                        nt += 1
+                    dist[k] = nd
+                    pred[k] = i
+                    size = _heap_push(hd, hj, size, nd, k)
+        if sink < 0:
+            return -np.ones(n, np.int64)
+        # potentials: finalized columns and the rows matched to them, and the free row
+        u[f] += big
+        for t in range(nt):
+            j = touched[t]
+            if done[j] and j != sink:
+                v[j] -= big - dist[j]
+                u[colsol[j]] += big - dist[j]
+        # augment along the shortest path
+        j = sink
+        while True:
+            i = pred[j]
+            prev = rowsol[i]
+            rowsol[i] = j
+            colsol[j] = i
+            if i == f:
+                break
+            j = prev
+        for t in range(nt):
+            j = touched[t]
+            dist[j] = np.inf
+            done[j] = False
+    return rowsol
+
+
+@numba.njit(cache=True, nogil=True)
+def squared_euclidean(x, y):
+    """C_ij = ||x_i - y_j||^2 (difference form, exact zero for equal points), C's mean and
+    whether every entry is finite, in one pass."""
+    n, d = x.shape
+    m = y.shape[0]
+    c = np.empty((n, m))
+    total = 0.0
+    for i in range(n):
+        for j in range(m):
+            s = 0.0
+            for k in range(d):
+                diff = x[i, k] - y[j, k]
+                s += diff * diff
+            c[i, j] = s
+            total += s
+    return c, total / (n * m), np.isfinite(total)

@@ -1,0 +1,112 @@
+"""Exact assignment by auction and sparse finish, checked against closed forms and scipy."""
+
+import numpy as np
+import pytest
+import torch
+from scipy.optimize import linear_sum_assignment
+
+from flows import TrainConfig, train
+from flows.assignment import auction_assignment, squared_euclidean_assignment
+from flows.coupling import ot_permutation
+from flows.errors import FlowsError
+
+pytest.importorskip("numba")
+
+
+def _cost(c, sigma):
+    return float(c[np.arange(len(sigma)), sigma].sum())
+
+
+def _instances(seed, count):
+    """Point clouds of many shapes, with ties: rounded points, shared points, integer costs."""
+    rng = np.random.default_rng(seed)
+    for trial in range(count):
+        n, d = int(rng.integers(1, 70)), int(rng.integers(1, 6))
+        x = rng.standard_normal((n, d))
+        y = rng.standard_normal((n, d)) * rng.uniform(0.1, 3) + rng.uniform(-2, 2)
+        kind = trial % 4
+        if kind == 1:
+            x, y = np.round(x), np.round(y)
+        if kind == 2:
+            y = x[rng.permutation(n)].copy()
+        c = ((x[:, None] - y[None]) ** 2).sum(-1)
+        if kind == 3:
+            c = np.round(rng.random((n, n)) * 5)
+        yield kind, x, y, c
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_auction_reaches_the_optimal_cost_of_scipy(seed):
+    for kind, x, y, c in _instances(seed, 120):
+        sigma = auction_assignment(c)
+        n = len(c)
+        assert sorted(sigma.tolist()) == list(range(n))
+        ref = _cost(c, linear_sum_assignment(c)[1])
+        assert _cost(c, sigma) == pytest.approx(ref, rel=1e-12, abs=1e-12), kind
+        if kind != 3:
+            s2 = squared_euclidean_assignment(x, y)
+            assert _cost(c, s2) == pytest.approx(ref, rel=1e-12, abs=1e-12)
+
+
+def test_one_dimensional_matching_is_the_sorted_one():
+    # closed form: for the squared cost on the line the optimal assignment is monotone
+    rng = np.random.default_rng(4)
+    x, y = rng.standard_normal(300), rng.exponential(size=300)
+    sigma = squared_euclidean_assignment(x[:, None], y[:, None])
+    expected = np.empty(300, np.int64)
+    expected[np.argsort(x)] = np.argsort(y)
+    assert np.array_equal(sigma, expected)
+
+
+def test_a_shuffled_copy_is_matched_back_exactly():
+    rng = np.random.default_rng(5)
+    x = rng.standard_normal((512, 2))
+    perm = rng.permutation(512)
+    sigma = squared_euclidean_assignment(x, x[perm])
+    assert np.array_equal(perm[sigma], np.arange(512))
+
+
+def test_batch_of_512_matches_pot_network_simplex():
+    g = torch.Generator().manual_seed(6)
+    x0, x1 = torch.randn(512, 2, generator=g), torch.rand(512, 2, generator=g) * 4 - 2
+    c = ((x0[:, None].double() - x1[None].double()) ** 2).sum(-1).numpy()
+    costs = {s: _cost(c, ot_permutation(x0, x1, solver=s).numpy())
+             for s in ("auction", "emd", "lsa")}
+    assert costs["auction"] == pytest.approx(costs["emd"], rel=1e-12)
+    assert costs["auction"] == pytest.approx(costs["lsa"], rel=1e-12)
+
+
+def test_bad_input_is_refused():
+    with pytest.raises(FlowsError, match="square"):
+        auction_assignment(np.ones((2, 3)))
+    with pytest.raises(FlowsError, match="non-finite"):
+        auction_assignment(np.array([[0.0, np.nan], [1.0, 0.0]]))
+    with pytest.raises(FlowsError, match="theta"):
+        auction_assignment(np.eye(3), theta=1.0)
+    with pytest.raises(FlowsError, match="shapes"):
+        squared_euclidean_assignment(np.zeros((3, 2)), np.zeros((4, 2)))
+    with pytest.raises(FlowsError, match="non-finite"):
+        squared_euclidean_assignment(np.array([[np.inf]]), np.array([[0.0]]))
+
+
+def test_degenerate_problems():
+    assert auction_assignment(np.array([[3.0]])).tolist() == [0]
+    assert sorted(auction_assignment(np.zeros((5, 5))).tolist()) == list(range(5))
+
+
+def test_prepared_batches_give_the_same_run_for_any_number_of_workers():
+    cfg = TrainConfig(data="moons", coupling="ot", steps=30, batch=64, width=32, n_train=500,
+                      n_eval=50, seed=2)
+    runs = [train(cfg, progress=False, workers=w) for w in (0, 1, 3)]
+    for r in runs[1:]:
+        assert torch.equal(r.field.W, runs[0].field.W)
+        assert torch.equal(r.losses, runs[0].losses)
+
+
+def test_without_numba_the_coupling_falls_back_to_pot(monkeypatch):
+    import flows.assignment
+
+    monkeypatch.setattr(flows.assignment, "available", lambda: False)
+    g = torch.Generator().manual_seed(8)
+    x0, x1 = torch.randn(64, 3, generator=g), torch.randn(64, 3, generator=g)
+    assert torch.equal(ot_permutation(x0, x1), ot_permutation(x0, x1, solver="emd"))
