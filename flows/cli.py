@@ -62,6 +62,9 @@ def _parser() -> argparse.ArgumentParser:
     t.add_argument("--solver", choices=SOLVERS, default="midpoint")
     t.add_argument("--sample-steps", type=int, default=20, dest="sample_steps")
     t.add_argument("--fresh", action="store_true", help="ignore an existing checkpoint")
+    t.add_argument("--workers", type=int,
+                   help="threads preparing coming batches (default: one per core for the "
+                        "ot and sinkhorn couplings, 0 otherwise); results do not depend on it")
 
     s = sub.add_parser("sample", help="draw samples from a trained model into a .npy file")
     s.add_argument("--model", required=True, type=Path, help="training --out dir or model.pt")
@@ -102,7 +105,8 @@ _TRAIN_KEYS = ("source", "width", "regime", "coupling", "path", "steps", "batch"
 def _train(a: argparse.Namespace) -> dict:
     given = {k: getattr(a, k) for k in _TRAIN_KEYS if getattr(a, k) is not None}
     cfg = TrainConfig.from_dict({"data": a.data, **given})
-    return run_training(cfg, a.out, fresh=a.fresh, solver=a.solver, sample_steps=a.sample_steps)
+    return run_training(cfg, a.out, fresh=a.fresh, solver=a.solver, sample_steps=a.sample_steps,
+                        workers=a.workers)
 
 
 def _sample(a: argparse.Namespace) -> dict:

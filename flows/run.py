@@ -68,8 +68,10 @@ def evaluate_field(field: TwoLayerReLUField, splits: Splits, source: Dataset, se
 
 def run_training(config: TrainConfig, out: str | Path, fresh: bool = False,
                  solver: str = "midpoint", sample_steps: int = 20,
-                 progress: bool | None = None) -> dict:
+                 progress: bool | None = None, workers: int | None = None) -> dict:
     """Train (resuming from ``out/checkpoint.pt`` unless ``fresh``), evaluate and draw figures.
+
+    ``workers`` is passed to :func:`flows.train.train` (threads preparing batches).
 
     Writes ``model.pt``, ``config.json``, ``metrics.json``, ``loss.png``, ``samples.png`` and,
     for 2-D data, ``trajectories.png``. Returns the metrics.
@@ -82,7 +84,8 @@ def run_training(config: TrainConfig, out: str | Path, fresh: bool = False,
     atomic_write_json({"command": "train", "train": cfg.to_dict(), "solver": solver,
                        "sample_steps": sample_steps}, out / "config.json")
     splits, source = prepare_data(cfg)
-    res = train(cfg, out_dir=out, progress=progress, splits=splits, source=source)
+    res = train(cfg, out_dir=out, progress=progress, splits=splits, source=source,
+                workers=workers)
     save_model(out / "model.pt", res.field, cfg.to_dict())
     t0 = time.perf_counter()
     ev = evaluate_field(res.field, splits, source, cfg.seed, solver, sample_steps)
