@@ -33,7 +33,9 @@ def main(argv: list[str] | None = None) -> dict:
                                  seed=a.seed)
     out = {"widths": widths, "lambda_0": wid["lambda_0"], "drift": wid["drift"],
            "drift_slope": wid["drift_slope"], "log_loss_slope": wid["log_loss_slope"],
-           "log_loss_r2": wid["log_loss_r2"], "w2_vs_width": wid["w2"],
+           "log_loss_r2": wid["log_loss_r2"], "log_loss_r2_late": wid["log_loss_r2_late"],
+           "guaranteed_log_rate": wid["guaranteed_log_rate"],
+           "below_guarantee": wid["below_guarantee"], "w2_vs_width": wid["w2"],
            "ns": ns, "generalization_gap": sam["generalization_gap"], "w2_vs_n": sam["w2"],
            "w2_floor": sam["w2_floor"],
            "figures": [f"width/{f}" for f in wid["figures"]]

@@ -29,7 +29,7 @@ from .plotting import (
     plot_trajectories,
 )
 from .sample import integrate
-from .theory import kernel_h, log_loss_slope, sample_sweep, width_sweep
+from .theory import guaranteed_log_rate, kernel_h, log_loss_slope, sample_sweep, width_sweep
 from .train import CHECKPOINT as CHECKPOINT_NAME
 from .train import TrainConfig, fixed_objective, prepare_data, train
 
@@ -184,6 +184,7 @@ def run_width_experiment(out: str | Path, widths: list[int], data: str = "moons"
                            derive_seed(seed, "objective"))
     ev = torch.linalg.eigvalsh(kernel_h(z)).numpy()
     runs = res["runs"]
+    rate = guaranteed_log_rate(float(ev[0]), float(cfg.lr), n * k)  # type: ignore[arg-type]
     metrics = {"widths": widths, "n": n, "k": k, "steps": steps, "lambda_0": float(ev[0]),
                "drift_slope": res.get("drift_slope"),
                "drift": [r["drift"] for r in runs],
@@ -192,13 +193,18 @@ def run_width_experiment(out: str | Path, widths: list[int], data: str = "moons"
                "log_loss_slope_late": [log_loss_slope(r["losses"], steps // 5).slope
                                        for r in runs],
                "log_loss_r2_late": [log_loss_slope(r["losses"], steps // 5).r2 for r in runs],
+               "guaranteed_log_rate": rate,
+               "below_guarantee": [bool(np.all(np.log(r["losses"]) - np.log(r["losses"][0])
+                                               <= -rate * np.arange(len(r["losses"])) + 1e-9))
+                                   for r in runs],
                "final_train_loss": [r["train_loss"] for r in runs],
                "test_loss": [r["test_loss"] for r in runs],
                "w2": [r["w2"] for r in runs], "w2_floor": [r["floor"] for r in runs]}
     np.savez_compressed(out / "losses.npz", **{f"m{r['width']}": np.asarray(r["losses"])
                                                for r in runs})
     figs = [
-        _save(plot_loss_curves({f"m={r['width']}": r["losses"] for r in runs}),
+        _save(plot_loss_curves({f"m={r['width']}": r["losses"] for r in runs},
+                               fit_start=steps // 5, guarantee=rate),
               out / "loss_curves.png"),
         _save(plot_drift(widths, metrics["drift"], metrics["drift_slope"]),
               out / "drift_vs_width.png"),

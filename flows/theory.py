@@ -4,7 +4,8 @@
   H_ij = z_i . z_j (pi - arccos(z_i . z_j)) / (2 pi),  lambda_0 = lambda_min(H).
   It is the expected Gram matrix E_w[z_i . z_j 1{w.z_i > 0} 1{w.z_j > 0}] of the first layer.
 - Linear convergence of full-batch gradient descent: log L_t ~ a + b t (b < 0), fitted by
-  least squares with its R^2.
+  least squares with its R^2, and the rate the kernel regime guarantees,
+  log L_t <= log L_0 - 4 lr lambda_0 t / N (:func:`guaranteed_log_rate`).
 - Relative weight drift ||W_t - W_0||_F / ||W_0||_F, expected to shrink like m^{-1/2}.
 - Generalization gap: the objective on held-out points minus the training objective.
 """
@@ -83,6 +84,17 @@ def _fit(x: np.ndarray, y: np.ndarray) -> LogLinearFit:
     ss = ((y - y.mean()) ** 2).sum()
     r2 = 1.0 - ((y - (a + b * x)) ** 2).sum() / ss if ss > 0 else 1.0
     return LogLinearFit(float(b), float(a), float(r2))
+
+
+def guaranteed_log_rate(lambda0: float, lr: float, n_points: int) -> float:
+    """Per-step decay rate of log L that the kernel regime guarantees: 4 lr lambda_0 / N.
+
+    With L = (1/N) sum_i ||v(z_i) - u_i||^2 and A = +-1, each output's residual r follows
+    dr/dt = -lr (2/N) H r as m -> infinity (the cross-output terms average out), so
+    ||r||^2 <= exp(-4 lr lambda_0 t / N) ||r_0||^2: log L_t <= log L_0 - rate * t.
+    """
+    check_positive_int("n_points", n_points)
+    return 4.0 * lr * lambda0 / n_points
 
 
 def weight_drift(w: torch.Tensor, w0: torch.Tensor) -> float:

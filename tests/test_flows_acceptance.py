@@ -24,6 +24,7 @@ def test_theory_width_sweep(tmp_path, capsys):
     assert m["lambda_0"] > 0
     assert -0.7 <= m["drift_slope"] <= -0.3, m["drift_slope"]
     assert all(s < 0 for s in m["log_loss_slope"])
+    assert all(m["below_guarantee"])
 
 
 def test_digits_sliced_w_with_floor(tmp_path, capsys):

@@ -8,10 +8,11 @@ import pytest
 import torch
 
 from flows import TrainConfig, train
+from flows.errors import derive_seed
 from flows.evaluate import w2
 from flows.run import evaluate_field
-from flows.theory import log_loss_slope, loglog_slope, weight_drift
-from flows.train import CHECKPOINT, prepare_data
+from flows.theory import guaranteed_log_rate, lambda_0, log_loss_slope, loglog_slope, weight_drift
+from flows.train import CHECKPOINT, fixed_objective, prepare_data
 
 
 @pytest.mark.parametrize("kw", [
@@ -76,6 +77,14 @@ def test_theory_regime_converges_and_drift_shrinks_with_width():
         assert log_loss_slope(res.losses).slope < 0
         assert res.test_loss is not None and res.test_loss > res.losses[-1]
         drifts.append(weight_drift(res.field.W, res.initial_W))
+        # the kernel-regime guarantee log L_t <= log L_0 - 4 lr lambda_0 t / N holds all along
+        splits, source = prepare_data(res.config)
+        z, _ = fixed_objective(splits.train[:32], source, 2, "linear", 0.0, res.field.spec,
+                               derive_seed(1, "objective"))
+        rate = guaranteed_log_rate(lambda_0(z), res.config.lr, 64)
+        assert rate > 0
+        logl = torch.log(res.losses.double())
+        assert bool((logl - logl[0] <= -rate * torch.arange(150) + 1e-9).all())
     assert drifts[1] < drifts[0]
     assert -0.8 < loglog_slope(widths, drifts).slope < -0.2
 
