@@ -7,7 +7,8 @@ distances beside their noise floors, with the kernel, drift and generalization d
 the over-parameterized theory.
 
 Modules: ``field`` (the network), ``path`` (conditional paths), ``coupling`` (independent, exact
-OT permutation, Sinkhorn), ``data`` (datasets), ``train`` (training, checkpoints), ``sample``
+OT permutation, Sinkhorn), ``assignment`` (the exact assignment solver behind the OT
+coupling), ``data`` (datasets), ``train`` (training, checkpoints), ``sample``
 (ODE sampling, likelihood), ``evaluate`` (distances, floors, straightness, memorization),
 ``optimal`` (closed-form velocities), ``theory`` (kernel H, lambda_0, sweeps), ``plotting``,
 ``run`` (runs that write their outputs) and ``cli``.
