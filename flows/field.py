@@ -179,16 +179,19 @@ class TwoLayerReLUField(nn.Module):
         (b, p), (m, d) = z.shape, a.shape
         if p * d > _PATTERN_MAX:
             return self._chain_rule(z, target, grad_a)
-        mask = (z @ w.T).gt_(0)  # M as 0/1 floats, in place of the pre-activations
-        g = (w.unsqueeze(2) * a.unsqueeze(1)).view(m, p * d)
-        v = torch.bmm(z.unsqueeze(1), (mask @ g).view(b, p, d)).view(b, d)
-        resid = v.mul_(self.scale).sub_(target)
+        mask = (z @ w.T).gt_(0)  # M (B x m) as 0/1 floats, in place of the pre-activations
+        # outputs and gradients are formed transposed, (d p) x B and (d p) x m: products with a
+        # short left factor and a contiguous M are the fast ones on CPU
+        g_t = (w.T.unsqueeze(1) * a.T.unsqueeze(0)).view(p * d, m)
+        z_t = z.T.contiguous()
+        v_t = ((g_t @ mask.T).view(p, d, b) * z_t.unsqueeze(1)).sum(0)
+        resid = v_t.mul_(self.scale).sub_(target.T)  # (d, B)
         flat = resid.view(-1)
         loss = torch.dot(flat, flat) / b
-        zr = (resid.mul_(2.0 * self.scale / b).unsqueeze(2) * z.unsqueeze(1)).view(b, d * p)
-        q = (mask.T @ zr).view(m, d, p)
-        gw = torch.bmm(a.unsqueeze(1), q).view(m, p)
-        ga = torch.bmm(q, w.unsqueeze(2)).view(m, d) if grad_a else None
+        zr_t = (resid.mul_(2.0 * self.scale / b).unsqueeze(1) * z_t.unsqueeze(0)).view(d * p, b)
+        q_t = (zr_t @ mask).view(d, p, m)
+        gw = (q_t * a.T.unsqueeze(1)).sum(0).T
+        ga = (q_t * w.T.unsqueeze(0)).sum(1).T if grad_a else None
         return loss, gw, ga
 
     def _chain_rule(self, z: torch.Tensor, target: torch.Tensor, grad_a: bool
