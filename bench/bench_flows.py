@@ -10,8 +10,10 @@ with batch 512, Adam and the same cosine learning-rate schedule, for the same nu
 - TorchCFM: ``ConditionalFlowMatcher`` / ``ExactOptimalTransportConditionalFlowMatcher`` (POT's
   network simplex, which runs on one core), autograd and ``torch.optim.Adam``.
 
-Both sides get the same ``--threads`` torch threads. For exact OT, flows is also timed with
-``workers=0`` (everything in one thread) and that ratio is reported as ``speed_ratio_one_core``.
+Both sides get the same ``--threads`` torch threads. The two sides are timed alternately over
+``--repeats`` rounds and each ratio is the median of the per-round ratios (machines are noisy).
+For exact OT, flows is also timed with ``workers=0`` (everything in one thread) and that ratio is
+reported as ``speed_ratio_one_core``.
 
 Reports training steps per second, their ratio, and W2 (1,000 generated points against 1,000
 held-out points) beside its noise floor. Writes ``bench_flows.json`` into ``--out``.
@@ -97,6 +99,8 @@ def main(argv: list[str] | None = None) -> dict:
     p.add_argument("--lr", type=float, default=0.03)
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--threads", type=int, default=1)
+    p.add_argument("--repeats", type=int, default=3,
+                   help="alternating rounds; the reported ratio is the median over rounds")
     a = p.parse_args(argv)
     _torchcfm()
     torch.set_num_threads(a.threads)
@@ -109,22 +113,31 @@ def main(argv: list[str] | None = None) -> dict:
         warm = replace(cfg, steps=min(20, steps))  # first-touch allocations, untimed
         train(warm, splits=splits, source=source, progress=False)
         run_torchcfm(warm.resolved(), splits.train, *_initial(cfg), exact_ot=coupling == "ot")
-        ours = train(cfg, splits=splits, source=source, progress=False)
-        theirs, t_theirs = run_torchcfm(cfg.resolved(), splits.train, *_initial(cfg),
-                                        exact_ot=coupling == "ot")
+        # alternate the two sides over several rounds; ratios are taken within each round
+        rounds = []
+        for _ in range(a.repeats):
+            ours = train(cfg, splits=splits, source=source, progress=False)
+            theirs, t_theirs = run_torchcfm(cfg.resolved(), splits.train, *_initial(cfg),
+                                            exact_ot=coupling == "ot")
+            one = {"flows_s": ours.wall_time, "torchcfm_s": t_theirs}
+            if coupling == "ot":
+                serial = train(cfg, splits=splits, source=source, progress=False, workers=0)
+                one["flows_one_core_s"] = serial.wall_time
+            rounds.append(one)
         floor = w2(splits.floor, splits.heldout)
         w_ours = w2(sample_field(ours.field, source, 1000, 7).x, splits.heldout)
         with torch.no_grad():
             w_theirs = w2(sample_field(theirs, source, 1000, 7).x, splits.heldout)
-        row = {"steps": steps, "flows_steps_per_s": steps / ours.wall_time,
-               "torchcfm_steps_per_s": steps / t_theirs,
+        med = {k: float(np.median([r[k] for r in rounds])) for k in rounds[0]}
+        row = {"steps": steps, "rounds": rounds,
+               "flows_steps_per_s": steps / med["flows_s"],
+               "torchcfm_steps_per_s": steps / med["torchcfm_s"],
+               "speed_ratio": float(np.median([r["torchcfm_s"] / r["flows_s"] for r in rounds])),
                "w2_flows": w_ours, "w2_torchcfm": w_theirs, "w2_floor": floor}
-        row["speed_ratio"] = row["flows_steps_per_s"] / row["torchcfm_steps_per_s"]
         if coupling == "ot":
-            serial = train(cfg, splits=splits, source=source, progress=False, workers=0)
-            row["flows_one_core_steps_per_s"] = steps / serial.wall_time
-            row["speed_ratio_one_core"] = row["flows_one_core_steps_per_s"] / \
-                row["torchcfm_steps_per_s"]
+            row["flows_one_core_steps_per_s"] = steps / med["flows_one_core_s"]
+            row["speed_ratio_one_core"] = float(np.median(
+                [r["torchcfm_s"] / r["flows_one_core_s"] for r in rounds]))
             row["one_core_result_identical"] = bool(torch.equal(serial.field.W, ours.field.W))
         row["w2_no_worse"] = bool(w_ours <= w_theirs)
         result[coupling] = row
