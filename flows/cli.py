@@ -149,8 +149,9 @@ def main(argv: list[str] | None = None) -> int:
         print(f"flows {args.command}: error: {msg}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
-        print(f"flows {args.command}: interrupted; the last checkpoint is kept, rerun the same "
-              "command to resume", file=sys.stderr)
+        hint = ("every completed step is in the checkpoint; rerun the same command to resume"
+                if args.command == "train" else "its outputs may be incomplete")
+        print(f"flows {args.command}: interrupted; {hint}", file=sys.stderr)
         return 130
     print(json.dumps({k: v for k, v in result.items() if k != "figures"}, sort_keys=True))
     return 0
