@@ -1,7 +1,8 @@
 """Compiled kernels of :mod:`flows.assignment` (imported only when numba is installed).
 
-``auction(c, eps0, eps_final, theta) -> (sigma, prices)``: forward auction with eps-scaling on
-the cost matrix c; on return every row is assigned and eps_final-complementary slackness holds.
+``auction(c, eps0, eps_final, theta, max_bids) -> (sigma, prices, ok)``: forward auction with
+eps-scaling on the cost matrix c; when ok, every row is assigned and eps_final-complementary
+slackness holds; ok is False when more than max_bids bids were needed.
 
 ``sparse_graph(c, p, sigma, thr, offset) -> (indptr, indices, values)``: the CSR graph of edges
 with reduced cost r_ij = c_ij + p_j - min_k (c_ik + p_k) <= thr (plus the edges of sigma), with
@@ -13,8 +14,9 @@ import numpy as np
 
 
 @numba.njit(cache=True, nogil=True)
-def auction(c, eps0, eps_final, theta):
+def auction(c, eps0, eps_final, theta, max_bids):
     n = c.shape[0]
+    bids = 0
     p = np.zeros(n)
     owner = -np.ones(n, np.int64)
     sigma = -np.ones(n, np.int64)
@@ -59,6 +61,9 @@ def auction(c, eps0, eps_final, theta):
             if w2 == np.inf:  # n == 1
                 w2 = w1
             p[j1] += (w2 - w1) + eps
+            bids += 1
+            if bids > max_bids:  # the caller falls back to another exact solver
+                return sigma, p, False
             prev = owner[j1]
             owner[j1] = i
             sigma[i] = j1
@@ -70,7 +75,7 @@ def auction(c, eps0, eps_final, theta):
                 queue[tail] = prev
                 nq += 1
         if eps <= eps_final:
-            return sigma, p
+            return sigma, p, True
         eps = max(eps / theta, eps_final)
 
 @numba.njit(cache=True, nogil=True)
@@ -233,12 +238,13 @@ def sparse_assignment(indptr, ind, w):
 
 @numba.njit(cache=True, nogil=True)
 def squared_euclidean(x, y):
-    """C_ij = ||x_i - y_j||^2 (difference form, exact zero for equal points), C's mean and
-    whether every entry is finite, in one pass."""
+    """C_ij = ||x_i - y_j||^2 (difference form, exact zero for equal points), C's mean, its
+    maximum and whether every entry is finite, in one pass."""
     n, d = x.shape
     m = y.shape[0]
     c = np.empty((n, m))
     total = 0.0
+    top = 0.0
     for i in range(n):
         for j in range(m):
             s = 0.0
@@ -247,4 +253,5 @@ def squared_euclidean(x, y):
                 s += diff * diff
             c[i, j] = s
             total += s
-    return c, total / (n * m), np.isfinite(total)
+            top = max(top, s)
+    return c, total / (n * m), top, np.isfinite(total)

@@ -31,6 +31,7 @@ from __future__ import annotations
 import functools
 
 import numpy as np
+from scipy.optimize import linear_sum_assignment
 
 from .errors import FlowsError
 
@@ -90,7 +91,7 @@ def auction_assignment(cost: np.ndarray, delta: float = 1e-2, theta: float = 6.0
         raise FlowsError(f"delta={delta!r}, theta={theta!r}, eps0={eps0!r} are not allowed; "
                          "they must satisfy delta > 0, theta > 1, eps0 > 0")
     c = c - c.min()  # a constant shift changes no assignment's rank
-    return _solve(c, float(c.mean()), delta, theta, eps0)
+    return _solve(c, float(c.mean()), float(c.max()), delta, theta, eps0)
 
 
 def squared_euclidean_assignment(x: np.ndarray, y: np.ndarray) -> np.ndarray:
@@ -119,22 +120,27 @@ def squared_euclidean_assignment(x: np.ndarray, y: np.ndarray) -> np.ndarray:
     if x.ndim != 2 or x.shape != y.shape or x.shape[0] == 0:
         raise FlowsError(f"x and y have shapes {x.shape} and {y.shape}; they must be equal, "
                          "two-dimensional and non-empty")
-    cost, mean, finite = _kernels()[3](x, y)
+    cost, mean, top, finite = _kernels()[3](x, y)
     if not finite:
         raise FlowsError("x or y has non-finite entries (or distances overflow)")
-    return _solve(cost, float(mean), 1e-2, 6.0, 0.1)
+    return _solve(cost, float(mean), float(top), 1e-2, 6.0, 0.1)
 
 
-def _solve(c: np.ndarray, scale: float, delta: float, theta: float, eps0: float) -> np.ndarray:
-    """Auction and exact sparse finish on a validated cost matrix c >= 0 with mean ``scale``."""
+def _solve(c: np.ndarray, scale: float, top: float, delta: float, theta: float,
+           eps0: float) -> np.ndarray:
+    """Auction and exact sparse finish on a validated cost matrix c >= 0 with mean ``scale`` and
+    maximum ``top``."""
     n = c.shape[0]
     if n == 1 or scale == 0.0:
         return np.arange(n, dtype=np.int64)
     auction, sparse_graph, sparse_assignment, _ = _kernels()
-    eps_f = delta * scale / n
-    sigma, prices = auction(c, eps0 * scale, eps_f, float(theta))
+    # eps_f stays far above the rounding of prices as large as the costs, so bids never vanish
+    eps_f = max(delta * scale / n, 1e-10 * top)
+    sigma, prices, ok = auction(c, eps0 * scale, eps_f, float(theta), 1000 * n + 10 * n * n)
+    if not ok:  # pragma: no cover - a safeguard; no test instance has come near the cap
+        return linear_sum_assignment(c)[1].astype(np.int64)
     # n eps_f bounds r on optimal edges; the margin covers rounding in r = C + p - pi
-    thr = n * eps_f * (1 + 1e-9) + 64 * np.finfo(float).eps * (scale + np.abs(prices).max())
+    thr = n * eps_f * (1 + 1e-9) + 64 * np.finfo(float).eps * (top + np.abs(prices).max())
     indptr, ind, reduced = sparse_graph(c, prices, sigma, thr, 0.0)
     out = sparse_assignment(indptr, ind, reduced)
     if out[0] < 0:  # pragma: no cover - sigma's edges are in the graph, so cannot happen

@@ -110,3 +110,14 @@ def test_without_numba_the_coupling_falls_back_to_pot(monkeypatch):
     g = torch.Generator().manual_seed(8)
     x0, x1 = torch.randn(64, 3, generator=g), torch.randn(64, 3, generator=g)
     assert torch.equal(ot_permutation(x0, x1), ot_permutation(x0, x1, solver="emd"))
+
+
+def test_costs_spanning_many_orders_of_magnitude():
+    # one far outlier makes the largest cost 1e14 times the typical one
+    rng = np.random.default_rng(9)
+    x, y = rng.standard_normal((200, 2)), rng.standard_normal((200, 2))
+    y[0] = [1e7, 0.0]
+    c = ((x[:, None] - y[None]) ** 2).sum(-1)
+    ref = _cost(c, linear_sum_assignment(c)[1])
+    assert _cost(c, squared_euclidean_assignment(x, y)) == pytest.approx(ref, rel=1e-12)
+    assert _cost(c, auction_assignment(c)) == pytest.approx(ref, rel=1e-12)
