@@ -147,6 +147,26 @@ def _heap_pop(hd, hj, size):
 
 
 @numba.njit(cache=True, nogil=True)
+def _relax(i, d0, indptr, ind, w, u, v, dist, done, pred, touched, nt, hd, hj, size):
+    """Dijkstra step from row i, reached at distance d0: lower the tentative distances of the
+    columns of its edges (reduced costs w - u - v). Returns the counts of touched columns and
+    of heap entries."""
+    for e in range(indptr[i], indptr[i + 1]):
+        k = ind[e]
+        if done[k]:
+            continue
+        nd = d0 + (w[e] - u[i] - v[k])
+        if nd < dist[k]:
+            if dist[k] == np.inf:
+                touched[nt] = k
+                nt += 1
+            dist[k] = nd
+            pred[k] = i
+            size = _heap_push(hd, hj, size, nd, k)
+    return nt, size
+
+
+@numba.njit(cache=True, nogil=True)
 def sparse_assignment(indptr, ind, w):
     """Min-cost perfect matching on a sparse bipartite graph with costs w >= 0, each row
     having at least one zero-cost edge: greedy matching on zero edges, then one Dijkstra
@@ -174,18 +194,7 @@ def sparse_assignment(indptr, ind, w):
     for f in range(n):
         if rowsol[f] >= 0:
             continue
-        nt = 0
-        size = 0
-        for e in range(indptr[f], indptr[f + 1]):
-            j = ind[e]
-            d = w[e] - u[f] - v[j]
-            if d < dist[j]:
-                if dist[j] == np.inf:
-                    touched[nt] = j
-                    nt += 1
-                dist[j] = d
-                pred[j] = f
-                size = _heap_push(hd, hj, size, d, j)
+        nt, size = _relax(f, 0.0, indptr, ind, w, u, v, dist, done, pred, touched, 0, hd, hj, 0)
         sink = -1
         big = 0.0
         while size > 0:
@@ -197,19 +206,8 @@ def sparse_assignment(indptr, ind, w):
                 sink = j
                 big = d
                 break
-            i = colsol[j]
-            for e in range(indptr[i], indptr[i + 1]):
-                k = ind[e]
-                if done[k]:
-                    continue
-                nd = d + (w[e] - u[i] - v[k])
-                if nd < dist[k]:
-                    if dist[k] == np.inf:
-                        touched[nt] = k
-                        nt += 1
-                    dist[k] = nd
-                    pred[k] = i
-                    size = _heap_push(hd, hj, size, nd, k)
+            nt, size = _relax(colsol[j], d, indptr, ind, w, u, v, dist, done, pred, touched, nt,
+                              hd, hj, size)
         if sink < 0:
             return -np.ones(n, np.int64)
         # potentials: finalized columns and the rows matched to them, and the free row
