@@ -1,4 +1,5 @@
-"""Fitted models shared by the demos: fit once per configuration, then load from a cache."""
+"""What the demos share: fitted models (fit once per configuration, then loaded from a cache),
+their common arguments and the writing of their metrics."""
 
 from __future__ import annotations
 
@@ -39,17 +40,28 @@ def cache_dir(option: str | None, out: str | Path) -> Path | None:
     return Path(option) if option else None
 
 
-def demo_parser(doc: str, name: str):
-    """Arguments every attractor demo shares: ``--out``, ``--quick``, ``--cache``, ``--seed``."""
+def demo_parser(doc: str, name: str, cache: bool = True):
+    """Arguments every demo shares: ``--out``, ``--quick``, ``--seed`` and, for demos that fit
+    attractor models (``cache``), ``--cache``."""
     import argparse
 
     p = argparse.ArgumentParser(description=doc.splitlines()[0])
     p.add_argument("--out", type=Path, default=Path("results") / name, help="output directory")
     p.add_argument("--quick", action="store_true", help="tiny sizes, for the tests")
-    p.add_argument("--cache", default=None,
-                   help="model cache (default: OUT/../models; '' for none)")
+    if cache:
+        p.add_argument("--cache", default=None,
+                       help="model cache (default: OUT/../models; '' for none)")
     p.add_argument("--seed", type=int, default=0)
     return p
+
+
+def finish(metrics: dict, out: Path) -> dict:
+    """Write ``metrics`` to ``OUT/metrics.json``, print them (figures aside) and return them."""
+    from flows.checkpoint import atomic_write_json
+
+    atomic_write_json(metrics, Path(out) / "metrics.json")
+    print(json.dumps({k: v for k, v in metrics.items() if k != "figures"}, indent=1))
+    return metrics
 
 
 def attractor_configs(quick: bool, seed: int, torus_n: int = 16) -> dict[str, FitConfig]:

@@ -6,23 +6,21 @@ of samples beside held-out digits, and the sliced Wasserstein distance with its 
 
 from __future__ import annotations
 
-import argparse
-import json
+import sys
 from pathlib import Path
 
 import torch
 
-from flows.checkpoint import atomic_write_json
-from flows.run import run_training
-from flows.train import TrainConfig
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _models import demo_parser, finish  # noqa: E402
+
+from flows.run import run_training  # noqa: E402
+from flows.train import TrainConfig  # noqa: E402
 
 
 def main(argv: list[str] | None = None) -> dict:
     """Train on digits and draw samples; returns the metrics (also in OUT/metrics.json)."""
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--out", type=Path, required=True)
-    p.add_argument("--quick", action="store_true", help="tiny size (for tests)")
-    p.add_argument("--seed", type=int, default=0)
+    p = demo_parser(__doc__, "flows_digits", cache=False)
     a = p.parse_args(argv)
     torch.set_num_threads(1)
     steps, width = (100, 64) if a.quick else (4000, 1024)
@@ -34,9 +32,7 @@ def main(argv: list[str] | None = None) -> dict:
            "steps": steps,
            "train_wall_time_s": m["train_wall_time_s"],
            "figures": [f"train/{f}" for f in m["figures"]]}
-    atomic_write_json(out, a.out / "metrics.json")
-    print(json.dumps(out, indent=1))
-    return out
+    return finish(out, a.out)
 
 
 if __name__ == "__main__":

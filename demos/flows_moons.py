@@ -6,26 +6,24 @@ path straightness and memorization against the exact empirical optimal velocity.
 
 from __future__ import annotations
 
-import argparse
-import json
+import sys
 from pathlib import Path
 
 import torch
 
-from flows.checkpoint import atomic_write_json
-from flows.evaluate import memorization, path_energy
-from flows.optimal import EmpiricalOptimalField
-from flows.run import run_training
-from flows.sample import integrate
-from flows.train import TrainConfig, prepare_data
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _models import demo_parser, finish  # noqa: E402
+
+from flows.evaluate import memorization, path_energy  # noqa: E402
+from flows.optimal import EmpiricalOptimalField  # noqa: E402
+from flows.run import run_training  # noqa: E402
+from flows.sample import integrate  # noqa: E402
+from flows.train import TrainConfig, prepare_data  # noqa: E402
 
 
 def main(argv: list[str] | None = None) -> dict:
     """Run the demo; returns its metrics (also written to OUT/metrics.json)."""
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--out", type=Path, required=True)
-    p.add_argument("--quick", action="store_true", help="tiny size (for tests)")
-    p.add_argument("--seed", type=int, default=0)
+    p = demo_parser(__doc__, "flows_moons", cache=False)
     p.add_argument("--animate", action="store_true",
                    help="also write a GIF of trajectories from noise to data (slower)")
     a = p.parse_args(argv)
@@ -59,9 +57,7 @@ def main(argv: list[str] | None = None) -> dict:
         gif = animate_flow(sol.trajectory.numpy(), a.out / "flow.gif", times=sol.times.numpy(),
                            target=splits.heldout[:500].numpy())
         out["animation"] = str(gif.relative_to(a.out))
-    atomic_write_json(out, a.out / "metrics.json")
-    print(json.dumps(out, indent=1))
-    return out
+    return finish(out, a.out)
 
 
 if __name__ == "__main__":

@@ -6,22 +6,20 @@ generalization versus n, and W2 versus n and m.
 
 from __future__ import annotations
 
-import argparse
-import json
+import sys
 from pathlib import Path
 
 import torch
 
-from flows.checkpoint import atomic_write_json
-from flows.run import run_samples_experiment, run_width_experiment
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _models import demo_parser, finish  # noqa: E402
+
+from flows.run import run_samples_experiment, run_width_experiment  # noqa: E402
 
 
 def main(argv: list[str] | None = None) -> dict:
     """Run both sweeps; returns their metrics (also written to OUT/metrics.json)."""
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--out", type=Path, required=True)
-    p.add_argument("--quick", action="store_true", help="tiny size (for tests)")
-    p.add_argument("--seed", type=int, default=0)
+    p = demo_parser(__doc__, "flows_theory", cache=False)
     a = p.parse_args(argv)
     torch.set_num_threads(1)
     if a.quick:
@@ -40,9 +38,7 @@ def main(argv: list[str] | None = None) -> dict:
            "w2_floor": sam["w2_floor"],
            "figures": [f"width/{f}" for f in wid["figures"]]
            + [f"samples/{f}" for f in sam["figures"]]}
-    atomic_write_json(out, a.out / "metrics.json")
-    print(json.dumps({k: v for k, v in out.items() if k != "figures"}, indent=1))
-    return out
+    return finish(out, a.out)
 
 
 if __name__ == "__main__":
