@@ -193,6 +193,20 @@ def _diffuse(args) -> dict:
     return metrics
 
 
+def _experiment_parser(sub, name: str, help: str, func, duration: float, dt: float
+                       ) -> argparse.ArgumentParser:
+    """A sub-command that runs an experiment on a fitted model: ``--model``, ``--out``,
+    ``--duration``, ``--dt`` (tau) and ``--seed``, with the given defaults."""
+    p = sub.add_parser(name, help=help)
+    p.add_argument("--model", required=True)
+    p.add_argument("--out", required=True)
+    p.add_argument("--duration", type=float, default=duration)
+    p.add_argument("--dt", type=float, default=dt)
+    p.add_argument("--seed", type=int, default=0)
+    p.set_defaults(func=func)
+    return p
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of the ``neurodyn`` command."""
     p = argparse.ArgumentParser(prog="neurodyn", description=__doc__.splitlines()[0])
@@ -241,38 +255,23 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--seed", type=int, default=0)
     s.set_defaults(func=_simulate)
 
-    r = sub.add_parser("restore", help="restoration experiment from perturbed states")
-    r.add_argument("--model", required=True)
-    r.add_argument("--out", required=True)
+    r = _experiment_parser(sub, "restore", "restoration experiment from perturbed states",
+                           _restore, duration=20.0, dt=0.1)
     r.add_argument("--count", type=int, default=256)
     r.add_argument("--kinds", default="noise,shape,amplitude,lesion")
     r.add_argument("--strength-min", type=float, default=0.1)
     r.add_argument("--strength-max", type=float, default=0.5)
-    r.add_argument("--duration", type=float, default=20.0)
-    r.add_argument("--dt", type=float, default=0.1)
     r.add_argument("--threshold", type=float, default=0.01)
-    r.add_argument("--seed", type=int, default=0)
-    r.set_defaults(func=_restore)
 
-    pi = sub.add_parser("path-integrate", help="velocity-driven bump vs integrated velocity")
-    pi.add_argument("--model", required=True)
-    pi.add_argument("--out", required=True)
+    pi = _experiment_parser(sub, "path-integrate", "velocity-driven bump vs integrated velocity",
+                            _path_integrate, duration=200.0, dt=0.1)
     pi.add_argument("--velocity", default="ou:0.2:10:0.5")
     pi.add_argument("--runs", type=int, default=64)
-    pi.add_argument("--duration", type=float, default=200.0)
-    pi.add_argument("--dt", type=float, default=0.1)
-    pi.add_argument("--seed", type=int, default=0)
-    pi.set_defaults(func=_path_integrate)
 
-    d = sub.add_parser("diffuse", help="bump diffusion under noise vs theory")
-    d.add_argument("--model", required=True)
-    d.add_argument("--out", required=True)
+    d = _experiment_parser(sub, "diffuse", "bump diffusion under noise vs theory", _diffuse,
+                           duration=200.0, dt=0.05)
     d.add_argument("--noise", type=float, default=0.05)
     d.add_argument("--runs", type=int, default=128)
-    d.add_argument("--duration", type=float, default=200.0)
-    d.add_argument("--dt", type=float, default=0.05)
-    d.add_argument("--seed", type=int, default=0)
-    d.set_defaults(func=_diffuse)
 
     from . import gridcells, visualize
 
