@@ -135,11 +135,7 @@ def path_integration(network: HopfieldNetwork, velocity: Velocity | str = "ou:0.
     """
     if isinstance(velocity, str):
         velocity = parse_velocity(velocity)
-    gen = torch.Generator().manual_seed(seed)
-    psi = network.geometry.random_phase(runs, gen)
-    u0 = network.manifold.u_star(psi)
-    tr = simulate(network, u0, duration, dt, velocity=velocity, seed=seed,
-                  save_every=max(1, int(round(1.0 / dt))), diagnostics=True)
+    tr = _from_manifold(network, runs, duration, dt, seed, velocity=velocity, diagnostics=True)
     err = path_integration_error(tr)
     steps = int(round(duration / dt))
     vmax = max(float(velocity(i * dt).abs().max()) for i in range(0, steps + 1))
@@ -153,6 +149,16 @@ def path_integration(network: HopfieldNetwork, velocity: Velocity | str = "ou:0.
     return metrics, tr
 
 
+def _from_manifold(network: HopfieldNetwork, runs: int, duration: float, dt: float, seed: int,
+                   **kwargs) -> Trajectory:
+    """Simulate ``runs`` states started at random points of the manifold (seeded), saving about
+    once per tau; ``kwargs`` go to :func:`~neurodyn.simulate.simulate`."""
+    gen = torch.Generator().manual_seed(seed)
+    u0 = network.manifold.u_star(network.geometry.random_phase(runs, gen))
+    return simulate(network, u0, duration, dt, seed=seed,
+                    save_every=max(1, int(round(1.0 / dt))), **kwargs)
+
+
 def diffusion(network: HopfieldNetwork, noise: float = 0.05, runs: int = 128,
               duration: float = 200.0, dt: float = 0.05, seed: int = 0) -> tuple[dict, Trajectory]:
     """Bump diffusion under additive noise on ``u``, against the one-neuron-noise theory.
@@ -161,11 +167,7 @@ def diffusion(network: HopfieldNetwork, noise: float = 0.05, runs: int = 128,
     -------
     metrics : ``D`` (measured), ``D_theory``, ``ratio``.
     """
-    gen = torch.Generator().manual_seed(seed)
-    psi = network.geometry.random_phase(runs, gen)
-    u0 = network.manifold.u_star(psi)
-    tr = simulate(network, u0, duration, dt, noise=noise, seed=seed,
-                  save_every=max(1, int(round(1.0 / dt))), diagnostics=False)
+    tr = _from_manifold(network, runs, duration, dt, seed, noise=noise, diagnostics=False)
     est = diffusion_coefficient(tr)
     theory = diffusion_theory(network, noise)
     return {"D": est["D"], "D_theory": theory, "ratio": est["D"] / theory, "noise": noise,
