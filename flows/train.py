@@ -17,6 +17,7 @@ current step and writes a checkpoint before the KeyboardInterrupt propagates.
 from __future__ import annotations
 
 import contextlib
+import functools
 import math
 import os
 import signal
@@ -326,8 +327,11 @@ def train(config: TrainConfig, out_dir: str | Path | None = None, resume: bool =
         workers = default_workers(cfg.coupling)
     if isinstance(workers, bool) or not isinstance(workers, int) or workers < 0:
         raise FlowsError(f"workers={workers!r} is not allowed; it must be an int >= 0")
+    batches = None if theory else _Batches(
+        functools.partial(draw_batch, cfg, splits.train, source, derive_seed(cfg.seed, "train")),
+        workers, end)
     step_fn = _theory_step(cfg, splits, source, field, spec) if theory else \
-        _practice_step(cfg, splits, source, field, spec, adam, workers, end)
+        _practice_step(cfg, spec, field, adam, batches)
     bar = progress_bar(cfg.steps, step, f"train {cfg.data}", progress)
 
     def save() -> None:
@@ -344,17 +348,19 @@ def train(config: TrainConfig, out_dir: str | Path | None = None, resume: bool =
                     losses[step] = step_fn(step)
                     step += 1
                 elapsed += time.perf_counter() - t0
-                bar.update(step - start)
-                bar.set_postfix_str(f"loss {float(losses[step - 1]):.4g}")
-                if not math.isfinite(float(losses[step - 1])):
-                    raise FlowsError(f"the training loss became non-finite by step {step}; "
-                                     f"lower lr={cfg.lr}")
-                save()
+                if step > start:
+                    bar.update(step - start)
+                    bar.set_postfix_str(f"loss {float(losses[step - 1]):.4g}")
+                    if not math.isfinite(float(losses[step - 1])):
+                        raise FlowsError(f"the training loss became non-finite by step {step}; "
+                                         f"lower lr={cfg.lr}")
+                    save()
                 if interrupted():
                     raise KeyboardInterrupt
     finally:
         bar.close()
-        getattr(step_fn, "close", lambda: None)()
+        if batches is not None:
+            batches.close()
     test_loss = None
     if theory and step == cfg.steps:
         test_loss = theory_test_loss(cfg, splits, source, field)
@@ -426,18 +432,20 @@ def draw_batch(cfg: TrainConfig, pool: torch.Tensor, source: Dataset, base: int,
     return ps.x_t, t, ps.dx_t
 
 
-class _Prefetcher:
-    """Batches of steps s, s+1, ... prepared by worker threads, handed out in step order.
+class _Batches:
+    """Batches of steps s, s+1, ... in step order, prepared ahead by worker threads.
 
-    Each worker owns a generator; since a batch depends only on (base, step), the result is the
-    same for any number of workers. The compiled OT solver and torch release the GIL, so the
-    couplings of coming steps are solved on other cores while the current step trains.
+    With ``workers`` = 0 each batch is drawn when asked for, in the calling thread. Each worker
+    owns a generator; since a batch depends only on (seed, step), the result is the same for any
+    number of workers. The compiled OT solver and torch release the GIL, so the couplings of
+    coming steps are solved on other cores while the current step trains.
     """
 
     def __init__(self, draw: Callable[[int, torch.Generator], tuple], workers: int,
                  end: int) -> None:
         self.draw, self.end, self.depth = draw, end, 2 * workers
-        self.pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="flows-batch")
+        self.pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="flows-batch") \
+            if workers > 0 else None
         self.local = threading.local()
         self.queue: deque = deque()
         self.next = -1
@@ -450,6 +458,8 @@ class _Prefetcher:
 
     def get(self, step: int) -> tuple:
         """The batch of ``step`` (steps are expected in increasing order)."""
+        if self.pool is None:
+            return self._job(step)
         if step != self.next - len(self.queue):  # first call or a jump: start afresh
             self._cancel()
             self.next = step
@@ -466,26 +476,18 @@ class _Prefetcher:
     def close(self) -> None:
         """Drop pending batches and stop the workers."""
         self._cancel()
-        self.pool.shutdown(wait=True)
+        if self.pool is not None:
+            self.pool.shutdown(wait=True)
 
 
-def _practice_step(cfg, splits, source, field, spec, adam, workers, end):
-    base = derive_seed(cfg.seed, "train")
-
-    def draw(s: int, gen: torch.Generator) -> tuple:
-        return draw_batch(cfg, splits.train, source, base, s, gen)
-
-    prefetch = _Prefetcher(draw, workers, end) if workers > 0 else None
-    gen = torch.Generator()
-
+def _practice_step(cfg, spec, field, adam, batches):
     def step(s: int) -> torch.Tensor:
-        x_t, t, dx_t = prefetch.get(s) if prefetch is not None else draw(s, gen)
+        x_t, t, dx_t = batches.get(s)
         z = features(x_t, t, spec.fourier, spec.normalize)
         loss, gw, ga = field.loss_and_grads(z, dx_t)
         adam.step([gw, ga], _lr(cfg, s))
         return loss
 
-    step.close = prefetch.close if prefetch is not None else (lambda: None)  # type: ignore[attr-defined]
     return step
 
 
