@@ -67,22 +67,23 @@ def plot_loss(losses: Sequence[float] | torch.Tensor, ax: Axes | None = None, la
 
 
 def plot_loss_curves(curves: dict[str, Sequence[float]], ax: Axes | None = None,
-                     fit_start: int | None = None, guarantee: float | None = None) -> Figure:
+                     fits: Sequence[tuple[int, float, float]] | None = None,
+                     guarantee: float | None = None) -> Figure:
     """Several loss curves (label -> losses) on a log scale, coloured with viridis.
 
-    ``fit_start``: also draw, dotted, each curve's least-squares line log L = a + b t fitted from
-    that step on. ``guarantee``: draw, dashed grey, L_0 exp(-guarantee t) from the first curve's
-    L_0 (the decay the kernel regime guarantees).
+    ``fits``: per curve, (start, slope, intercept) of a line log L = intercept + slope t, drawn
+    dotted from ``start`` on. ``guarantee``: draw, dashed grey, L_0 exp(-guarantee t) from the
+    first curve's L_0 (the decay the kernel regime guarantees).
     """
     fig, ax = _axes(ax)
     colors = _colors(len(curves))
-    for (label, y), c in zip(curves.items(), colors, strict=True):
+    for i, ((label, y), c) in enumerate(zip(curves.items(), colors, strict=True)):
         y = np.asarray(y, dtype=float)
         t = np.arange(len(y))
         ax.plot(t, y, lw=1.2, color=c, label=label)
-        if fit_start is not None and len(y) - fit_start >= 2:
-            b, a = np.polyfit(t[fit_start:], np.log(y[fit_start:]), 1)
-            ax.plot(t[fit_start:], np.exp(a + b * t[fit_start:]), ":", lw=1.0, color=c)
+        if fits is not None:
+            start, slope, intercept = fits[i]
+            ax.plot(t[start:], np.exp(intercept + slope * t[start:]), ":", lw=1.0, color=c)
     if guarantee is not None and curves:
         y0 = np.asarray(next(iter(curves.values())), dtype=float)
         t = np.arange(len(y0))

@@ -97,6 +97,12 @@ def guaranteed_log_rate(lambda0: float, lr: float, n_points: int) -> float:
     return 4.0 * lr * lambda0 / n_points
 
 
+def within_guarantee(losses: torch.Tensor | np.ndarray | list, rate: float) -> bool:
+    """True when log L_t - log L_0 <= -rate * t at every step t (up to 1e-9)."""
+    logl = np.log(np.asarray(losses, dtype=np.float64))
+    return bool(np.all(logl - logl[0] <= -rate * np.arange(logl.size) + 1e-9))
+
+
 def weight_drift(w: torch.Tensor, w0: torch.Tensor) -> float:
     """Relative drift ||W - W0||_F / ||W0||_F (shapes (m, p))."""
     return float((w.detach() - w0.detach()).norm() / w0.detach().norm())

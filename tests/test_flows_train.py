@@ -11,7 +11,14 @@ from flows import TrainConfig, train
 from flows.errors import derive_seed
 from flows.evaluate import w2
 from flows.run import evaluate_field
-from flows.theory import guaranteed_log_rate, lambda_0, log_loss_slope, loglog_slope, weight_drift
+from flows.theory import (
+    guaranteed_log_rate,
+    lambda_0,
+    log_loss_slope,
+    loglog_slope,
+    weight_drift,
+    within_guarantee,
+)
 from flows.train import CHECKPOINT, fixed_objective, prepare_data
 
 
@@ -83,8 +90,8 @@ def test_theory_regime_converges_and_drift_shrinks_with_width():
                                derive_seed(1, "objective"))
         rate = guaranteed_log_rate(lambda_0(z), res.config.lr, 64)
         assert rate > 0
-        logl = torch.log(res.losses.double())
-        assert bool((logl - logl[0] <= -rate * torch.arange(150) + 1e-9).all())
+        assert within_guarantee(res.losses, rate)
+        assert not within_guarantee(res.losses, 1e3 * rate)  # the check can fail
     assert drifts[1] < drifts[0]
     assert -0.8 < loglog_slope(widths, drifts).slope < -0.2
 
