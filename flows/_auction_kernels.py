@@ -4,9 +4,9 @@
 eps-scaling on the cost matrix c; when ok, every row is assigned and eps_final-complementary
 slackness holds; ok is False when more than max_bids bids were needed.
 
-``sparse_graph(c, p, sigma, thr, offset) -> (indptr, indices, values)``: the CSR graph of edges
-with reduced cost r_ij = c_ij + p_j - min_k (c_ik + p_k) <= thr (plus the edges of sigma), with
-values r_ij + offset.
+``sparse_graph(c, p, sigma, thr) -> (indptr, indices, values)``: the CSR graph of edges with
+reduced cost r_ij = c_ij + p_j - min_k (c_ik + p_k) <= thr (plus the edges of sigma), with values
+r_ij.
 """
 
 import numba
@@ -79,7 +79,7 @@ def auction(c, eps0, eps_final, theta, max_bids):
         eps = max(eps / theta, eps_final)
 
 @numba.njit(cache=True, nogil=True)
-def sparse_graph(c, p, sigma, thr, offset):
+def sparse_graph(c, p, sigma, thr):
     n = c.shape[0]
     best = np.empty(n)
     indptr = np.zeros(n + 1, np.int64)
@@ -105,7 +105,7 @@ def sparse_graph(c, p, sigma, thr, offset):
             v = c[i, j] + p[j]
             if v <= lim or j == sigma[i]:
                 ind[e] = j
-                val[e] = (v - best[i]) + offset
+                val[e] = v - best[i]
                 e += 1
     return indptr, ind, val
 

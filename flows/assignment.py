@@ -10,7 +10,8 @@ Method (:func:`auction_assignment`):
    (w2 - w1) + eps, where w1, w2 are the best and second-best values. Every phase ends with all
    persons assigned and eps-complementary slackness (eps-CS):
    C[i, sigma(i)] + p_sigma(i) <= pi_i + eps,   pi_i = min_j (C_ij + p_j).
-   eps shrinks by ``theta`` per phase down to eps_f = ``delta`` * mean(C) / n.
+   eps shrinks by ``theta`` per phase down to eps_f = ``delta`` * mean(C) / n (kept above
+   1e-10 max(C), so that bids never vanish in the rounding of large prices).
 2. Exact finish. With reduced costs r_ij = C_ij + p_j - pi_i >= 0, the alternating cycles that
    turn sigma into an optimal sigma* satisfy sum_{cycle} r(sigma*) <= sum_{cycle} r(sigma)
    <= n eps_f, so every edge of every optimal assignment has r_ij <= n eps_f. The assignment
@@ -47,17 +48,22 @@ def available() -> bool:
 
 @functools.cache
 def _kernels():
-    """The compiled auction and sparse-graph kernels (numba compiles or loads them once)."""
+    """The module of compiled kernels (numba compiles or loads them once)."""
     try:
         from . import _auction_kernels as k
     except ImportError as exc:  # pragma: no cover - exercised only without numba
         raise FlowsError("solver='auction' needs numba; install the 'fast' extra "
                          "(pip install 'neurodyn-flows[fast]') or use solver='emd'") from exc
-    return k.auction, k.sparse_graph, k.sparse_assignment, k.squared_euclidean
+    return k
 
 
-def auction_assignment(cost: np.ndarray, delta: float = 1e-2, theta: float = 6.0,
-                       eps0: float = 0.1) -> np.ndarray:
+# auction settings: final accuracy delta (relative to the mean cost, per row), eps reduction
+# factor theta and first eps (relative to the mean cost); the answer does not depend on them
+DELTA, THETA, EPS0 = 1e-2, 6.0, 0.1
+
+
+def auction_assignment(cost: np.ndarray, delta: float = DELTA, theta: float = THETA,
+                       eps0: float = EPS0) -> np.ndarray:
     """Optimal assignment of a square cost matrix (see the module docstring for the method).
 
     Parameters
@@ -120,10 +126,10 @@ def squared_euclidean_assignment(x: np.ndarray, y: np.ndarray) -> np.ndarray:
     if x.ndim != 2 or x.shape != y.shape or x.shape[0] == 0:
         raise FlowsError(f"x and y have shapes {x.shape} and {y.shape}; they must be equal, "
                          "two-dimensional and non-empty")
-    cost, mean, top, finite = _kernels()[3](x, y)
+    cost, mean, top, finite = _kernels().squared_euclidean(x, y)
     if not finite:
         raise FlowsError("x or y has non-finite entries (or distances overflow)")
-    return _solve(cost, float(mean), float(top), 1e-2, 6.0, 0.1)
+    return _solve(cost, float(mean), float(top), DELTA, THETA, EPS0)
 
 
 def _solve(c: np.ndarray, scale: float, top: float, delta: float, theta: float,
@@ -133,16 +139,15 @@ def _solve(c: np.ndarray, scale: float, top: float, delta: float, theta: float,
     n = c.shape[0]
     if n == 1 or scale == 0.0:
         return np.arange(n, dtype=np.int64)
-    auction, sparse_graph, sparse_assignment, _ = _kernels()
-    # eps_f stays far above the rounding of prices as large as the costs, so bids never vanish
+    k = _kernels()
     eps_f = max(delta * scale / n, 1e-10 * top)
-    sigma, prices, ok = auction(c, eps0 * scale, eps_f, float(theta), 1000 * n + 10 * n * n)
+    sigma, prices, ok = k.auction(c, eps0 * scale, eps_f, float(theta), 1000 * n + 10 * n * n)
     if not ok:  # pragma: no cover - a safeguard; no test instance has come near the cap
         return linear_sum_assignment(c)[1].astype(np.int64)
     # n eps_f bounds r on optimal edges; the margin covers rounding in r = C + p - pi
     thr = n * eps_f * (1 + 1e-9) + 64 * np.finfo(float).eps * (top + np.abs(prices).max())
-    indptr, ind, reduced = sparse_graph(c, prices, sigma, thr, 0.0)
-    out = sparse_assignment(indptr, ind, reduced)
+    indptr, ind, reduced = k.sparse_graph(c, prices, sigma, thr)
+    out = k.sparse_assignment(indptr, ind, reduced)
     if out[0] < 0:  # pragma: no cover - sigma's edges are in the graph, so cannot happen
         raise FlowsError("the sparse assignment found no perfect matching")
     return out
