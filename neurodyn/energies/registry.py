@@ -1,0 +1,103 @@
+"""One registry of the energy families, and :func:`make_energy` that rebuilds any of them from
+its :meth:`~neurodyn.energies.base.InteractionEnergy.config` and state dict."""
+
+from __future__ import annotations
+
+from ..geometry import Geometry
+from .base import InteractionEnergy
+from .coupling import PhaseLockEnergy
+from .neural import MLPEnergy
+from .pointwise import PointwiseEnergy
+from .quadratic import FourierQuadraticEnergy, QuadraticEnergy
+from .seal import SealEnergy
+from .spectral import LearnedFourierEnergy
+
+__all__ = ["Registry", "ENERGIES", "ENERGY_FAMILIES", "make_energy"]
+
+
+class Registry:
+    """Named choices of one kind; an unknown name raises ``ValueError`` listing the valid ones.
+
+    Examples
+    --------
+    >>> r = Registry("colour")
+    >>> _ = r.add("red", 1)
+    >>> r.get("red"), r.names()
+    (1, ('red',))
+    """
+
+    def __init__(self, kind: str):
+        self.kind, self._items = kind, {}
+
+    def add(self, name: str, obj):
+        """Register ``obj`` under ``name`` (names are unique)."""
+        if name in self._items:
+            raise ValueError(f"{self.kind} {name!r}: already registered")
+        self._items[name] = obj
+        return obj
+
+    def register(self, name: str):
+        """Decorator form of :meth:`add`."""
+        return lambda obj: self.add(name, obj)
+
+    def get(self, name: str):
+        """The object registered under ``name``."""
+        if name not in self._items:
+            raise ValueError(f"{self.kind}={name!r}: unknown; choose one of {self.names()}")
+        return self._items[name]
+
+    def names(self) -> tuple[str, ...]:
+        """Registered names, in registration order."""
+        return tuple(self._items)
+
+
+def _needs_state(name):
+    def build(config, geometry, state):
+        if state is None:
+            raise ValueError(f"{name} energy: needs its state dict to be rebuilt")
+        key = "weights" if name == "quadratic" else "spectrum"
+        cls = QuadraticEnergy if name == "quadratic" else FourierQuadraticEnergy
+        if config:
+            raise ValueError(f"{name} energy: unknown keys {sorted(config)}; allowed: []")
+        return cls(geometry, state[key])
+    return build
+
+
+def _keyed(cls, allowed):
+    def build(config, geometry, state):
+        if set(config) - set(allowed):
+            raise ValueError(f"{cls.family} energy: unknown keys {sorted(set(config) - set(allowed))}; "
+                             f"allowed: {sorted(allowed)}")
+        return cls(geometry, **config)
+    return build
+
+
+ENERGIES = Registry("energy family")
+ENERGIES.add("quadratic", _needs_state("quadratic"))
+ENERGIES.add("fourier", _needs_state("fourier"))
+ENERGIES.add("learned", _keyed(LearnedFourierEnergy,
+                               ("bandwidth", "degree", "cross_hidden", "seed")))
+ENERGIES.add("mlp", _keyed(MLPEnergy, ("hidden", "scale", "seed", "symmetric")))
+ENERGIES.add("pointwise", lambda c, g, s: PointwiseEnergy.from_config(c, g))
+ENERGIES.add("phaselock", lambda c, g, s: PhaseLockEnergy.from_config(c, g))
+ENERGIES.add("seal", lambda c, g, s: SealEnergy.from_config(c, g))
+
+ENERGY_FAMILIES = ENERGIES.names()
+
+
+def make_energy(config: dict, geometry: Geometry, state: dict | None = None) -> InteractionEnergy:
+    """Rebuild an energy from :meth:`InteractionEnergy.config` and an optional state dict.
+
+    Parameters
+    ----------
+    config : ``{"family": name, **hyper-parameters}``; unknown families and keys raise
+        ``ValueError`` naming the valid ones.
+    geometry : the population geometry.
+    state : the energy's ``state_dict()`` (required by the quadratic families).
+    """
+    config = dict(config)
+    family = config.pop("family", None)
+    energy = ENERGIES.get(family)(config, geometry, state)
+    if state is not None:
+        energy.load_state_dict(state)
+    return energy
