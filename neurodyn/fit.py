@@ -1,23 +1,26 @@
 """Learning attractor energies (the "L" in SEAL).
 
-:func:`fit` fits the learned Fourier energy ``F_theta`` of a Hopfield-compatible network with
-uniform input ``b`` so that
+:func:`fit` fits an energy of the SEAL family (:class:`~neurodyn.energies.seal.SealEnergy`:
+spectral + pointwise + phase-locking terms, or the spectral part alone as a control) from states
+sampled near and far from the target manifold ``M``:
 
-1. every point of the target manifold is a fixed point, ``-u* - grad F(r*) + b = 0``. The
-   condition is linear in the energy's coefficients, so it is imposed exactly (the linear
-   coefficient of each mode is solved from the others); its residual is still measured;
-2. near the manifold the field restores along the normal directions at the rate ``kappa``
-   (learned normal attraction): for sampled perturbations ``delta`` (white noise, band-limited
-   shape, amplitude) the linearised field matches ``J delta = -(kappa / tau) P delta``, where
-   ``P`` removes the tangent component along the dynamics' own (oblique) splitting, and finite
-   perturbations relax toward their nearest manifold point at the same rate;
+1. *fixed points on M*: imposed exactly by the spectral slopes (linear in the other parts'
+   parameters, solved in closed form at every evaluation), and measured;
+2. *linearised normal field*: for probe directions ``d`` (white, smooth, odd about the bump
+   centre, amplitude) at random manifold points, ``tau J d = -kappa P d``, with ``P`` the
+   oblique projection removing the tangent part along the dynamics' own splitting;
+3. *finite restoring field*: for perturbations of relative size up to ``strength``,
+   ``tau f(u) = -kappa (u - u*(psi_hat))`` relative to ``kappa ||u - u*||``;
+4. *energy*: ``E(u) - E(M) = kappa B(u, psi_hat)`` relative to ``kappa B``, with ``B`` the
+   Bregman divergence of the leak and ``psi_hat`` the nearest point in that metric
+   (:mod:`neurodyn.attraction`).
 
-then fits the transport gains so that velocity input moves the bump at exactly the input velocity.
-The energy starts from the Fourier construction, and Adam does the rest.
-
-Note on ``kappa``: perturbations that are odd under reflection about the bump centre relax at the
-leak rate ``1/tau`` whatever the energy of the power spectrum; ``kappa = 1`` is therefore the rate
-the whole normal space can share.
+Each term is a residual weighted by ``weight_*``. The energy is linear in every learnable
+coefficient (per-mode curvatures, the pointwise basis, the locking strengths), so every residual
+is affine in them: each step samples a fresh batch (seeded by ``seed`` and the step number),
+adds its normal equations to running sums, and the coefficients are their ridge-regularised
+least-squares solution. The checkpoint holds those sums, so a resumed fit ends bit-identical to
+an uninterrupted one. The transport gains are fitted exactly afterwards.
 """
 
 from __future__ import annotations
@@ -31,15 +34,27 @@ from pathlib import Path
 import torch
 
 from .activation import Logistic
-from .energy import LearnedFourierEnergy
+from .attraction import PROBES, bregman, nearest_point, oblique_projection, probe_directions
+from .energies import SealEnergy
 from .geometry import Geometry, Ring, Torus
 from .io import atomic_torch_save
 from .manifold import TargetManifold
 from .network import HopfieldNetwork, Transport
-from .perturb import perturb, perturbation_direction
 from .progress import progress
 
-__all__ = ["FitConfig", "FitResult", "fit", "build_geometry", "build_manifold"]
+__all__ = ["FitConfig", "FitResult", "FitFailed", "FitInterrupted", "fit", "build_geometry",
+           "build_manifold", "build_network", "TERMS"]
+
+TERMS = ("linear", "field", "energy")
+FAMILIES = ("seal", "spectral")
+
+
+class FitFailed(RuntimeError):
+    """A fit ended without reaching what it was asked for (exit status 1)."""
+
+
+class FitInterrupted(KeyboardInterrupt):
+    """Ctrl-C during a fit; the message says what the saved checkpoint holds."""
 
 
 @dataclass(frozen=True)
@@ -48,22 +63,24 @@ class FitConfig:
 
     Attributes
     ----------
-    geometry : ``"ring"`` or ``"torus"``.
-    n : neurons of the ring, or ``(n1, n2)`` of the torus (``None``: 128 / (32, 32)).
-    lattice : torus lattice, ``"hex"`` or ``"square"``.
-    gain, rmax : logistic rate function ``phi(u) = rmax / (1 + exp(-gain u))``.
-    a, c : target bump ``u*(theta) = a + c p(theta)``.
-    tau : time constant (time unit of everything else).
+    geometry : ``"ring"`` or ``"torus"``; n : ring size or ``(n1, n2)`` (None: 128 / (32, 32));
+        lattice : ``"hex"`` or ``"square"``.
+    gain, rmax : logistic rate function; a, c : target bump ``u* = a + c p``; tau : time unit.
     kappa : prescribed normal attraction rate, in ``1/tau``.
-    bandwidth, degree, cross_hidden : learned energy family (see ``LearnedFourierEnergy``).
-    steps, lr, batch : Adam steps, learning rate (cosine-annealed), perturbations per step.
-    linear_scale : relative size of the perturbations of the linearised fit.
-    nonlinear_weight, nonlinear_strength : weight and maximum relative size of the finite
-        perturbations (drawn uniformly from a tenth of it up to it).
-    bias : uniform input ``b``. It is redundant with the mode-0 energy (only their combination
-        enters the fixed points and the linearised dynamics), so it is set, not learned.
-    seed : seeds every random draw of the fit.
-    checkpoint_every : steps between checkpoints (when an output directory is given).
+    family : ``"seal"`` (spectral + pointwise [+ phase locking]) or ``"spectral"`` (the power
+        spectrum alone, the control that cannot reach phase directions).
+    bandwidth : modes with ``max |k_a| <= bandwidth`` have learned curvature; degree : terms
+        per mode. pointwise_degree, pointwise_inverse : the pointwise basis.
+        phaselock : include phase-locking terms (None: for the torus only).
+    steps : sampled batches; batch : manifold points per batch (each gives one probe of every
+        kind and one finite perturbation of every kind).
+    weight_linear, weight_field, weight_energy : weights of the residuals.
+    strength : largest relative size of the finite perturbations (drawn from a tenth of it).
+    ridge : ridge regularisation, relative to the mean diagonal of the normal equations.
+    bias : uniform input ``b`` (redundant with the mode-0 energy, so set, not learned).
+    kappa_tol : relative tolerance of every normal eigenvalue (None: 0.05 ring, 0.10 torus);
+        check_kappa : raise :class:`FitFailed` when it is missed.
+    seed, checkpoint_every : seeds the batches; steps between checkpoints.
     """
 
     geometry: str = "ring"
@@ -75,34 +92,49 @@ class FitConfig:
     c: float = 4.0
     tau: float = 1.0
     kappa: float = 1.0
+    family: str = "seal"
     bandwidth: int = 4
     degree: int = 3
-    cross_hidden: int = 0
-    steps: int = 600
-    lr: float = 0.05
-    batch: int = 32
-    linear_scale: float = 1e-3
-    nonlinear_weight: float = 0.1
-    nonlinear_strength: float = 0.5
+    pointwise_degree: int = 3
+    pointwise_inverse: bool = True
+    phaselock: bool | None = None
+    steps: int = 8
+    batch: int = 16
+    weight_linear: float = 1.0
+    weight_field: float = 0.1
+    weight_energy: float = 0.01
+    strength: float = 0.3
+    ridge: float = 1e-10
     bias: float = 0.0
+    kappa_tol: float | None = None
+    check_kappa: bool = True
     seed: int = 0
-    checkpoint_every: int = 100
+    checkpoint_every: int = 1
 
     def __post_init__(self):
         if self.geometry not in ("ring", "torus"):
             raise ValueError(f"geometry={self.geometry!r}: choose one of ('ring', 'torus')")
-        positive = ("gain", "rmax", "c", "tau", "kappa", "lr", "linear_scale",
-                "nonlinear_strength")
-        for key in positive:
+        if self.family not in FAMILIES:
+            raise ValueError(f"family={self.family!r}: choose one of {FAMILIES}")
+        for key in ("gain", "rmax", "c", "tau", "kappa", "strength"):
             v = getattr(self, key)
-            if not (isinstance(v, (int, float)) and math.isfinite(v) and v > 0):
+            if isinstance(v, bool) or not (isinstance(v, (int, float)) and math.isfinite(v)
+                                           and v > 0):
                 raise ValueError(f"{key}={v!r}: must be a finite number > 0")
-        for key in ("steps", "batch", "checkpoint_every"):
+        for key in ("weight_linear", "weight_field", "weight_energy", "ridge"):
             v = getattr(self, key)
-            if not (isinstance(v, int) and v >= 1) and not (key == "steps" and v == 0):
-                raise ValueError(f"{key}={v!r}: must be a positive integer")
-        if self.nonlinear_weight < 0:
-            raise ValueError(f"nonlinear_weight={self.nonlinear_weight}: must be >= 0")
+            if isinstance(v, bool) or not (isinstance(v, (int, float)) and math.isfinite(v)
+                                           and v >= 0):
+                raise ValueError(f"{key}={v!r}: must be a finite number >= 0")
+        if self.weight_linear + self.weight_field + self.weight_energy <= 0:
+            raise ValueError("weight_linear, weight_field, weight_energy: one must be > 0")
+        for key, lo in (("steps", 0), ("batch", 1), ("checkpoint_every", 1), ("degree", 2),
+                        ("bandwidth", 0), ("pointwise_degree", 0)):
+            v = getattr(self, key)
+            if isinstance(v, bool) or not isinstance(v, int) or v < lo:
+                raise ValueError(f"{key}={v!r}: must be an integer >= {lo}")
+        if self.kappa_tol is not None and not (0 < self.kappa_tol < 1):
+            raise ValueError(f"kappa_tol={self.kappa_tol!r}: must be in (0, 1)")
 
     @classmethod
     def from_dict(cls, d: dict) -> FitConfig:
@@ -121,10 +153,17 @@ class FitConfig:
         """Plain dict (JSON-serialisable)."""
         return dataclasses.asdict(self)
 
+    @property
+    def tolerance(self) -> float:
+        """The relative tolerance of the normal spectrum."""
+        if self.kappa_tol is not None:
+            return self.kappa_tol
+        return 0.05 if self.geometry == "ring" else 0.10
+
 
 @dataclass
 class FitResult:
-    """Outcome of :func:`fit`: the network, the loss history and summary numbers."""
+    """Outcome of :func:`fit`: the network, per-step losses of each term and the wall time."""
 
     network: HopfieldNetwork
     config: FitConfig
@@ -151,72 +190,137 @@ def build_geometry(config: FitConfig) -> Geometry:
 def build_manifold(config: FitConfig, geometry: Geometry | None = None) -> TargetManifold:
     """The target manifold of a config."""
     geometry = geometry or build_geometry(config)
-    act = Logistic(config.gain, config.rmax)
-    return TargetManifold.bump(geometry, act, config.a, config.c)
+    return TargetManifold.bump(geometry, Logistic(config.gain, config.rmax), config.a, config.c)
 
 
-def _initial_energy(config: FitConfig, manifold: TargetManifold) -> LearnedFourierEnergy:
+def build_network(config: FitConfig, manifold: TargetManifold) -> HopfieldNetwork:
+    """The untrained network of a config: every manifold point a fixed point, nothing learned."""
     g = manifold.geometry
-    p_star = g.power(manifold.r_star(torch.zeros(g.dim, dtype=torch.float64)))
-    nonzero = g.wavevectors().abs().sum(0) > 0
-    floor = 1e-2 * float(p_star[nonzero].max())
-    scale = p_star.clamp(min=floor)
-    energy = LearnedFourierEnergy(g, config.bandwidth, config.degree, scale, config.cross_hidden,
-                                  config.seed)
-    w = manifold.fourier_construction(bias=config.bias)
-    energy.anchor(p_star, 0.5 * w)
-    return energy
+    lock = config.geometry == "torus" if config.phaselock is None else config.phaselock
+    seal = config.family == "seal"
+    energy = SealEnergy(g, manifold.activation, manifold.u0, config.bias, config.degree,
+                        min(config.bandwidth, max(g.shape) // 2), pointwise=seal,
+                        pointwise_degree=config.pointwise_degree,
+                        pointwise_inverse=config.pointwise_inverse, phaselock=seal and lock)
+    return HopfieldNetwork(g, manifold.activation, energy, bias=config.bias, tau=config.tau,
+                           manifold=manifold)
 
 
-def _oblique_projection(delta, tangents, left):
-    """``delta - T (L^T T)^{-1} L^T delta`` for flat ``delta (B, N)``, ``T, L (B, N, dim)``."""
-    gram = left.transpose(-1, -2) @ tangents
-    coef = torch.linalg.solve(gram, left.transpose(-1, -2) @ delta.unsqueeze(-1))
-    return delta - (tangents @ coef).squeeze(-1)
+def _batch(manifold: TargetManifold, config: FitConfig, step: int):
+    """The sampled states of one step: probes for the linear term, perturbed states."""
+    g = manifold.geometry
+    gen = torch.Generator().manual_seed(int(config.seed) * 1_000_003 + step)
+    psi = g.random_phase(config.batch * len(PROBES), gen)
+    parts = psi.split(config.batch)
+    dirs = torch.cat([probe_directions(manifold, p, k, gen) for p, k in zip(parts, PROBES,
+                                                                               strict=True)])
+    low = 0.1 * config.strength
+    s = low + (config.strength - low) * torch.rand(len(psi), generator=gen, dtype=psi.dtype)
+    fdirs = torch.cat([probe_directions(manifold, p, k, gen) for p, k in zip(parts, PROBES,
+                                                                                strict=True)])
+    u = manifold.u_star(psi) + (s * manifold.norm).reshape((-1,) + (1,) * g.dim) * fdirs
+    near = nearest_point(manifold, u)
+    return {"psi": psi, "dirs": dirs, "u": u, "near": near, "us_near": manifold.u_star(near),
+            "bregman": bregman(manifold, u, near)}
 
 
-def _losses(net: HopfieldNetwork, manifold: TargetManifold, config: FitConfig, gen):
-    g = net.geometry
-    act = net.activation
-    b = config.batch
-    psi = g.random_phase(b, gen)
-    us = manifold.u_star(psi)
-    rs = act(us)
-    norm2 = manifold.norm**2
-    # 1. fixed points
-    res = net.field(us) * net.tau
-    fixed = (res**2).flatten(1).sum(-1).mean() / norm2
-    # 2. linear normal attraction, J delta = -(kappa/tau) P delta
-    kinds = ("noise", "shape", "amplitude")
-    dirs = torch.cat([perturbation_direction(manifold, psi[i::3], kinds[i], gen)
-                      for i in range(3)])
-    psi_k = torch.cat([psi[i::3] for i in range(3)])
-    us_k = manifold.u_star(psi_k)
-    rs_k = act(us_k)
-    dirs = dirs / dirs.flatten(1).norm(dim=-1).reshape((-1,) + (1,) * g.dim)
-    d = act.derivative(us_k)
-    jd = -dirs - net.energy_fn.hvp(rs_k, d * dirs)  # tau * J delta
-    tang = manifold.tangents(psi_k).flatten(1, -2)
-    left = (d.flatten(1).unsqueeze(-1) * tang)
-    pd = _oblique_projection(dirs.flatten(1), tang, left)
-    linear = ((jd.flatten(1) + config.kappa * pd) ** 2).sum(-1).mean()
-    # 3. finite perturbations relax toward the nearest manifold point at the same rate
-    nonlinear = torch.zeros((), dtype=us.dtype)
-    if config.nonlinear_weight > 0:
-        # strengths away from zero: the relative error below is ill-conditioned at tiny sizes
-        low = 0.1 * config.nonlinear_strength
-        strength = low + (config.nonlinear_strength - low) * torch.rand(
-            len(psi_k), generator=gen, dtype=us.dtype)
-        kind = kinds[int(torch.randint(3, (1,), generator=gen))]
-        u = perturb(manifold, psi_k, kind, strength, gen)
+def _residuals(net: HopfieldNetwork, manifold: TargetManifold, config: FitConfig, b: dict):
+    """Residual vectors of the three terms, each scaled so its sum of squares is its loss."""
+    g, act, kappa = net.geometry, net.activation, config.kappa
+    out = {}
+    us = manifold.u_star(b["psi"])
+    d = act.derivative(us)
+    dirs = b["dirs"]
+    jd = -dirs - net.energy_fn.hvp(act(us), d * dirs)  # tau J d
+    tang = manifold.tangents(b["psi"]).flatten(1, -2)
+    pd = oblique_projection(dirs.flatten(1), tang, d.flatten(1).unsqueeze(-1) * tang)
+    count = dirs.shape[0]
+    out["linear"] = ((jd.flatten(1) + kappa * pd) / (kappa * math.sqrt(count))).flatten()
+    delta = b["u"] - b["us_near"]
+    f = net.field(b["u"]) * net.tau
+    norm = delta.flatten(1).norm(dim=-1, keepdim=True)
+    out["field"] = ((f + kappa * delta).flatten(1) / (kappa * norm * math.sqrt(count))).flatten()
+    rise = net.energy(b["u"]) - net.energy(manifold.u0)
+    target = kappa * b["bregman"]
+    out["energy"] = (rise - target) / (target * math.sqrt(count))
+    del g
+    return out
+
+
+def _design(net, manifold, config, b):
+    """``A, y`` per term with residual ``= A theta - y`` (the residuals are affine in theta)."""
+    energy = net.energy_fn
+    theta0 = energy.theta()
+    p = theta0.numel()
+    try:
+        energy.set_theta(torch.zeros(p, dtype=torch.float64))
         with torch.no_grad():
-            near = manifold.u_star(manifold.distance(u).psi)
-        f = net.field(u) * net.tau
-        target = -config.kappa * (u - near)
-        scale = ((u - near) ** 2).flatten(1).sum(-1).clamp(min=1e-12)
-        nonlinear = (((f - target) ** 2).flatten(1).sum(-1) / scale).mean()
-    del rs
-    return fixed, linear, nonlinear
+            base = _residuals(net, manifold, config, b)
+        cols = {k: [] for k in TERMS}
+        for j in range(p):
+            e = torch.zeros(p, dtype=torch.float64)
+            e[j] = 1.0
+            energy.set_theta(e)
+            with torch.no_grad():
+                res = _residuals(net, manifold, config, b)
+            for k in TERMS:
+                cols[k].append(res[k] - base[k])
+    finally:
+        energy.set_theta(theta0)
+    return {k: (torch.stack(cols[k], -1) if p else torch.zeros(base[k].numel(), 0,
+                                                               dtype=torch.float64), -base[k])
+            for k in TERMS}
+
+
+def _weights(config: FitConfig) -> dict[str, float]:
+    return {"linear": config.weight_linear, "field": config.weight_field,
+            "energy": config.weight_energy}
+
+
+def _solve(sums: dict, config: FitConfig) -> torch.Tensor:
+    w = _weights(config)
+    ata = sum(w[k] * sums[k]["ata"] for k in TERMS)
+    aty = sum(w[k] * sums[k]["aty"] for k in TERMS)
+    p = ata.shape[0]
+    if p == 0:
+        return torch.zeros(0, dtype=torch.float64)
+    lam = config.ridge * float(ata.diagonal().mean()) + 1e-300
+    return torch.linalg.solve(ata + lam * torch.eye(p, dtype=ata.dtype), aty)
+
+
+def _term_losses(sums: dict, theta: torch.Tensor, steps: int) -> dict[str, float]:
+    """Mean over steps of each term's loss ``|A theta - y|^2`` on the accumulated batches."""
+    out = {}
+    for k in TERMS:
+        s = sums[k]
+        val = theta @ s["ata"] @ theta - 2 * theta @ s["aty"] + s["yty"]
+        out[k] = float(val) / max(steps, 1)
+    return out
+
+
+def _checkpoint_config(config: FitConfig) -> dict:
+    d = config.to_dict()
+    d.pop("checkpoint_every")
+    d.pop("check_kappa")
+    d.pop("kappa_tol")
+    return d
+
+
+def _load_checkpoint(path: Path, config: FitConfig):
+    try:
+        state = torch.load(path, map_location="cpu", weights_only=True)
+    except Exception as exc:  # truncated, foreign or planted file
+        raise ValueError(f"checkpoint {path}: cannot be read as a fit checkpoint ({exc}); "
+                         "use --fresh to start over") from None
+    if not isinstance(state, dict) or state.get("format") != "neurodyn.fit/2":
+        raise ValueError(f"checkpoint {path}: not a fit checkpoint of this library; use --fresh")
+    old, new = state["config"], _checkpoint_config(config)
+    diff = sorted(k for k in set(old) | set(new) if old.get(k) != new.get(k))
+    if diff:
+        raise ValueError(f"checkpoint {path}: written with a different config (keys {diff}: "
+                         + ", ".join(f"{k}={old.get(k)!r} there, {new.get(k)!r} now"
+                                     for k in diff) + "); use --fresh to start over")
+    return state
 
 
 def fit(config: FitConfig | None = None, out_dir: str | Path | None = None,
@@ -226,76 +330,76 @@ def fit(config: FitConfig | None = None, out_dir: str | Path | None = None,
     Parameters
     ----------
     config : the fit configuration (defaults: a 128-neuron ring).
-    out_dir : where checkpoints go (``fit_state.pt``, written atomically every
-        ``checkpoint_every`` steps); an existing checkpoint with the same config is resumed.
+    out_dir : where the checkpoint ``fit_state.pt`` goes (written atomically every
+        ``checkpoint_every`` steps); an existing one is resumed when its config matches, and
+        refused (``ValueError`` naming the differing keys) when it does not.
     progress_bar : show a progress bar (default: only on a terminal).
-    resume : resume from a checkpoint in ``out_dir`` when one exists.
+    resume : resume from a checkpoint in ``out_dir`` (``False``: start over).
 
     Returns
     -------
     FitResult
-        The trained network (with transport fitted), the loss history and the wall time.
+        The network (transport fitted) and, per step, each term's loss at the solution.
+
+    Raises
+    ------
+    FitInterrupted
+        On Ctrl-C, after saving the checkpoint of the completed steps.
 
     Examples
     --------
-    >>> result = fit(FitConfig(n=32, steps=5))
-    >>> result.network.geometry.shape
-    (32,)
+    >>> result = fit(FitConfig(n=32, steps=2, batch=4, kappa=2.0))
+    >>> result.network.geometry.shape, sorted(result.history)
+    ((32,), ['energy', 'field', 'linear'])
     """
     config = config or FitConfig()
     start = time.perf_counter()
-    gen = torch.Generator().manual_seed(config.seed)
     geometry = build_geometry(config)
     manifold = build_manifold(config, geometry)
-    energy = _initial_energy(config, manifold)
-    net = HopfieldNetwork(geometry, manifold.activation, energy, bias=config.bias,
-                          tau=config.tau, manifold=manifold)
-    params = list(energy.parameters())
-    opt = torch.optim.Adam(params, lr=config.lr)
-    sched = torch.optim.lr_scheduler.CosineAnnealingLR(opt, max(config.steps, 1),
-                                                       eta_min=config.lr * 0.01)
-    history: dict[str, list[float]] = {"loss": [], "fixed": [], "linear": [], "nonlinear": []}
-    step0 = 0
+    net = build_network(config, manifold)
+    p = net.energy_fn.theta().numel()
+    zeros = {k: {"ata": torch.zeros(p, p, dtype=torch.float64),
+                 "aty": torch.zeros(p, dtype=torch.float64),
+                 "yty": torch.zeros((), dtype=torch.float64)} for k in TERMS}
+    sums, history, step0 = zeros, {k: [] for k in TERMS}, 0
     ckpt = Path(out_dir) / "fit_state.pt" if out_dir is not None else None
     if ckpt is not None and resume and ckpt.exists():
-        state = torch.load(ckpt, map_location="cpu", weights_only=False)
-        if state.get("config") == config.to_dict():
-            energy.load_state_dict(state["energy"])
-            opt.load_state_dict(state["optimizer"])
-            sched.load_state_dict(state["scheduler"])
-            gen.set_state(state["generator"])
-            history = state["history"]
-            step0 = state["step"]
+        state = _load_checkpoint(ckpt, config)
+        sums, history, step0 = state["sums"], state["history"], int(state["step"])
 
     def save(step):
-        if ckpt is None:
-            return
-        atomic_torch_save({"config": config.to_dict(), "energy": energy.state_dict(),
-                           "optimizer": opt.state_dict(),
-                           "scheduler": sched.state_dict(), "generator": gen.get_state(),
-                           "history": history, "step": step}, ckpt)
+        if ckpt is not None:
+            atomic_torch_save({"format": "neurodyn.fit/2", "config": _checkpoint_config(config),
+                               "sums": sums, "history": history, "step": step}, ckpt)
 
     bar = progress(total=config.steps, desc="fit", enabled=progress_bar, initial=step0)
+    step = step0
     try:
         for step in range(step0, config.steps):
-            opt.zero_grad()
-            fixed, linear, nonlinear = _losses(net, manifold, config, gen)
-            loss = 1e4 * fixed + linear + config.nonlinear_weight * nonlinear
-            if not torch.isfinite(loss):
-                raise FloatingPointError(f"fit: loss became non-finite at step {step}")
-            loss.backward()
-            opt.step()
-            sched.step()
-            for key, v in (("loss", loss), ("fixed", fixed), ("linear", linear),
-                           ("nonlinear", nonlinear)):
-                history[key].append(float(v.detach()))
+            design = _design(net, manifold, config, _batch(manifold, config, step))
+            for k, (a, y) in design.items():
+                sums[k] = {"ata": sums[k]["ata"] + a.T @ a, "aty": sums[k]["aty"] + a.T @ y,
+                           "yty": sums[k]["yty"] + y @ y}
+            losses = _term_losses(sums, _solve(sums, config), step + 1)
+            for k in TERMS:
+                history[k].append(losses[k])
+            if not all(math.isfinite(v) for v in losses.values()):
+                raise FitFailed(f"fit: a loss became non-finite at step {step}; check gain, a, c")
             bar.update(1)
+            bar.set_postfix(**{k: f"{v:.2e}" for k, v in losses.items()})
             if (step + 1) % config.checkpoint_every == 0:
                 save(step + 1)
+    except KeyboardInterrupt:
+        done = len(history["linear"])
+        save(done)
+        where = f"; checkpoint {ckpt} holds the normal equations of steps 0-{done - 1}" \
+            if ckpt is not None else " (no output directory, nothing saved)"
+        raise FitInterrupted(f"fit interrupted after {done} of {config.steps} steps{where}; "
+                             "rerun the same command to resume") from None
     finally:
         bar.close()
     save(config.steps)
+    net.energy_fn.set_theta(_solve(sums, config))
     with torch.no_grad():
-        bump = manifold.u0
-        net.transport = Transport.fit(geometry, bump, net.tau, net.activation)
+        net.transport = Transport.fit(geometry, manifold.u0, net.tau, net.activation)
     return FitResult(net, config, history, time.perf_counter() - start, step0)
