@@ -24,7 +24,8 @@ from .manifold import TargetManifold
 from .network import HopfieldNetwork
 
 __all__ = ["PROBES", "probe_directions", "nearest_point", "bregman", "NormalSpectrum",
-           "normal_spectrum", "FieldEnergyError", "field_energy_error", "oblique_projection"]
+           "normal_spectrum", "FieldEnergyError", "field_energy_error", "oblique_projection",
+           "DecayRates", "decay_rates", "attraction_report"]
 
 PROBES = ("white", "smooth", "odd", "amplitude")
 
@@ -207,9 +208,9 @@ def field_energy_error(network: HopfieldNetwork, kappa: float, count: int = 64,
         raise ValueError("network: needs a target manifold")
     g = network.geometry
     gen = torch.Generator().manual_seed(seed)
-    e_m = float(network.energy(m.u0))
     fe, fm, er, eq = {}, {}, {}, {}
     with torch.no_grad():
+        e_m = float(network.energy(m.u0))
         for kind in kinds:
             psi = g.random_phase(count, gen)
             s = strength[0] + (strength[1] - strength[0]) * torch.rand(
@@ -230,3 +231,94 @@ def field_energy_error(network: HopfieldNetwork, kappa: float, count: int = 64,
             er[kind] = (float(ratio.min()), float(ratio.max()))
             eq[kind] = (float(ratio_q.min()), float(ratio_q.max()))
     return FieldEnergyError(fe, fm, er, eq, tuple(strength), count)
+
+
+@dataclass(frozen=True)
+class DecayRates:
+    """Measured decay rates of small perturbations, per probe kind, in units of ``1/tau``.
+
+    Attributes
+    ----------
+    early, late : per kind, the rate ``-d log dist / dt`` over ``[0, 1/kappa]`` and over
+        ``[4/kappa, 6/kappa]`` (the worst of the runs, farthest from ``kappa``).
+    energy_ok : per kind, whether the energy never rose (the audit of every run).
+    """
+
+    kappa: float
+    early: dict
+    late: dict
+    energy_ok: dict
+    size: float
+
+    def worst_relative(self) -> float:
+        """``max |rate - kappa| / kappa`` over kinds and both windows."""
+        rates = list(self.early.values()) + list(self.late.values())
+        return max(abs(r - self.kappa) / self.kappa for r in rates)
+
+    def to_dict(self) -> dict:
+        """Plain dict."""
+        return asdict(self)
+
+
+def decay_rates(network: HopfieldNetwork, kappa: float, count: int = 4, size: float = 1e-3,
+                seed: int = 777, kinds: tuple[str, ...] = PROBES) -> DecayRates:
+    """Simulate small perturbations of every kind and measure how fast they decay.
+
+    States ``u*(psi) + size ||u*|| d`` are integrated (rk4, ``dt = 0.05 tau / kappa``) for
+    ``6 tau / kappa``; the Euclidean distance to the manifold gives the rates.
+    """
+    from .diagnostics import energy_audit
+    from .simulate import simulate
+
+    m = network.manifold
+    g = network.geometry
+    gen = torch.Generator().manual_seed(seed)
+    dt = 0.05 * network.tau / kappa
+    early, late, ok = {}, {}, {}
+    for kind in kinds:
+        psi = g.random_phase(count, gen)
+        u0 = m.u_star(psi) + size * m.norm * probe_directions(m, psi, kind, gen)
+        tr = simulate(network, u0, 120 * dt, dt, method="rk4", save_every=20)
+        logd = tr.distance.log()  # saved at t = k / kappa, k = 0..6
+        t = tr.t
+        e = (logd[0] - logd[1]) / (t[1] - t[0])
+        lt = (logd[4] - logd[6]) / (t[6] - t[4])
+        e, lt = e * network.tau, lt * network.tau
+        early[kind] = float(e[(e - kappa).abs().argmax()])
+        late[kind] = float(lt[(lt - kappa).abs().argmax()])
+        ok[kind] = energy_audit(tr)["ok"]
+    return DecayRates(float(kappa), early, late, ok, size)
+
+
+def attraction_report(network: HopfieldNetwork, kappa: float, tol: float = 0.05,
+                      decay: bool = True) -> dict:
+    """Normal spectrum, restoring field, energy ratio and (optionally) simulated decay rates.
+
+    Returns
+    -------
+    dict with ``normal_spectrum``, ``field_energy`` (perturbations up to relative size 0.3),
+    ``decay`` and ``failed``: the names of the measures that missed ``kappa`` (the spectrum
+    by ``tol``, the neutral count, the simulated rates by ``3 tol``).
+    """
+    dim = network.geometry.dim
+    ns = normal_spectrum(network, kappa, tol)
+    fe = field_energy_error(network, kappa)
+    out = {"kappa": kappa, "normal_spectrum": ns.to_dict(), "field_energy": fe.to_dict(),
+           "field_error_max": fe.worst_field(), "energy_ratio_error_max": fe.worst_energy()}
+    failed = []
+    if ns.worst_relative > tol:
+        failed.append(f"normal_spectrum (eigenvalues in [{ns.min:.4g}, {ns.max:.4g}] tau^-1, "
+                      f"{ns.fraction_within:.0%} within {tol:.0%} of -kappa = {-kappa:g})")
+    if ns.n_zero != dim:
+        failed.append(f"neutral eigenvalues ({ns.n_zero} within {ns.zero_tol:g} of 0, "
+                      f"expected {dim})")
+    if decay:
+        dr = decay_rates(network, kappa)
+        out["decay"] = dr.to_dict()
+        out["decay_worst_relative"] = dr.worst_relative()
+        if dr.worst_relative() > 3 * tol:
+            failed.append(f"decay (simulated rates {dr.worst_relative():.0%} from kappa)")
+        if not all(dr.energy_ok.values()):
+            failed.append("energy audit (the energy rose along a relaxation)")
+    out["failed"] = failed
+    return out

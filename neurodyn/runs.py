@@ -43,15 +43,23 @@ def fit_run(config: FitConfig, out: str | Path, fresh: bool = False,
     dict
         The metrics written to ``metrics.json``.
     """
+    from .attraction import attraction_report
     from .experiments import network_report
+    from .fit import FitFailed
 
     out = Path(out)
     result = fit(config, out_dir=out, resume=not fresh, progress_bar=progress_bar)
-    save_model(result.network, out / "model.pt", extra={"fit": config.to_dict()})
-    metrics = {"fit_seconds": result.seconds, "resumed_from_step": result.resumed_from,
+    write_json({"fit_seconds": result.seconds}, out / "timing.json")
+    metrics = {"resumed_from_step": result.resumed_from,
                "final_loss": {k: v[-1] for k, v in result.history.items() if v}}
     metrics.update(network_report(result.network, out, result.history))
+    metrics["attraction"] = attraction_report(result.network, config.kappa, config.tolerance)
+    failed = metrics["attraction"]["failed"]
     write_json(metrics, out / "metrics.json")
+    if failed and config.check_kappa:
+        raise FitFailed(f"kappa={config.kappa:g} not reached: " + "; ".join(failed)
+                        + f" (no model written; see {out / 'metrics.json'})")
+    save_model(result.network, out / "model.pt", extra={"fit": config.to_dict()})
     return metrics
 
 

@@ -17,6 +17,7 @@ import sys
 
 import torch
 
+from ..fit import FitFailed, FitInterrupted
 from ..io import ModelFormatError
 from ..simulate import NonFiniteStateError
 from . import experiments, fit, gridcells, manifold, simulate
@@ -48,9 +49,12 @@ def main(argv: list[str] | None = None) -> int:
     torch.set_num_threads(args.threads)
     try:
         metrics = args.func(args)
-    except NonFiniteStateError as exc:
+    except (NonFiniteStateError, FitFailed) as exc:
         print(f"neurodyn {args.command}: {exc}", file=sys.stderr)
         return 1
+    except FitInterrupted as exc:
+        print(f"neurodyn {args.command}: {exc}", file=sys.stderr)
+        return 130
     except (ValueError, TypeError, FileNotFoundError, ModelFormatError) as exc:
         print(f"neurodyn {args.command}: error: {exc}", file=sys.stderr)
         return 2

@@ -19,31 +19,71 @@ def _fit(args) -> dict:
         if args.manifold == "ring" and len(args.n) != 1:
             raise ValueError(f"--n {args.n}: a ring takes one size")
     cfg = FitConfig(geometry=args.manifold, n=n, lattice=args.lattice, seed=args.seed,
-                    steps=args.steps, kappa=args.kappa, bandwidth=args.bandwidth,
-                    degree=args.degree, cross_hidden=args.cross_hidden, gain=args.gain,
-                    a=args.a, c=args.c)
+                    steps=args.steps, batch=args.batch, kappa=args.kappa, family=args.family,
+                    bandwidth=args.bandwidth, degree=args.degree,
+                    pointwise_degree=args.pointwise_degree,
+                    pointwise_inverse=not args.no_inverse, phaselock=args.phaselock,
+                    weight_linear=args.weight_linear, weight_field=args.weight_field,
+                    weight_energy=args.weight_energy, strength=args.strength,
+                    kappa_tol=args.kappa_tol, check_kappa=not args.no_kappa_check,
+                    gain=args.gain, a=args.a, c=args.c)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     write_json({"command": "fit", **cfg.to_dict()}, out / "config.json")
-    return fit_run(cfg, out, fresh=args.restart)
+    return fit_run(cfg, out, fresh=args.fresh)
+
+
+def _lock(text: str) -> bool:
+    if text not in ("on", "off"):
+        raise ValueError(f"--phaselock {text!r}: choose 'on' or 'off'")
+    return text == "on"
 
 
 def register(sub) -> None:
     """Add the ``fit`` sub-command."""
+    d = FitConfig()
     f = sub.add_parser("fit", help="learn a ring or torus attractor energy")
     f.add_argument("manifold", choices=("ring", "torus"))
     f.add_argument("--out", required=True, help="output directory")
-    f.add_argument("--n", type=int, nargs="+", help="neurons (ring) or n1 n2 (torus)")
+    f.add_argument("--n", type=int, nargs="+", help="neurons (ring) or n1 n2 (torus); "
+                   "default 128 / 32 32")
     f.add_argument("--lattice", default="hex", choices=("hex", "square"))
-    f.add_argument("--seed", type=int, default=0)
-    f.add_argument("--steps", type=int, default=FitConfig.steps, help="Adam steps")
-    f.add_argument("--kappa", type=float, default=FitConfig.kappa,
-                   help="normal attraction rate (1/tau)")
-    f.add_argument("--bandwidth", type=int, default=FitConfig.bandwidth)
-    f.add_argument("--degree", type=int, default=FitConfig.degree)
-    f.add_argument("--cross-hidden", type=int, default=0, help="cross-mode network width")
-    f.add_argument("--gain", type=float, default=FitConfig.gain)
-    f.add_argument("--a", type=float, default=FitConfig.a, help="bump baseline potential")
-    f.add_argument("--c", type=float, default=FitConfig.c, help="bump height")
-    f.add_argument("--restart", action="store_true", help="ignore an existing checkpoint")
+    f.add_argument("--seed", type=int, default=0, help="seeds every sampled batch (default 0)")
+    f.add_argument("--steps", type=int, default=d.steps,
+                   help=f"sampled batches of states (default {d.steps})")
+    f.add_argument("--batch", type=int, default=d.batch,
+                   help=f"manifold points per batch, each probed by every kind (default {d.batch})")
+    f.add_argument("--kappa", type=float, default=d.kappa,
+                   help=f"normal attraction rate, 1/tau (default {d.kappa:g})")
+    f.add_argument("--family", choices=("seal", "spectral"), default=d.family,
+                   help="energy family: seal (spectral + pointwise [+ phase locking]) or the "
+                   "power spectrum alone (default seal)")
+    f.add_argument("--bandwidth", type=int, default=d.bandwidth,
+                   help=f"highest wave number with learned curvature (default {d.bandwidth})")
+    f.add_argument("--degree", type=int, default=d.degree,
+                   help=f"polynomial terms per mode (default {d.degree})")
+    f.add_argument("--pointwise-degree", type=int, default=d.pointwise_degree,
+                   help=f"powers of the rate in h' (default {d.pointwise_degree})")
+    f.add_argument("--no-inverse", action="store_true",
+                   help="drop the inverse-rate basis function of the pointwise term")
+    f.add_argument("--phaselock", type=_lock, default=None,
+                   help="phase-locking terms on/off (default: on for the torus)")
+    f.add_argument("--weight-linear", type=float, default=d.weight_linear,
+                   help=f"weight of the linearised normal field (default {d.weight_linear:g})")
+    f.add_argument("--weight-field", type=float, default=d.weight_field,
+                   help=f"weight of the finite restoring field (default {d.weight_field:g})")
+    f.add_argument("--weight-energy", type=float, default=d.weight_energy,
+                   help=f"weight of the energy against kappa B (default {d.weight_energy:g})")
+    f.add_argument("--strength", type=float, default=d.strength,
+                   help=f"largest relative size of finite perturbations (default {d.strength:g})")
+    f.add_argument("--kappa-tol", type=float, default=None,
+                   help="relative tolerance of every normal eigenvalue (default 0.05 ring, "
+                   "0.10 torus); missed -> exit 1")
+    f.add_argument("--no-kappa-check", action="store_true",
+                   help="write the model even when kappa is not reached")
+    f.add_argument("--gain", type=float, default=d.gain, help="logistic gain (default 1)")
+    f.add_argument("--a", type=float, default=d.a, help="bump baseline potential (default -2)")
+    f.add_argument("--c", type=float, default=d.c, help="bump height (default 4)")
+    f.add_argument("--fresh", action="store_true",
+                   help="discard an existing checkpoint and start over")
     f.set_defaults(func=_fit)
