@@ -68,7 +68,7 @@ def attractor_configs(quick: bool, seed: int, torus_n: int = 16) -> dict[str, Fi
     """The ring (N = 128) and hex torus (``torus_n`` squared) the demos share, at default fit
     settings; ``quick`` gives tiny versions for the tests."""
     if quick:
-        return {"ring": FitConfig(n=32, steps=30, seed=seed),
-                "torus": FitConfig(geometry="torus", n=(10, 10), steps=60, seed=seed)}
+        return {"ring": FitConfig(n=32, steps=2, seed=seed),
+                "torus": FitConfig(geometry="torus", n=(10, 10), steps=2, seed=seed)}
     return {"ring": FitConfig(n=128, seed=seed),
             "torus": FitConfig(geometry="torus", n=(torus_n, torus_n), seed=seed)}

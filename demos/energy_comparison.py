@@ -60,7 +60,7 @@ def main(argv: list[str] | None = None) -> dict:
     torch.set_num_threads(1)
     start = time.perf_counter()
     n = 32 if args.quick else 128
-    cfg = FitConfig(n=n, steps=30 if args.quick else 600, seed=args.seed)
+    cfg = FitConfig(n=n, steps=2 if args.quick else 8, seed=args.seed)
     learned, _ = fitted(cfg, cache_dir(args.cache, args.out))
     g, act, target = learned.geometry, learned.activation, learned.manifold
     fourier = HopfieldNetwork(g, act, FourierQuadraticEnergy(g, target.fourier_construction()),

@@ -65,7 +65,7 @@ def main(argv: list[str] | None = None) -> dict:
     out = Path(args.out)
     models = Path(args.models) if args.models else None
     duration = args.duration or (10.0 if args.quick else 180.0)
-    steps = 60 if args.quick else 150
+    steps = 2 if args.quick else 8
     cells = 8 if args.quick else 64
 
     traj = generate_trajectory(duration, 0.02, Box(1.0), seed=args.seed)

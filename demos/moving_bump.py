@@ -34,7 +34,7 @@ def main(argv: list[str] | None = None) -> dict:
     args = p.parse_args(argv)
     torch.set_num_threads(1)
     start = time.perf_counter()
-    cfg = FitConfig(n=32 if args.quick else 128, steps=30 if args.quick else 600, seed=args.seed)
+    cfg = FitConfig(n=32 if args.quick else 128, steps=2 if args.quick else 8, seed=args.seed)
     net, info = fitted(cfg, cache_dir(args.cache, args.out))
     runs = 4 if args.quick else args.runs
     duration = 20.0 if args.quick else args.duration

@@ -410,7 +410,7 @@ def run_grid_cells(
     --------
     >>> from neurodyn.fit import FitConfig, fit
     >>> from neurodyn.agent import generate_trajectory
-    >>> net = fit(FitConfig(geometry="torus", n=(16, 16), steps=20)).network
+    >>> net = fit(FitConfig(geometry="torus", n=(16, 16), steps=2)).network
     >>> res = run_grid_cells(net, generate_trajectory(2.0, seed=0), cells=4)
     >>> res.decoded.shape, res.maps.maps.shape
     ((100, 2), (4, 20, 20))

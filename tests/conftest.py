@@ -10,7 +10,7 @@ torch.set_num_threads(1)
 def ring_fit():
     from neurodyn.fit import FitConfig, fit
 
-    return fit(FitConfig(n=128, steps=300, seed=0))
+    return fit(FitConfig(n=128, seed=0))
 
 
 @pytest.fixture(scope="session")

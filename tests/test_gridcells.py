@@ -27,7 +27,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 @pytest.fixture(scope="module")
 def hex_net():
-    return fit(FitConfig(geometry="torus", lattice="hex", n=(16, 16), steps=400, seed=0)).network
+    return fit(FitConfig(geometry="torus", lattice="hex", n=(16, 16), seed=0)).network
 
 
 @pytest.fixture(scope="module")
@@ -286,7 +286,7 @@ def test_acceptance_ten_minutes_32x32(tmp_path):
 
 @pytest.mark.slow
 def test_hex_fields_beat_square_fields_on_a_small_sheet(hex_net):
-    sq = fit(FitConfig(geometry="torus", lattice="square", n=(16, 16), steps=400,
+    sq = fit(FitConfig(geometry="torus", lattice="square", n=(16, 16),
                        seed=0)).network
     traj = generate_trajectory(180.0, 0.02, Box(1.0), seed=0)
     h = gc.run_grid_cells(hex_net, traj, cells=16)

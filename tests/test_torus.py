@@ -22,12 +22,12 @@ from neurodyn.simulate import simulate
 
 @pytest.fixture(scope="module")
 def hex_net():
-    return fit(FitConfig(geometry="torus", lattice="hex", n=(16, 16), steps=400, seed=0)).network
+    return fit(FitConfig(geometry="torus", lattice="hex", n=(16, 16), seed=0)).network
 
 
 @pytest.fixture(scope="module")
 def square_net():
-    return fit(FitConfig(geometry="torus", lattice="square", n=(16, 16), steps=400,
+    return fit(FitConfig(geometry="torus", lattice="square", n=(16, 16),
                          seed=0)).network
 
 

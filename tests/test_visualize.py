@@ -30,12 +30,12 @@ torch.set_num_threads(1)
 
 @pytest.fixture(scope="module")
 def ring():
-    return fit(FitConfig(n=64, steps=60, seed=1)).network
+    return fit(FitConfig(n=64, seed=1)).network
 
 
 @pytest.fixture(scope="module")
 def torus():
-    return fit(FitConfig(geometry="torus", n=(16, 16), steps=60, seed=1)).network
+    return fit(FitConfig(geometry="torus", n=(16, 16), seed=1)).network
 
 
 @pytest.fixture(scope="module")
@@ -108,7 +108,7 @@ def test_activity_rejects_bad_input(ring, kwargs, message):
 
 @pytest.fixture(scope="module")
 def torus24():
-    return fit(FitConfig(geometry="torus", n=(24, 24), steps=60, seed=1)).network
+    return fit(FitConfig(geometry="torus", n=(24, 24), seed=1)).network
 
 
 @pytest.mark.parametrize("name", ["ring", "torus24"])
