@@ -313,7 +313,7 @@ def attraction_report(network: HopfieldNetwork, kappa: float, tol: float = 0.05,
         failed.append(f"neutral eigenvalues ({ns.n_zero} within {ns.zero_tol:g} of 0, "
                       f"expected {dim})")
     if decay:
-        dr = decay_rates(network, kappa)
+        dr = decay_rates(network, kappa, count=2)
         out["decay"] = dr.to_dict()
         out["decay_worst_relative"] = dr.worst_relative()
         if dr.worst_relative() > 3 * tol:

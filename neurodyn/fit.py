@@ -69,8 +69,8 @@ class FitConfig:
     kappa : prescribed normal attraction rate, in ``1/tau``.
     family : ``"seal"`` (spectral + pointwise [+ phase locking]) or ``"spectral"`` (the power
         spectrum alone, the control that cannot reach phase directions).
-    bandwidth : modes with ``max |k_a| <= bandwidth`` have learned curvature; degree : terms
-        per mode. pointwise_degree, pointwise_inverse : the pointwise basis.
+    bandwidth : modes with ``max |k_a| <= bandwidth`` have learned curvature (None: 4 for the
+        ring, 2 for the torus); degree : terms per mode. pointwise_degree, pointwise_inverse : the pointwise basis.
         phaselock : include phase-locking terms (None: for the torus only).
     steps : sampled batches; batch : manifold points per batch (each gives one probe of every
         kind and one finite perturbation of every kind).
@@ -93,13 +93,13 @@ class FitConfig:
     tau: float = 1.0
     kappa: float = 1.0
     family: str = "seal"
-    bandwidth: int = 4
+    bandwidth: int | None = None
     degree: int = 3
     pointwise_degree: int = 3
     pointwise_inverse: bool = True
     phaselock: bool | None = None
-    steps: int = 8
-    batch: int = 16
+    steps: int = 4
+    batch: int = 8
     weight_linear: float = 1.0
     weight_field: float = 0.1
     weight_energy: float = 0.01
@@ -129,10 +129,13 @@ class FitConfig:
         if self.weight_linear + self.weight_field + self.weight_energy <= 0:
             raise ValueError("weight_linear, weight_field, weight_energy: one must be > 0")
         for key, lo in (("steps", 0), ("batch", 1), ("checkpoint_every", 1), ("degree", 2),
-                        ("bandwidth", 0), ("pointwise_degree", 0)):
+                        ("pointwise_degree", 0)):
             v = getattr(self, key)
             if isinstance(v, bool) or not isinstance(v, int) or v < lo:
                 raise ValueError(f"{key}={v!r}: must be an integer >= {lo}")
+        if self.bandwidth is not None and (isinstance(self.bandwidth, bool) or not isinstance(
+                self.bandwidth, int) or self.bandwidth < 0):
+            raise ValueError(f"bandwidth={self.bandwidth!r}: must be None or an integer >= 0")
         if self.kappa_tol is not None and not (0 < self.kappa_tol < 1):
             raise ValueError(f"kappa_tol={self.kappa_tol!r}: must be in (0, 1)")
 
@@ -193,13 +196,19 @@ def build_manifold(config: FitConfig, geometry: Geometry | None = None) -> Targe
     return TargetManifold.bump(geometry, Logistic(config.gain, config.rmax), config.a, config.c)
 
 
+def _bandwidth(config: FitConfig) -> int:
+    if config.bandwidth is not None:
+        return config.bandwidth
+    return 4 if config.geometry == "ring" else 2
+
+
 def build_network(config: FitConfig, manifold: TargetManifold) -> HopfieldNetwork:
     """The untrained network of a config: every manifold point a fixed point, nothing learned."""
     g = manifold.geometry
     lock = config.geometry == "torus" if config.phaselock is None else config.phaselock
     seal = config.family == "seal"
     energy = SealEnergy(g, manifold.activation, manifold.u0, config.bias, config.degree,
-                        min(config.bandwidth, max(g.shape) // 2), pointwise=seal,
+                        min(_bandwidth(config), max(g.shape) // 2), pointwise=seal,
                         pointwise_degree=config.pointwise_degree,
                         pointwise_inverse=config.pointwise_inverse, phaselock=seal and lock)
     return HopfieldNetwork(g, manifold.activation, energy, bias=config.bias, tau=config.tau,

@@ -58,8 +58,8 @@ def register(sub) -> None:
     f.add_argument("--family", choices=("seal", "spectral"), default=d.family,
                    help="energy family: seal (spectral + pointwise [+ phase locking]) or the "
                    "power spectrum alone (default seal)")
-    f.add_argument("--bandwidth", type=int, default=d.bandwidth,
-                   help=f"highest wave number with learned curvature (default {d.bandwidth})")
+    f.add_argument("--bandwidth", type=int, default=None,
+                   help="highest wave number with learned curvature (default 4 ring, 2 torus)")
     f.add_argument("--degree", type=int, default=d.degree,
                    help=f"polynomial terms per mode (default {d.degree})")
     f.add_argument("--pointwise-degree", type=int, default=d.pointwise_degree,

@@ -151,7 +151,7 @@ class SealEnergy(InteractionEnergy):
                 t = t - part.grad(rs)
             z, tz = g.dft(rs), g.dft(t)
             den = z.real**2 + z.imag**2
-            slope = -(tz * torch.conj(z)).real / (2 * (den + 1e-12 * den.max()))
+            slope = -(tz * torch.conj(z)).real / (2 * (den + 1e-18 * den.max()))
             self.spectral.anchor(den, slope)
         self._key = self._version_key()
 
