@@ -52,6 +52,26 @@ DEMOS = [
       "learned: max final distance": "learned (SEAL).final_distance_max",
       "Fourier: max final distance": "Fourier construction.final_distance_max",
       "classic: max final distance": "classic hand-wired.final_distance_max"}),
+    ("seal_learning", "seal_learning.py", "SEAL learning: prescribed normal attraction",
+     "Kappa sweep (ring N=128, hex torus 32x32): normal eigenvalues and simulated decay of "
+     "small white, smooth, odd and amplitude perturbations against the prescribed rate; the "
+     "power spectrum alone (control) keeps its phase directions at the leak rate 1/tau. "
+     "Capacity sweep and ablation (Fourier construction, classic CANN, spectral SEAL, full SEAL) "
+     "at kappa = 2 on the same perturbations.",
+     {"ring: worst normal eigenvalue error": "kappa_sweep.ring_summary.worst_spectrum_relative",
+      "ring: worst simulated decay error": "kappa_sweep.ring_summary.worst_decay_relative",
+      "ring: worst restoring-field error": "kappa_sweep.ring_summary.worst_field_error",
+      "ring: worst energy-ratio error": "kappa_sweep.ring_summary.worst_energy_error",
+      "ring: slowest fit (s)": "kappa_sweep.ring_summary.slowest_fit_seconds",
+      "ring control (spectral only): largest normal eigenvalue":
+          "kappa_sweep.ring_summary.spectral_only_max_eigenvalue",
+      "torus: worst normal eigenvalue error": "kappa_sweep.torus_summary.worst_spectrum_relative",
+      "torus: worst simulated decay error": "kappa_sweep.torus_summary.worst_decay_relative",
+      "torus: slowest fit (s)": "kappa_sweep.torus_summary.slowest_fit_seconds",
+      "ablation: Fourier construction slowest rate": "ablation.Fourier construction.slowest_rate",
+      "ablation: classic CANN slowest rate": "ablation.classic CANN (cosine W).slowest_rate",
+      "ablation: spectral SEAL slowest rate": "ablation.spectral SEAL.slowest_rate",
+      "ablation: full SEAL slowest rate": "ablation.full SEAL.slowest_rate"}),
     ("connectivity", "connectivity.py", "SEAL: local excitation, surround inhibition",
      "Effective connectivity -Hess F at the manifold, averaged along diagonals.",
      {"ring w(0)": "ring.w0", "ring min w beyond pi/3": "ring.min_beyond_pi_over_3",

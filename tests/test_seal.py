@@ -247,3 +247,29 @@ def test_acceptance_hex_torus_32(kappa):
     dr = decay_rates(net, kappa)
     assert dr.worst_relative() <= 0.15 and all(dr.energy_ok.values()), dr
     assert math.isfinite(field_energy_error(net, kappa, count=16).worst_field())
+
+
+def test_fitted_mlp_energy_keeps_fixed_points_and_one_zero_mode():
+    from neurodyn.experiments import restoration
+
+    res = fit(FitConfig(n=32, family="mlp", steps=3, batch=2, hidden=8))
+    net = res.network
+    assert len(res.history["linear"]) == 3
+    ns = normal_spectrum(net, 1.0)
+    assert ns.n_zero == 1, ns
+    metrics, _ = restoration(net, count=8, threshold=0.02, duration=20.0, kinds=("noise",))
+    assert metrics["noise"]["fraction_within"] == 1.0 and metrics["noise"]["energy"]["ok"]
+    again = make_energy(net.energy_fn.config(), net.geometry, net.energy_fn.state_dict())
+    u = net.manifold.u0 + 0.2
+    assert torch.allclose(again.grad(net.activation(u)), net.energy_fn.grad(net.activation(u)))
+
+
+@pytest.mark.slow
+def test_acceptance_fitted_mlp_ring():
+    from neurodyn.experiments import restoration
+
+    net = fit(FitConfig(n=64, family="mlp", steps=120, batch=4, hidden=16, lr=1e-2)).network
+    assert normal_spectrum(net, 1.0).n_zero == 1
+    metrics, _ = restoration(net, count=64, threshold=0.02, duration=20.0)
+    for kind in ("noise", "shape", "amplitude", "lesion"):
+        assert metrics[kind]["fraction_within"] >= 0.99 and metrics[kind]["energy"]["ok"]

@@ -66,7 +66,8 @@ def _needs_state(name):
 def _keyed(cls, allowed):
     def build(config, geometry, state):
         if set(config) - set(allowed):
-            raise ValueError(f"{cls.family} energy: unknown keys {sorted(set(config) - set(allowed))}; "
+            extra = sorted(set(config) - set(allowed))
+            raise ValueError(f"{cls.family} energy: unknown keys {extra}; "
                              f"allowed: {sorted(allowed)}")
         return cls(geometry, **config)
     return build

@@ -61,6 +61,7 @@ from ..activation import Activation, make_activation
 from ..geometry import Geometry
 from .base import InteractionEnergy
 from .coupling import PhaseLockEnergy
+from .neural import MLPEnergy
 from .pointwise import PointwiseEnergy
 from .spectral import LearnedFourierEnergy
 
@@ -82,6 +83,10 @@ class SealEnergy(InteractionEnergy):
         curvature; every mode has its slope fixed by the fixed-point condition.
     pointwise : include ``P``; ``pointwise_degree``, ``pointwise_inverse`` configure it.
     phaselock : include ``L`` with its default terms.
+    mlp_hidden : width of a general neural term ``M`` (0: none), an MLP of the rates averaged
+        over neuron translations (:class:`~neurodyn.energies.neural.MLPEnergy`); its gradient
+        enters the fixed-point slopes, differentiably, so it can be trained by gradient descent.
+    seed : initialises ``M``.
 
     Examples
     --------
@@ -100,7 +105,7 @@ class SealEnergy(InteractionEnergy):
     def __init__(self, geometry: Geometry, activation: Activation, u0: torch.Tensor | None = None,
                  bias: float = 0.0, degree: int = 3, curvature_bandwidth: int = 4,
                  pointwise: bool = True, pointwise_degree: int = 3, pointwise_inverse: bool = True,
-                 phaselock: bool = False):
+                 phaselock: bool = False, mlp_hidden: int = 0, seed: int = 0):
         super().__init__(geometry)
         top = max(geometry.shape) // 2
         if isinstance(curvature_bandwidth, bool) or not isinstance(curvature_bandwidth, int) \
@@ -111,7 +116,8 @@ class SealEnergy(InteractionEnergy):
         self.options = {"degree": int(degree), "curvature_bandwidth": curvature_bandwidth,
                         "pointwise": bool(pointwise), "pointwise_degree": int(pointwise_degree),
                         "pointwise_inverse": bool(pointwise_inverse),
-                        "phaselock": bool(phaselock)}
+                        "phaselock": bool(phaselock), "mlp_hidden": int(mlp_hidden),
+                        "seed": int(seed)}
         u = torch.zeros(geometry.shape, dtype=torch.float64) if u0 is None else \
             torch.as_tensor(u0, dtype=torch.float64).clone()
         if tuple(u.shape) != geometry.shape or not torch.isfinite(u).all():
@@ -125,6 +131,8 @@ class SealEnergy(InteractionEnergy):
         self.pointwise = (PointwiseEnergy(geometry, activation, pointwise_degree,
                                           pointwise_inverse) if pointwise else None)
         self.phaselock = PhaseLockEnergy(geometry) if phaselock else None
+        self.neural = (MLPEnergy(geometry, (int(mlp_hidden),), scale=0.1, seed=seed,
+                                 symmetric=True) if mlp_hidden else None)
         k = geometry.wavevectors().abs().amax(0)
         self.register_buffer("curvature_mask", (k <= curvature_bandwidth), persistent=False)
         self._key = None
@@ -132,19 +140,26 @@ class SealEnergy(InteractionEnergy):
     # ------------------------------------------------------------------ parts and anchor
     def others(self) -> list[InteractionEnergy]:
         """The parts other than the spectral energy."""
-        return [p for p in (self.pointwise, self.phaselock) if p is not None]
+        return [p for p in (self.pointwise, self.phaselock, self.neural) if p is not None]
 
     def _version_key(self):
-        return tuple((id(t), t._version) for t in
-                     [self.u0, self.bias] + [p.coef for p in self.others()])
+        tensors = [self.u0, self.bias] + [q for p in self.others() for q in p.parameters()]
+        return (torch.is_grad_enabled(),) + tuple((id(t), t._version) for t in tensors)
 
-    def refresh(self) -> None:
-        """Recompute the spectral slopes that make every ``u*(psi)`` a fixed point."""
+    def refresh(self, force: bool = False) -> None:
+        """Recompute the spectral slopes that make every ``u*(psi)`` a fixed point.
+
+        With gradients enabled and a neural term present, the slopes stay attached to the
+        graph of its parameters (so gradient descent sees the fixed-point condition).
+        """
         key = self._version_key()
-        if key == self._key:
+        if key == self._key and not force:
             return
         g = self.geometry
-        with torch.no_grad():
+        track = torch.is_grad_enabled() and self.neural is not None
+        if self.spectral.anchor_slope.requires_grad:  # drop the graph of an earlier refresh
+            self.spectral.anchor_slope = self.spectral.anchor_slope.detach().clone()
+        with torch.set_grad_enabled(track):
             rs = self.activation(self.u0)
             t = self.bias - self.u0
             for part in self.others():
@@ -152,7 +167,13 @@ class SealEnergy(InteractionEnergy):
             z, tz = g.dft(rs), g.dft(t)
             den = z.real**2 + z.imag**2
             slope = -(tz * torch.conj(z)).real / (2 * (den + 1e-18 * den.max()))
-            self.spectral.anchor(den, slope)
+            if track:
+                with torch.no_grad():
+                    self.spectral.anchor(den, slope.detach())
+                self.spectral.anchor_slope = slope * self.spectral.mask
+            else:
+                self.spectral.anchor(den, slope)
+        self.spectral._coef_cache = None  # the anchor changed
         self._key = self._version_key()
 
     # ------------------------------------------------------------------ free parameters
@@ -215,7 +236,7 @@ class SealEnergy(InteractionEnergy):
         config = dict(config)
         act = make_activation(config.pop("activation", None))
         allowed = {"bias", "degree", "curvature_bandwidth", "pointwise", "pointwise_degree",
-                   "pointwise_inverse", "phaselock"}
+                   "pointwise_inverse", "phaselock", "mlp_hidden", "seed"}
         if set(config) - allowed:
             raise ValueError(f"seal energy: unknown keys {sorted(set(config) - allowed)}; "
                              f"allowed: {sorted(allowed)}")

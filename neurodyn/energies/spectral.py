@@ -115,7 +115,7 @@ class LearnedFourierEnergy(InteractionEnergy):
         """The polynomial coefficients in use, shape ``(*spectral_shape, degree)``."""
         if not torch.is_grad_enabled():
             key = (id(self.coef), self.coef._version, self.anchor_x._version,
-                   self.anchor_slope._version,
+                   id(self.anchor_slope), self.anchor_slope._version,
                    bool(self.anchored))
             cached = getattr(self, "_coef_cache", None)
             if cached is not None and cached[0] == key:
