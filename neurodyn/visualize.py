@@ -16,7 +16,6 @@ pyplot.
 
 from __future__ import annotations
 
-import argparse
 import math
 import time
 from dataclasses import dataclass
@@ -49,7 +48,6 @@ __all__ = [
     "animate_ring_bump",
     "animate_sheet_bump",
     "animate_flow",
-    "register_cli",
 ]
 
 #: Fewest activity samples :func:`manifold_report` accepts (Isomap needs a connected graph).
@@ -984,46 +982,3 @@ def manifold_report(network: HopfieldNetwork, out_dir: str | Path | None = None,
 
 # --------------------------------------------------------------------------------------------------
 # command line
-
-
-def register_cli(subparsers) -> argparse.ArgumentParser:
-    """Add the ``manifold`` subcommand to an ``argparse`` subparsers object.
-
-    ``neurodyn manifold --model DIR --out OUT [--samples N] [--seed S] [--no-topology]
-    [--animate]`` runs :func:`manifold_report` and writes its figures, ``activity.npz``,
-    ``metrics.json`` and ``config.json`` into ``OUT``.
-
-    Returns
-    -------
-    The ``manifold`` parser.
-    """
-    p = subparsers.add_parser(
-        "manifold", help="embeddings, topology and energy landscape of the attractor manifold",
-        description="Simulated activity near the attractor manifold: PCA and Isomap embeddings, "
-                    "persistent homology (Betti numbers, barcode), the energy along the "
-                    "manifold and across it, the bump's path during path integration.")
-    p.add_argument("--model", required=True, help="directory holding model.pt")
-    p.add_argument("--out", required=True, help="output directory")
-    p.add_argument("--samples", type=int, default=2000, help="activity samples")
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--no-topology", dest="topology", action="store_false",
-                   help="skip persistent homology (ripser)")
-    p.add_argument("--animate", action="store_true", help="also write the bump animation (GIF)")
-    p.set_defaults(func=_cli_manifold)
-    return p
-
-
-def _cli_manifold(args) -> dict:
-    from .io import load_model, write_json
-
-    if args.samples < MIN_REPORT_SAMPLES:
-        raise ValueError(f"--samples {args.samples}: must be >= {MIN_REPORT_SAMPLES}")
-    network, _ = load_model(args.model)
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
-    config = {k: v for k, v in vars(args).items() if not callable(v)}
-    write_json({"command": "manifold", **config}, out / "config.json")
-    metrics = manifold_report(network, out, samples=args.samples, seed=args.seed,
-                              topology=args.topology, animate=args.animate)
-    write_json(metrics, out / "metrics.json")
-    return metrics
