@@ -32,7 +32,7 @@ from .embedding import Embedding, isomap, pca, plot_embedding_2d, plot_embedding
 from .geometry import Torus
 from .inputs import Velocity, parse_velocity
 from .network import HopfieldNetwork
-from .simulate import Trajectory, simulate
+from .simulate import SimulationResult, simulate
 
 __all__ = [
     "ManifoldActivity",
@@ -406,7 +406,7 @@ def _normal_directions(m, count: int, seed: int) -> tuple[torch.Tensor, tuple[st
 
 def path_on_manifold(network: HopfieldNetwork, runs: int = 4, duration: float = 200.0,
                      dt: float = 0.1, velocity: Velocity | str = "ou:0.2:10:0.5",
-                     seed: int = 0, save_every: int | None = None) -> Trajectory:
+                     seed: int = 0, save_every: int | None = None) -> SimulationResult:
     """Path integration from random manifold points: the bump's decoded path and its reference.
 
     .. math:: \\psi_{ref}(t) = \\psi(0) + \\int_0^t v(s)\\, ds
@@ -423,7 +423,7 @@ def path_on_manifold(network: HopfieldNetwork, runs: int = 4, duration: float = 
 
     Returns
     -------
-    Trajectory
+    SimulationResult
         With ``decoded (T, runs, dim)`` and ``reference (T, runs, dim)``.
     """
     m = _manifold(network)
@@ -556,7 +556,7 @@ def _wrapped_segments(x: np.ndarray, y: np.ndarray | None = None) -> list[np.nda
     return [p for p in np.split(pts, cuts) if len(p) > 1]
 
 
-def plot_manifold_path(trajectory: Trajectory, runs: int = 4, fig: Figure | None = None,
+def plot_manifold_path(trajectory: SimulationResult, runs: int = 4, fig: Figure | None = None,
                        shown: int = 1) -> Figure:
     """The bump's path on the manifold during path integration and its error.
 
@@ -679,7 +679,7 @@ def animate_ring_bump(trajectory, path: str | Path, fps: float = 15.0, frames: i
 
     Parameters
     ----------
-    trajectory : a :class:`~neurodyn.simulate.Trajectory` (or any object with ``t (T,)``,
+    trajectory : a :class:`~neurodyn.simulate.SimulationResult` (or any object with ``t (T,)``,
         ``r (T, B, N)`` and ``decoded (T, B, 1)``).
     path : output file, ``*.gif``.
     fps : frames per second (> 0).
@@ -742,7 +742,7 @@ def animate_sheet_bump(trajectory, path: str | Path, lattice: str = "hex", fps: 
 
     Parameters
     ----------
-    trajectory : a :class:`~neurodyn.simulate.Trajectory` (or any object with ``t (T,)``,
+    trajectory : a :class:`~neurodyn.simulate.SimulationResult` (or any object with ``t (T,)``,
         ``r (T, B, n1, n2)`` and ``decoded (T, B, 2)``).
     path : output file, ``*.gif``.
     lattice : ``"hex"`` or ``"square"``, the sheet's geometry.
