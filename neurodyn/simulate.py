@@ -117,7 +117,8 @@ def simulate(network: HopfieldNetwork, u0: torch.Tensor, duration: float, dt: fl
              method: str | None = None, velocity: Velocity | None = None, noise: float = 0.0,
              save_every: int = 10, seed: int | None = None, rtol: float = 1e-7,
              atol: float = 1e-9, progress_bar: bool | None = None,
-             diagnostics: bool = True, dtype: torch.dtype = torch.float64) -> SimulationResult:
+             diagnostics: bool = True, dtype: torch.dtype = torch.float64,
+             current=None) -> SimulationResult:
     """Simulate a batch of states.
 
     Parameters
@@ -137,6 +138,8 @@ def simulate(network: HopfieldNetwork, u0: torch.Tensor, duration: float, dt: fl
     diagnostics : compute energy, decoded phase and distance for the saved states.
     dtype : floating type of the integration (``torch.float32`` roughly halves the cost; the
         energy audit then needs a float32 tolerance).
+    current : optional external input ``I(t)``: a callable of the time returning a tensor
+        broadcastable to ``(B, *shape)`` (e.g. a sensory cue, :mod:`neurodyn.cues`).
 
     Returns
     -------
@@ -169,7 +172,8 @@ def simulate(network: HopfieldNetwork, u0: torch.Tensor, duration: float, dt: fl
         v = velocity(float(t)) if velocity is not None else None
         if v is not None:
             v = v.to(u.dtype).expand(batch, g.dim)
-        du = network.field(u, v)
+        c = current(float(t)) if current is not None else None
+        du = network.field(u, v, current=None if c is None else c.to(u.dtype))
         # a non-finite u makes du non-finite (leak term); NaN and inf propagate into the sum
         if not torch.isfinite(du.sum()):
             tt = float(t)
