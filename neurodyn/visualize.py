@@ -29,7 +29,7 @@ from matplotlib.collections import LineCollection
 from matplotlib.figure import Figure
 
 from .embedding import Embedding, isomap, pca, plot_embedding_2d, plot_embedding_3d, subsample
-from .geometry import Torus
+from .geometry import Torus, sheet_corners
 from .inputs import Velocity, parse_velocity
 from .network import HopfieldNetwork
 from .simulate import SimulationResult, simulate
@@ -723,15 +723,6 @@ def animate_ring_bump(trajectory, path: str | Path, fps: float = 15.0, frames: i
     return _write_gif(fig, path, fps, update, idx, dpi)
 
 
-def _sheet_corners(shape: tuple[int, int], lattice: str) -> tuple[np.ndarray, np.ndarray]:
-    """Corners of the neurons' cells on the sheet (units of the neuron spacing)."""
-    a, b = np.meshgrid(np.arange(shape[0] + 1) - 0.5, np.arange(shape[1] + 1) - 0.5,
-                       indexing="ij")
-    if lattice == "hex":
-        return a + 0.5 * b, b * math.sqrt(3.0) / 2.0
-    return a, b
-
-
 def animate_sheet_bump(trajectory, path: str | Path, lattice: str = "hex", fps: float = 15.0,
                        frames: int = 60, run: int = 0, dpi: int = 80) -> Path:
     """GIF of a moving bump on a torus sheet: the rates on the sheet and the decoded phases.
@@ -759,7 +750,7 @@ def animate_sheet_bump(trajectory, path: str | Path, lattice: str = "hex", fps: 
         raise ValueError(f"lattice={lattice!r}: unknown; choose one of ('hex', 'square')")
     t, r, dec = _trajectory_arrays(trajectory, run, 2)
     idx = _frame_index(len(t), frames)
-    x, y = _sheet_corners(r.shape[1:], lattice)
+    x, y = sheet_corners(r.shape[1:], lattice)
     fig = Figure(figsize=(8.4, 3.6), layout="constrained")
     ax, ax_p = fig.add_subplot(1, 2, 1), fig.add_subplot(1, 2, 2)
     mesh = ax.pcolormesh(x, y, r[0], cmap="viridis", vmin=float(r.min()), vmax=float(r.max()),
