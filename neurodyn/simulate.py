@@ -27,7 +27,7 @@ from .inputs import OrnsteinUhlenbeck, Velocity, reference_phase
 from .network import HopfieldNetwork
 from .progress import progress
 
-__all__ = ["Trajectory", "simulate", "NonFiniteStateError", "METHODS"]
+__all__ = ["SimulationResult", "simulate", "NonFiniteStateError", "METHODS"]
 
 FIXED_METHODS = ("euler", "midpoint", "rk4")
 ADAPTIVE_METHODS = ("dopri5",)
@@ -60,7 +60,7 @@ class NonFiniteStateError(FloatingPointError):
 
 
 @dataclass
-class Trajectory:
+class SimulationResult:
     """Saved states of a simulation.
 
     Attributes
@@ -141,12 +141,14 @@ def _check_run(check_every, state_limit, backend):
         raise ValueError(f"backend={backend!r}: unknown; choose one of {BACKENDS}")
 
 
-def _choose_backend(network, method, backend, device):
+def _choose_backend(network, method, backend, device, current):
     """``(plan or None, name)``: the compiled plan when the run can and may use it."""
     if backend == "torch":
         return None, "torch"
     reason = ""
-    if not fastpath.AVAILABLE:
+    if current is not None:
+        reason = "an external input current is not compiled"
+    elif not fastpath.AVAILABLE:
         reason = "numba is not installed (pip install 'neurodyn-flows[fast]')"
     elif method not in FIXED_METHODS:
         reason = f"method={method!r} is adaptive"
@@ -168,7 +170,7 @@ def simulate(network: HopfieldNetwork, u0: torch.Tensor, duration: float, dt: fl
              atol: float = 1e-9, progress_bar: bool | None = None,
              diagnostics: bool = True, dtype: torch.dtype = torch.float64,
              check_every: int = 50, state_limit: float = 1e6, backend: str = "auto",
-             device: str | torch.device = "cpu") -> Trajectory:
+             device: str | torch.device = "cpu", current=None) -> SimulationResult:
     """Simulate a batch of states.
 
     Parameters
@@ -195,9 +197,13 @@ def simulate(network: HopfieldNetwork, u0: torch.Tensor, duration: float, dt: fl
     device : ``cpu`` or ``cuda``; the network is copied there if it lives elsewhere, and the
         trajectory is returned on that device.
 
+    current : optional external input ``I(t)``: a callable of the time returning a tensor
+        broadcastable to ``(B, *shape)`` (e.g. a sensory cue, :mod:`neurodyn.cues`); such a run
+        takes the torch path.
+
     Returns
     -------
-    Trajectory
+    SimulationResult
     """
     method = method or ("euler" if noise > 0 else "rk4")
     if dtype not in (torch.float32, torch.float64):
@@ -223,7 +229,7 @@ def simulate(network: HopfieldNetwork, u0: torch.Tensor, duration: float, dt: fl
         velocity.prepare(duration, dt, batch, g.dim, gen)
     if velocity is not None and network.transport is None:
         raise ValueError("velocity: this network has no transport; fit one first")
-    plan, used = _choose_backend(network, method, backend, device)
+    plan, used = _choose_backend(network, method, backend, device, current)
     save_steps = list(range(0, steps + 1, save_every))
     if save_steps[-1] != steps:
         save_steps.append(steps)
@@ -242,7 +248,7 @@ def simulate(network: HopfieldNetwork, u0: torch.Tensor, duration: float, dt: fl
                 raise diverged(fail, bad)
             nfe = steps * len(fastpath.STAGES[method])
         else:
-            us, nfe = _torch_run(network, u0, steps, dt, method, velocity, noise, gen,
+            us, nfe = _torch_run(network, u0, steps, dt, method, velocity, current, noise, gen,
                                  save_steps, check_every, state_limit, rtol, atol, bar,
                                  diverged)
     finally:
@@ -261,12 +267,12 @@ def simulate(network: HopfieldNetwork, u0: torch.Tensor, duration: float, dt: fl
         reference = reference_phase(velocity, times, dt,
                                     decoded[0].to(torch.float64).cpu()).to(device)
         # unwrap the start so that reference and decoded differ only by the error
-    return Trajectory(times.to(device), us, rs, energy, decoded, distance, reference, nfe,
+    return SimulationResult(times.to(device), us, rs, energy, decoded, distance, reference, nfe,
                       method, dt, used)
 
 
-def _torch_run(network, u0, steps, dt, method, velocity, noise, gen, save_steps, check_every,
-               limit, rtol, atol, bar, diverged):
+def _torch_run(network, u0, steps, dt, method, velocity, current, noise, gen, save_steps,
+               check_every, limit, rtol, atol, bar, diverged):
     """The torchdiffeq / torch Euler-Maruyama path: saved states ``(T, B, *shape)`` and nfe."""
     g = network.geometry
     batch = u0.shape[0]
@@ -278,7 +284,8 @@ def _torch_run(network, u0, steps, dt, method, velocity, noise, gen, save_steps,
         v = velocity(float(t)) if velocity is not None else None
         if v is not None:
             v = v.to(u.dtype).to(u.device).expand(batch, g.dim)
-        du = network.field(u, v)
+        c = current(float(t)) if current is not None else None
+        du = network.field(u, v, current=None if c is None else c.to(u.dtype).to(u.device))
         if method in ADAPTIVE_METHODS and not torch.isfinite(du.sum()):
             # an adaptive step size would shrink without end on a non-finite field
             tt = float(t)
