@@ -185,10 +185,7 @@ def integrate(u, first, nsteps, total, dt, inv_tau, method, save_every, saved, c
     dty = u.dtype.type
     y = np.empty(n, u.dtype)
     y1 = np.empty(n, u.dtype)
-    k1 = np.empty(n, u.dtype)
-    k2 = np.empty(n, u.dtype)
-    k3 = np.empty(n, u.dtype)
-    k4 = np.empty(n, u.dtype)
+    ks = np.empty((4, n), u.dtype)
     w = np.empty(n, u.dtype)
     r = np.empty(n, u.dtype)
     k2n = f2c.shape[0]
@@ -199,13 +196,11 @@ def integrate(u, first, nsteps, total, dt, inv_tau, method, save_every, saved, c
     z_im = np.empty((k1n, k2n), u.dtype)
     with_v = vel.shape[0] > 0
     vdim = vel.shape[3] if with_v else 1
-    v0 = np.zeros(vdim, u.dtype)
-    v1 = np.zeros(vdim, u.dtype)
-    v2 = np.zeros(vdim, u.dtype)
-    v3 = np.zeros(vdim, u.dtype)
+    vv = np.zeros(vdim, u.dtype)
     h = dty(dt)
     half = dty(0.5) * h
     third = dty(1.0 / 3.0)
+    eighth = dty(0.125)
     sq = dty(np.sqrt(dt) * noise)
     for b in range(bsz):
         if fail[b] >= 0:
@@ -214,50 +209,43 @@ def integrate(u, first, nsteps, total, dt, inv_tau, method, save_every, saved, c
             y[j] = u[b, j]
         vb = 0 if (not with_v or vel.shape[2] == 1) else b
         for i in range(nsteps):
-            if with_v:
-                for a in range(vdim):
-                    v0[a] = vel[i, 0, vb, a]
-                    if method >= 1:
-                        v1[a] = vel[i, 1, vb, a]
-                    if method == 2:
-                        v2[a] = vel[i, 2, vb, a]
-                        v3[a] = vel[i, 3, vb, a]
-            _field(y, k1, w, r, a_re, a_im, z_re, z_im, bias, inv_tau, act, gain, rmax, n1, n2,
-                   f1c, f1s, f2c, f2s, i2c, i2s, kind, spec, scale, gstar, gam, hcoef, dense,
-                   kh, v0, with_v)
+            nst = 1 if method == 0 else (2 if method == 1 else 4)
+            for st in range(nst):
+                # the stage's state, as torchdiffeq forms it
+                if st == 0:
+                    for j in range(n):
+                        y1[j] = y[j]
+                elif method == 1:
+                    for j in range(n):
+                        y1[j] = y[j] + ks[0, j] * half
+                elif st == 1:
+                    for j in range(n):
+                        y1[j] = y[j] + h * ks[0, j] * third
+                elif st == 2:
+                    for j in range(n):
+                        y1[j] = y[j] + h * (ks[1, j] - ks[0, j] * third)
+                else:
+                    for j in range(n):
+                        y1[j] = y[j] + h * (ks[0, j] - ks[1, j] + ks[2, j])
+                if with_v:
+                    for a in range(vdim):
+                        vv[a] = vel[i, st, vb, a]
+                _field(y1, ks[st], w, r, a_re, a_im, z_re, z_im, bias, inv_tau, act, gain, rmax,
+                       n1, n2, f1c, f1s, f2c, f2s, i2c, i2s, kind, spec, scale, gstar, gam,
+                       hcoef, dense, kh, vv, with_v)
             if method == 0:
                 if noise > 0:
                     for j in range(n):
-                        y[j] = y[j] + h * k1[j] + sq * xi[i, b, j]
+                        y[j] = y[j] + h * ks[0, j] + sq * xi[i, b, j]
                 else:
                     for j in range(n):
-                        y[j] = y[j] + h * k1[j]
+                        y[j] = y[j] + h * ks[0, j]
             elif method == 1:
                 for j in range(n):
-                    y1[j] = y[j] + k1[j] * half
-                _field(y1, k2, w, r, a_re, a_im, z_re, z_im, bias, inv_tau, act, gain, rmax,
-                       n1, n2, f1c, f1s, f2c, f2s, i2c, i2s, kind, spec, scale, gstar, gam,
-                       hcoef, dense, kh, v1, with_v)
-                for j in range(n):
-                    y[j] = y[j] + h * k2[j]
+                    y[j] = y[j] + h * ks[1, j]
             else:
                 for j in range(n):
-                    y1[j] = y[j] + h * k1[j] * third
-                _field(y1, k2, w, r, a_re, a_im, z_re, z_im, bias, inv_tau, act, gain, rmax,
-                       n1, n2, f1c, f1s, f2c, f2s, i2c, i2s, kind, spec, scale, gstar, gam,
-                       hcoef, dense, kh, v1, with_v)
-                for j in range(n):
-                    y1[j] = y[j] + h * (k2[j] - k1[j] * third)
-                _field(y1, k3, w, r, a_re, a_im, z_re, z_im, bias, inv_tau, act, gain, rmax,
-                       n1, n2, f1c, f1s, f2c, f2s, i2c, i2s, kind, spec, scale, gstar, gam,
-                       hcoef, dense, kh, v2, with_v)
-                for j in range(n):
-                    y1[j] = y[j] + h * (k1[j] - k2[j] + k3[j])
-                _field(y1, k4, w, r, a_re, a_im, z_re, z_im, bias, inv_tau, act, gain, rmax,
-                       n1, n2, f1c, f1s, f2c, f2s, i2c, i2s, kind, spec, scale, gstar, gam,
-                       hcoef, dense, kh, v3, with_v)
-                for j in range(n):
-                    y[j] = y[j] + (k1[j] + 3 * (k2[j] + k3[j]) + k4[j]) * h * dty(0.125)
+                    y[j] = y[j] + (ks[0, j] + 3 * (ks[1, j] + ks[2, j]) + ks[3, j]) * h * eighth
             s = first + i + 1
             if s % check_every == 0 or s == total or i == nsteps - 1:
                 bad = False
