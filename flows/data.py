@@ -3,8 +3,9 @@
 Every generator takes the number of points and a seed (or ``torch.Generator``) and returns a
 ``(n, d)`` float32 tensor of independent, identically distributed draws: a data set is a
 distribution, and two calls with different seeds are two independent samples of it (the noise
-floor of a distance is measured between such samples, :mod:`flows.floors`). Named datasets are looked up in :data:`DATASETS`; anything else is
-treated as a path to a ``.npy`` or ``.csv`` file holding samples by rows.
+floor of a distance is measured between such samples, :mod:`flows.floors`). Named
+datasets are looked up in :data:`DATASETS`; anything else is treated as a path to a ``.npy``
+or ``.csv`` file holding samples by rows.
 
 The 8x8 digits shipped in ``flows/data/digits.npz`` are scikit-learn's ``load_digits`` copy of
 the UCI "Optical Recognition of Handwritten Digits" data set (Alpaydin and Kaynak, 1998;
