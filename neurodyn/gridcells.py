@@ -38,7 +38,7 @@ import torch
 
 from . import agent as agent_mod
 from .agent import Box, Trajectory, phase_track_to_positions, phase_velocity, position_to_phase
-from .geometry import LATTICES, Torus
+from .geometry import LATTICES, Torus, sheet_corners
 from .inputs import ArrayVelocity
 from .network import HopfieldNetwork
 from .progress import progress
@@ -613,16 +613,6 @@ def _metrics(result: GridCellsResult, nfe: int, dt_net: float) -> dict:
 # figures
 
 
-def _sheet_corners(shape: tuple[int, int], lattice: str) -> tuple[np.ndarray, np.ndarray]:
-    """Corners of the cells of a sheet centred on offset 0, on its lattice axes (neurons)."""
-    a = np.arange(shape[0] + 1) - shape[0] // 2 - 0.5
-    b = np.arange(shape[1] + 1) - shape[1] // 2 - 0.5
-    aa, bb = np.meshgrid(a, b, indexing="ij")
-    if lattice == "hex":
-        return aa + 0.5 * bb, bb * math.sqrt(3.0) / 2.0
-    return aa, bb
-
-
 def plot_connectivity_sheet(row: np.ndarray, lattice: str, ax: Axes | None = None) -> Figure:
     """Draw a connectivity row on the sheet's own geometry.
 
@@ -653,7 +643,7 @@ def plot_connectivity_sheet(row: np.ndarray, lattice: str, ax: Axes | None = Non
     else:
         fig = ax.figure
     centred = np.roll(row, (row.shape[0] // 2, row.shape[1] // 2), axis=(0, 1))
-    x, y = _sheet_corners(row.shape, lattice)
+    x, y = sheet_corners(row.shape, lattice, centred=True)
     lim = float(np.abs(row).max()) or 1.0
     mesh = ax.pcolormesh(x, y, centred, cmap="RdBu_r", vmin=-lim, vmax=lim, shading="flat")
     fig.colorbar(mesh, ax=ax, label=r"$W_\mathrm{eff} = -\partial^2 F/\partial r_0 \partial r_j$")
