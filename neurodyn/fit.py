@@ -31,13 +31,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import torch
+from _runkit import RunFailed, atomic_torch_save, safe_torch_load
 
 from .activation import Logistic
 from .attraction import PROBES, bregman, nearest_point, oblique_projection, probe_directions
 from .energies import SealEnergy
 from .fit_config import FitConfig
 from .geometry import Geometry, Ring, Torus
-from .io import atomic_torch_save
 from .manifold import TargetManifold
 from .network import HopfieldNetwork, Transport
 from .progress import progress
@@ -48,7 +48,7 @@ __all__ = ["FitConfig", "FitResult", "FitFailed", "FitInterrupted", "fit", "buil
 TERMS = ("linear", "field", "energy")
 
 
-class FitFailed(RuntimeError):
+class FitFailed(RunFailed):
     """A fit ended without reaching what it was asked for (exit status 1)."""
 
 
@@ -209,11 +209,7 @@ def _checkpoint_config(config: FitConfig) -> dict:
 
 
 def _load_checkpoint(path: Path, config: FitConfig):
-    try:
-        state = torch.load(path, map_location="cpu", weights_only=True)
-    except Exception as exc:  # truncated, foreign or planted file
-        raise ValueError(f"checkpoint {path}: cannot be read as a fit checkpoint ({exc}); "
-                         "use --fresh to start over") from None
+    state = safe_torch_load(path, what="fit checkpoint")  # BadInput on a bad file
     if not isinstance(state, dict) or state.get("format") != "neurodyn.fit/2":
         raise ValueError(f"checkpoint {path}: not a fit checkpoint of this library; use --fresh")
     old, new = state["config"], _checkpoint_config(config)

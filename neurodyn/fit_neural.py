@@ -16,8 +16,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import torch
+from _runkit import atomic_torch_save
 
-from .io import atomic_torch_save
 from .progress import progress
 
 __all__ = ["train_neural"]

@@ -55,9 +55,13 @@ def register(sub) -> None:
                    help=f"manifold points per batch, each probed by every kind (default {d.batch})")
     f.add_argument("--kappa", type=float, default=d.kappa,
                    help=f"normal attraction rate, 1/tau (default {d.kappa:g})")
-    f.add_argument("--family", choices=("seal", "spectral"), default=d.family,
-                   help="energy family: seal (spectral + pointwise [+ phase locking]) or the "
-                   "power spectrum alone (default seal)")
+    f.add_argument("--family", choices=("seal", "spectral", "mlp"), default=d.family,
+                   help="energy family: seal (spectral + pointwise [+ phase locking]), the "
+                   "power spectrum alone, or a neural energy trained by Adam (default seal)")
+    f.add_argument("--hidden", type=int, default=d.hidden,
+                   help=f"width of the neural energy, family mlp (default {d.hidden})")
+    f.add_argument("--lr", type=float, default=d.lr,
+                   help=f"Adam learning rate, family mlp (default {d.lr:g})")
     f.add_argument("--bandwidth", type=int, default=None,
                    help="highest wave number with learned curvature (default 4 ring, 2 torus)")
     f.add_argument("--degree", type=int, default=d.degree,

@@ -3,6 +3,8 @@ its :meth:`~neurodyn.energies.base.InteractionEnergy.config` and state dict."""
 
 from __future__ import annotations
 
+from _runkit import Registry
+
 from ..geometry import Geometry
 from .base import InteractionEnergy
 from .coupling import PhaseLockEnergy
@@ -13,42 +15,6 @@ from .seal import SealEnergy
 from .spectral import LearnedFourierEnergy
 
 __all__ = ["Registry", "ENERGIES", "ENERGY_FAMILIES", "make_energy"]
-
-
-class Registry:
-    """Named choices of one kind; an unknown name raises ``ValueError`` listing the valid ones.
-
-    Examples
-    --------
-    >>> r = Registry("colour")
-    >>> _ = r.add("red", 1)
-    >>> r.get("red"), r.names()
-    (1, ('red',))
-    """
-
-    def __init__(self, kind: str):
-        self.kind, self._items = kind, {}
-
-    def add(self, name: str, obj):
-        """Register ``obj`` under ``name`` (names are unique)."""
-        if name in self._items:
-            raise ValueError(f"{self.kind} {name!r}: already registered")
-        self._items[name] = obj
-        return obj
-
-    def register(self, name: str):
-        """Decorator form of :meth:`add`."""
-        return lambda obj: self.add(name, obj)
-
-    def get(self, name: str):
-        """The object registered under ``name``."""
-        if name not in self._items:
-            raise ValueError(f"{self.kind}={name!r}: unknown; choose one of {self.names()}")
-        return self._items[name]
-
-    def names(self) -> tuple[str, ...]:
-        """Registered names, in registration order."""
-        return tuple(self._items)
 
 
 def _needs_state(name):
@@ -83,7 +49,7 @@ ENERGIES.add("pointwise", lambda c, g, s: PointwiseEnergy.from_config(c, g))
 ENERGIES.add("phaselock", lambda c, g, s: PhaseLockEnergy.from_config(c, g))
 ENERGIES.add("seal", lambda c, g, s: SealEnergy.from_config(c, g))
 
-ENERGY_FAMILIES = ENERGIES.names()
+ENERGY_FAMILIES = tuple(ENERGIES.names())
 
 
 def make_energy(config: dict, geometry: Geometry, state: dict | None = None) -> InteractionEnergy:
