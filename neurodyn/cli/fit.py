@@ -26,7 +26,7 @@ def _fit(args) -> dict:
                     weight_linear=args.weight_linear, weight_field=args.weight_field,
                     weight_energy=args.weight_energy, strength=args.strength,
                     kappa_tol=args.kappa_tol, check_kappa=not args.no_kappa_check,
-                    gain=args.gain, a=args.a, c=args.c)
+                    hidden=args.hidden, lr=args.lr, gain=args.gain, a=args.a, c=args.c)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     write_json({"command": "fit", **cfg.to_dict()}, out / "config.json")
