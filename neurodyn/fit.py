@@ -99,7 +99,8 @@ def build_network(config: FitConfig, manifold: TargetManifold) -> HopfieldNetwor
     g = manifold.geometry
     lock = config.geometry == "torus" if config.phaselock is None else config.phaselock
     seal, mlp = config.family == "seal", config.family == "mlp"
-    energy = SealEnergy(g, manifold.activation, manifold.u0, config.bias, config.degree,
+    degree = config.degree or (5 if config.geometry == "ring" else 4)
+    energy = SealEnergy(g, manifold.activation, manifold.u0, config.bias, degree,
                         0 if mlp else min(_bandwidth(config), max(g.shape) // 2),
                         pointwise=seal, pointwise_degree=config.pointwise_degree,
                         pointwise_inverse=config.pointwise_inverse, phaselock=seal and lock,

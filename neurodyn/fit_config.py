@@ -26,8 +26,8 @@ class FitConfig:
         energy of width ``hidden`` trained by Adam, ``steps`` steps at learning rate ``lr``;
         see :mod:`neurodyn.fit_neural`).
     bandwidth : modes with ``max |k_a| <= bandwidth`` have learned curvature (None: 4 for the
-        ring, 2 for the torus); degree : terms per mode. pointwise_degree,
-        pointwise_inverse : the pointwise basis.
+        ring, 2 for the torus); degree : terms per mode (None: 5 ring, 4 torus).
+        pointwise_degree, pointwise_inverse : the pointwise basis.
         phaselock : include phase-locking terms (None: for the torus only).
     steps : sampled batches; batch : manifold points per batch (each gives one probe of every
         kind and one finite perturbation of every kind).
@@ -51,7 +51,7 @@ class FitConfig:
     kappa: float = 1.0
     family: str = "seal"
     bandwidth: int | None = None
-    degree: int = 3
+    degree: int | None = None
     pointwise_degree: int = 3
     pointwise_inverse: bool = True
     phaselock: bool | None = None
@@ -87,12 +87,14 @@ class FitConfig:
                 raise ValueError(f"{key}={v!r}: must be a finite number >= 0")
         if self.weight_linear + self.weight_field + self.weight_energy <= 0:
             raise ValueError("weight_linear, weight_field, weight_energy: one must be > 0")
-        for key, lo in (("steps", 0), ("batch", 1), ("checkpoint_every", 1), ("degree", 2),
-                        ("hidden", 1),
+        for key, lo in (("steps", 0), ("batch", 1), ("checkpoint_every", 1), ("hidden", 1),
                         ("pointwise_degree", 0)):
             v = getattr(self, key)
             if isinstance(v, bool) or not isinstance(v, int) or v < lo:
                 raise ValueError(f"{key}={v!r}: must be an integer >= {lo}")
+        if self.degree is not None and (isinstance(self.degree, bool) or not isinstance(
+                self.degree, int) or not 2 <= self.degree <= 8):
+            raise ValueError(f"degree={self.degree!r}: must be None or an integer in [2, 8]")
         if self.bandwidth is not None and (isinstance(self.bandwidth, bool) or not isinstance(
                 self.bandwidth, int) or self.bandwidth < 0):
             raise ValueError(f"bandwidth={self.bandwidth!r}: must be None or an integer >= 0")

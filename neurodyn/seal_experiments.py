@@ -66,7 +66,7 @@ CAPACITY = {
     "pointwise phi^-1 only": {"pointwise_degree": 0},
     "phi^-1 + x^1..x^3 (default)": {},
     "default, spectral degree 2": {"degree": 2},
-    "default, spectral degree 5": {"degree": 5},
+    "default, spectral degree 3": {"degree": 3},
     "default, curvature bandwidth 1": {"bandwidth": 1},
     "default + phase locking": {"phaselock": True},
 }

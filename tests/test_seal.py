@@ -270,3 +270,33 @@ def test_acceptance_fitted_mlp_ring():
     metrics, _ = restoration(net, count=64, threshold=0.02, duration=20.0)
     for kind in ("noise", "shape", "amplitude", "lesion"):
         assert metrics[kind]["fraction_within"] >= 0.99 and metrics[kind]["energy"]["ok"]
+
+
+@pytest.mark.slow
+def test_cli_ctrl_c_saves_a_checkpoint_and_resume_equals_uninterrupted(tmp_path):
+    import signal
+    import time
+
+    env = dict(os.environ, PYTHONPATH=str(ROOT), OMP_NUM_THREADS="1")
+    args = ["fit", "ring", "--steps", "40", "--batch", "8", "--kappa", "2"]
+    out = tmp_path / "cut"
+    proc = subprocess.Popen([sys.executable, "-m", "neurodyn.cli", *args, "--out", str(out)],
+                            env=env, stderr=subprocess.PIPE, text=True)
+    while not (out / "fit_state.pt").exists() and proc.poll() is None:
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode == 130, err
+    assert len(err.strip().splitlines()) == 1 and "checkpoint" in err
+    p = _cli(*args, "--out", str(out), cwd=tmp_path)
+    assert p.returncode == 0, p.stderr
+    q = _cli(*args, "--out", str(tmp_path / "whole"), cwd=tmp_path)
+    assert q.returncode == 0, q.stderr
+    a = torch.load(out / "model.pt", weights_only=True)["energy_state"]
+    b = torch.load(tmp_path / "whole" / "model.pt", weights_only=True)["energy_state"]
+    assert all(torch.equal(a[k], b[k]) for k in a)
+    ma = json.loads((out / "metrics.json").read_text())
+    mb = json.loads((tmp_path / "whole" / "metrics.json").read_text())
+    assert ma["resumed_from_step"] > 0
+    ma.pop("resumed_from_step"), mb.pop("resumed_from_step")
+    assert ma == mb

@@ -64,8 +64,8 @@ def register(sub) -> None:
                    help=f"Adam learning rate, family mlp (default {d.lr:g})")
     f.add_argument("--bandwidth", type=int, default=None,
                    help="highest wave number with learned curvature (default 4 ring, 2 torus)")
-    f.add_argument("--degree", type=int, default=d.degree,
-                   help=f"polynomial terms per mode (default {d.degree})")
+    f.add_argument("--degree", type=int, default=None,
+                   help="polynomial terms per mode (default 5 ring, 4 torus)")
     f.add_argument("--pointwise-degree", type=int, default=d.pointwise_degree,
                    help=f"powers of the rate in h' (default {d.pointwise_degree})")
     f.add_argument("--no-inverse", action="store_true",
