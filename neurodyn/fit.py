@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import torch
+
 from _runkit import RunFailed, atomic_torch_save, safe_torch_load
 
 from .activation import Logistic

@@ -16,6 +16,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import torch
+
 from _runkit import atomic_torch_save
 
 from .progress import progress
