@@ -5,8 +5,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-DEMOS = ("restoration,moving_bump,energy_comparison,connectivity,manifold,grid_cells,"
-         "seal_learning")
+DEMOS = "restoration,moving_bump,energy_comparison,connectivity,manifold,grid_cells"
 
 
 def test_quick_demos_and_results_page(tmp_path):
@@ -30,11 +29,6 @@ def test_quick_demos_and_results_page(tmp_path):
     assert metrics["torus"]["jacobian"]["n_zero"] == 2
     comparison = json.loads((tmp_path / "energy_comparison/metrics.json").read_text())
     assert set(comparison) >= {"learned (SEAL)", "Fourier construction", "classic hand-wired"}
-    seal = json.loads((tmp_path / "seal_learning/metrics.json").read_text())
-    ring = seal["kappa_sweep"]["ring_summary"]
-    assert ring["worst_spectrum_relative"] <= 0.05
-    assert abs(ring["spectral_only_max_eigenvalue"]["2.0"] + 1.0) < 1e-3  # the control
-    assert seal["ablation"]["full SEAL"]["fraction_within"] == 1.0
 
 
 def test_flow_animation_gif(tmp_path):

@@ -300,3 +300,19 @@ def test_cli_ctrl_c_saves_a_checkpoint_and_resume_equals_uninterrupted(tmp_path)
     assert ma["resumed_from_step"] > 0
     ma.pop("resumed_from_step"), mb.pop("resumed_from_step")
     assert ma == mb
+
+
+def test_seal_learning_demo_quick(tmp_path):
+    p = subprocess.run([sys.executable, str(ROOT / "demos/seal_learning.py"), "--quick",
+                        "--out", str(tmp_path)], capture_output=True, text=True, timeout=600,
+                       cwd=ROOT, env=dict(os.environ, OMP_NUM_THREADS="1"))
+    assert p.returncode == 0, p.stderr[-2000:]
+    seal = json.loads((tmp_path / "metrics.json").read_text())
+    ring = seal["kappa_sweep"]["ring_summary"]
+    assert ring["worst_spectrum_relative"] <= 0.05
+    assert abs(ring["spectral_only_max_eigenvalue"]["2.0"] + 1.0) < 1e-3  # the control
+    assert seal["ablation"]["full SEAL"]["fraction_within"] == 1.0
+    assert seal["ablation"]["Fourier construction"]["fraction_within"] < 0.1
+    for fig in ("kappa_sweep_ring.png", "kappa_sweep_torus.png", "capacity.png",
+                "ablation.png", "spectra_kappa2.png"):
+        assert (tmp_path / fig).exists()
