@@ -84,6 +84,10 @@ def files(tmp_path_factory):
     blob["W"] = torch.ones(3, 3)
     torch.save(blob, d / "damaged.pt")
     (d / "nomodel").mkdir()
+    for name, src in (("ck_trunc", "trunc.pt"), ("ck_tensor", "tensor.pt"),
+                      ("ck_model", "run/model.pt")):
+        (d / name).mkdir()
+        shutil.copy(d / src, d / name / "checkpoint.pt")
     return d
 
 
@@ -169,6 +173,12 @@ def _bad_cases(d: Path) -> list[tuple[str, list, str]]:
         # train: --out
         ("out-is-file", ["train", "--data", "moons", "--out", d / "afile"], "out="),
         ("out-under-file", ["train", "--data", "moons", "--out", d / "afile" / "sub"], "out="),
+        ("checkpoint-truncated", ["train", "--data", "moons", "--out", d / "ck_trunc", *TINY],
+         "checkpoint="),
+        ("checkpoint-a-tensor", ["train", "--data", "moons", "--out", d / "ck_tensor", *TINY],
+         "checkpoint="),
+        ("checkpoint-foreign", ["train", "--data", "moons", "--out", d / "ck_model", *TINY],
+         "checkpoint="),
         # sample
         ("sample-n-zero", ["sample", "--model", m, "--n", "0", "--out", d / "s.npy"], "n=0"),
         ("sample-n-negative", ["sample", "--model", m, "--n", "-5", "--out", d / "s.npy"],
