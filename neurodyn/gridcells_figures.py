@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import math
 from typing import TYPE_CHECKING
 
 import numpy as np
 
 from . import agent as agent_mod
-from .geometry import LATTICES
+from .geometry import LATTICES, sheet_corners
 from .gridcells_results import GridCellsResult
 from .ratemaps import autocorrelogram, gridness, plot_autocorrelogram, plot_rate_maps
 
@@ -17,16 +16,6 @@ if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
 __all__ = ["plot_connectivity_sheet", "plot_error", "plot_modules", "run_figures"]
-
-
-def _sheet_corners(shape: tuple[int, int], lattice: str) -> tuple[np.ndarray, np.ndarray]:
-    """Corners of the cells of a sheet centred on offset 0, on its lattice axes (neurons)."""
-    a = np.arange(shape[0] + 1) - shape[0] // 2 - 0.5
-    b = np.arange(shape[1] + 1) - shape[1] // 2 - 0.5
-    aa, bb = np.meshgrid(a, b, indexing="ij")
-    if lattice == "hex":
-        return aa + 0.5 * bb, bb * math.sqrt(3.0) / 2.0
-    return aa, bb
 
 
 def plot_connectivity_sheet(row: np.ndarray, lattice: str, ax: Axes | None = None) -> Figure:
@@ -59,7 +48,7 @@ def plot_connectivity_sheet(row: np.ndarray, lattice: str, ax: Axes | None = Non
     else:
         fig = ax.figure
     centred = np.roll(row, (row.shape[0] // 2, row.shape[1] // 2), axis=(0, 1))
-    x, y = _sheet_corners(row.shape, lattice)
+    x, y = sheet_corners(row.shape, lattice, centred=True)
     lim = float(np.abs(row).max()) or 1.0
     mesh = ax.pcolormesh(x, y, centred, cmap="RdBu_r", vmin=-lim, vmax=lim, shading="flat")
     fig.colorbar(mesh, ax=ax, label=r"$W_\mathrm{eff} = -\partial^2 F/\partial r_0 \partial r_j$")

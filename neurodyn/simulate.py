@@ -22,7 +22,7 @@ from .inputs import OrnsteinUhlenbeck, Velocity, reference_phase
 from .network import HopfieldNetwork
 from .progress import progress
 
-__all__ = ["Trajectory", "simulate", "NonFiniteStateError", "METHODS"]
+__all__ = ["SimulationResult", "simulate", "NonFiniteStateError", "METHODS"]
 
 FIXED_METHODS = ("euler", "midpoint", "rk4")
 ADAPTIVE_METHODS = ("dopri5",)
@@ -47,7 +47,7 @@ class NonFiniteStateError(FloatingPointError):
 
 
 @dataclass
-class Trajectory:
+class SimulationResult:
     """Saved states of a simulation.
 
     Attributes
@@ -118,7 +118,7 @@ def simulate(network: HopfieldNetwork, u0: torch.Tensor, duration: float, dt: fl
              save_every: int = 10, seed: int | None = None, rtol: float = 1e-7,
              atol: float = 1e-9, progress_bar: bool | None = None,
              diagnostics: bool = True, dtype: torch.dtype = torch.float64,
-             current=None) -> Trajectory:
+             current=None) -> SimulationResult:
     """Simulate a batch of states.
 
     Parameters
@@ -143,7 +143,7 @@ def simulate(network: HopfieldNetwork, u0: torch.Tensor, duration: float, dt: fl
 
     Returns
     -------
-    Trajectory
+    SimulationResult
     """
     method = method or ("euler" if noise > 0 else "rk4")
     if dtype not in (torch.float32, torch.float64):
@@ -223,4 +223,4 @@ def simulate(network: HopfieldNetwork, u0: torch.Tensor, duration: float, dt: fl
     if velocity is not None:
         reference = reference_phase(velocity, times, dt, decoded[0].to(torch.float64))
         # unwrap the start so that reference and decoded differ only by the error
-    return Trajectory(times, us, rs, energy, decoded, distance, reference, nfe, method, dt)
+    return SimulationResult(times, us, rs, energy, decoded, distance, reference, nfe, method, dt)

@@ -29,10 +29,10 @@ from matplotlib.collections import LineCollection
 from matplotlib.figure import Figure
 
 from .embedding import Embedding, isomap, pca, plot_embedding_2d, plot_embedding_3d, subsample
-from .geometry import Torus
+from .geometry import Torus, sheet_corners
 from .inputs import Velocity, parse_velocity
 from .network import HopfieldNetwork
-from .simulate import Trajectory, simulate
+from .simulate import SimulationResult, simulate
 
 __all__ = [
     "ManifoldActivity",
@@ -406,7 +406,7 @@ def _normal_directions(m, count: int, seed: int) -> tuple[torch.Tensor, tuple[st
 
 def path_on_manifold(network: HopfieldNetwork, runs: int = 4, duration: float = 200.0,
                      dt: float = 0.1, velocity: Velocity | str = "ou:0.2:10:0.5",
-                     seed: int = 0, save_every: int | None = None) -> Trajectory:
+                     seed: int = 0, save_every: int | None = None) -> SimulationResult:
     """Path integration from random manifold points: the bump's decoded path and its reference.
 
     .. math:: \\psi_{ref}(t) = \\psi(0) + \\int_0^t v(s)\\, ds
@@ -423,7 +423,7 @@ def path_on_manifold(network: HopfieldNetwork, runs: int = 4, duration: float = 
 
     Returns
     -------
-    Trajectory
+    SimulationResult
         With ``decoded (T, runs, dim)`` and ``reference (T, runs, dim)``.
     """
     m = _manifold(network)
@@ -556,7 +556,7 @@ def _wrapped_segments(x: np.ndarray, y: np.ndarray | None = None) -> list[np.nda
     return [p for p in np.split(pts, cuts) if len(p) > 1]
 
 
-def plot_manifold_path(trajectory: Trajectory, runs: int = 4, fig: Figure | None = None,
+def plot_manifold_path(trajectory: SimulationResult, runs: int = 4, fig: Figure | None = None,
                        shown: int = 1) -> Figure:
     """The bump's path on the manifold during path integration and its error.
 
@@ -679,7 +679,7 @@ def animate_ring_bump(trajectory, path: str | Path, fps: float = 15.0, frames: i
 
     Parameters
     ----------
-    trajectory : a :class:`~neurodyn.simulate.Trajectory` (or any object with ``t (T,)``,
+    trajectory : a :class:`~neurodyn.simulate.SimulationResult` (or any object with ``t (T,)``,
         ``r (T, B, N)`` and ``decoded (T, B, 1)``).
     path : output file, ``*.gif``.
     fps : frames per second (> 0).
@@ -723,15 +723,6 @@ def animate_ring_bump(trajectory, path: str | Path, fps: float = 15.0, frames: i
     return _write_gif(fig, path, fps, update, idx, dpi)
 
 
-def _sheet_corners(shape: tuple[int, int], lattice: str) -> tuple[np.ndarray, np.ndarray]:
-    """Corners of the neurons' cells on the sheet (units of the neuron spacing)."""
-    a, b = np.meshgrid(np.arange(shape[0] + 1) - 0.5, np.arange(shape[1] + 1) - 0.5,
-                       indexing="ij")
-    if lattice == "hex":
-        return a + 0.5 * b, b * math.sqrt(3.0) / 2.0
-    return a, b
-
-
 def animate_sheet_bump(trajectory, path: str | Path, lattice: str = "hex", fps: float = 15.0,
                        frames: int = 60, run: int = 0, dpi: int = 80) -> Path:
     """GIF of a moving bump on a torus sheet: the rates on the sheet and the decoded phases.
@@ -742,7 +733,7 @@ def animate_sheet_bump(trajectory, path: str | Path, lattice: str = "hex", fps: 
 
     Parameters
     ----------
-    trajectory : a :class:`~neurodyn.simulate.Trajectory` (or any object with ``t (T,)``,
+    trajectory : a :class:`~neurodyn.simulate.SimulationResult` (or any object with ``t (T,)``,
         ``r (T, B, n1, n2)`` and ``decoded (T, B, 2)``).
     path : output file, ``*.gif``.
     lattice : ``"hex"`` or ``"square"``, the sheet's geometry.
@@ -759,7 +750,7 @@ def animate_sheet_bump(trajectory, path: str | Path, lattice: str = "hex", fps: 
         raise ValueError(f"lattice={lattice!r}: unknown; choose one of ('hex', 'square')")
     t, r, dec = _trajectory_arrays(trajectory, run, 2)
     idx = _frame_index(len(t), frames)
-    x, y = _sheet_corners(r.shape[1:], lattice)
+    x, y = sheet_corners(r.shape[1:], lattice)
     fig = Figure(figsize=(8.4, 3.6), layout="constrained")
     ax, ax_p = fig.add_subplot(1, 2, 1), fig.add_subplot(1, 2, 2)
     mesh = ax.pcolormesh(x, y, r[0], cmap="viridis", vmin=float(r.min()), vmax=float(r.max()),
