@@ -148,6 +148,8 @@ def run_grid_cells(
     all_cells: bool = False,
     lattice: str | None = None,
     method: str = "rk4",
+    noise: float = 0.0,
+    keep_rates: bool = False,
 ) -> GridCellsResult:
     """Path integration of an agent's trajectory by a torus network; rate maps and gridness.
 
@@ -186,7 +188,10 @@ def run_grid_cells(
     all_cells : also bin every neuron of the sheet (``ModuleResult.all_maps``).
     lattice : expected lattice of the model (``'hex'`` or ``'square'``); a mismatch raises.
     method : fixed-step integrator of :func:`neurodyn.simulate.simulate` (``rk4``, ``midpoint``,
-        ``euler``).
+        ``euler``); ``noise > 0`` needs ``euler`` (Euler-Maruyama).
+    noise : ``sigma`` of additive noise on ``u`` per square root of network time (seeded by
+        ``seed``, a fresh stream per segment).
+    keep_rates : keep the panel's rates over time (``ModuleResult.rates``, (steps, cells)).
 
     Returns
     -------
@@ -230,6 +235,11 @@ def run_grid_cells(
     if method not in ("euler", "midpoint", "rk4"):
         raise ValueError(f"method={method!r}: choose a fixed-step method, one of "
                          "('euler', 'midpoint', 'rk4')")
+    if isinstance(noise, bool) or not isinstance(noise, (int, float)) or \
+            not (math.isfinite(noise) and noise >= 0):
+        raise ValueError(f"noise={noise!r}: must be a finite number >= 0")
+    if noise > 0 and method != "euler":
+        raise ValueError(f"method={method!r}: noise > 0 needs method='euler' (Euler-Maruyama)")
 
     steps = trajectory.steps
     dt_s = float(trajectory.dt)
@@ -261,6 +271,7 @@ def run_grid_cells(
     acc = [_MapAccumulator(box, bins) for _ in spacings]
     acc_all = [_MapAccumulator(box, bins) for _ in spacings] if all_cells else None
     phases = np.empty((steps, batch, 2))
+    kept = np.empty((steps, batch, int(cells))) if keep_rates else None
     seg = max(1, int(_SEGMENT_BYTES // (16 * batch * g.size)))  # samples per segment
     nfe = 0
     bar = progress(total=steps - 1, desc="grid cells", enabled=progress_bar)
@@ -272,7 +283,8 @@ def run_grid_cells(
             n = last - first
             vseg = ArrayVelocity(vel_net[2 * first:2 * last + 1], dt_sample / 2)
             tr = simulate(network, u, n * dt_sample, dt_net, method=method, velocity=vseg,
-                          save_every=substeps, progress_bar=False, diagnostics=False)
+                          save_every=substeps, progress_bar=False, diagnostics=False,
+                          noise=noise, seed=(seed * 1_000_003 + first) if noise > 0 else None)
             nfe += tr.nfe
             u = tr.u[-1]
             r = tr.r.reshape(tr.r.shape[0], batch, g.size)
@@ -282,6 +294,8 @@ def run_grid_cells(
             idx = slice(first if first == 0 else first + 1, last + 1)
             phases[idx] = dec[keep]
             rn = r[keep].numpy()
+            if kept is not None:
+                kept[idx] = rn[:, :, flat]
             pos = trajectory.position[idx]
             for m in range(batch):
                 acc[m].add(pos, rn[:, m, flat])
@@ -301,13 +315,15 @@ def run_grid_cells(
         maps = acc[m].result()
         results.append(ModuleResult(
             spacing=s, phases=phases[:, m].copy(), decoded=decoded, error=err, maps=maps,
-            scores=grid_scores(maps), all_maps=acc_all[m].result() if acc_all else None))
+            scores=grid_scores(maps), all_maps=acc_all[m].result() if acc_all else None,
+            rates=kept[:, m].copy() if kept is not None else None))
 
     config = {"spacing": spacings[0], "modules": spacings, "orientation_rad": orientation,
               "tau_seconds": tau_seconds, "dt_network_max_tau": dt_max,
               "dt_network_tau": dt_net / network.tau, "substeps": substeps,
               "jacobian_min_eigenvalue": lam, "cells": int(cells),
               "bins": int(bins), "seed": seed, "method": method, "all_cells": all_cells,
+              "noise": float(noise),
               "lattice": g.lattice, "sheet": list(g.shape), "box_m": box.size,
               "dt_s": dt_s, "duration_s": float(trajectory.t[-1] - trajectory.t[0]),
               "steps": steps}

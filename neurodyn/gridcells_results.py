@@ -31,6 +31,7 @@ class ModuleResult:
     maps : RateMaps of the panel of cells, ``maps.maps`` (cells, bins, bins).
     scores : GridScores of the panel, each (cells,).
     all_maps : RateMaps of every neuron of the sheet (N, bins, bins), or None.
+    rates : array (steps, cells), the panel's rates over time (``keep_rates=True``), or None.
     """
 
     spacing: float
@@ -40,6 +41,7 @@ class ModuleResult:
     maps: RateMaps
     scores: GridScores
     all_maps: RateMaps | None = None
+    rates: np.ndarray | None = None
 
     @property
     def fraction_grid(self) -> float:
