@@ -134,7 +134,7 @@ def _ratinabox_history(duration=6.0):
     from ratinabox.Agent import Agent
     from ratinabox.Environment import Environment
 
-    np.random.seed(0)  # RatInABox draws from numpy's global generator
+    np.random.seed(0)  # noqa: NPY002 - RatInABox draws from numpy's global generator
     agent = Agent(Environment(), params={"dt": 0.02})
     for _ in range(int(duration / 0.02)):
         agent.update()
