@@ -54,12 +54,23 @@ def test_code_error_grows_with_phase_noise():
     assert errs[0] < 1e-6 and errs[0] < errs[1] < errs[2]
 
 
-def test_noise_on_the_grid_network_degrades_path_integration(hex_net):
+def test_noise_on_the_grid_network_diffuses_the_phase_as_predicted(hex_net):
+    """Eight copies of one module get independent noise: their phase drift away from the
+    noise-free run matches 2 tr(D) t of the 2-D theory."""
+    from neurodyn.drift import diffusion_tensor_theory, unwrap_track
+
     traj = generate_trajectory(10.0, 0.02, Box(1.0), seed=5)
-    clean = run_grid_cells(hex_net, traj, cells=4, method="euler")
-    noisy = run_grid_cells(hex_net, traj, cells=4, method="euler", noise=0.05, keep_rates=True)
-    again = run_grid_cells(hex_net, traj, cells=4, method="euler", noise=0.05)
-    assert noisy.metrics["final_error_m"] > 10 * clean.metrics["final_error_m"]
+    mods = [0.5] * 8
+    clean = run_grid_cells(hex_net, traj, modules=mods, cells=4, method="euler")
+    noisy = run_grid_cells(hex_net, traj, modules=mods, cells=4, method="euler", noise=0.05,
+                           keep_rates=True)
+    again = run_grid_cells(hex_net, traj, modules=mods, cells=4, method="euler", noise=0.05)
+    diff = np.stack([unwrap_track(n.phases[:, None])[:, 0] - unwrap_track(c.phases[:, None])[:, 0]
+                     for n, c in zip(noisy.modules, clean.modules, strict=True)], axis=1)
+    msd = float((diff[-1] ** 2).sum(-1).mean())
+    t_net = 10.0 / 0.01 * hex_net.tau  # tau_seconds = 0.01
+    predicted = 2 * np.trace(diffusion_tensor_theory(hex_net, 0.05)) * t_net
+    assert 0.4 < msd / predicted < 1.8, (msd, predicted)
     assert np.array_equal(noisy.modules[0].phases, again.modules[0].phases)
     assert noisy.modules[0].rates.shape == (traj.steps, 4)
     with pytest.raises(ValueError, match="euler"):
