@@ -53,7 +53,7 @@ def probe_directions(manifold: TargetManifold, psi: torch.Tensor, kind: str,
 
     Kinds: ``white`` (Gaussian on every neuron), ``smooth`` (random modes up to
     ``bandwidth``), ``odd`` (the part of white noise odd about the bump centre, which the power
-    spectrum alone cannot restore faster than the leak), ``amplitude`` (bump height).
+    spectrum alone cannot restore faster than the leak), ``amplitude`` (bump height, up or down).
 
     Parameters
     ----------
@@ -83,7 +83,9 @@ def probe_directions(manifold: TargetManifold, psi: torch.Tensor, kind: str,
                                          dtype=us.dtype))
         d = g.idft(spec * band)
     elif kind == "amplitude":
-        d = us - us.flatten(1).mean(-1).reshape((b,) + (1,) * g.dim)
+        sign = torch.where(torch.rand(b, generator=generator, dtype=us.dtype) < 0.5, -1.0, 1.0)
+        d = sign.reshape((b,) + (1,) * g.dim) * (
+            us - us.flatten(1).mean(-1).reshape((b,) + (1,) * g.dim))
     else:
         raise ValueError(f"kind={kind!r}: unknown probe; choose one of {PROBES}")
     t = manifold.tangents(psi).flatten(1, -2)
