@@ -21,6 +21,7 @@ from .data import Dataset, Splits, load_dataset
 from .errors import check_positive_int, derive_seed
 from .evaluation import evaluate
 from .field import FieldSpec, TwoLayerReLUField
+from .memorization import memorization
 from .sample import SampleResult, integrate
 from .theory import (
     guaranteed_log_rate,
@@ -80,11 +81,20 @@ class FieldEvaluation(Result):
     sample_steps: int
     w2_heldout: float | None = None
     w2_floor: float | None = None
+    floor_std: float | None = None
+    floor_pairs: int | None = None
+    memorized_fraction: float | None = None
+    memorized_baseline: float | None = None
     samples: torch.Tensor = artifact(default=None)
 
     def to_dict(self) -> dict:
-        """``{metric}_heldout``, ``{metric}_floor``, n_eval, nfe, solver, sample_steps (+ W2)."""
+        """``{metric}_heldout``, ``{metric}_floor`` (mean) and ``{metric}_floor_std`` over
+        ``floor_pairs`` independent pairs, n_eval, nfe, solver, sample_steps, the memorized
+        fraction against the whole training set with its i.i.d. baseline (+ W2)."""
         d = {f"{self.metric}_heldout": self.heldout, f"{self.metric}_floor": self.floor,
+             f"{self.metric}_floor_std": self.floor_std, "floor_pairs": self.floor_pairs,
+             "memorized_fraction": self.memorized_fraction,
+             "memorized_baseline": self.memorized_baseline,
              "n_eval": self.n_eval, "nfe": self.nfe, "solver": self.solver,
              "sample_steps": self.sample_steps}
         if self.metric != "w2":
@@ -93,23 +103,33 @@ class FieldEvaluation(Result):
 
 
 def evaluate_field(field: TwoLayerReLUField, splits: Splits, source: Dataset, seed: int,
-                   solver: str = "midpoint", steps: int = 20) -> FieldEvaluation:
-    """W2 (2-D data) or sliced W (higher d) of generated samples to held-out data, with floor.
+                   solver: str = "midpoint", steps: int = 20, dataset: Dataset | None = None,
+                   floor_pairs: int = 5) -> FieldEvaluation:
+    """W2 (2-D data) or sliced W (higher d) of generated samples to held-out data, with floor,
+    and the memorized fraction against the whole training set.
 
     The number of generated points equals the number of held-out points, so the value and the
-    floor are taken at the same sample sizes.
+    floor are taken at the same sample sizes. With a generated ``dataset`` the floor is the
+    mean and std over ``floor_pairs`` independent true-data pairs; otherwise (finite pools) the
+    split's floor sample gives one value.
     """
     n = splits.heldout.shape[0]
     res = sample_field(field, source, n, derive_seed(seed, "eval-samples"), solver, steps)
     metric = "w2" if splits.heldout.shape[1] <= 3 else "sliced"
-    m = evaluate(res.x, splits.heldout, metric, splits.floor,
-                 seed=derive_seed(seed, "sliced") % 2**31)
+    sliced_seed = derive_seed(seed, "sliced") % 2**31
+    if dataset is not None and dataset.pool is None:  # floor over independent draws
+        m = evaluate(res.x, splits.heldout, metric, seed=sliced_seed, dataset=dataset,
+                     pairs=floor_pairs)
+    else:  # a finite pool: the split's floor sample (disjoint rows of the pool)
+        m = evaluate(res.x, splits.heldout, metric, splits.floor, seed=sliced_seed)
     w2_value = w2_floor = None
     if metric == "sliced":
         w = evaluate(res.x, splits.heldout, "w2", splits.floor)
         w2_value, w2_floor = w.value, w.floor
+    mem = memorization(res.x, splits.train, seed=seed)
     return FieldEvaluation(metric, m.value, float(m.floor), n, res.nfe, solver, steps,
-                           w2_value, w2_floor, samples=res.x)
+                           w2_value, w2_floor, m.floor_std, m.floor_pairs, mem.fraction,
+                           mem.baseline, samples=res.x)
 
 
 def reference_for(name: str, n: int, seed: int) -> tuple[torch.Tensor, torch.Tensor]:
