@@ -144,10 +144,14 @@ def add_eval(sub) -> None:
                                    "floor for a named dataset).")
     e.add_argument("--samples", required=True, type=Path, help=".npy/.csv samples by rows")
     ref = e.add_mutually_exclusive_group()
-    ref.add_argument("--reference", type=Path, help=".npy/.csv reference samples by rows")
-    ref.add_argument("--data", help="dataset name as reference (also gives the noise floor)")
+    ref.add_argument("--reference", type=Path,
+                     help=".npy/.csv reference samples by rows (default: none; one of "
+                          "--reference, --data, --train is required)")
+    ref.add_argument("--data", help="dataset name as reference, also gives the noise floor "
+                                    "(default: none)")
     ref.add_argument("--train", type=Path,
-                     help="with --metric memorization: .npy/.csv of the whole training set")
+                     help="with --metric memorization: .npy/.csv of the whole training set "
+                          "(default: none)")
     e.add_argument("--metric", choices=METRICS + ("memorization",), default="w2",
                    help="distance in data units (sinkhorn: squared units), or memorization: "
                         "fraction of samples whose nearest training point is closer than 1/3 "

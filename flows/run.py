@@ -302,8 +302,8 @@ def run_eval(samples: str | Path, reference: str | Path | None = None, data: str
     x = load_array(samples, name="samples")
     if metric == "memorization":
         if train is None or reference is not None or data is not None:
-            raise BadInput("metric='memorization' needs train (a .npy/.csv file of the whole "
-                           "training set) and neither reference nor data")
+            raise BadInput("--metric memorization needs --train (a .npy/.csv file of the whole "
+                           "training set) and neither --reference nor --data")
         tr = load_array(train, name="train")
         if tr.shape[1] != x.shape[1]:
             raise BadInput(f"samples have dimension {x.shape[1]} but train has {tr.shape[1]}; "
@@ -311,9 +311,10 @@ def run_eval(samples: str | Path, reference: str | Path | None = None, data: str
         config = {"samples": str(samples), "train": str(train), "metric": metric}
         return _write_eval(out, config, seed, lambda: memorization(x, tr, seed=seed))
     if train is not None:
-        raise BadInput(f"train is only used by metric='memorization', not metric={metric!r}")
+        raise BadInput(f"--train is only used by --metric memorization, not --metric {metric}")
     if (reference is None) == (data is None):
-        raise BadInput("give exactly one of reference (a file) and data (a dataset name)")
+        raise BadInput("give exactly one of --reference (a file) and --data (a dataset name); "
+                       "--metric memorization takes --train instead")
     check_positive_int("floor_pairs", floor_pairs)
     if data is not None:
         dim = load_dataset(data, name="data").dim
