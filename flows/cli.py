@@ -13,6 +13,8 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from _runkit.sweep import add_sweep_arguments, sweep_options
+
 from .checkpoint import atomic_write_json, load_model
 from .coupling import COUPLINGS
 from .data import source_for
@@ -85,6 +87,7 @@ def _parser() -> argparse.ArgumentParser:
 
     x = sub.add_parser("experiment", help="theory-regime sweeps with figures")
     x.add_argument("kind", choices=("width", "samples"))
+    add_sweep_arguments(x)
     x.add_argument("--out", required=True, type=Path)
     x.add_argument("--data", default="moons")
     x.add_argument("--widths", type=_ints, default=[256, 1024, 4096, 16384])
@@ -125,9 +128,12 @@ def _sample(a: argparse.Namespace) -> dict:
 
 
 def _experiment(a: argparse.Namespace) -> dict:
+    sweep = sweep_options(a) if (a.workers is not None or a.scheduler is not None) else None
     if a.kind == "width":
-        return run_width_experiment(a.out, a.widths, a.data, a.n, a.k, a.steps, a.lr, a.seed)
-    return run_samples_experiment(a.out, a.ns, a.data, a.width, a.k, a.steps, a.lr, a.seed)
+        return run_width_experiment(a.out, a.widths, a.data, a.n, a.k, a.steps, a.lr, a.seed,
+                                    sweep=sweep)
+    return run_samples_experiment(a.out, a.ns, a.data, a.width, a.k, a.steps, a.lr, a.seed,
+                                  sweep=sweep)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -172,8 +172,11 @@ def _theory_base(data: str, n: int, k: int, steps: int, lr: float | None, seed: 
 
 def run_width_experiment(out: str | Path, widths: list[int], data: str = "moons", n: int = 256,
                          k: int = 4, steps: int = 500, lr: float | None = None, seed: int = 0,
-                         sample_steps: int = 20) -> dict:
+                         sample_steps: int = 20, sweep: dict | None = None) -> dict:
     """Theory regime at several widths: loss curves, drift vs m, lambda_0, W2 vs m (figures).
+
+    ``sweep`` (``{"workers": ..., "scheduler": ...}``) runs the widths as cells on a Dask
+    cluster, stored in ``out/cells`` and resumed on rerun (:mod:`_runkit.sweep`).
 
     Writes config.json, metrics.json, loss_curves.png, drift_vs_width.png, lambda0.png and
     w2_vs_width.png into ``out``.
@@ -183,7 +186,8 @@ def run_width_experiment(out: str | Path, widths: list[int], data: str = "moons"
     base = _theory_base(data, n, k, steps, lr, seed)
     atomic_write_json({"command": "experiment width", "widths": widths,
                        "base": base.resolved().to_dict()}, out / "config.json")
-    res = width_sweep(widths, base, sample_steps=sample_steps, with_lambda=False)
+    res = width_sweep(widths, base, sample_steps=sample_steps, with_lambda=False,
+                      sweep=None if sweep is None else {**sweep, "out": out})
     cfg = base.resolved()
     splits, source = prepare_data(cfg)
     spec = FieldSpec(splits.train.shape[1], 1, "theory", True, cfg.fourier)
@@ -225,8 +229,11 @@ def run_width_experiment(out: str | Path, widths: list[int], data: str = "moons"
 
 def run_samples_experiment(out: str | Path, ns: list[int], data: str = "moons",
                            width: int = 4096, k: int = 4, steps: int = 500,
-                           lr: float | None = None, seed: int = 0, sample_steps: int = 20) -> dict:
+                           lr: float | None = None, seed: int = 0, sample_steps: int = 20,
+                           sweep: dict | None = None) -> dict:
     """Theory regime at several n: generalization gap and W2 (with floor) versus n (figures).
+
+    ``sweep`` as in :func:`run_width_experiment`.
 
     Writes config.json, metrics.json, gap_vs_n.png and w2_vs_n.png into ``out``.
     """
@@ -235,7 +242,8 @@ def run_samples_experiment(out: str | Path, ns: list[int], data: str = "moons",
     base = replace(_theory_base(data, ns[0], k, steps, lr, seed), width=width)
     atomic_write_json({"command": "experiment samples", "ns": ns,
                        "base": asdict(base.resolved())}, out / "config.json")
-    runs = sample_sweep(ns, base, sample_steps=sample_steps, with_lambda=False)["runs"]
+    runs = sample_sweep(ns, base, sample_steps=sample_steps, with_lambda=False,
+                        sweep=None if sweep is None else {**sweep, "out": out})["runs"]
     metrics = {"ns": ns, "width": width, "k": k, "steps": steps,
                "train_loss": [r["train_loss"] for r in runs],
                "test_loss": [r["test_loss"] for r in runs],
