@@ -246,13 +246,21 @@ def _csv(rows: list[dict]) -> str:
     return buf.getvalue()
 
 
-def add_sweep_arguments(parser) -> None:
-    """Add ``--workers`` and ``--scheduler`` to an argparse parser."""
+def add_sweep_arguments(parser, without: str = "a local cluster of one worker process per "
+                                               "core") -> None:
+    """Add ``--workers`` and ``--scheduler`` to an argparse parser.
+
+    Parameters
+    ----------
+    parser : the (sub-)command's parser.
+    without : what the command does when neither option is given (stated in the help).
+    """
     parser.add_argument("--workers", type=int, default=None,
-                        help="worker processes of the local Dask cluster (default: one per "
-                             "core; 0: run the cells in this process)")
+                        help="worker processes of a local Dask cluster; 0 runs the cells in "
+                             f"this process (default: {without})")
     parser.add_argument("--scheduler", default=None, metavar="ADDRESS",
-                        help="address of an existing Dask scheduler, e.g. tcp://host:8786")
+                        help="address of an existing Dask scheduler, e.g. tcp://host:8786 "
+                             "(default: none)")
 
 
 def sweep_options(args) -> dict:

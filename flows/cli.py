@@ -182,7 +182,7 @@ def add_experiment(sub) -> None:
     x.add_argument("--steps", type=int, default=500, help="gradient-descent steps per run")
     x.add_argument("--lr", type=float, help="step size (default: 2.0)")
     x.add_argument("--seed", type=int, default=0, help="seed of every run (>= 0)")
-    add_sweep_arguments(x)
+    add_sweep_arguments(x, without="the runs one after another in this process")
     x.set_defaults(func=cmd_experiment)
 
 
