@@ -20,7 +20,7 @@ def test_drift_and_diffusion_cells_measure(tmp_path):
     assert still["relative_drift"] == "nan"  # no distance travelled (JSON spelling of NaN)
     assert math.isfinite(moving["relative_drift"])
     res = run_sweep(SWEEPS["diffusion"].cell, {"noise": [0.05], "n": [32]}, tmp_path / "n",
-                    fixed={**fixed, "dt": 0.05}, workers=0, progress_bar=False)
+                    fixed={**fixed, "dt": 0.05, "duration": 100.0}, workers=0, progress_bar=False)
     assert res.rows[0]["D"] > 0 and res.rows[0]["D_theory"] > 0
 
 
