@@ -5,7 +5,7 @@
    the three modules' phases alone (likelihood over a 1 cm grid of positions, Newton refinement;
    no start position), for noise sigma on u in {0, 0.01, 0.03, 0.1}. The code's own range: the
    same decoder on ideal phases with Gaussian phase noise.
-2. Noisy rate maps: one module (0.5 m) in a 1 m box with sigma in {0, 0.1, 0.2, 0.4}; the
+2. Noisy rate maps: one module (0.5 m) in a 1 m box with sigma in {0, 0.25, 0.5, 1, 2}; the
    panel's maps smoothed with a Gaussian of 1 bin (5 cm), gridness against a time-shift null
    (95th percentile, pooled); the square-lattice torus as the control that must fail.
 3. The integration horizon: time until the path-integration error (from the known start) first
@@ -96,7 +96,7 @@ def joint_decoding(net, q: bool, seed: int, out: Path) -> dict:
 def noisy_maps(hexnet, sqnet, q: bool, seed: int, out: Path) -> dict:
     dt = 0.02
     traj = generate_trajectory(30.0 if q else 180.0, dt, Box(1.0), seed=seed)
-    noises = (0.0, 0.2) if q else (0.0, 0.1, 0.2, 0.4)
+    noises = (0.0, 0.2) if q else (0.0, 0.25, 0.5, 1.0, 2.0)
     cells = 8 if q else 32
     shuffles = 3 if q else 10
     shift = 5.0 if q else 20.0
