@@ -64,7 +64,8 @@ def ring_diffusion(net, n: int, noise: float, runs: int, duration: float, seed: 
             "duration_tau": duration, "lags_tau": list(est.lags),
             "horizon_threshold_rad": eps, "horizon_mean_tau": hz.mean_time,
             "horizon_low_tau": hz.low, "horizon_high_tau": hz.high,
-            "horizon_theory_tau": hz.theory_time, "horizon_crossed": hz.crossed}
+            "horizon_theory_tau": hz.theory_time,
+            "horizon_theory_sampled_tau": hz.theory_time_sampled, "horizon_crossed": hz.crossed}
 
 
 def main(argv: list[str] | None = None) -> dict:
