@@ -33,8 +33,9 @@ import time
 import numpy as np
 import torch
 
-from .agent import Box, Trajectory, phase_track_to_positions, phase_velocity, position_to_phase
+from .agent import Box, Trajectory
 from .cues import cue_profile
+from .grid_phases import phase_track_to_positions, phase_velocity, position_to_phase
 from .gridcells_checks import _check_network, _check_trajectory, _modules, _positive
 from .gridcells_results import GRIDNESS_THRESHOLD, GridCellsResult, ModuleResult, run_metrics
 from .inputs import ArrayVelocity
