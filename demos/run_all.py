@@ -63,6 +63,9 @@ DEMOS = [
      {"ring Betti numbers": "ring.betti", "torus Betti numbers": "torus.betti",
       "ring matches (1, 1, 0)": "ring.betti_ok", "torus matches (1, 2, 1)": "torus.betti_ok"}),
     ("grid_cells", "grid_cells.py", "Grid cells", "", {}),
+    ("drift_and_cues", "drift_and_cues.py", "Head direction: drift, anchoring, cue conflict",
+     "", {}),
+    ("grid_modules", "grid_modules.py", "Grid modules under noise", "", {}),
     ("flows_moons", "flows_moons.py", "Flow matching: N(0, I) to moons",
      "Two-layer ReLU velocity field, practice regime; W2 on held-out points beside the noise "
      "floor of two true samples of the same size.",

@@ -376,7 +376,7 @@ def _check_theory(data: str, n: int, k: int, steps: int, lr: float | None, seed:
 
 def run_width_experiment(out: str | Path, widths: list[int], data: str = "moons", n: int = 256,
                          k: int = 4, steps: int = 500, lr: float | None = None, seed: int = 0,
-                         sample_steps: int = 20) -> ExperimentRun:
+                         sample_steps: int = 20, sweep: dict | None = None) -> ExperimentRun:
     """Theory regime at several widths: loss curves, drift vs m, lambda_0, W2 vs m (figures).
 
     Writes config.json, metrics.json, losses.npz, loss_curves.png, drift_vs_width.png,
@@ -388,7 +388,8 @@ def run_width_experiment(out: str | Path, widths: list[int], data: str = "moons"
     config = {"kind": "width", "widths": widths, "data": data, "n": n, "k": k, "steps": steps,
               "lr": lr, "sample_steps": sample_steps}
     with RunDir(out, command="flows experiment width", config=config, seed=seed) as run:
-        res = width_experiment(widths, data, n, k, steps, lr, seed, sample_steps)
+        res = width_experiment(widths, data, n, k, steps, lr, seed, sample_steps,
+                               None if sweep is None else {**sweep, "out": run.out})
         buf = io.BytesIO()
         np.savez_compressed(buf, **{f"m{m}": arr for m, arr in res.losses.items()})
         atomic_write_bytes(buf.getvalue(), run.path("losses.npz"))
@@ -400,7 +401,7 @@ def run_width_experiment(out: str | Path, widths: list[int], data: str = "moons"
 def run_samples_experiment(out: str | Path, ns: list[int], data: str = "moons",
                            width: int = 4096, k: int = 4, steps: int = 500,
                            lr: float | None = None, seed: int = 0,
-                           sample_steps: int = 20) -> ExperimentRun:
+                           sample_steps: int = 20, sweep: dict | None = None) -> ExperimentRun:
     """Theory regime at several n: generalization gap and W2 (with floor) versus n (figures).
 
     Writes config.json, metrics.json, gap_vs_n.png and w2_vs_n.png into ``out``.
@@ -412,7 +413,8 @@ def run_samples_experiment(out: str | Path, ns: list[int], data: str = "moons",
     config = {"kind": "samples", "ns": ns, "data": data, "width": width, "k": k,
               "steps": steps, "lr": lr, "sample_steps": sample_steps}
     with RunDir(out, command="flows experiment samples", config=config, seed=seed) as run:
-        res = samples_experiment(ns, data, width, k, steps, lr, seed, sample_steps)
+        res = samples_experiment(ns, data, width, k, steps, lr, seed, sample_steps,
+                                 None if sweep is None else {**sweep, "out": run.out})
         done = ExperimentRun(str(run.out), res, _write_figures(run, samples_figures(res)))
         run.write_json("metrics.json", done)
     return done
