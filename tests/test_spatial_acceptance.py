@@ -35,7 +35,7 @@ def test_landmark_bounds_heading_error_over_2000_tau():
 
 
 def test_three_modules_decode_2m_box_median_under_2cm():
-    net = fit(FitConfig(geometry="torus", lattice="hex", n=(16, 16), steps=400, seed=0)).network
+    net = fit(FitConfig(geometry="torus", lattice="hex", n=(16, 16), seed=0)).network
     traj = generate_trajectory(120.0, 0.02, Box(2.0), seed=3)
     sp = (0.4, 0.56, 0.784)
     res = run_grid_cells(net, traj, modules=list(sp), cells=4)

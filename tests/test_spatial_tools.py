@@ -28,7 +28,7 @@ SPACINGS = (0.4, 0.56, 0.784)
 
 @pytest.fixture(scope="module")
 def hex_net():
-    return fit(FitConfig(geometry="torus", lattice="hex", n=(16, 16), steps=400, seed=0)).network
+    return fit(FitConfig(geometry="torus", lattice="hex", n=(16, 16), seed=0)).network
 
 
 @pytest.fixture(scope="module")
