@@ -33,7 +33,7 @@ def hex_net():
 
 @pytest.fixture(scope="module")
 def ring_net():
-    return fit(FitConfig(geometry="ring", n=64, steps=300, seed=0)).network
+    return fit(FitConfig(geometry="ring", n=64, seed=0)).network
 
 
 def test_three_modules_decode_a_2m_box_without_the_start(hex_net):
