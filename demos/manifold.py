@@ -21,7 +21,7 @@ from _models import cache_dir, demo_parser, fitted  # noqa: E402
 
 from neurodyn.fit import FitConfig  # noqa: E402
 from neurodyn.io import write_json  # noqa: E402
-from neurodyn.visualize import manifold_report  # noqa: E402
+from neurodyn.runs import manifold_report  # noqa: E402
 
 
 def main(argv: list[str] | None = None) -> dict:

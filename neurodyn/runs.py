@@ -20,7 +20,8 @@ from .io import save_model, write_json
 from .network import HopfieldNetwork
 from .simulate import simulate
 
-__all__ = ["fit_run", "simulate_run", "restore_run", "path_integrate_run", "diffuse_run"]
+__all__ = ["fit_run", "simulate_run", "restore_run", "path_integrate_run", "diffuse_run",
+           "manifold_report"]
 
 
 def fit_run(config: FitConfig, out: str | Path, fresh: bool = False,
@@ -150,3 +151,82 @@ def diffuse_run(network: HopfieldNetwork, out: str | Path, noise: float = 0.05, 
     metrics, _ = diffusion(network, noise, runs, duration, dt, seed)
     write_json(metrics, Path(out) / "metrics.json")
     return metrics
+
+
+def manifold_report(network: HopfieldNetwork, out_dir: str | Path | None = None,
+                    samples: int = 2000, seed: int = 0, topology: bool = True,
+                    animate: bool = False, isomap_points: int = 1000,
+                    max_landmarks: int = 250) -> dict:
+    """Survey a network's attractor manifold and write the figures and ``activity.npz``.
+
+    Runs :func:`~neurodyn.survey.survey_manifold` and draws ``pca.png``, ``isomap.png``,
+    ``barcode.png`` (with ``topology``), ``energy_landscape.png``, ``path.png`` and, with
+    ``animate``, ``ring_bump.gif`` or ``sheet_bump.gif``.
+
+    Parameters
+    ----------
+    network : HopfieldNetwork
+        A network with a target manifold and transport.
+    out_dir : str, Path or None
+        The run directory; nothing is written when ``None``.
+    samples, seed, topology, isomap_points, max_landmarks
+        As in :func:`~neurodyn.survey.survey_manifold`.
+    animate : bool
+        Also write the bump GIF (needs ``out_dir``).
+
+    Returns
+    -------
+    dict
+        The survey's metrics, with ``seconds`` (per step, ``figures``, ``total``).
+    """
+    from .geometry import Torus
+    from .plotting import save_figure
+    from .plotting.manifold import (
+        plot_activity_isomap,
+        plot_activity_pca,
+        plot_energy_landscape,
+        plot_manifold_path,
+    )
+    from .survey import survey_manifold
+
+    if animate and out_dir is None:
+        raise ValueError("animate=True: needs out_dir to write the GIF into")
+    start = time.perf_counter()
+    survey = survey_manifold(network, samples=samples, seed=seed, topology=topology,
+                             isomap_points=isomap_points, max_landmarks=max_landmarks)
+    seconds = dict(survey.seconds)
+    clock = time.perf_counter()
+    if out_dir is not None:
+        out = Path(out_dir)
+        out.mkdir(parents=True, exist_ok=True)
+        act, tr = survey.activity, survey.path
+        if survey.homology is not None:
+            from .plotting.topology import plot_barcode
+
+            fig = plot_barcode(survey.homology, units="rate")
+            fig.suptitle(f"persistent homology of activity: Betti {tuple(survey.metrics['betti'])}")
+            save_figure(fig, out / "barcode.png")
+        save_figure(plot_energy_landscape(survey.landscape), out / "energy_landscape.png")
+        save_figure(plot_manifold_path(tr), out / "path.png")
+        steps = min(61, len(tr.t))  # the first 60 tau of the first run
+        path_rates = tr.r[:steps, 0].detach().cpu().numpy().reshape(steps, -1)
+        save_figure(plot_activity_pca(act, survey.pca, path=path_rates), out / "pca.png")
+        save_figure(plot_activity_isomap(act, survey.isomap, survey.isomap_index),
+                    out / "isomap.png")
+        np.savez_compressed(out / "activity.npz", rates=act.rates.astype(np.float32),
+                            decoded=act.decoded, distance=act.distance,
+                            pca=survey.pca.coords[:, :3])
+        seconds["figures"] = time.perf_counter() - clock
+        if animate:
+            from .plotting.animation import animate_ring_bump, animate_sheet_bump
+
+            clock = time.perf_counter()
+            g = network.geometry
+            if g.dim == 1:
+                animate_ring_bump(tr, out / "ring_bump.gif")
+            else:
+                lattice = g.lattice if isinstance(g, Torus) else "square"
+                animate_sheet_bump(tr, out / "sheet_bump.gif", lattice=lattice)
+            seconds["animation"] = time.perf_counter() - clock
+    seconds["total"] = time.perf_counter() - start
+    return {**survey.metrics, "seconds": seconds}

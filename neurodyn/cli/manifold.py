@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import argparse
 
-from ..visualize import MIN_REPORT_SAMPLES, manifold_report
+from ..runs import manifold_report
+from ..survey import MIN_SURVEY_SAMPLES
 from ._common import prepare
 
 __all__ = ["register"]
@@ -14,7 +15,7 @@ def register(sub) -> argparse.ArgumentParser:
     """Add the ``manifold`` sub-command.
 
     ``neurodyn manifold --model DIR --out OUT [--samples N] [--seed S] [--no-topology]
-    [--animate]`` runs :func:`~neurodyn.visualize.manifold_report` and writes its figures,
+    [--animate]`` runs :func:`~neurodyn.runs.manifold_report` and writes its figures,
     ``activity.npz``, ``metrics.json`` and ``config.json`` into ``OUT``.
     """
     p = sub.add_parser(
@@ -36,8 +37,8 @@ def register(sub) -> argparse.ArgumentParser:
 def _manifold(args) -> dict:
     from ..io import write_json
 
-    if args.samples < MIN_REPORT_SAMPLES:
-        raise ValueError(f"--samples {args.samples}: must be >= {MIN_REPORT_SAMPLES}")
+    if args.samples < MIN_SURVEY_SAMPLES:
+        raise ValueError(f"--samples {args.samples}: must be >= {MIN_SURVEY_SAMPLES}")
     network, out = prepare(args, "manifold")
     metrics = manifold_report(network, out, samples=args.samples, seed=args.seed,
                               topology=args.topology, animate=args.animate)
