@@ -80,9 +80,9 @@ def main(argv: list[str] | None = None) -> dict:
     for name, net in nets.items():
         ev = jacobian_spectrum(net)
         s = summarize_spectrum(ev)
-        rest, _ = restoration(net, count=count, seed=args.seed)
-        pi, _ = path_integration(net, "ou:0.2:10:0.5", runs=8 if args.quick else 32,
-                                 duration=50.0 if args.quick else 200.0, seed=args.seed)
+        rest = restoration(net, count=count, seed=args.seed).to_dict()
+        pi = path_integration(net, "ou:0.2:10:0.5", runs=8 if args.quick else 32,
+                              duration=50.0 if args.quick else 200.0, seed=args.seed).to_dict()
         prof = connectivity_profile(net)
         kinds = ("noise", "shape", "amplitude", "lesion")
         metrics[name] = {

@@ -52,7 +52,8 @@ def main(argv: list[str] | None = None) -> dict:
     metrics = {"fit": info}
     fig, ax = new_axes(figsize=(6.5, 4.0))
     for name, spec in regimes.items():
-        m, tr = path_integration(net, spec, runs=runs, duration=duration, dt=dt, seed=args.seed)
+        res = path_integration(net, spec, runs=runs, duration=duration, dt=dt, seed=args.seed)
+        m, tr = res.to_dict(), res.trajectory
         metrics[name] = m
         err = tr.path_error()[..., 0].abs()
         ax.semilogy(tr.t.numpy(), np.maximum(err.pow(2).mean(-1).sqrt().numpy(), 1e-12),

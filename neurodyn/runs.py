@@ -20,8 +20,8 @@ from .io import save_model, write_json
 from .network import HopfieldNetwork
 from .simulate import simulate
 
-__all__ = ["fit_run", "simulate_run", "restore_run", "path_integrate_run", "diffuse_run",
-           "manifold_report"]
+__all__ = ["fit_run", "simulate_run", "write_network_report", "restore_run",
+           "path_integrate_run", "diffuse_run", "manifold_report"]
 
 
 def fit_run(config: FitConfig, out: str | Path, fresh: bool = False,
@@ -44,14 +44,12 @@ def fit_run(config: FitConfig, out: str | Path, fresh: bool = False,
     dict
         The metrics written to ``metrics.json``.
     """
-    from .experiments import network_report
-
     out = Path(out)
     result = fit(config, out_dir=out, resume=not fresh, progress_bar=progress_bar)
     save_model(result.network, out / "model.pt", extra={"fit": config.to_dict()})
     metrics = {"fit_seconds": result.seconds, "resumed_from_step": result.resumed_from,
                "final_loss": {k: v[-1] for k, v in result.history.items() if v}}
-    metrics.update(network_report(result.network, out, result.history))
+    metrics.update(write_network_report(result.network, out, result.history))
     write_json(metrics, out / "metrics.json")
     return metrics
 
@@ -115,40 +113,96 @@ def simulate_run(network: HopfieldNetwork, u0: torch.Tensor, duration: float, dt
     return metrics
 
 
+def write_network_report(network: HopfieldNetwork, out: str | Path,
+                         history: dict | None = None, zero_tol: float = 1e-3) -> dict:
+    """Draw :func:`~neurodyn.experiments.network_report` into ``out``.
+
+    Writes ``jacobian_spectrum.png``, ``connectivity.png``, ``bump.png`` (ring) and, given a
+    loss ``history``, ``fit_loss.png``.
+
+    Returns
+    -------
+    dict
+        The report's numbers (:meth:`~neurodyn.experiments.NetworkReport.to_dict`).
+    """
+    from .experiments import network_report
+    from .plotting import plot_bump, plot_connectivity, plot_loss, plot_spectrum, save_figure
+
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    report = network_report(network, zero_tol)
+    save_figure(plot_spectrum(report.eigenvalues, zero_tol), out / "jacobian_spectrum.png")
+    save_figure(plot_connectivity(report.connectivity), out / "connectivity.png")
+    if network.geometry.dim == 1:
+        save_figure(plot_bump(network), out / "bump.png")
+    if history:
+        save_figure(plot_loss(history), out / "fit_loss.png")
+    return report.to_dict()
+
+
 def restore_run(network: HopfieldNetwork, out: str | Path, count: int = 256,
                 kinds: tuple[str, ...] = ("noise", "shape", "amplitude", "lesion"),
                 strength: tuple[float, float] = (0.1, 0.5), duration: float = 20.0,
                 dt: float = 0.1, threshold: float = 0.01, seed: int = 0) -> dict:
-    """Run :func:`neurodyn.experiments.restoration` and write its figures and ``metrics.json``."""
-    from .experiments import restoration
+    """Run :func:`~neurodyn.experiments.restoration`; write ``restoration_KIND.png``,
+    ``energy_descent.png`` and ``metrics.json``.
 
-    metrics, _ = restoration(network, count, kinds, strength, duration, dt, threshold, seed,
-                             Path(out))
-    write_json(metrics, Path(out) / "metrics.json")
+    Returns
+    -------
+    dict
+        The metrics written (:meth:`~neurodyn.experiments.RestorationResult.to_dict`).
+    """
+    from .experiments import restoration
+    from .plotting import plot_distance, plot_energy, save_figure
+
+    out = Path(out)
+    res = restoration(network, count, kinds, strength, duration, dt, threshold, seed)
+    for kind, tr in res.trajectories.items():
+        fig = plot_distance(tr, threshold)
+        fig.axes[0].set_title(f"restoration after '{kind}' perturbations")
+        save_figure(fig, out / f"restoration_{kind}.png")
+    save_figure(plot_energy(res.trajectories[kinds[0]]), out / "energy_descent.png")
+    metrics = res.to_dict()
+    write_json(metrics, out / "metrics.json")
     return metrics
 
 
 def path_integrate_run(network: HopfieldNetwork, out: str | Path,
                        velocity: Velocity | str = "ou:0.2:10:0.5", runs: int = 64,
                        duration: float = 200.0, dt: float = 0.1, seed: int = 0) -> dict:
-    """Run :func:`neurodyn.experiments.path_integration`; write ``trajectory.npz`` (no states),
-    the figure and ``metrics.json``."""
+    """Run :func:`~neurodyn.experiments.path_integration`; write ``trajectory.npz`` (without
+    the states), ``path_integration.png`` and ``metrics.json``.
+
+    Returns
+    -------
+    dict
+        The metrics written (:meth:`~neurodyn.experiments.PathIntegrationResult.to_dict`).
+    """
     from .experiments import path_integration
+    from .plotting import plot_path_integration, save_figure
 
     out = Path(out)
-    metrics, tr = path_integration(network, velocity, runs, duration, dt, seed, out)
-    np.savez_compressed(out / "trajectory.npz", **{k: v for k, v in tr.arrays().items()
+    res = path_integration(network, velocity, runs, duration, dt, seed)
+    save_figure(plot_path_integration(res.trajectory), out / "path_integration.png")
+    np.savez_compressed(out / "trajectory.npz", **{k: v for k, v in res.trajectory.arrays().items()
                                                    if k not in ("u", "r")})
+    metrics = res.to_dict()
     write_json(metrics, out / "metrics.json")
     return metrics
 
 
 def diffuse_run(network: HopfieldNetwork, out: str | Path, noise: float = 0.05, runs: int = 128,
                 duration: float = 200.0, dt: float = 0.05, seed: int = 0) -> dict:
-    """Run :func:`neurodyn.experiments.diffusion` and write ``metrics.json``."""
+    """Run :func:`~neurodyn.experiments.diffusion` and write ``metrics.json``.
+
+    Returns
+    -------
+    dict
+        The metrics written (:meth:`~neurodyn.experiments.DiffusionResult.to_dict`).
+    """
     from .experiments import diffusion
 
-    metrics, _ = diffusion(network, noise, runs, duration, dt, seed)
+    metrics = diffusion(network, noise, runs, duration, dt, seed).to_dict()
     write_json(metrics, Path(out) / "metrics.json")
     return metrics
 
