@@ -18,7 +18,7 @@ import torch
 from ._util import check_int, check_positive, child_seeds, require_manifold, to_numpy
 from .inputs import Velocity, parse_velocity
 from .network import HopfieldNetwork
-from .simulate import SimulationResult, simulate
+from .simulation import SimulationResult, simulate
 
 __all__ = ["ManifoldActivity", "manifold_activity", "path_on_manifold"]
 
@@ -90,7 +90,7 @@ def manifold_activity(network: HopfieldNetwork, samples: int = 2000, runs: int |
 
     Examples
     --------
-    >>> from neurodyn.fit import FitConfig, fit
+    >>> from neurodyn.fitting import FitConfig, fit
     >>> net = fit(FitConfig(n=32, steps=0)).network
     >>> act = manifold_activity(net, samples=40, duration=4.0, relax=2.0, settle=1.0, seed=0)
     >>> act.rates.shape, act.decoded.shape

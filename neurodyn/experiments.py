@@ -27,7 +27,7 @@ from .diagnostics import (
 from .inputs import Velocity, parse_velocity
 from .network import HopfieldNetwork
 from .perturb import PERTURBATIONS, perturb, random_strengths
-from .simulate import SimulationResult, simulate
+from .simulation import SimulationResult, simulate
 
 __all__ = ["NetworkReport", "network_report", "RestorationStats", "RestorationResult",
            "restoration", "PathIntegrationResult", "path_integration", "DiffusionResult",
@@ -85,7 +85,7 @@ def network_report(network: HopfieldNetwork, zero_tol: float = 1e-3) -> NetworkR
 
     Examples
     --------
-    >>> from neurodyn.fit import FitConfig, fit
+    >>> from neurodyn.fitting import FitConfig, fit
     >>> report = network_report(fit(FitConfig(n=32, steps=5)).network)
     >>> report.spectrum.n_zero, sorted(report.to_dict())
     (1, ['connectivity', 'fixed_point_residual', 'jacobian'])
@@ -187,7 +187,7 @@ def restoration(network: HopfieldNetwork, count: int = 256,
 
     Examples
     --------
-    >>> from neurodyn.fit import FitConfig, fit
+    >>> from neurodyn.fitting import FitConfig, fit
     >>> net = fit(FitConfig(n=32, steps=5)).network
     >>> res = restoration(net, count=2, kinds=("noise",), duration=2.0)
     >>> sorted(res.to_dict()), res.trajectories["noise"].u.shape
@@ -282,7 +282,7 @@ def path_integration(network: HopfieldNetwork, velocity: Velocity | str = "ou:0.
 
     Examples
     --------
-    >>> from neurodyn.fit import FitConfig, fit
+    >>> from neurodyn.fitting import FitConfig, fit
     >>> net = fit(FitConfig(n=32, steps=5)).network
     >>> res = path_integration(net, "constant:0.1", runs=2, duration=2.0)
     >>> res.runs, res.trajectory.decoded.shape
@@ -301,7 +301,7 @@ def path_integration(network: HopfieldNetwork, velocity: Velocity | str = "ou:0.
 def _from_manifold(network: HopfieldNetwork, runs: int, duration: float, dt: float, seed: int,
                    **kwargs) -> SimulationResult:
     """Simulate ``runs`` states started at random points of the manifold (seeded), saving about
-    once per tau; ``kwargs`` go to :func:`~neurodyn.simulate.simulate`."""
+    once per tau; ``kwargs`` go to :func:`~neurodyn.simulation.simulate`."""
     if network.manifold is None:
         raise ValueError("network: needs a target manifold to start from")
     if isinstance(runs, bool) or not isinstance(runs, int) or runs < 1:

@@ -53,7 +53,7 @@ from .ratemaps import (
     plot_rate_maps,
     rate_maps,
 )
-from .simulate import simulate
+from .simulation import simulate
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -387,7 +387,7 @@ def run_grid_cells(
     progress_bar : show a progress bar over the run (default: only on a terminal).
     all_cells : also bin every neuron of the sheet (``ModuleResult.all_maps``).
     lattice : expected lattice of the model (``'hex'`` or ``'square'``); a mismatch raises.
-    method : fixed-step integrator of :func:`neurodyn.simulate.simulate` (``rk4``, ``midpoint``,
+    method : fixed-step integrator of :func:`neurodyn.simulation.simulate` (``rk4``, ``midpoint``,
         ``euler``).
 
     Returns
@@ -408,7 +408,7 @@ def run_grid_cells(
 
     Examples
     --------
-    >>> from neurodyn.fit import FitConfig, fit
+    >>> from neurodyn.fitting import FitConfig, fit
     >>> from neurodyn.agent import generate_trajectory
     >>> net = fit(FitConfig(geometry="torus", n=(16, 16), steps=20)).network
     >>> res = run_grid_cells(net, generate_trajectory(2.0, seed=0), cells=4)

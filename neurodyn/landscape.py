@@ -139,7 +139,7 @@ def energy_landscape(network: HopfieldNetwork, points: int = 128, s_max: float =
 
     Examples
     --------
-    >>> from neurodyn.fit import FitConfig, fit
+    >>> from neurodyn.fitting import FitConfig, fit
     >>> land = energy_landscape(fit(FitConfig(n=32, steps=0)).network, points=16, directions=1)
     >>> land.tangent.shape, land.normal.shape, bool(land.tangent_relative < 1e-6)
     ((1, 16), (3, 41), True)

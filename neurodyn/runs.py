@@ -14,11 +14,11 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from .fit import FitConfig, fit
+from .fitting import FitConfig, fit
 from .inputs import Velocity
 from .io import save_model, write_json
 from .network import HopfieldNetwork
-from .simulate import simulate
+from .simulation import simulate
 
 __all__ = ["fit_run", "simulate_run", "write_network_report", "restore_run",
            "path_integrate_run", "diffuse_run", "manifold_report"]
@@ -71,7 +71,7 @@ def simulate_run(network: HopfieldNetwork, u0: torch.Tensor, duration: float, dt
     out : str or Path
         The run directory.
     method, velocity, noise, save_every, seed, progress_bar
-        As in :func:`neurodyn.simulate.simulate`.
+        As in :func:`neurodyn.simulation.simulate`.
 
     Returns
     -------

@@ -19,7 +19,7 @@ from .activity import ManifoldActivity, manifold_activity, path_on_manifold
 from .embedding import Embedding, isomap, pca, subsample
 from .landscape import EnergyLandscape, energy_landscape
 from .network import HopfieldNetwork
-from .simulate import SimulationResult
+from .simulation import SimulationResult
 
 __all__ = ["ManifoldSurvey", "survey_manifold", "MIN_SURVEY_SAMPLES"]
 

@@ -10,7 +10,7 @@ import torch
 
 from neurodyn.diagnostics import connectivity_profile, jacobian_spectrum, summarize_spectrum
 from neurodyn.experiments import path_integration, restoration
-from neurodyn.fit import FitConfig, fit
+from neurodyn.fitting import FitConfig, fit
 
 pytestmark = pytest.mark.slow
 

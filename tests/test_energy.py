@@ -16,7 +16,7 @@ from neurodyn.energy import (
 from neurodyn.geometry import Ring, Torus
 from neurodyn.manifold import TargetManifold
 from neurodyn.network import HopfieldNetwork
-from neurodyn.simulate import simulate
+from neurodyn.simulation import simulate
 
 
 def _gen(seed):

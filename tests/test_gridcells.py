@@ -19,7 +19,7 @@ from neurodyn.agent import (
     position_to_phase,
     wave_vectors,
 )
-from neurodyn.fit import FitConfig, fit
+from neurodyn.fitting import FitConfig, fit
 from neurodyn.io import save_model
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 import torch
 
-import neurodyn.fit as fitmod
+import neurodyn.fitting as fitmod
 from neurodyn.diagnostics import (
     connectivity_profile,
     energy_audit,
@@ -15,11 +15,11 @@ from neurodyn.diagnostics import (
     summarize_spectrum,
 )
 from neurodyn.experiments import diffusion, path_integration, restoration
-from neurodyn.fit import FitConfig, fit
+from neurodyn.fitting import FitConfig, fit
 from neurodyn.inputs import ArrayVelocity, Constant, OrnsteinUhlenbeck, parse_velocity
 from neurodyn.io import load_model, save_model
 from neurodyn.perturb import perturb
-from neurodyn.simulate import NonFiniteStateError, simulate
+from neurodyn.simulation import NonFiniteStateError, simulate
 
 
 def test_fixed_points_on_the_whole_ring(ring_net):

@@ -13,11 +13,11 @@ from neurodyn.diagnostics import (
     summarize_spectrum,
 )
 from neurodyn.experiments import restoration
-from neurodyn.fit import FitConfig, build_geometry, build_manifold, fit
+from neurodyn.fitting import FitConfig, build_geometry, build_manifold, fit
 from neurodyn.geometry import Torus, make_geometry, wrap_angle
 from neurodyn.inputs import Constant
 from neurodyn.perturb import perturb
-from neurodyn.simulate import simulate
+from neurodyn.simulation import simulate
 
 
 @pytest.fixture(scope="module")

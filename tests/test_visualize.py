@@ -11,7 +11,7 @@ from PIL import Image
 from flows.animation import animate_flow
 from neurodyn.activity import manifold_activity, path_on_manifold
 from neurodyn.cli import main
-from neurodyn.fit import FitConfig, fit
+from neurodyn.fitting import FitConfig, fit
 from neurodyn.io import save_model
 from neurodyn.landscape import energy_landscape
 from neurodyn.plotting.animation import animate_ring_bump, animate_sheet_bump

@@ -18,7 +18,7 @@ import sys
 import torch
 
 from ..io import ModelFormatError
-from ..simulate import NonFiniteStateError
+from ..simulation import NonFiniteStateError
 from . import experiments, fit, gridcells, manifold, simulate
 from ._common import parse_time
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..fit import FitConfig
+from ..fitting import FitConfig
 from ..io import write_json
 from ..runs import fit_run
 

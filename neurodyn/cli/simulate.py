@@ -8,7 +8,7 @@ from ..inputs import ArrayVelocity, parse_velocity
 from ..io import load_states
 from ..perturb import PERTURBATIONS, perturbed_states
 from ..runs import simulate_run
-from ..simulate import METHODS
+from ..simulation import METHODS
 from ._common import parse_time, prepare
 
 __all__ = ["register"]

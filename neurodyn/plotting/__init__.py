@@ -23,7 +23,7 @@ from matplotlib.figure import Figure
 
 from ..diagnostics import ConnectivityProfile
 from ..network import HopfieldNetwork
-from ..simulate import SimulationResult
+from ..simulation import SimulationResult
 
 __all__ = ["new_axes", "plot_bump", "plot_spectrum", "plot_connectivity", "plot_distance",
            "plot_energy", "plot_path_integration", "plot_loss", "plot_activity", "save_figure"]

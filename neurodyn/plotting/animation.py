@@ -91,7 +91,7 @@ def animate_ring_bump(trajectory, path: str | Path, fps: float = 15.0, frames: i
 
     Parameters
     ----------
-    trajectory : a :class:`~neurodyn.simulate.SimulationResult` (or any object with ``t (T,)``,
+    trajectory : a :class:`~neurodyn.simulation.SimulationResult` (or any object with ``t (T,)``,
         ``r (T, B, N)`` and ``decoded (T, B, 1)``).
     path : output file, ``*.gif``.
     fps : frames per second (> 0).
@@ -145,7 +145,7 @@ def animate_sheet_bump(trajectory, path: str | Path, lattice: str = "hex", fps: 
 
     Parameters
     ----------
-    trajectory : a :class:`~neurodyn.simulate.SimulationResult` (or any object with ``t (T,)``,
+    trajectory : a :class:`~neurodyn.simulation.SimulationResult` (or any object with ``t (T,)``,
         ``r (T, B, n1, n2)`` and ``decoded (T, B, 2)``).
     path : output file, ``*.gif``.
     lattice : ``"hex"`` or ``"square"``, the sheet's geometry.

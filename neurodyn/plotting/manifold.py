@@ -12,7 +12,7 @@ from .._util import to_numpy
 from ..activity import ManifoldActivity
 from ..embedding import Embedding, pca
 from ..landscape import EnergyLandscape
-from ..simulate import SimulationResult
+from ..simulation import SimulationResult
 from .embedding import plot_embedding_2d, plot_embedding_3d
 
 __all__ = ["plot_activity_pca", "plot_activity_isomap", "plot_energy_landscape",
