@@ -23,7 +23,7 @@ from neurodyn.fitting import FitConfig, fit
 from neurodyn.geometry import Ring
 from neurodyn.manifold import TargetManifold
 from neurodyn.network import HopfieldNetwork
-from neurodyn.perturb import perturb
+from neurodyn.perturbations import perturb
 from neurodyn.simulation import simulate
 
 

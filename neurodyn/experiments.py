@@ -26,7 +26,7 @@ from .diagnostics import (
 )
 from .inputs import Velocity, parse_velocity
 from .network import HopfieldNetwork
-from .perturb import PERTURBATIONS, perturb, random_strengths
+from .perturbations import PERTURBATIONS, perturb, random_strengths
 from .simulation import SimulationResult, simulate
 
 __all__ = ["NetworkReport", "network_report", "RestorationStats", "RestorationResult",
@@ -171,7 +171,7 @@ def restoration(network: HopfieldNetwork, count: int = 256,
     count : int
         States per kind, >= 1.
     kinds : tuple of str
-        Perturbation kinds (:data:`~neurodyn.perturb.PERTURBATIONS` except ``none``).
+        Perturbation kinds (:data:`~neurodyn.perturbations.PERTURBATIONS` except ``none``).
     strength : (float, float)
         Range of the relative perturbation size.
     duration, dt : float

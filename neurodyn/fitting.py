@@ -36,7 +36,7 @@ from .geometry import Geometry, Ring, Torus
 from .io import atomic_torch_save
 from .manifold import TargetManifold
 from .network import HopfieldNetwork, Transport
-from .perturb import perturb, perturbation_direction
+from .perturbations import perturb, perturbation_direction
 from .progress import progress
 
 __all__ = ["FitConfig", "FitResult", "fit", "build_geometry", "build_manifold"]

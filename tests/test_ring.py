@@ -18,7 +18,7 @@ from neurodyn.experiments import diffusion, path_integration, restoration
 from neurodyn.fitting import FitConfig, fit
 from neurodyn.inputs import ArrayVelocity, Constant, OrnsteinUhlenbeck, parse_velocity
 from neurodyn.io import load_model, save_model
-from neurodyn.perturb import perturb
+from neurodyn.perturbations import perturb
 from neurodyn.simulation import NonFiniteStateError, simulate
 
 

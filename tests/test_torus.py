@@ -16,7 +16,7 @@ from neurodyn.experiments import restoration
 from neurodyn.fitting import FitConfig, build_geometry, build_manifold, fit
 from neurodyn.geometry import Torus, make_geometry, wrap_angle
 from neurodyn.inputs import Constant
-from neurodyn.perturb import perturb
+from neurodyn.perturbations import perturb
 from neurodyn.simulation import simulate
 
 

@@ -6,7 +6,7 @@ import numpy as np
 
 from ..inputs import ArrayVelocity, parse_velocity
 from ..io import load_states
-from ..perturb import PERTURBATIONS, perturbed_states
+from ..perturbations import PERTURBATIONS, perturbed_states
 from ..runs import simulate_run
 from ..simulation import METHODS
 from ._common import parse_time, prepare
