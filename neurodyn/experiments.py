@@ -16,8 +16,6 @@ from .diagnostics import (
     ConnectivityProfile,
     SpectrumSummary,
     connectivity_profile,
-    diffusion_coefficient,
-    diffusion_theory,
     energy_audit,
     fixed_point_residual,
     jacobian_spectrum,
@@ -318,10 +316,18 @@ class DiffusionResult:
 
     Attributes
     ----------
-    D, D_theory : float
-        Measured and predicted diffusion coefficients (rad^2/tau).
+    D : float
+        Measured diffusion coefficient per axis (rad^2/tau).
+    D_low, D_high : float
+        Its 95% bootstrap interval over runs.
+    D_theory : float
+        Predicted coefficient (per axis).
     ratio : float
         ``D / D_theory``.
+    contains_theory : bool
+        The interval contains the theory.
+    lags, msd : list
+        Lags (tau) and mean squared increments the fit used.
     noise : float
         The noise ``sigma`` on ``u``.
     runs : int
@@ -333,8 +339,13 @@ class DiffusionResult:
     """
 
     D: float
+    D_low: float
+    D_high: float
     D_theory: float
     ratio: float
+    contains_theory: bool
+    lags: list
+    msd: list
     noise: float
     runs: int
     duration: float
@@ -342,15 +353,22 @@ class DiffusionResult:
 
     def to_dict(self) -> dict:
         """The numbers (the trajectory left out)."""
-        return {"D": self.D, "D_theory": self.D_theory, "ratio": self.ratio,
+        return {"D": self.D, "D_low": self.D_low, "D_high": self.D_high,
+                "D_theory": self.D_theory, "ratio": self.ratio,
+                "contains_theory": self.contains_theory, "lags": self.lags, "msd": self.msd,
                 "noise": self.noise, "runs": self.runs, "duration": self.duration}
 
 
 def diffusion(network: HopfieldNetwork, noise: float = 0.05, runs: int = 128,
-              duration: float = 200.0, dt: float = 0.05, seed: int = 0) -> DiffusionResult:
+              duration: float = 200.0, dt: float = 0.05, seed: int = 0,
+              lags: tuple[float, ...] | None = None) -> DiffusionResult:
     """Bump diffusion under additive noise on ``u``, against the one-neuron-noise theory.
 
-    .. math:: \\mathrm{MSD}(t) = 2 D t
+    .. math:: \\langle (\\psi(t + \\ell) - \\psi(t))^2 \\rangle = 2 D \\ell
+
+    ``D`` is fitted to the mean squared increments of the decoded phase at several lags, with a
+    95% bootstrap interval over runs (:func:`neurodyn.drift.diffusion_estimate`); the theory is
+    :func:`neurodyn.drift.diffusion_tensor_theory` (per axis).
 
     Parameters
     ----------
@@ -363,15 +381,24 @@ def diffusion(network: HopfieldNetwork, noise: float = 0.05, runs: int = 128,
     duration, dt : float
         Simulated time and step (tau).
     seed : int
-        Seeds the starting points and the noise.
+        Seeds the starting points, the noise and the bootstrap.
+    lags : tuple of float or None
+        Lags (tau) of the increments; default ``duration / 2**k`` for ``k = 6, 5, 4, 3``.
 
     Returns
     -------
     DiffusionResult
     """
-    if not (isinstance(noise, (int, float)) and math.isfinite(noise) and noise > 0):
+    from .drift import diffusion_estimate, diffusion_tensor_theory
+
+    if isinstance(noise, bool) or not (isinstance(noise, (int, float)) and math.isfinite(noise)
+                                       and noise > 0):
         raise ValueError(f"noise={noise!r}: must be a finite number > 0")
     tr = _from_manifold(network, runs, duration, dt, seed, noise=noise, diagnostics=False)
-    est = diffusion_coefficient(tr)
-    theory = diffusion_theory(network, noise)
-    return DiffusionResult(est["D"], theory, est["D"] / theory, noise, runs, duration, tr)
+    if lags is None:
+        lags = tuple(duration / 2 ** k for k in (6, 5, 4, 3))
+    est = diffusion_estimate(tr.decoded, tr.t, lags=lags, seed=seed)
+    theory = float(diffusion_tensor_theory(network, noise).trace() / network.geometry.dim)
+    return DiffusionResult(est.D, est.low, est.high, theory, est.D / theory,
+                           bool(est.contains(theory)), list(est.lags), list(est.msd),
+                           noise, runs, duration, tr)
