@@ -158,9 +158,9 @@ def load_states(path: str | Path, geometry, name: str = "init") -> torch.Tensor:
     >>> import tempfile, pathlib
     >>> from neurodyn.geometry import Torus
     >>> p = pathlib.Path(tempfile.mkdtemp()) / "u0.npy"
-    >>> np.save(p, np.zeros((3, 16)))
-    >>> load_states(p, Torus(4, 4)).shape
-    torch.Size([3, 4, 4])
+    >>> np.save(p, np.zeros((3, 64)))
+    >>> load_states(p, Torus(8, 8)).shape
+    torch.Size([3, 8, 8])
     """
     g = geometry
     arr = _load_npy(path, name)
