@@ -212,7 +212,8 @@ def test_manifold_command_writes_its_files(ring_dir, tmp_path):
     assert metrics["path_error_rms_final"] < 1e-3
     assert metrics["seconds"]["total"] > 0
     config = json.loads((out / "config.json").read_text())
-    assert config["command"] == "manifold" and config["samples"] == 300 and config["seed"] == 2
+    assert config["command"] == "neurodyn manifold" and config["seed"] == 2
+    assert config["config"]["samples"] == 300
     assert np.load(out / "activity.npz")["rates"].shape == (300, 64)
     assert 1 <= gif_frames(out / "ring_bump.gif") <= 60
 
