@@ -6,7 +6,7 @@ import pytest
 from neurodyn.agent import Box, generate_trajectory
 from neurodyn.anchoring import landmark_anchoring
 from neurodyn.experiments import diffusion
-from neurodyn.fit import FitConfig, fit
+from neurodyn.fitting import FitConfig, fit
 from neurodyn.grid_decoding import decode_position
 from neurodyn.gridcells import run_grid_cells
 
