@@ -18,13 +18,13 @@ import argparse
 
 from _runkit import cli_main
 
-from . import experiments, fit, gridcells, manifold, simulate
+from . import experiments, fit, gridcells, manifold, simulate, sweep
 from ._common import parse_time, positive_int
 
 __all__ = ["main", "build_parser", "parse_time"]
 
 #: The command groups, in the order ``--help`` lists them.
-COMMAND_GROUPS = (fit, simulate, experiments, gridcells, manifold)
+COMMAND_GROUPS = (fit, simulate, experiments, gridcells, manifold, sweep)
 
 
 def build_parser() -> argparse.ArgumentParser:

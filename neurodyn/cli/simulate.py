@@ -61,7 +61,8 @@ def _simulate(args) -> dict:
     with open_run(args, "simulate") as run:
         return simulate_run(network, u0, duration, dt, run.out, method=args.method,
                             velocity=velocity, noise=args.noise, save_every=args.save_every,
-                            seed=args.seed, progress_bar=None)
+                            seed=args.seed, progress_bar=None,
+                            device=args.device)
 
 
 def register(sub) -> argparse.ArgumentParser:
@@ -101,5 +102,7 @@ def register(sub) -> argparse.ArgumentParser:
     s.add_argument("--save-every", type=positive_int, default=10,
                    help="steps between saved states")
     s.add_argument("--seed", type=int, default=0, help="seeds perturbations and noise")
+    s.add_argument("--device", default="cpu",
+                   help="cpu or cuda (cuda:I); fixed-step runs on the CPU are compiled")
     s.set_defaults(func=command(_simulate))
     return s
