@@ -37,9 +37,9 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from flows.evaluate import w2
+from flows.evaluation import w2
 from flows.run import sample_field
-from flows.train import TrainConfig, prepare_data, train
+from flows.training import TrainConfig, prepare_data, train
 
 
 def _torchcfm():

@@ -14,11 +14,11 @@ import torch
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _models import demo_parser, finish  # noqa: E402
 
-from flows.evaluate import memorization, path_energy  # noqa: E402
+from flows.evaluation import memorization, path_energy  # noqa: E402
 from flows.optimal import EmpiricalOptimalField  # noqa: E402
 from flows.run import run_training  # noqa: E402
 from flows.sample import integrate  # noqa: E402
-from flows.train import TrainConfig, prepare_data  # noqa: E402
+from flows.training import TrainConfig, prepare_data  # noqa: E402
 
 
 def main(argv: list[str] | None = None) -> dict:

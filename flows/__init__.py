@@ -8,8 +8,8 @@ the over-parameterized theory.
 
 Modules: ``field`` (the network), ``path`` (conditional paths), ``coupling`` (independent, exact
 OT permutation, Sinkhorn), ``assignment`` (the exact assignment solver behind the OT
-coupling), ``data`` (datasets), ``train`` (training, checkpoints), ``sample``
-(ODE sampling, likelihood), ``evaluate`` (distances, floors, straightness, memorization),
+coupling), ``data`` (datasets), ``training`` (training, checkpoints), ``sample``
+(ODE sampling, likelihood), ``evaluation`` (distances, floors, straightness, memorization),
 ``optimal`` (closed-form velocities), ``theory`` (kernel H, lambda_0, sweeps), ``plotting``,
 ``run`` (runs that write their outputs) and ``cli``.
 """
@@ -17,7 +17,7 @@ coupling), ``data`` (datasets), ``train`` (training, checkpoints), ``sample``
 from .coupling import couple, ot_permutation, sinkhorn_pairing
 from .data import Dataset, Splits, load_array, load_dataset, make_splits
 from .errors import FlowsError
-from .evaluate import (
+from .evaluation import (
     MetricResult,
     evaluate,
     memorization,
@@ -32,7 +32,7 @@ from .optimal import EmpiricalOptimalField, gaussian_optimal_velocity
 from .path import PathSample, get_path
 from .sample import integrate, log_likelihood
 from .theory import kernel_h, lambda_0, log_loss_slope, weight_drift
-from .train import TrainConfig, TrainResult, train
+from .training import TrainConfig, TrainResult, train
 
 __all__ = [
     "Dataset", "EmpiricalOptimalField", "FieldSpec", "FlowsError", "MetricResult", "PathSample",

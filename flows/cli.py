@@ -17,12 +17,12 @@ from .checkpoint import atomic_write_json, load_model
 from .coupling import COUPLINGS
 from .data import source_for
 from .errors import FlowsError, check_positive_int
-from .evaluate import METRICS
+from .evaluation import METRICS
 from .field import REGIMES
 from .path import PATHS
 from .run import run_eval, run_samples_experiment, run_training, run_width_experiment, sample_field
 from .sample import SOLVERS
-from .train import TrainConfig
+from .training import TrainConfig
 
 
 def _ints(text: str) -> list[int]:

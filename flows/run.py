@@ -16,7 +16,7 @@ import torch
 from .checkpoint import atomic_write_json, save_model
 from .data import Dataset, Splits, load_array, load_dataset
 from .errors import FlowsError, check_positive_int, derive_seed
-from .evaluate import evaluate, sliced_w
+from .evaluation import evaluate, sliced_w
 from .field import FieldSpec, TwoLayerReLUField
 from .plotting import (
     plot_digits,
@@ -37,8 +37,8 @@ from .theory import (
     width_sweep,
     within_guarantee,
 )
-from .train import CHECKPOINT as CHECKPOINT_NAME
-from .train import TrainConfig, fixed_objective, prepare_data, train
+from .training import CHECKPOINT as CHECKPOINT_NAME
+from .training import TrainConfig, fixed_objective, prepare_data, train
 
 
 def _save(fig, path: Path) -> str:
@@ -78,7 +78,7 @@ def run_training(config: TrainConfig, out: str | Path, fresh: bool = False,
                  progress: bool | None = None, workers: int | None = None) -> dict:
     """Train (resuming from ``out/checkpoint.pt`` unless ``fresh``), evaluate and draw figures.
 
-    ``workers`` is passed to :func:`flows.train.train` (threads preparing batches).
+    ``workers`` is passed to :func:`flows.training.train` (threads preparing batches).
 
     Writes ``model.pt``, ``config.json``, ``metrics.json``, ``loss.png``, ``samples.png`` and,
     for 2-D data, ``trajectories.png``. Returns the metrics.

@@ -19,10 +19,10 @@ import numpy as np
 import torch
 
 from .errors import FlowsError, check_positive_int, derive_seed
-from .evaluate import w2
+from .evaluation import w2
 from .field import FieldSpec
 from .sample import integrate
-from .train import TrainConfig, fixed_objective, prepare_data, train
+from .training import TrainConfig, fixed_objective, prepare_data, train
 
 
 def kernel_h(z: torch.Tensor) -> torch.Tensor:

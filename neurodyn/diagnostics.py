@@ -1,7 +1,8 @@
 """Diagnostics of attractor networks: spectrum, connectivity, energy audit, path integration,
 diffusion.
 
-Each diagnostic is a plain function of a network or a :class:`~neurodyn.simulate.Trajectory`.
+Each diagnostic is a plain function of a network or a
+:class:`~neurodyn.simulate.SimulationResult`.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ import torch
 
 from .geometry import wrap_angle
 from .network import HopfieldNetwork
-from .simulate import Trajectory
+from .simulate import SimulationResult
 
 __all__ = [
     "jacobian_spectrum", "SpectrumSummary", "summarize_spectrum", "ConnectivityProfile",
@@ -151,7 +152,7 @@ def connectivity_profile(network: HopfieldNetwork, psi=None) -> ConnectivityProf
     return ConnectivityProfile(kernel, uniq, weight)
 
 
-def energy_audit(trajectory: Trajectory, rtol: float = 1e-10) -> dict:
+def energy_audit(trajectory: SimulationResult, rtol: float = 1e-10) -> dict:
     """Check that the energy never increases between saved steps (autonomous runs).
 
     An increase counts only if it exceeds ``rtol * (1 + |E|)`` (float rounding).
@@ -171,7 +172,7 @@ def energy_audit(trajectory: Trajectory, rtol: float = 1e-10) -> dict:
             "tolerance_rtol": rtol, "ok": not bool(bad.any())}
 
 
-def path_integration_error(trajectory: Trajectory) -> dict:
+def path_integration_error(trajectory: SimulationResult) -> dict:
     """Wrapped error between decoded phase and integrated input velocity.
 
     Returns
@@ -185,7 +186,7 @@ def path_integration_error(trajectory: Trajectory) -> dict:
             "rms_over_time": [float(x) for x in rms_t]}
 
 
-def diffusion_coefficient(trajectory: Trajectory, skip: float = 0.0) -> dict:
+def diffusion_coefficient(trajectory: SimulationResult, skip: float = 0.0) -> dict:
     """Bump diffusion from the mean squared displacement of the decoded phase.
 
     .. math:: \\mathrm{MSD}(t) = \\langle (\\psi(t) - \\psi(t_0))^2 \\rangle = 2 D (t - t_0)

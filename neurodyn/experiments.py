@@ -34,7 +34,7 @@ from .plotting import (
     plot_spectrum,
     save_figure,
 )
-from .simulate import Trajectory, simulate
+from .simulate import SimulationResult, simulate
 
 __all__ = ["network_report", "restoration", "path_integration", "diffusion"]
 
@@ -75,7 +75,7 @@ def restoration(network: HopfieldNetwork, count: int = 256,
                 kinds: tuple[str, ...] = ("noise", "shape", "amplitude", "lesion"),
                 strength: tuple[float, float] = (0.1, 0.5), duration: float = 20.0,
                 dt: float = 0.1, threshold: float = 0.01, seed: int = 0,
-                out_dir: str | Path | None = None) -> tuple[dict, dict[str, Trajectory]]:
+                out_dir: str | Path | None = None) -> tuple[dict, dict[str, SimulationResult]]:
     """Relaxation of perturbed manifold states back to the manifold.
 
     For each kind, ``count`` states at random manifold points are perturbed with relative
@@ -125,7 +125,8 @@ def restoration(network: HopfieldNetwork, count: int = 256,
 
 def path_integration(network: HopfieldNetwork, velocity: Velocity | str = "ou:0.2:10:0.5",
                      runs: int = 64, duration: float = 200.0, dt: float = 0.1,
-                     seed: int = 0, out_dir: str | Path | None = None) -> tuple[dict, Trajectory]:
+                     seed: int = 0, out_dir: str | Path | None = None
+                     ) -> tuple[dict, SimulationResult]:
     """Velocity-driven bump motion compared with the integrated input velocity.
 
     Returns
@@ -150,7 +151,7 @@ def path_integration(network: HopfieldNetwork, velocity: Velocity | str = "ou:0.
 
 
 def _from_manifold(network: HopfieldNetwork, runs: int, duration: float, dt: float, seed: int,
-                   **kwargs) -> Trajectory:
+                   **kwargs) -> SimulationResult:
     """Simulate ``runs`` states started at random points of the manifold (seeded), saving about
     once per tau; ``kwargs`` go to :func:`~neurodyn.simulate.simulate`."""
     gen = torch.Generator().manual_seed(seed)
@@ -160,7 +161,8 @@ def _from_manifold(network: HopfieldNetwork, runs: int, duration: float, dt: flo
 
 
 def diffusion(network: HopfieldNetwork, noise: float = 0.05, runs: int = 128,
-              duration: float = 200.0, dt: float = 0.05, seed: int = 0) -> tuple[dict, Trajectory]:
+              duration: float = 200.0, dt: float = 0.05, seed: int = 0
+              ) -> tuple[dict, SimulationResult]:
     """Bump diffusion under additive noise on ``u``, against the one-neuron-noise theory.
 
     Returns

@@ -24,9 +24,11 @@ import math
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
 
+import numpy as np
 import torch
 
-__all__ = ["Geometry", "Ring", "Torus", "make_geometry", "LATTICES", "wrap_angle"]
+__all__ = ["Geometry", "Ring", "Torus", "make_geometry", "LATTICES", "wrap_angle",
+           "sheet_corners"]
 
 LATTICES = ("hex", "square")
 MIN_NEURONS = 8
@@ -347,6 +349,47 @@ class Torus(Geometry):
                 dist = torch.sqrt(torch.einsum("a...,ab,b...->...", e, g, e))
                 best = dist if best is None else torch.minimum(best, dist)
         return best
+
+
+def sheet_corners(shape: tuple[int, int], lattice: str, centred: bool = False
+                  ) -> tuple[np.ndarray, np.ndarray]:
+    """Corners of the neurons' cells on a torus sheet, in units of the neuron spacing.
+
+    Neuron ``(i, j)`` sits at ``i e1 + j e2`` with ``e1 = (1, 0)`` and ``e2 = (1/2, sqrt(3)/2)``
+    (``hex``) or ``(0, 1)`` (``square``); its cell spans index offsets ``+-1/2`` around it.
+
+    Parameters
+    ----------
+    shape : tuple of int
+        ``(n1, n2)``.
+    lattice : str
+        One of :data:`LATTICES`.
+    centred : bool
+        Index offsets counted from neuron ``(n1 // 2, n2 // 2)`` (so that a row rolled by
+        ``(n1 // 2, n2 // 2)`` has offset 0 in the middle) instead of from neuron ``(0, 0)``.
+
+    Returns
+    -------
+    x, y : ndarray, shape (n1 + 1, n2 + 1)
+        Corner coordinates, as ``pcolormesh`` takes them.
+
+    Examples
+    --------
+    >>> x, y = sheet_corners((2, 2), "square")
+    >>> x[:, 0].tolist(), y[0].tolist()
+    ([-0.5, 0.5, 1.5], [-0.5, 0.5, 1.5])
+    >>> x, y = sheet_corners((2, 2), "hex")
+    >>> round(float(x[0, 1]), 3), round(float(y[0, 1]), 3)
+    (-0.25, 0.433)
+    """
+    if lattice not in LATTICES:
+        raise ValueError(f"lattice={lattice!r}: unknown lattice; choose one of {LATTICES}")
+    a = np.arange(shape[0] + 1) - 0.5 - (shape[0] // 2 if centred else 0)
+    b = np.arange(shape[1] + 1) - 0.5 - (shape[1] // 2 if centred else 0)
+    aa, bb = np.meshgrid(a, b, indexing="ij")
+    if lattice == "hex":
+        return aa + 0.5 * bb, bb * math.sqrt(3.0) / 2.0
+    return aa, bb
 
 
 def make_geometry(config: dict) -> Geometry:

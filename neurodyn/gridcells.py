@@ -27,7 +27,6 @@ kept.
 
 from __future__ import annotations
 
-import argparse
 import math
 import time
 from dataclasses import dataclass, field
@@ -39,7 +38,7 @@ import torch
 
 from . import agent as agent_mod
 from .agent import Box, Trajectory, phase_track_to_positions, phase_velocity, position_to_phase
-from .geometry import LATTICES, Torus
+from .geometry import LATTICES, Torus, sheet_corners
 from .inputs import ArrayVelocity
 from .network import HopfieldNetwork
 from .progress import progress
@@ -69,7 +68,6 @@ __all__ = [
     "plot_connectivity_sheet",
     "plot_error",
     "plot_modules",
-    "register_cli",
     "DEFAULT_DT_NETWORK",
     "GRIDNESS_THRESHOLD",
     "STABILITY_LIMIT",
@@ -615,16 +613,6 @@ def _metrics(result: GridCellsResult, nfe: int, dt_net: float) -> dict:
 # figures
 
 
-def _sheet_corners(shape: tuple[int, int], lattice: str) -> tuple[np.ndarray, np.ndarray]:
-    """Corners of the cells of a sheet centred on offset 0, on its lattice axes (neurons)."""
-    a = np.arange(shape[0] + 1) - shape[0] // 2 - 0.5
-    b = np.arange(shape[1] + 1) - shape[1] // 2 - 0.5
-    aa, bb = np.meshgrid(a, b, indexing="ij")
-    if lattice == "hex":
-        return aa + 0.5 * bb, bb * math.sqrt(3.0) / 2.0
-    return aa, bb
-
-
 def plot_connectivity_sheet(row: np.ndarray, lattice: str, ax: Axes | None = None) -> Figure:
     """Draw a connectivity row on the sheet's own geometry.
 
@@ -655,7 +643,7 @@ def plot_connectivity_sheet(row: np.ndarray, lattice: str, ax: Axes | None = Non
     else:
         fig = ax.figure
     centred = np.roll(row, (row.shape[0] // 2, row.shape[1] // 2), axis=(0, 1))
-    x, y = _sheet_corners(row.shape, lattice)
+    x, y = sheet_corners(row.shape, lattice, centred=True)
     lim = float(np.abs(row).max()) or 1.0
     mesh = ax.pcolormesh(x, y, centred, cmap="RdBu_r", vmin=-lim, vmax=lim, shading="flat")
     fig.colorbar(mesh, ax=ax, label=r"$W_\mathrm{eff} = -\partial^2 F/\partial r_0 \partial r_j$")
@@ -820,117 +808,3 @@ def _figures(result: GridCellsResult):
     yield "connectivity.png", plot_connectivity_sheet(result.connectivity, result.lattice)
     if len(result.modules) > 1:
         yield "modules.png", plot_modules(result)
-
-
-# --------------------------------------------------------------------------------------------------
-# command line
-
-
-def _float_list(text: str) -> list[float]:
-    try:
-        vals = [float(x) for x in text.split(",") if x.strip()]
-    except ValueError:
-        raise argparse.ArgumentTypeError(
-            f"{text!r}: expected comma-separated spacings in metres, e.g. 0.5,0.7,0.98"
-        ) from None
-    if not vals:
-        raise argparse.ArgumentTypeError(f"{text!r}: give at least one spacing")
-    return vals
-
-
-def register_cli(subparsers) -> argparse.ArgumentParser:
-    """Add the ``grid-cells`` subcommand to an ``argparse`` subparsers object.
-
-    ``neurodyn grid-cells --model DIR --out OUT [--duration SECONDS] [--box METRES]
-    [--spacing METRES] [--trajectory positions.npy] [--dt SECONDS] [--seed S]
-    [--modules S1,S2,...] [--cells C] [--orientation DEG] [--bins B] [--lattice L]
-    [--dt-network TAU] [--tau-seconds S] [--all-cells]``
-
-    The parser's ``func`` takes the parsed arguments, runs :func:`run_grid_cells`, writes the
-    outputs with :func:`write_grid_cells` and returns the metrics dict.
-
-    Returns
-    -------
-    The ``grid-cells`` parser.
-    """
-    p = subparsers.add_parser(
-        "grid-cells", help="path integration in a box by a torus model; rate maps, gridness",
-        description="Path integration of an agent's trajectory (generated, or positions from a "
-                    "file) by a fitted torus model; writes track.npz, ratemaps.npz, "
-                    "metrics.json, config.json and figures into --out.")
-    p.add_argument("--model", required=True, help="directory holding model.pt (fit torus)")
-    p.add_argument("--out", required=True, help="output directory")
-    p.add_argument("--duration", type=float, default=None,
-                   help="seconds of generated exploration (default 600); with --trajectory, "
-                        "keep only the first SECONDS")
-    p.add_argument("--box", type=float, default=1.0, help="side of the square box (m)")
-    p.add_argument("--spacing", type=float, default=0.5, help="grid spacing (m)")
-    p.add_argument("--trajectory", default=None,
-                   help="positions (steps, 2) in metres: FILE.npy sampled every --dt, or "
-                        "FILE.npz with 'position' (and optionally 't')")
-    p.add_argument("--dt", type=float, default=None,
-                   help="sampling interval of the trajectory (s; default 0.02 for generated "
-                        "exploration, required for a .npy file)")
-    p.add_argument("--seed", type=int, default=0, help="seeds the trajectory and the panel")
-    p.add_argument("--modules", type=_float_list, default=None,
-                   help="comma-separated spacings (m) of several modules, e.g. 0.5,0.7,0.98 "
-                        "(overrides --spacing)")
-    p.add_argument("--cells", type=int, default=64, help="size of the random panel of cells")
-    p.add_argument("--orientation", type=float, default=0.0,
-                   help="grid orientation: angle of k1 (degrees)")
-    p.add_argument("--bins", type=int, default=20, help="rate-map bins per side")
-    p.add_argument("--lattice", default=None,
-                   help=f"expected lattice of the model, one of {LATTICES} (checked)")
-    p.add_argument("--dt-network", type=float, default=None,
-                   help=f"largest network step in tau (default {DEFAULT_DT_NETWORK})")
-    p.add_argument("--tau-seconds", type=float, default=0.01, help="tau in seconds")
-    p.add_argument("--all-cells", action="store_true",
-                   help="also bin every neuron of the sheet (ratemaps.npz: all_maps)")
-    p.set_defaults(func=_cli_grid_cells)
-    return p
-
-
-def _cli_trajectory(args) -> Trajectory:
-    box = Box(_positive("--box", args.box))
-    if args.trajectory is None:
-        duration = 600.0 if args.duration is None else _positive("--duration", args.duration)
-        dt = 0.02 if args.dt is None else _positive("--dt", args.dt)
-        return agent_mod.generate_trajectory(duration, dt, box, seed=args.seed)
-    path = Path(args.trajectory)
-    if not path.exists():
-        raise FileNotFoundError(f"--trajectory {path}: no such file")
-    if path.suffix.lower() == ".npy" and args.dt is None:
-        raise ValueError(f"--trajectory {path}: a .npy file of positions needs --dt SECONDS")
-    dt = None if args.dt is None else _positive("--dt", args.dt)
-    try:
-        traj = agent_mod.load_positions(path, dt, box)
-    except TypeError as exc:
-        raise ValueError(f"--trajectory {path}: {exc}") from None
-    except ValueError as exc:
-        raise ValueError(f"--trajectory {path}: {exc}") from None
-    if args.duration is not None:
-        duration = _positive("--duration", args.duration)
-        steps = int(round(duration / traj.dt)) + 1
-        if steps > traj.steps:
-            raise ValueError(f"--duration {duration}: longer than the trajectory "
-                             f"({(traj.steps - 1) * traj.dt:g} s in {path})")
-        traj = Trajectory(traj.t[:steps], traj.position[:steps], traj.velocity[:steps],
-                          traj.dt, traj.box)
-    return traj
-
-
-def _cli_grid_cells(args) -> dict:
-    from .io import load_model
-
-    network, _ = load_model(args.model)
-    _check_network(network, args.lattice)
-    traj = _cli_trajectory(args)
-    result = run_grid_cells(
-        network, traj, spacing=_positive("--spacing", args.spacing),
-        orientation=math.radians(args.orientation), modules=args.modules,
-        tau_seconds=args.tau_seconds, dt_network=args.dt_network, cells=args.cells,
-        bins=args.bins, seed=args.seed, progress_bar=None, all_cells=args.all_cells,
-        lattice=args.lattice)
-    cli = {k: v for k, v in vars(args).items() if not callable(v)}
-    write_grid_cells(result, args.out, {"command": "grid-cells", "arguments": cli})
-    return result.metrics

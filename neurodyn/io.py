@@ -25,8 +25,8 @@ from .geometry import make_geometry
 from .manifold import TargetManifold
 from .network import HopfieldNetwork, Transport
 
-__all__ = ["save_model", "load_model", "atomic_torch_save", "write_json", "read_json",
-           "to_jsonable", "ModelFormatError"]
+__all__ = ["save_model", "load_model", "load_states", "atomic_torch_save", "write_json",
+           "read_json", "to_jsonable", "ModelFormatError"]
 
 FORMAT = "neurodyn.model/1"
 
@@ -155,3 +155,38 @@ def load_model(path: str | Path) -> tuple[HopfieldNetwork, dict]:
     net = HopfieldNetwork(geometry, activation, energy, payload["bias"], payload["tau"],
                           transport, manifold)
     return net, payload.get("extra", {})
+
+
+def load_states(path: str | Path, geometry, name: str = "init") -> torch.Tensor:
+    """Load initial potentials from a ``.npy`` file and shape them for ``geometry``.
+
+    Accepted shapes: ``(*shape)`` (one state), ``(B, *shape)``, and ``(B, N)`` with ``N`` the
+    population size (a torus sheet flattened row by row).
+
+    Parameters
+    ----------
+    path : str or Path
+        The ``.npy`` file.
+    geometry : Geometry
+        The population's geometry.
+    name : str
+        The name used in error messages.
+
+    Returns
+    -------
+    Tensor, shape (B, *geometry.shape), float64
+    """
+    arr = np.load(path)
+    u0 = torch.as_tensor(arr, dtype=torch.float64)
+    g = geometry
+    if u0.dim() == g.dim:
+        u0 = u0.unsqueeze(0)
+    if tuple(u0.shape[1:]) != g.shape:
+        u0 = u0.reshape(u0.shape[0], -1) if u0.dim() >= 2 else u0
+        if u0.dim() != 2 or u0.shape[1] != g.size:
+            raise ValueError(f"{name} {path}: shape {arr.shape}; expected (B, {g.size})"
+                             + ("" if g.dim == 1 else f" or (B, {g.shape[0]}, {g.shape[1]})"))
+        u0 = u0.reshape((u0.shape[0],) + g.shape)
+    if not torch.isfinite(u0).all():
+        raise ValueError(f"{name} {path}: contains non-finite values")
+    return u0

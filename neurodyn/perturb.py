@@ -20,7 +20,8 @@ import torch
 
 from .manifold import TargetManifold
 
-__all__ = ["PERTURBATIONS", "perturb", "perturbation_direction"]
+__all__ = ["PERTURBATIONS", "perturb", "perturbation_direction", "perturbed_states",
+           "random_strengths"]
 
 PERTURBATIONS = ("none", "noise", "shape", "amplitude", "lesion")
 
@@ -116,3 +117,39 @@ def random_strengths(count: int, low: float, high: float, generator) -> torch.Te
     if not 0 <= low <= high or not math.isfinite(high):
         raise ValueError(f"strength range ({low}, {high}): need 0 <= low <= high < inf")
     return low + (high - low) * torch.rand(count, generator=generator, dtype=torch.float64)
+
+
+def perturbed_states(manifold: TargetManifold, count: int, kind: str = "noise",
+                     strength: float = 0.3, strength_max: float | None = None,
+                     seed: int = 0) -> torch.Tensor:
+    """``count`` perturbed states at random manifold points (seeded).
+
+    The manifold points are uniform; the strength is ``strength``, or uniform in
+    ``[strength, strength_max]`` when ``strength_max`` is given.
+
+    Parameters
+    ----------
+    manifold : TargetManifold
+        The target manifold.
+    count : int
+        Number of states, >= 1.
+    kind : str
+        One of :data:`PERTURBATIONS`.
+    strength, strength_max : float
+        Relative perturbation size (or the range it is drawn from).
+    seed : int
+        Seed of the draw.
+
+    Returns
+    -------
+    Tensor, shape (count, *population_shape)
+    """
+    if isinstance(count, bool) or not isinstance(count, int) or count < 1:
+        raise ValueError(f"count={count!r}: must be an integer >= 1")
+    g = manifold.geometry
+    gen = torch.Generator().manual_seed(seed)
+    psi = g.random_phase(count, gen)
+    s = torch.full((count,), float(strength), dtype=torch.float64)
+    if strength_max is not None:
+        s = random_strengths(count, strength, strength_max, gen)
+    return perturb(manifold, psi, kind, s, gen)

@@ -16,7 +16,7 @@ from matplotlib.figure import Figure
 
 from .diagnostics import ConnectivityProfile
 from .network import HopfieldNetwork
-from .simulate import Trajectory
+from .simulate import SimulationResult
 
 __all__ = ["new_axes", "plot_bump", "plot_spectrum", "plot_connectivity", "plot_distance",
            "plot_energy", "plot_path_integration", "plot_loss", "plot_activity", "save_figure"]
@@ -90,7 +90,7 @@ def plot_connectivity(profile: ConnectivityProfile, ax: Axes | None = None) -> F
     return fig
 
 
-def plot_distance(trajectory: Trajectory, threshold: float | None = 0.01,
+def plot_distance(trajectory: SimulationResult, threshold: float | None = 0.01,
                   ax: Axes | None = None, max_lines: int = 64) -> Figure:
     """Relative distance to the manifold over time, one line per run (log scale)."""
     fig, ax = new_axes(ax)
@@ -107,7 +107,8 @@ def plot_distance(trajectory: Trajectory, threshold: float | None = 0.01,
     return fig
 
 
-def plot_energy(trajectory: Trajectory, ax: Axes | None = None, max_lines: int = 64) -> Figure:
+def plot_energy(trajectory: SimulationResult, ax: Axes | None = None,
+                max_lines: int = 64) -> Figure:
     """Energy minus its final value over time, one line per run (log scale)."""
     fig, ax = new_axes(ax)
     t = _np(trajectory.t)
@@ -121,7 +122,7 @@ def plot_energy(trajectory: Trajectory, ax: Axes | None = None, max_lines: int =
     return fig
 
 
-def plot_path_integration(trajectory: Trajectory, runs: int = 4,
+def plot_path_integration(trajectory: SimulationResult, runs: int = 4,
                           ax: Axes | None = None) -> Figure:
     """Decoded phase (solid) against the integrated input velocity (dashed) for a few runs."""
     fig, ax = new_axes(ax)
@@ -150,7 +151,7 @@ def plot_loss(history: dict, ax: Axes | None = None) -> Figure:
     return fig
 
 
-def plot_activity(trajectory: Trajectory, run: int = 0, ax: Axes | None = None) -> Figure:
+def plot_activity(trajectory: SimulationResult, run: int = 0, ax: Axes | None = None) -> Figure:
     """Rates of a ring population over time (neurons by preferred angle), viridis."""
     fig, ax = new_axes(ax)
     r = _np(trajectory.r)[:, run]

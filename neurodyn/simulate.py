@@ -22,7 +22,7 @@ from .inputs import OrnsteinUhlenbeck, Velocity, reference_phase
 from .network import HopfieldNetwork
 from .progress import progress
 
-__all__ = ["Trajectory", "simulate", "NonFiniteStateError", "METHODS"]
+__all__ = ["SimulationResult", "simulate", "NonFiniteStateError", "METHODS"]
 
 FIXED_METHODS = ("euler", "midpoint", "rk4")
 ADAPTIVE_METHODS = ("dopri5",)
@@ -47,7 +47,7 @@ class NonFiniteStateError(FloatingPointError):
 
 
 @dataclass
-class Trajectory:
+class SimulationResult:
     """Saved states of a simulation.
 
     Attributes
@@ -117,7 +117,8 @@ def simulate(network: HopfieldNetwork, u0: torch.Tensor, duration: float, dt: fl
              method: str | None = None, velocity: Velocity | None = None, noise: float = 0.0,
              save_every: int = 10, seed: int | None = None, rtol: float = 1e-7,
              atol: float = 1e-9, progress_bar: bool | None = None,
-             diagnostics: bool = True, dtype: torch.dtype = torch.float64) -> Trajectory:
+             diagnostics: bool = True, dtype: torch.dtype = torch.float64,
+             current=None) -> SimulationResult:
     """Simulate a batch of states.
 
     Parameters
@@ -137,10 +138,12 @@ def simulate(network: HopfieldNetwork, u0: torch.Tensor, duration: float, dt: fl
     diagnostics : compute energy, decoded phase and distance for the saved states.
     dtype : floating type of the integration (``torch.float32`` roughly halves the cost; the
         energy audit then needs a float32 tolerance).
+    current : optional external input ``I(t)``: a callable of the time returning a tensor
+        broadcastable to ``(B, *shape)`` (e.g. a sensory cue, :mod:`neurodyn.cues`).
 
     Returns
     -------
-    Trajectory
+    SimulationResult
     """
     method = method or ("euler" if noise > 0 else "rk4")
     if dtype not in (torch.float32, torch.float64):
@@ -169,7 +172,8 @@ def simulate(network: HopfieldNetwork, u0: torch.Tensor, duration: float, dt: fl
         v = velocity(float(t)) if velocity is not None else None
         if v is not None:
             v = v.to(u.dtype).expand(batch, g.dim)
-        du = network.field(u, v)
+        c = current(float(t)) if current is not None else None
+        du = network.field(u, v, current=None if c is None else c.to(u.dtype))
         # a non-finite u makes du non-finite (leak term); NaN and inf propagate into the sum
         if not torch.isfinite(du.sum()):
             tt = float(t)
@@ -219,4 +223,4 @@ def simulate(network: HopfieldNetwork, u0: torch.Tensor, duration: float, dt: fl
     if velocity is not None:
         reference = reference_phase(velocity, times, dt, decoded[0].to(torch.float64))
         # unwrap the start so that reference and decoded differ only by the error
-    return Trajectory(times, us, rs, energy, decoded, distance, reference, nfe, method, dt)
+    return SimulationResult(times, us, rs, energy, decoded, distance, reference, nfe, method, dt)

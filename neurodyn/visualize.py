@@ -16,7 +16,6 @@ pyplot.
 
 from __future__ import annotations
 
-import argparse
 import math
 import time
 from dataclasses import dataclass
@@ -30,10 +29,10 @@ from matplotlib.collections import LineCollection
 from matplotlib.figure import Figure
 
 from .embedding import Embedding, isomap, pca, plot_embedding_2d, plot_embedding_3d, subsample
-from .geometry import Torus
+from .geometry import Torus, sheet_corners
 from .inputs import Velocity, parse_velocity
 from .network import HopfieldNetwork
-from .simulate import Trajectory, simulate
+from .simulate import SimulationResult, simulate
 
 __all__ = [
     "ManifoldActivity",
@@ -49,7 +48,6 @@ __all__ = [
     "animate_ring_bump",
     "animate_sheet_bump",
     "animate_flow",
-    "register_cli",
 ]
 
 #: Fewest activity samples :func:`manifold_report` accepts (Isomap needs a connected graph).
@@ -408,7 +406,7 @@ def _normal_directions(m, count: int, seed: int) -> tuple[torch.Tensor, tuple[st
 
 def path_on_manifold(network: HopfieldNetwork, runs: int = 4, duration: float = 200.0,
                      dt: float = 0.1, velocity: Velocity | str = "ou:0.2:10:0.5",
-                     seed: int = 0, save_every: int | None = None) -> Trajectory:
+                     seed: int = 0, save_every: int | None = None) -> SimulationResult:
     """Path integration from random manifold points: the bump's decoded path and its reference.
 
     .. math:: \\psi_{ref}(t) = \\psi(0) + \\int_0^t v(s)\\, ds
@@ -425,7 +423,7 @@ def path_on_manifold(network: HopfieldNetwork, runs: int = 4, duration: float = 
 
     Returns
     -------
-    Trajectory
+    SimulationResult
         With ``decoded (T, runs, dim)`` and ``reference (T, runs, dim)``.
     """
     m = _manifold(network)
@@ -558,7 +556,7 @@ def _wrapped_segments(x: np.ndarray, y: np.ndarray | None = None) -> list[np.nda
     return [p for p in np.split(pts, cuts) if len(p) > 1]
 
 
-def plot_manifold_path(trajectory: Trajectory, runs: int = 4, fig: Figure | None = None,
+def plot_manifold_path(trajectory: SimulationResult, runs: int = 4, fig: Figure | None = None,
                        shown: int = 1) -> Figure:
     """The bump's path on the manifold during path integration and its error.
 
@@ -681,7 +679,7 @@ def animate_ring_bump(trajectory, path: str | Path, fps: float = 15.0, frames: i
 
     Parameters
     ----------
-    trajectory : a :class:`~neurodyn.simulate.Trajectory` (or any object with ``t (T,)``,
+    trajectory : a :class:`~neurodyn.simulate.SimulationResult` (or any object with ``t (T,)``,
         ``r (T, B, N)`` and ``decoded (T, B, 1)``).
     path : output file, ``*.gif``.
     fps : frames per second (> 0).
@@ -725,15 +723,6 @@ def animate_ring_bump(trajectory, path: str | Path, fps: float = 15.0, frames: i
     return _write_gif(fig, path, fps, update, idx, dpi)
 
 
-def _sheet_corners(shape: tuple[int, int], lattice: str) -> tuple[np.ndarray, np.ndarray]:
-    """Corners of the neurons' cells on the sheet (units of the neuron spacing)."""
-    a, b = np.meshgrid(np.arange(shape[0] + 1) - 0.5, np.arange(shape[1] + 1) - 0.5,
-                       indexing="ij")
-    if lattice == "hex":
-        return a + 0.5 * b, b * math.sqrt(3.0) / 2.0
-    return a, b
-
-
 def animate_sheet_bump(trajectory, path: str | Path, lattice: str = "hex", fps: float = 15.0,
                        frames: int = 60, run: int = 0, dpi: int = 80) -> Path:
     """GIF of a moving bump on a torus sheet: the rates on the sheet and the decoded phases.
@@ -744,7 +733,7 @@ def animate_sheet_bump(trajectory, path: str | Path, lattice: str = "hex", fps: 
 
     Parameters
     ----------
-    trajectory : a :class:`~neurodyn.simulate.Trajectory` (or any object with ``t (T,)``,
+    trajectory : a :class:`~neurodyn.simulate.SimulationResult` (or any object with ``t (T,)``,
         ``r (T, B, n1, n2)`` and ``decoded (T, B, 2)``).
     path : output file, ``*.gif``.
     lattice : ``"hex"`` or ``"square"``, the sheet's geometry.
@@ -761,7 +750,7 @@ def animate_sheet_bump(trajectory, path: str | Path, lattice: str = "hex", fps: 
         raise ValueError(f"lattice={lattice!r}: unknown; choose one of ('hex', 'square')")
     t, r, dec = _trajectory_arrays(trajectory, run, 2)
     idx = _frame_index(len(t), frames)
-    x, y = _sheet_corners(r.shape[1:], lattice)
+    x, y = sheet_corners(r.shape[1:], lattice)
     fig = Figure(figsize=(8.4, 3.6), layout="constrained")
     ax, ax_p = fig.add_subplot(1, 2, 1), fig.add_subplot(1, 2, 2)
     mesh = ax.pcolormesh(x, y, r[0], cmap="viridis", vmin=float(r.min()), vmax=float(r.max()),
@@ -984,46 +973,3 @@ def manifold_report(network: HopfieldNetwork, out_dir: str | Path | None = None,
 
 # --------------------------------------------------------------------------------------------------
 # command line
-
-
-def register_cli(subparsers) -> argparse.ArgumentParser:
-    """Add the ``manifold`` subcommand to an ``argparse`` subparsers object.
-
-    ``neurodyn manifold --model DIR --out OUT [--samples N] [--seed S] [--no-topology]
-    [--animate]`` runs :func:`manifold_report` and writes its figures, ``activity.npz``,
-    ``metrics.json`` and ``config.json`` into ``OUT``.
-
-    Returns
-    -------
-    The ``manifold`` parser.
-    """
-    p = subparsers.add_parser(
-        "manifold", help="embeddings, topology and energy landscape of the attractor manifold",
-        description="Simulated activity near the attractor manifold: PCA and Isomap embeddings, "
-                    "persistent homology (Betti numbers, barcode), the energy along the "
-                    "manifold and across it, the bump's path during path integration.")
-    p.add_argument("--model", required=True, help="directory holding model.pt")
-    p.add_argument("--out", required=True, help="output directory")
-    p.add_argument("--samples", type=int, default=2000, help="activity samples")
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--no-topology", dest="topology", action="store_false",
-                   help="skip persistent homology (ripser)")
-    p.add_argument("--animate", action="store_true", help="also write the bump animation (GIF)")
-    p.set_defaults(func=_cli_manifold)
-    return p
-
-
-def _cli_manifold(args) -> dict:
-    from .io import load_model, write_json
-
-    if args.samples < MIN_REPORT_SAMPLES:
-        raise ValueError(f"--samples {args.samples}: must be >= {MIN_REPORT_SAMPLES}")
-    network, _ = load_model(args.model)
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
-    config = {k: v for k, v in vars(args).items() if not callable(v)}
-    write_json({"command": "manifold", **config}, out / "config.json")
-    metrics = manifold_report(network, out, samples=args.samples, seed=args.seed,
-                              topology=args.topology, animate=args.animate)
-    write_json(metrics, out / "metrics.json")
-    return metrics

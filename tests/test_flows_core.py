@@ -26,8 +26,8 @@ from flows import (
 )
 from flows.coupling import squared_distances
 from flows.data import load_array, load_dataset, make_splits, moons, source_for
-from flows.evaluate import evaluate, path_energy
-from flows.train import TrainConfig
+from flows.evaluation import evaluate, path_energy
+from flows.training import TrainConfig
 
 
 @pytest.mark.parametrize("regime", ["theory", "practice"])

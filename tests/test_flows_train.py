@@ -9,7 +9,7 @@ import torch
 
 from flows import TrainConfig, train
 from flows.errors import derive_seed
-from flows.evaluate import w2
+from flows.evaluation import w2
 from flows.run import evaluate_field
 from flows.theory import (
     guaranteed_log_rate,
@@ -19,7 +19,7 @@ from flows.theory import (
     weight_drift,
     within_guarantee,
 )
-from flows.train import CHECKPOINT, fixed_objective, prepare_data
+from flows.training import CHECKPOINT, fixed_objective, prepare_data
 
 
 @pytest.mark.parametrize("kw", [
@@ -52,7 +52,7 @@ def test_ctrl_c_finishes_the_step_checkpoints_and_resumes_exactly(tmp_path, monk
             os.kill(os.getpid(), signal.SIGINT)
         return real_draw(*args)
 
-    module = importlib.import_module("flows.train")
+    module = importlib.import_module("flows.training")
     real_draw = module.draw_batch
     with monkeypatch.context() as patch:
         patch.setattr(module, "draw_batch", interrupt_at_step_123)

@@ -183,7 +183,9 @@ def test_bad_models_and_parameters_are_clear_errors(hex_net, ring_net):
 
 def _parser():
     p = argparse.ArgumentParser(prog="neurodyn")
-    gc.register_cli(p.add_subparsers(dest="command", required=True))
+    from neurodyn.cli import gridcells as gridcells_cli
+
+    gridcells_cli.register(p.add_subparsers(dest="command", required=True))
     return p
 
 
