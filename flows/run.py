@@ -50,7 +50,7 @@ def sample_field(field: TwoLayerReLUField, source: Dataset, n: int, seed: int,
                  solver: str = "midpoint", steps: int = 20, save_trajectory: bool = False):
     """Draw n source points (seeded) and push them through the flow; see :func:`integrate`."""
     x0 = source.sample(check_positive_int("n", n), seed)
-    return integrate(field, x0, solver=solver, steps=steps, save_trajectory=save_trajectory)
+    return integrate(field, x0, method=solver, steps=steps, save_trajectory=save_trajectory)
 
 
 def evaluate_field(field: TwoLayerReLUField, splits: Splits, source: Dataset, seed: int,

@@ -103,24 +103,24 @@ def test_gaussian_flow_samples_and_exact_likelihood():
     pts = torch.randn(8, 2, generator=torch.Generator().manual_seed(1))
     ref = torch.distributions.Normal(mean, std).log_prob(pts).sum(1)
     for method in ("exact", "hutchinson"):
-        res = log_likelihood(f, pts, "rk4", 40, method=method, seed=0)
-        assert res.method == method and res.nfe == 160
+        res = log_likelihood(f, pts, "rk4", 40, divergence=method, seed=0)
+        assert res.divergence == method and res.nfe == 160
         assert torch.allclose(res.logp, ref, atol=1e-3)
 
 
 @pytest.mark.parametrize("solver,per_step", [("euler", 1), ("midpoint", 2), ("rk4", 4)])
 def test_nfe_counts_and_accuracy(solver, per_step):
-    res = integrate(lambda x, t: -x, torch.ones(3, 1), solver=solver, steps=50)
+    res = integrate(lambda x, t: -x, torch.ones(3, 1), method=solver, steps=50)
     assert res.nfe == 50 * per_step
     assert abs(float(res.x[0, 0]) - math.exp(-1)) < 0.01
 
 
 def test_adaptive_solver_and_nonfinite_velocity():
-    res = integrate(lambda x, t: -x, torch.ones(3, 1), solver="dopri5")
+    res = integrate(lambda x, t: -x, torch.ones(3, 1), method="dopri5")
     assert res.nfe > 0 and abs(float(res.x[0, 0]) - math.exp(-1)) < 1e-4
     with pytest.raises(FlowsError, match="non-finite at t="):
         integrate(lambda x, t: x / (0.5 - t), torch.ones(2, 1), "euler", 2)
-    with pytest.raises(FlowsError, match="solver='leapfrog'.*euler, midpoint, rk4, dopri5"):
+    with pytest.raises(FlowsError, match="method='leapfrog'.*euler, midpoint, rk4, dopri5"):
         integrate(lambda x, t: x, torch.ones(2, 1), "leapfrog")
 
 
