@@ -1,8 +1,8 @@
 """Compiled kernels of :mod:`flows.assignment` (imported only when numba is installed).
 
 ``auction(c, p0, eps0, eps_final, theta, max_bids) -> (sigma, prices, ok)``: forward auction
-with eps-scaling on the cost matrix c from the prices p0; when ok, every row is assigned and eps_final-complementary
-slackness holds; ok is False when more than max_bids bids were needed.
+with eps-scaling on the cost matrix c from the prices p0; when ok, every row is assigned and
+eps_final-complementary slackness holds; ok is False when more than max_bids bids were needed.
 
 ``sparse_graph(c, p, sigma, thr) -> (indptr, indices, values)``: the CSR graph of edges with
 reduced cost r_ij = c_ij + p_j - min_k (c_ik + p_k) <= thr (plus the edges of sigma), with values

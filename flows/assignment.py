@@ -58,8 +58,9 @@ def _kernels():
     return k
 
 
-# auction settings: final accuracy delta (relative to the median reduced cost, per row), eps reduction
-# factor theta and first eps (relative to the median reduced cost); the answer does not depend on them
+# auction settings: final accuracy delta (relative to the median reduced cost, per row), eps
+# reduction factor theta and first eps (relative to the same scale); the answer does not depend
+# on them
 DELTA, THETA, EPS0 = 1e-2, 6.0, 0.1
 
 
@@ -143,14 +144,15 @@ def squared_euclidean_assignment(x: np.ndarray, y: np.ndarray) -> np.ndarray:
 
 def _solve(c: np.ndarray, scale: float, top: float, delta: float, theta: float,
            eps0: float) -> np.ndarray:
-    """Auction and exact sparse finish on a validated cost matrix c >= 0 with typical entry ``scale`` and
-    maximum ``top``."""
+    """Auction and exact sparse finish on a validated cost matrix c >= 0 with typical entry
+    ``scale`` and maximum ``top``."""
     n = c.shape[0]
     if n == 1 or scale == 0.0:
         return np.arange(n, dtype=np.int64)
     k = _kernels()
     eps_f = max(delta * scale / n, 1e-10 * top)
-    sigma, prices, ok = k.auction(c, np.zeros(n), eps0 * scale, eps_f, float(theta), 1000 * n + 10 * n * n)
+    sigma, prices, ok = k.auction(c, np.zeros(n), eps0 * scale, eps_f, float(theta),
+                                  1000 * n + 10 * n * n)
     if not ok:  # pragma: no cover - a safeguard; no test instance has come near the cap
         return linear_sum_assignment(c)[1].astype(np.int64)
     # n eps_f bounds r on optimal edges; the margin covers rounding in r = C + p - pi

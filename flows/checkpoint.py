@@ -13,7 +13,7 @@ from pathlib import Path
 import torch
 
 from .errors import FlowsError
-from .field import FieldSpec, TwoLayerReLUField
+from .model import field_from_blob, model_blob
 
 
 def atomic_save(obj: object, path: str | Path) -> None:
@@ -43,26 +43,24 @@ def load(path: str | Path) -> dict:
     if not path.is_file():
         raise FlowsError(f"model={str(path)!r} does not exist; give a training --out directory "
                          "or its model.pt")
-    return torch.load(path, map_location="cpu", weights_only=False)
+    return torch.load(path, map_location="cpu", weights_only=True)
 
 
-def save_model(path: str | Path, field: TwoLayerReLUField, config: dict) -> None:
-    """Save a trained field with its spec and training config (``model.pt``)."""
-    atomic_save({"format": "flows-model-1", "spec": field.spec.to_dict(),
-                 "W": field.W.detach().clone(), "A": field.A.detach().clone(),
-                 "config": config}, path)
+def save_model(path: str | Path, field: torch.nn.Module, config: dict) -> None:
+    """Save a trained field (built-in or a user module's spec and tensors) with its training
+    config (``model.pt``); see :func:`flows.model.model_blob`."""
+    atomic_save(model_blob(field, config), path)
 
 
-def load_model(path: str | Path) -> tuple[TwoLayerReLUField, dict]:
-    """Load ``model.pt`` (or a directory holding it); returns (field, training config dict)."""
+def load_model(path: str | Path, model: torch.nn.Module | None = None
+               ) -> tuple[torch.nn.Module, dict]:
+    """Load ``model.pt`` (or a directory holding it); returns (field, training config dict).
+
+    A user module is rebuilt from its recorded import path and arguments (or is ``model``);
+    see :func:`flows.model.field_from_blob`.
+    """
     path = Path(path)
     if path.is_dir():
         path = path / "model.pt"
     blob = load(path)
-    if blob.get("format") != "flows-model-1":
-        raise FlowsError(f"model={str(path)!r} is not a flows model file")
-    field = TwoLayerReLUField(FieldSpec(**blob["spec"]), seed=0)
-    with torch.no_grad():
-        field.W.copy_(blob["W"])
-        field.A.copy_(blob["A"])
-    return field, blob["config"]
+    return field_from_blob(blob, model, what=f"model={str(path)!r}"), blob["config"]

@@ -72,7 +72,8 @@ class LinearPath:
         xt = x0 + t * dx
         if self.sigma_min > 0:
             g = as_generator(generator, "generator")
-            xt = xt + self.sigma_min * torch.randn(xt.shape, generator=g, dtype=xt.dtype)
+            noise = torch.randn(xt.shape, generator=g, dtype=xt.dtype)  # CPU generator
+            xt = xt + self.sigma_min * noise.to(xt.device)
         return PathSample(xt, dx, t)
 
 

@@ -14,12 +14,14 @@ import numpy as np
 import torch
 
 from .checkpoint import atomic_write_json, save_model
+from .conditions import evaluate_conditional
 from .data import Dataset, Splits, load_array, load_dataset
 from .errors import FlowsError, check_positive_int, derive_seed
 from .evaluation import evaluate, sliced_w
 from .field import FieldSpec, TwoLayerReLUField
 from .plotting import (
     plot_digits,
+    plot_digits_by_class,
     plot_drift,
     plot_lambda0,
     plot_loss,
@@ -49,7 +51,9 @@ def _save(fig, path: Path) -> str:
 def sample_field(field: TwoLayerReLUField, source: Dataset, n: int, seed: int,
                  solver: str = "midpoint", steps: int = 20, save_trajectory: bool = False):
     """Draw n source points (seeded) and push them through the flow; see :func:`integrate`."""
+    params = list(field.parameters()) if isinstance(field, torch.nn.Module) else []
     x0 = source.sample(check_positive_int("n", n), seed)
+    x0 = x0.to(params[0].device) if params else x0
     return integrate(field, x0, method=solver, steps=steps, save_trajectory=save_trajectory)
 
 
@@ -62,6 +66,7 @@ def evaluate_field(field: TwoLayerReLUField, splits: Splits, source: Dataset, se
     """
     n = splits.heldout.shape[0]
     res = sample_field(field, source, n, derive_seed(seed, "eval-samples"), solver, steps)
+    res = replace(res, x=res.x.cpu())
     metric = "w2" if splits.heldout.shape[1] <= 3 else "sliced"
     m = evaluate(res.x, splits.heldout, metric, splits.floor,
                  seed=derive_seed(seed, "sliced") % 2**31)
@@ -75,10 +80,13 @@ def evaluate_field(field: TwoLayerReLUField, splits: Splits, source: Dataset, se
 
 def run_training(config: TrainConfig, out: str | Path, fresh: bool = False,
                  solver: str = "midpoint", sample_steps: int = 20,
-                 progress: bool | None = None, workers: int | None = None) -> dict:
+                 progress: bool | None = None, workers: int | None = None,
+                 device: str = "cpu", guidance: float = 1.0) -> dict:
     """Train (resuming from ``out/checkpoint.pt`` unless ``fresh``), evaluate and draw figures.
 
-    ``workers`` is passed to :func:`flows.training.train` (threads preparing batches).
+    ``workers`` and ``device`` are passed to :func:`flows.training.train`. A class-conditional
+    run is evaluated per class at guidance scale ``guidance``
+    (:func:`flows.conditions.evaluate_conditional`) and draws its digits by class.
 
     Writes ``model.pt``, ``config.json``, ``metrics.json``, ``loss.png``, ``samples.png`` and,
     for 2-D data, ``trajectories.png``. Returns the metrics.
@@ -92,10 +100,15 @@ def run_training(config: TrainConfig, out: str | Path, fresh: bool = False,
                        "sample_steps": sample_steps}, out / "config.json")
     splits, source = prepare_data(cfg)
     res = train(cfg, out_dir=out, progress=progress, splits=splits, source=source,
-                workers=workers)
+                workers=workers, device=device)
     save_model(out / "model.pt", res.field, cfg.to_dict())
     t0 = time.perf_counter()
-    ev = evaluate_field(res.field, splits, source, cfg.seed, solver, sample_steps)
+    if res.classes:
+        ev = evaluate_conditional(res.field, splits, source, cfg.seed, solver, sample_steps,
+                                  guidance)
+        labels = ev.pop("_labels")
+    else:
+        ev = evaluate_field(res.field, splits, source, cfg.seed, solver, sample_steps)
     samples = ev.pop("_samples")
     tail = max(1, res.steps_done // 100)
     metrics = {"final_loss": float(res.losses[-tail:].mean()), "last_loss": float(res.losses[-1]),
@@ -107,12 +120,16 @@ def run_training(config: TrainConfig, out: str | Path, fresh: bool = False,
         metrics["generalization_gap"] = res.test_loss - metrics["last_loss"]
     figs = [_save(plot_loss(res.losses, smooth=max(1, res.steps_done // 200)), out / "loss.png")]
     d = splits.heldout.shape[1]
+    if d == 64 and res.classes:
+        figs.append(_save(plot_digits_by_class(samples, labels, title="generated digits by "
+                                               f"class (guidance {guidance:g})"),
+                          out / "samples_by_class.png"))
     if d == 64:
         figs.append(_save(plot_digits(samples, title="generated digits"), out / "samples.png"))
         figs.append(_save(plot_digits(splits.heldout, title="held-out digits"), out / "data.png"))
     elif d >= 2:
         figs.append(_save(plot_samples(samples[:, :2], splits.heldout[:, :2]), out / "samples.png"))
-    if d == 2:
+    if d == 2 and not res.classes:
         tr = sample_field(res.field, source, 300, derive_seed(cfg.seed, "traj"), solver,
                           sample_steps, save_trajectory=True)
         figs.append(_save(plot_trajectories(tr.trajectory, tr.times), out / "trajectories.png"))

@@ -147,8 +147,8 @@ def integrate(field: Field, x0: torch.Tensor, method: str = "midpoint", steps: i
     return SampleResult(traj[-1], f.nfe, times, traj if save_trajectory else None)
 
 
-def velocity_divergence(field: Field, x: torch.Tensor, t: torch.Tensor, probe: torch.Tensor | None = None
-               ) -> tuple[torch.Tensor, torch.Tensor]:
+def velocity_divergence(field: Field, x: torch.Tensor, t: torch.Tensor,
+                        probe: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor]:
     """Velocity and divergence div v = sum_k d v_k / d x_k at (x, t).
 
     Exact when ``probe`` is None (the field's own closed form ``field.divergence(x, t)`` when it
