@@ -1,12 +1,15 @@
-"""Simulating networks: batched, fixed-step or adaptive (torchdiffeq), or with noise.
+"""Simulating networks: batched, fixed-step (compiled or torchdiffeq), adaptive, or with noise.
 
 .. math:: \\tau\\, du = (-u - \\nabla F(r) + b + \\textstyle\\sum_a v_a(t) T_a(r))\\, dt
           + \\tau\\, \\sigma\\, dW
 
-Deterministic runs integrate with ``torchdiffeq.odeint`` (``euler``, ``midpoint``, ``rk4`` on a
-fixed grid of step ``dt``; ``dopri5`` adaptive), chunk by chunk between saved steps. With noise
-``sigma > 0`` the run uses Euler-Maruyama. Every evaluation checks that the state is finite; a
-non-finite state stops the run with :class:`NonFiniteStateError` naming the time and step.
+Fixed-step runs (``euler``, ``midpoint``, ``rk4``; Euler-Maruyama with noise ``sigma > 0``) of
+the learned Fourier energy and the quadratic families run compiled, the whole loop in one call
+(:mod:`neurodyn.fastpath`, needs numba); other energies, ``dopri5`` (adaptive) and non-CPU devices
+integrate with ``torchdiffeq.odeint``. Both paths use the same stage formulas and agree to
+round-off. Every ``check_every`` steps the state is checked: a state that is not finite or has
+left the range ``|u| <= state_limit`` stops the run with :class:`NonFiniteStateError` naming the
+time, the step and what to change.
 """
 
 from __future__ import annotations
@@ -17,6 +20,8 @@ from dataclasses import dataclass
 import torch
 from torchdiffeq import odeint
 
+from . import fastpath
+from .device import check_device, on_device
 from .geometry import wrap_angle
 from .inputs import OrnsteinUhlenbeck, Velocity, reference_phase
 from .network import HopfieldNetwork
@@ -30,19 +35,27 @@ METHODS = FIXED_METHODS + ADAPTIVE_METHODS
 
 
 class NonFiniteStateError(FloatingPointError):
-    """The state of a simulation became non-finite.
+    """A simulation state left the sane range (not finite, or ``|u| > state_limit``).
 
     Attributes
     ----------
-    time : the simulation time at which it was detected.
-    step : index of the step in which it appeared (``floor(time / dt)``).
+    time : the simulation time of the check that found it.
+    step : the step of that check.
+    value : the largest ``|u|`` then (``inf`` or ``nan`` for a non-finite state).
     """
 
-    def __init__(self, time: float, step: int):
-        self.time, self.step = time, step
+    def __init__(self, time: float, step: int, value: float = float("nan"),
+                 limit: float = float("inf"), dt: float | None = None,
+                 method: str | None = None):
+        self.time, self.step, self.value = time, step, value
+        what = ("became non-finite" if not math.isfinite(value)
+                else f"left the sane range |u| <= {limit:g} (max |u| = {value:.3g})")
+        change = f"reduce dt (now {dt:g})" if dt is not None else "reduce dt"
+        if method in (None, "euler", "midpoint"):
+            change += " or use a more stable method (method='rk4' or 'dopri5')"
         super().__init__(
-            f"simulation state became non-finite at t={time:.6g} (step {step}); "
-            "reduce dt, use method='dopri5', or check the network's parameters"
+            f"simulation diverged: the state {what} at t={time:.6g} (step {step}); "
+            f"{change}, or check the network's parameters"
         )
 
 
@@ -60,6 +73,8 @@ class SimulationResult:
     reference : ``(T, B, dim)`` integrated input velocity from the decoded start (unwrapped), or
         ``None`` without velocity input.
     nfe : number of field evaluations.
+    method, dt : the integration method and step.
+    backend : ``"compiled"`` or ``"torch"``, the path that integrated the run.
     """
 
     t: torch.Tensor
@@ -72,6 +87,7 @@ class SimulationResult:
     nfe: int
     method: str
     dt: float
+    backend: str = "torch"
 
     def path_error(self) -> torch.Tensor:
         """Wrapped error ``decoded - reference`` per axis, ``(T, B, dim)`` (needs velocity)."""
@@ -113,12 +129,48 @@ def _check_args(network, u0, duration, dt, method, noise, save_every):
         raise ValueError(f"save_every={save_every!r}: must be an integer >= 1")
 
 
+BACKENDS = ("auto", "compiled", "torch")
+
+
+def _check_run(check_every, state_limit, backend):
+    if isinstance(check_every, bool) or not (isinstance(check_every, int) and check_every >= 1):
+        raise ValueError(f"check_every={check_every!r}: must be an integer >= 1")
+    if not (isinstance(state_limit, (int, float)) and state_limit > 0):
+        raise ValueError(f"state_limit={state_limit!r}: must be a number > 0")
+    if backend not in BACKENDS:
+        raise ValueError(f"backend={backend!r}: unknown; choose one of {BACKENDS}")
+
+
+def _choose_backend(network, method, backend, device, current):
+    """``(plan or None, name)``: the compiled plan when the run can and may use it."""
+    if backend == "torch":
+        return None, "torch"
+    reason = ""
+    if current is not None:
+        reason = "an external input current is not compiled"
+    elif not fastpath.AVAILABLE:
+        reason = "numba is not installed (pip install 'neurodyn-flows[fast]')"
+    elif method not in FIXED_METHODS:
+        reason = f"method={method!r} is adaptive"
+    elif torch.device(device).type != "cpu":
+        reason = f"device={device!r} is not the CPU"
+    else:
+        plan, reason = fastpath.plan_for(network)
+        if plan is not None:
+            return plan, "compiled"
+    if backend == "compiled":
+        raise ValueError(f"backend='compiled': not available for this run: {reason}; "
+                         "use backend='auto' or 'torch'")
+    return None, "torch"
+
+
 def simulate(network: HopfieldNetwork, u0: torch.Tensor, duration: float, dt: float = 0.1,
              method: str | None = None, velocity: Velocity | None = None, noise: float = 0.0,
              save_every: int = 10, seed: int | None = None, rtol: float = 1e-7,
              atol: float = 1e-9, progress_bar: bool | None = None,
              diagnostics: bool = True, dtype: torch.dtype = torch.float64,
-             current=None) -> SimulationResult:
+             check_every: int = 50, state_limit: float = 1e6, backend: str = "auto",
+             device: str | torch.device = "cpu", current=None) -> SimulationResult:
     """Simulate a batch of states.
 
     Parameters
@@ -131,15 +183,23 @@ def simulate(network: HopfieldNetwork, u0: torch.Tensor, duration: float, dt: fl
         ``euler`` (Euler-Maruyama, the default with noise).
     velocity : optional velocity input (prepared here for the batch).
     noise : ``sigma``, additive Gaussian noise on ``u`` per square root of time.
-    save_every : steps between saved states.
+    save_every : steps between saved states (only those are kept).
     seed : seeds the noise and random velocities (required when either is used).
     rtol, atol : tolerances of ``dopri5``.
     progress_bar : show a progress bar (default: only on a terminal).
     diagnostics : compute energy, decoded phase and distance for the saved states.
     dtype : floating type of the integration (``torch.float32`` roughly halves the cost; the
         energy audit then needs a float32 tolerance).
+    check_every : steps between checks of the state (also checked at every saved step).
+    state_limit : the sane range ``|u| <= state_limit``; a state beyond it (or not finite)
+        stops the run with :class:`NonFiniteStateError`.
+    backend : ``auto`` (compiled when the run allows it), ``compiled`` (required) or ``torch``.
+    device : ``cpu`` or ``cuda``; the network is copied there if it lives elsewhere, and the
+        trajectory is returned on that device.
+
     current : optional external input ``I(t)``: a callable of the time returning a tensor
-        broadcastable to ``(B, *shape)`` (e.g. a sensory cue, :mod:`neurodyn.cues`).
+        broadcastable to ``(B, *shape)`` (e.g. a sensory cue, :mod:`neurodyn.cues`); such a run
+        takes the torch path.
 
     Returns
     -------
@@ -148,10 +208,14 @@ def simulate(network: HopfieldNetwork, u0: torch.Tensor, duration: float, dt: fl
     method = method or ("euler" if noise > 0 else "rk4")
     if dtype not in (torch.float32, torch.float64):
         raise ValueError(f"dtype={dtype}: choose torch.float32 or torch.float64")
+    _check_run(check_every, state_limit, backend)
+    device = check_device(device)
     u0 = torch.as_tensor(u0)
     if u0.is_floating_point():
         u0 = u0.to(dtype)
     _check_args(network, u0, duration, dt, method, noise, save_every)
+    network = on_device(network, device)
+    u0 = u0.to(device)
     g = network.geometry
     batch = u0.shape[0]
     steps = int(round(duration / dt))
@@ -163,54 +227,33 @@ def simulate(network: HopfieldNetwork, u0: torch.Tensor, duration: float, dt: fl
     gen = torch.Generator().manual_seed(seed) if seed is not None else None
     if velocity is not None:
         velocity.prepare(duration, dt, batch, g.dim, gen)
-    nfe = 0
-    step_now = [0]
-
-    def func(t, u):
-        nonlocal nfe
-        nfe += 1
-        v = velocity(float(t)) if velocity is not None else None
-        if v is not None:
-            v = v.to(u.dtype).expand(batch, g.dim)
-        c = current(float(t)) if current is not None else None
-        du = network.field(u, v, current=None if c is None else c.to(u.dtype))
-        # a non-finite u makes du non-finite (leak term); NaN and inf propagate into the sum
-        if not torch.isfinite(du.sum()):
-            tt = float(t)
-            raise NonFiniteStateError(tt, int(math.floor(tt / dt + 1e-9)))
-        return du
-
+    if velocity is not None and network.transport is None:
+        raise ValueError("velocity: this network has no transport; fit one first")
+    plan, used = _choose_backend(network, method, backend, device, current)
     save_steps = list(range(0, steps + 1, save_every))
     if save_steps[-1] != steps:
         save_steps.append(steps)
-    states = [u0.detach().clone()]
-    u = u0.detach().clone()
+
+    def diverged(step, u):
+        big = float(u.abs().max()) if torch.isfinite(u).all() else float("nan")
+        return NonFiniteStateError(step * dt, step, big, state_limit, dt, method)
+
     bar = progress(total=steps, desc="simulate", enabled=progress_bar)
-    with torch.no_grad():
-        for a, b in zip(save_steps[:-1], save_steps[1:], strict=True):
-            if noise > 0:
-                for i in range(a, b):
-                    step_now[0] = i
-                    du = func(torch.tensor(i * dt), u)
-                    xi = torch.randn(u.shape, generator=gen, dtype=u.dtype)
-                    u = u + dt * du + noise * math.sqrt(dt) * xi
-                if not torch.isfinite(u).all():
-                    raise NonFiniteStateError(b * dt, b)
-            else:
-                grid = torch.arange(a, b + 1, dtype=u.dtype) * dt
-                if method in FIXED_METHODS:
-                    out = odeint(func, u, grid[[0, -1]], method=method,
-                                 options={"grid_constructor": lambda f, y0, t, grid=grid: grid})
-                else:
-                    out = odeint(func, u, grid[[0, -1]], method=method, rtol=rtol, atol=atol)
-                u = out[-1]
-                if not torch.isfinite(u).all():
-                    raise NonFiniteStateError(b * dt, b)
-            states.append(u.clone())
-            bar.update(b - a)
-    bar.close()
+    try:
+        if plan is not None:
+            us, fail, bad = fastpath.run_plan(plan, u0, steps, dt, method, save_every,
+                                              check_every, state_limit, velocity, noise, gen,
+                                              bar.update)
+            if fail is not None:
+                raise diverged(fail, bad)
+            nfe = steps * len(fastpath.STAGES[method])
+        else:
+            us, nfe = _torch_run(network, u0, steps, dt, method, velocity, current, noise, gen,
+                                 save_steps, check_every, state_limit, rtol, atol, bar,
+                                 diverged)
+    finally:
+        bar.close()
     times = torch.tensor(save_steps, dtype=torch.float64) * dt
-    us = torch.stack(states)
     with torch.no_grad():
         rs = network.rates(us)
         energy = network.energy(us)
@@ -218,9 +261,63 @@ def simulate(network: HopfieldNetwork, u0: torch.Tensor, duration: float, dt: fl
         if network.manifold is not None and diagnostics:
             distance = network.manifold.distance(us).distance
         else:
-            distance = torch.full(us.shape[:2], float("nan"), dtype=us.dtype)
+            distance = torch.full(us.shape[:2], float("nan"), dtype=us.dtype, device=us.device)
     reference = None
     if velocity is not None:
-        reference = reference_phase(velocity, times, dt, decoded[0].to(torch.float64))
+        reference = reference_phase(velocity, times, dt,
+                                    decoded[0].to(torch.float64).cpu()).to(device)
         # unwrap the start so that reference and decoded differ only by the error
-    return SimulationResult(times, us, rs, energy, decoded, distance, reference, nfe, method, dt)
+    return SimulationResult(times.to(device), us, rs, energy, decoded, distance, reference, nfe,
+                      method, dt, used)
+
+
+def _torch_run(network, u0, steps, dt, method, velocity, current, noise, gen, save_steps,
+               check_every, limit, rtol, atol, bar, diverged):
+    """The torchdiffeq / torch Euler-Maruyama path: saved states ``(T, B, *shape)`` and nfe."""
+    g = network.geometry
+    batch = u0.shape[0]
+    nfe = 0
+
+    def func(t, u):
+        nonlocal nfe
+        nfe += 1
+        v = velocity(float(t)) if velocity is not None else None
+        if v is not None:
+            v = v.to(u.dtype).to(u.device).expand(batch, g.dim)
+        c = current(float(t)) if current is not None else None
+        du = network.field(u, v, current=None if c is None else c.to(u.dtype).to(u.device))
+        if method in ADAPTIVE_METHODS and not torch.isfinite(du.sum()):
+            # an adaptive step size would shrink without end on a non-finite field
+            tt = float(t)
+            raise diverged(int(math.floor(tt / dt + 1e-9)), u)
+        return du
+
+    def check(step, u):
+        if not bool((u.abs() <= limit).all()):
+            raise diverged(step, u)
+
+    # integrate between consecutive stops: saved steps and every check_every-th step
+    stops = sorted(set(save_steps) | set(range(0, steps + 1, check_every)))
+    wanted = set(save_steps)
+    states = [u0.detach().clone()]
+    u = u0.detach().clone()
+    with torch.no_grad():
+        for a, b in zip(stops[:-1], stops[1:], strict=True):
+            if noise > 0:
+                for i in range(a, b):
+                    du = func(torch.tensor(i * dt), u)
+                    xi = torch.randn(u.shape, generator=gen, dtype=u.dtype).to(u.device)
+                    u = u + dt * du + noise * math.sqrt(dt) * xi
+            else:
+                grid = torch.arange(a, b + 1, dtype=u.dtype, device=u.device) * dt
+                if method in FIXED_METHODS:
+                    out = odeint(func, u, grid[[0, -1]], method=method,
+                                 options={"grid_constructor": lambda f, y0, t, grid=grid: grid})
+                else:
+                    out = odeint(func, u, grid[[0, -1]], method=method, rtol=rtol, atol=atol)
+                u = out[-1]
+            check(b, u)
+            if b in wanted:
+                states.append(u.clone())
+            bar.update(b - a)
+    return torch.stack(states), nfe

@@ -1,0 +1,168 @@
+"""The one ``main()`` wrapper of both command lines.
+
+``cli_main(prog, parser, argv)`` parses ``argv`` with ``parser`` (whose sub-commands set
+``func=handler`` through ``set_defaults``), calls ``handler(args)``, prints what it returns as one
+JSON line on stdout, and maps every exception to one line on stderr and an exit code:
+
+==========================  ====  =================================================
+outcome                     code  stderr
+==========================  ====  =================================================
+success                     0     nothing
+``BadInput`` / usage error  2     ``PROG CMD: error: MESSAGE``
+``RunFailed``/``Diverged``  1     ``PROG CMD: failed: MESSAGE``
+any other exception         1     ``PROG CMD: failed: unexpected TYPE: MESSAGE ...``
+``KeyboardInterrupt``       130   ``PROG CMD: interrupted: MESSAGE`` (what was saved)
+==========================  ====  =================================================
+
+No traceback is printed unless ``--debug`` is given (before or after the sub-command), and then
+it precedes the same line and exit code. A handler that saves a checkpoint on Ctrl-C re-raises
+``KeyboardInterrupt("checkpoint at step 120 of 1000 saved; rerun to resume")``: its message is
+the line's end.
+
+Examples
+--------
+>>> import argparse
+>>> p = argparse.ArgumentParser(prog="demo")
+>>> sub = p.add_subparsers(dest="command", required=True)
+>>> s = sub.add_parser("square")
+>>> _ = s.add_argument("--x", type=float, required=True)
+>>> def square(a):
+...     if a.x < 0:
+...         raise BadInput(f"x={a.x} is not allowed; it must be >= 0")
+...     return {"y": a.x ** 2}
+>>> s.set_defaults(func=square)
+>>> cli_main("demo", p, ["square", "--x", "3"])
+{"y": 9.0}
+0
+>>> import contextlib, io
+>>> err = io.StringIO()
+>>> with contextlib.redirect_stderr(err):
+...     code = cli_main("demo", p, ["square", "--x", "-1"])
+>>> code, err.getvalue()
+(2, 'demo square: error: x=-1.0 is not allowed; it must be >= 0\\n')
+>>> with contextlib.redirect_stderr(io.StringIO()) as err:
+...     code = cli_main("demo", p, ["square", "--x", "abc"])
+>>> code, err.getvalue()
+(2, "demo square: error: argument --x: invalid float value: 'abc'\\n")
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import traceback
+from collections.abc import Sequence
+
+from .errors import BadInput, RunFailed, exit_code
+from .files import to_jsonable
+from .rundir import _ARGV
+
+__all__ = ["cli_main"]
+
+
+def _subparser_action(parser: argparse.ArgumentParser) -> argparse._SubParsersAction | None:
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            return action
+    return None
+
+
+def _all_parsers(parser: argparse.ArgumentParser) -> list[argparse.ArgumentParser]:
+    found = [parser]
+    action = _subparser_action(parser)
+    if action is not None:
+        for sub in dict.fromkeys(action.choices.values()):
+            found.extend(_all_parsers(sub))
+    return found
+
+
+def _refuse(message: str) -> None:
+    raise BadInput(message)
+
+
+def _prepare(parser: argparse.ArgumentParser) -> None:
+    """Usage errors raise ``BadInput``; ``--debug`` is accepted everywhere."""
+    for i, p in enumerate(_all_parsers(parser)):
+        p.error = _refuse  # type: ignore[method-assign]
+        if "--debug" not in p._option_string_actions:
+            p.add_argument("--debug", action="store_true",
+                           default=False if i == 0 else argparse.SUPPRESS,
+                           help="on an error, print its traceback before the one-line message")
+
+
+def _command(prog: str, parser: argparse.ArgumentParser, argv: Sequence[str]) -> str:
+    """``prog`` followed by the sub-command names found in ``argv``."""
+    words = [prog]
+    action = _subparser_action(parser)
+    for token in argv:
+        if action is None:
+            break
+        if token in action.choices:
+            words.append(token)
+            action = _subparser_action(action.choices[token])
+    return " ".join(words)
+
+
+def _one_line(err: BaseException) -> str:
+    text = " ".join(str(err).split())
+    return text
+
+
+def cli_main(prog: str, parser: argparse.ArgumentParser,
+             argv: Sequence[str] | None = None) -> int:
+    """Run one command line; return its exit code (see the module docstring).
+
+    Parameters
+    ----------
+    prog : str
+        Program name used at the start of every message (``"flows"``).
+    parser : argparse.ArgumentParser
+        The parser; each (sub-)command sets ``func`` (``parser.set_defaults(func=...)``), a
+        callable taking the parsed namespace and returning a JSON-able result or None.
+    argv : sequence of str, optional
+        Arguments (default ``sys.argv[1:]``).
+
+    Returns
+    -------
+    int
+        0 success, 1 failed run, 2 bad input, 130 interrupted.
+    """
+    argv = list(sys.argv[1:] if argv is None else argv)
+    debug = "--debug" in argv
+    _prepare(parser)
+    command = _command(prog, parser, argv)
+    token = _ARGV.set(tuple(argv))
+    try:
+        try:
+            args = parser.parse_args(argv)
+        except SystemExit as stop:  # --help, --version
+            return int(stop.code or 0) if not isinstance(stop.code, str) else 2
+        func = getattr(args, "func", None)
+        if func is None:
+            raise BadInput(f"a command is required; see {command} --help")
+        result = func(args)
+    except KeyboardInterrupt as err:
+        if debug:
+            traceback.print_exc()
+        msg = _one_line(err)
+        print(f"{command}: interrupted" + (f": {msg}" if msg else ""), file=sys.stderr)
+        return exit_code(err)
+    except Exception as err:  # noqa: BLE001 - every exception becomes one line and a code
+        if debug:
+            traceback.print_exc()
+        msg = _one_line(err) or type(err).__name__
+        if isinstance(err, BadInput):
+            line = f"error: {msg}"
+        elif isinstance(err, RunFailed):
+            line = f"failed: {msg}"
+        else:
+            line = (f"failed: unexpected {type(err).__name__}: {msg}"
+                    + ("" if debug else " (rerun with --debug for the traceback)"))
+        print(f"{command}: {line}", file=sys.stderr)
+        return exit_code(err)
+    finally:
+        _ARGV.reset(token)
+    if result is not None:
+        print(json.dumps(to_jsonable(result), sort_keys=True, allow_nan=False))
+    return 0

@@ -1,0 +1,255 @@
+"""Atomic writes, the one JSON writer, and the one safe loader of torch files.
+
+Every write goes to a unique temporary name in the destination's directory (``mkstemp``), is
+flushed and fsynced, then moved into place with ``os.replace``: a reader sees the old file or the
+new one, never a half-written one, and two writers never share a temporary file.
+
+JSON convention (both packages): strict JSON (RFC 8259, ``allow_nan=False``), indented, keys
+sorted. Non-finite floats are written as the strings ``"nan"``, ``"inf"`` and ``"-inf"``, so no
+information is lost, every JSON parser reads the file, and ``float(value)`` turns them back into
+numbers. Tensors and arrays become (nested) lists, dataclasses their ``to_dict()`` (or fields),
+paths strings.
+
+Examples
+--------
+>>> import tempfile, pathlib
+>>> d = pathlib.Path(tempfile.mkdtemp())
+>>> write_json({"w2": float("inf"), "loss": np.float32(0.5), "x": np.arange(3)}, d / "m.json")
+>>> print((d / "m.json").read_text(), end="")
+{
+  "loss": 0.5,
+  "w2": "inf",
+  "x": [
+    0,
+    1,
+    2
+  ]
+}
+>>> read_json(d / "m.json")["w2"]
+'inf'
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+import os
+import pickle
+import re
+import sys
+import tempfile
+import warnings
+import zipfile
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from .errors import BadInput
+
+__all__ = ["atomic_write_text", "atomic_write_bytes", "atomic_torch_save", "to_jsonable",
+           "write_json", "read_json", "safe_torch_load"]
+
+
+def _fsync_dir(directory: Path) -> None:
+    try:
+        fd = os.open(directory, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def _atomic(path: str | Path, write: Callable[[Any], None]) -> None:
+    """Write through ``write(file_object)`` to a unique temp file, fsync, ``os.replace``."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            write(fh)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+    _fsync_dir(path.parent)
+
+
+def atomic_write_bytes(data: bytes, path: str | Path) -> None:
+    """Write ``data`` to ``path`` atomically (unique temp name, fsync, ``os.replace``).
+
+    >>> import tempfile, pathlib
+    >>> p = pathlib.Path(tempfile.mkdtemp()) / "a.bin"
+    >>> atomic_write_bytes(b"\\x00\\x01", p); p.read_bytes()
+    b'\\x00\\x01'
+    """
+    _atomic(path, lambda fh: fh.write(bytes(data)))
+
+
+def atomic_write_text(text: str, path: str | Path) -> None:
+    """Write ``text`` (UTF-8) to ``path`` atomically.
+
+    >>> import tempfile, pathlib
+    >>> p = pathlib.Path(tempfile.mkdtemp()) / "note.txt"
+    >>> atomic_write_text("hello\\n", p); p.read_text()
+    'hello\\n'
+    """
+    atomic_write_bytes(text.encode("utf-8"), path)
+
+
+def atomic_torch_save(obj: Any, path: str | Path) -> None:
+    """``torch.save(obj)`` to ``path`` atomically.
+
+    Save only what :func:`safe_torch_load` can read back: tensors, numbers, strings, bools,
+    ``None`` and lists/tuples/dicts of them.
+
+    >>> import tempfile, pathlib, torch
+    >>> p = pathlib.Path(tempfile.mkdtemp()) / "ck.pt"
+    >>> atomic_torch_save({"step": 3, "W": torch.ones(2)}, p)
+    >>> safe_torch_load(p)["step"]
+    3
+    """
+    import torch
+
+    _atomic(path, lambda fh: torch.save(obj, fh))
+
+
+def to_jsonable(obj: Any) -> Any:
+    """Convert ``obj`` to plain JSON values under the convention of this module.
+
+    >>> to_jsonable({"a": (1, np.float64("nan")), 2: np.bool_(True)})
+    {'a': [1, 'nan'], '2': True}
+    """
+    if hasattr(obj, "to_dict") and not isinstance(obj, type):
+        return to_jsonable(obj.to_dict())
+    if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
+        return to_jsonable({f.name: getattr(obj, f.name) for f in dataclasses.fields(obj)})
+    if isinstance(obj, dict):
+        return {str(k): to_jsonable(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [to_jsonable(v) for v in obj]
+    torch = sys.modules.get("torch")
+    if torch is not None and isinstance(obj, torch.Tensor):
+        return to_jsonable(obj.detach().cpu().numpy())
+    if isinstance(obj, np.ndarray):
+        return to_jsonable(obj.tolist())
+    if isinstance(obj, (bool, np.bool_)):
+        return bool(obj)
+    if isinstance(obj, (int, np.integer)):
+        return int(obj)
+    if isinstance(obj, (float, np.floating)):
+        x = float(obj)
+        return x if math.isfinite(x) else str(x)
+    if isinstance(obj, os.PathLike):
+        return os.fspath(obj)
+    if obj is None or isinstance(obj, str):
+        return obj
+    raise TypeError(f"{type(obj).__name__} is not convertible to JSON")
+
+
+def write_json(obj: Any, path: str | Path) -> None:
+    """Write ``obj`` as strict, indented, key-sorted JSON to ``path`` atomically.
+
+    Non-finite floats are written as ``"nan"``, ``"inf"``, ``"-inf"`` (see the module docstring).
+    """
+    text = json.dumps(to_jsonable(obj), indent=2, sort_keys=True, allow_nan=False) + "\n"
+    atomic_write_text(text, path)
+
+
+def read_json(path: str | Path, what: str = "file") -> Any:
+    """Read a JSON file; a missing, unreadable or malformed file raises ``BadInput`` naming it.
+
+    >>> read_json("/nonexistent/config.json", what="config")
+    Traceback (most recent call last):
+    ...
+    _runkit.errors.BadInput: config='/nonexistent/config.json' does not exist
+    """
+    path = Path(path)
+    _check_readable(path, what)
+    try:
+        with open(path, encoding="utf-8") as fh:
+            return json.load(fh)
+    except (UnicodeDecodeError, json.JSONDecodeError) as err:
+        raise BadInput(f"{what}={str(path)!r} is not valid JSON ({err})") from None
+
+
+def _check_readable(path: Path, what: str) -> None:
+    if not path.exists():
+        raise BadInput(f"{what}={str(path)!r} does not exist")
+    if path.is_dir():
+        raise BadInput(f"{what}={str(path)!r} is a directory; a file is expected")
+    if not os.access(path, os.R_OK):
+        raise BadInput(f"{what}={str(path)!r} is not readable (permission denied)")
+
+
+_GLOBAL = re.compile(r"GLOBAL ([\w.]+)")
+
+
+def safe_torch_load(path: str | Path, what: str = "checkpoint") -> Any:
+    """Load a file written by ``torch.save`` with ``weights_only=True`` (no code can run).
+
+    Parameters
+    ----------
+    path : str or Path
+        The file.
+    what : str
+        The parameter that named the file (``"model"``, ``"checkpoint"``), used in the message.
+
+    Returns
+    -------
+    object
+        Tensors, numbers, strings and containers of them, loaded on the CPU.
+
+    Raises
+    ------
+    BadInput
+        The file is missing, a directory, empty, truncated, not a torch file, or holds objects
+        other than tensors and plain values (a pickle that would import code is refused
+        without running it).
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> p = pathlib.Path(tempfile.mkdtemp()) / "model.pt"
+    >>> _ = p.write_bytes(b"not a torch file")
+    >>> safe_torch_load(p, what="model")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    _runkit.errors.BadInput: model='...model.pt' is not a readable torch file (truncated, ...)
+    """
+    import torch
+
+    path = Path(path)
+    _check_readable(path, what)
+    if path.stat().st_size == 0:
+        raise BadInput(f"{what}={str(path)!r} is empty")
+    try:
+        with warnings.catch_warnings():  # torch warns about pickle protocols of foreign files
+            warnings.simplefilter("ignore")
+            return torch.load(path, map_location="cpu", weights_only=True)
+    except pickle.UnpicklingError as err:
+        found = _GLOBAL.search(str(err))
+        if found:
+            raise BadInput(f"{what}={str(path)!r} holds objects other than tensors and plain "
+                           f"values ({found.group(1)}); refused without loading them") from None
+        raise BadInput(f"{what}={str(path)!r} is not a readable torch file (truncated, foreign "
+                       "or unsafe)") from None
+    except (RuntimeError, EOFError, OSError, ValueError, zipfile.BadZipFile, KeyError,
+            IndexError, TypeError, AttributeError, UnicodeDecodeError) as err:
+        raise BadInput(f"{what}={str(path)!r} is not a readable torch file (truncated or "
+                       f"foreign): {_first_line(err)}") from None
+
+
+def _first_line(err: BaseException) -> str:
+    text = str(err).strip().splitlines()
+    line = text[0].split(". ")[0].rstrip(".") if text else type(err).__name__
+    return line[:160]

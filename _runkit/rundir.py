@@ -1,0 +1,232 @@
+"""Run directories: an exclusive lock on ``--out`` and one ``config.json`` shape.
+
+Every command that writes ``--out DIR`` does so inside ``with RunDir(DIR, ...) as run:``.
+Entering it
+
+1. creates ``DIR`` (a file in its place, or a directory that cannot be created or written, is
+   refused with :class:`~_runkit.errors.BadInput`),
+2. takes an exclusive ``fcntl.flock`` on ``DIR/.lock`` without waiting: while one run holds it a
+   second writer is refused (exit 2) naming the holder's pid; the lock is released when the
+   block ends or the process dies (the ``.lock`` file itself stays, empty of meaning),
+3. refuses a directory whose ``config.json`` was written by another command (a run never
+   writes into another run's directory),
+4. writes ``config.json`` atomically in the one shape::
+
+       {"command": "flows train", "config": {...as run...}, "seed": 0,
+        "version": "0.1.0", "argv": ["train", "--data", "moons", ...] or null}
+
+   ``argv`` is the command line when the run was started by a CLI (through
+   :func:`_runkit.cli.cli_main`) and ``null`` when started from Python.
+
+Examples
+--------
+>>> import tempfile, pathlib
+>>> out = pathlib.Path(tempfile.mkdtemp()) / "run"
+>>> with RunDir(out, command="demo", config={"n": 3}, seed=0) as run:
+...     _ = run.write_json("metrics.json", {"loss": 0.25})
+...     try:
+...         RunDir(out, command="demo", config={}, seed=0).__enter__()
+...     except BadInput as err:
+...         print(str(err).split(";")[0].endswith(f"in use by another run (pid {os.getpid()})"))
+True
+>>> sorted(read_json(out / "config.json"))
+['argv', 'command', 'config', 'seed', 'version']
+"""
+
+from __future__ import annotations
+
+import contextvars
+import fcntl
+import os
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from .errors import BadInput
+from .files import read_json, to_jsonable, write_json
+
+__all__ = ["RunDir", "out_lock", "library_version", "CONFIG_KEYS", "current_argv"]
+
+CONFIG_KEYS = ("command", "config", "seed", "version", "argv")
+LOCK_NAME = ".lock"
+
+_ARGV: contextvars.ContextVar[tuple[str, ...] | None] = contextvars.ContextVar(
+    "runkit_argv", default=None)
+
+
+def current_argv() -> list[str] | None:
+    """The command line of the CLI call in progress (set by ``cli_main``), or None.
+
+    >>> current_argv() is None
+    True
+    """
+    argv = _ARGV.get()
+    return None if argv is None else list(argv)
+
+
+def library_version() -> str:
+    """The installed version of the library (``neurodyn-flows``), or ``"unknown"``.
+
+    >>> isinstance(library_version(), str)
+    True
+    """
+    from importlib import metadata
+
+    try:
+        return metadata.version("neurodyn-flows")
+    except metadata.PackageNotFoundError:
+        return "unknown"
+
+
+class out_lock:  # noqa: N801 - used like a function: ``with out_lock(path):``
+    """Exclusive, non-waiting lock on ``lock_file`` (``fcntl.flock``), refused with ``BadInput``.
+
+    Parameters
+    ----------
+    lock_file : str or Path
+        The lock file (created if missing; never deleted).
+    name : str
+        The parameter the locked output came from, used in the message (``"out"``).
+    target : str or Path, optional
+        The output named in the message (default: the lock file's directory).
+    """
+
+    def __init__(self, lock_file: str | Path, name: str = "out", target: str | Path | None = None):
+        self.lock_file = Path(lock_file)
+        self.name = name
+        self.target = Path(target) if target is not None else self.lock_file.parent
+        self._fd: int | None = None
+
+    def __enter__(self) -> out_lock:
+        try:
+            fd = os.open(self.lock_file, os.O_RDWR | os.O_CREAT, 0o644)
+        except OSError as err:
+            raise BadInput(f"{self.name}={str(self.target)!r} cannot be locked for writing: "
+                           f"{err.strerror}") from None
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            holder = os.pread(fd, 32, 0).decode(errors="replace").strip() or "unknown"
+            os.close(fd)
+            raise BadInput(f"{self.name}={str(self.target)!r} is in use by another run (pid "
+                           f"{holder}); wait for it to finish or choose another --{self.name}"
+                           ) from None
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+        self._fd = fd
+        return self
+
+    def __exit__(self, *exc: object) -> bool:
+        if self._fd is not None:
+            try:
+                os.ftruncate(self._fd, 0)
+            except OSError:
+                pass
+            fcntl.flock(self._fd, fcntl.LOCK_UN)
+            os.close(self._fd)
+            self._fd = None
+        return False
+
+
+class RunDir:
+    """The directory a run writes (``--out``): created, locked, and given its ``config.json``.
+
+    Parameters
+    ----------
+    out : str or Path
+        The directory.
+    command : str
+        The command that runs (``"flows train"``, ``"neurodyn fit"``); recorded, and compared
+        with an existing ``config.json`` so that a run never writes into another's directory.
+    config : dict or dataclass
+        The configuration as run (after defaults and resume are resolved).
+    seed : int or None
+        The run's seed.
+    argv : sequence of str, optional
+        The command line; by default the one ``cli_main`` is running, or None from Python.
+    version : str, optional
+        Library version recorded; by default :func:`library_version`.
+
+    Attributes
+    ----------
+    out : Path
+        The directory.
+    """
+
+    def __init__(self, out: str | Path, *, command: str, config: Any, seed: int | None = None,
+                 argv: Sequence[str] | None = None, version: str | None = None):
+        self.out = Path(out)
+        self.command = command
+        self.config = config
+        self.seed = seed
+        self.argv = list(argv) if argv is not None else current_argv()
+        self.version = version if version is not None else library_version()
+        self._lock: out_lock | None = None
+
+    def record(self) -> dict:
+        """The ``config.json`` content of this run."""
+        return {"command": self.command, "config": to_jsonable(self.config),
+                "seed": self.seed, "version": self.version, "argv": self.argv}
+
+    def _prepare(self) -> None:
+        out = self.out
+        if out.exists() and not out.is_dir():
+            raise BadInput(f"out={str(out)!r} exists and is not a directory; --out must be a "
+                           "directory")
+        try:
+            out.mkdir(parents=True, exist_ok=True)
+        except OSError as err:
+            raise BadInput(f"out={str(out)!r} cannot be created: {err.strerror}") from None
+        if not os.access(out, os.W_OK | os.X_OK):
+            raise BadInput(f"out={str(out)!r} is not writable (permission denied)")
+
+    def _check_owner(self) -> None:
+        cfg = self.out / "config.json"
+        if not cfg.exists():
+            return
+        try:
+            old = read_json(cfg, what="config")
+        except BadInput:
+            old = None
+        if not isinstance(old, dict) or set(old) != set(CONFIG_KEYS):
+            raise BadInput(f"out={str(self.out)!r} holds a config.json this library did not "
+                           "write; choose another --out")
+        if old["command"] != self.command:
+            raise BadInput(f"out={str(self.out)!r} holds a {old['command']!r} run; "
+                           f"{self.command!r} does not write into it; choose another --out")
+
+    def __enter__(self) -> RunDir:
+        self._prepare()
+        lock = out_lock(self.out / LOCK_NAME, "out", self.out)
+        lock.__enter__()
+        try:
+            self._check_owner()
+            write_json(self.record(), self.out / "config.json")
+        except BaseException:
+            lock.__exit__(None, None, None)
+            raise
+        self._lock = lock
+        return self
+
+    def __exit__(self, *exc: object) -> bool:
+        if self._lock is not None:
+            self._lock.__exit__(*exc)
+            self._lock = None
+        return False
+
+    def path(self, name: str) -> Path:
+        """``out / name`` for a file of this run (a plain relative name; no ``..``).
+
+        >>> RunDir("/tmp/r", command="c", config={}).path("metrics.json").name
+        'metrics.json'
+        """
+        p = Path(name)
+        if p.is_absolute() or ".." in p.parts or not p.parts:
+            raise ValueError(f"name={name!r} must be a relative path inside the run directory")
+        return self.out / p
+
+    def write_json(self, name: str, obj: Any) -> Path:
+        """Write ``obj`` with :func:`~_runkit.files.write_json` to ``out / name``; return it."""
+        path = self.path(name)
+        write_json(obj, path)
+        return path

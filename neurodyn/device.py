@@ -1,0 +1,54 @@
+"""Devices of a simulation: ``cpu`` or ``cuda``, checked once, and a network placed there.
+
+Examples
+--------
+>>> check_device("cpu")
+device(type='cpu')
+"""
+
+from __future__ import annotations
+
+import copy
+
+import torch
+
+__all__ = ["DEVICES", "check_device", "on_device"]
+
+DEVICES = ("cpu", "cuda")
+
+
+def check_device(device: str | torch.device) -> torch.device:
+    """The device ``device`` as a :class:`torch.device`, refused when it is not usable.
+
+    Parameters
+    ----------
+    device : ``"cpu"``, ``"cuda"`` or ``"cuda:I"`` (or a :class:`torch.device`).
+
+    Raises
+    ------
+    ValueError
+        for another kind of device, or ``cuda`` on a machine without a CUDA device.
+    """
+    try:
+        dev = torch.device(device)
+    except (RuntimeError, TypeError):
+        raise ValueError(f"device={device!r}: not a device; choose one of {DEVICES}") from None
+    if dev.type not in DEVICES:
+        raise ValueError(f"device={device!r}: unsupported; choose one of {DEVICES}")
+    if dev.type == "cuda":
+        if not torch.cuda.is_available():
+            raise ValueError(f"device={device!r}: torch finds no CUDA device on this machine; "
+                             "use device='cpu'")
+        if dev.index is not None and dev.index >= torch.cuda.device_count():
+            raise ValueError(f"device={device!r}: only {torch.cuda.device_count()} CUDA "
+                             "device(s) here")
+    return dev
+
+
+def on_device(module: torch.nn.Module, device: torch.device) -> torch.nn.Module:
+    """``module`` itself if all its tensors live on ``device``, else a copy moved there."""
+    tensors = list(module.parameters()) + list(module.buffers())
+    if all(t.device == device or (device.index is None and t.device.type == device.type)
+           for t in tensors):
+        return module
+    return copy.deepcopy(module).to(device)
