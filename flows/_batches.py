@@ -67,10 +67,10 @@ def draw_batch(cfg, pool: torch.Tensor, source: Dataset, base: int, step: int,
     x0, x1, t = x0.to(device), x1.to(device), t.to(device)
     c = None
     if pool_labels is None:
-        x0, x1 = couple(cfg.coupling, x0, x1, gen, cfg.sinkhorn_reg)
+        x0, x1 = couple(cfg.coupling, x0, x1, gen, cfg.sinkhorn_reg, cfg.ot_solver)
     else:
         x0, x1, c = couple_within_classes(cfg.coupling, x0, x1, pool_labels[idx], gen,
-                                          cfg.sinkhorn_reg)
+                                          cfg.sinkhorn_reg, cfg.ot_solver)
         c = drop_labels(c, cfg.label_dropout, classes, gen).to(device)
     ps = get_path(cfg.path, cfg.sigma_min).sample(x0, x1, t, gen)
     return ps.x_t, t, ps.dx_t, c

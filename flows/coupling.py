@@ -23,8 +23,10 @@ import ot
 import torch
 from scipy.optimize import linear_sum_assignment
 
+from _runkit import Registry
+
 from . import assignment
-from .errors import FlowsError, as_generator, check_choice, check_positive
+from .errors import FlowsError, as_generator, check_positive
 
 
 def squared_distances(x: torch.Tensor, y: torch.Tensor) -> np.ndarray:
@@ -37,7 +39,18 @@ def squared_distances(x: torch.Tensor, y: torch.Tensor) -> np.ndarray:
     return c.clamp_min_(0).cpu().numpy()
 
 
-OT_SOLVERS = ("auto", "auction", "emd", "lsa")
+# exact assignment solvers of the "ot" coupling (see ot_permutation)
+OT_SOLVERS = Registry("ot_solver")
+for _name in ("auto", "auction", "emd", "lsa"):
+    OT_SOLVERS.add(_name, _name)
+
+
+def resolve_ot_solver(solver: str = "auto") -> str:
+    """The solver "auto" stands for here: "auction" when numba is installed, else "emd"."""
+    OT_SOLVERS.get(solver)
+    if solver == "auto":
+        return "auction" if assignment.available() else "emd"
+    return solver
 
 
 def ot_permutation(x0: torch.Tensor, x1: torch.Tensor, solver: str = "auto") -> torch.Tensor:
@@ -67,11 +80,9 @@ def ot_permutation(x0: torch.Tensor, x1: torch.Tensor, solver: str = "auto") -> 
     >>> ot_permutation(x, x.flip(0)).tolist()
     [1, 0]
     """
-    check_choice("solver", solver, OT_SOLVERS)
+    solver = resolve_ot_solver(solver)
     if x0.shape != x1.shape:
         raise FlowsError(f"x1 has shape {tuple(x1.shape)}; it must equal x0's {tuple(x0.shape)}")
-    if solver == "auto":
-        solver = "auction" if assignment.available() else "emd"
     if solver == "auction" and x0.device.type == "cpu":
         return torch.from_numpy(assignment.squared_euclidean_assignment(
             x0.double().numpy(), x1.double().numpy()))
@@ -126,28 +137,32 @@ def sinkhorn_pairing(x0: torch.Tensor, x1: torch.Tensor, generator: torch.Genera
     return torch.multinomial(p, 1, generator=g).squeeze(1)
 
 
-def _independent(x0, x1, generator, reg):
+def _independent(x0, x1, generator, reg, ot_solver):
     return x0, x1
 
 
-def _ot(x0, x1, generator, reg):
-    return x0, x1[ot_permutation(x0, x1).to(x1.device)]
+def _ot(x0, x1, generator, reg, ot_solver):
+    return x0, x1[ot_permutation(x0, x1, ot_solver).to(x1.device)]
 
 
-def _sinkhorn(x0, x1, generator, reg):
+def _sinkhorn(x0, x1, generator, reg, ot_solver):
     return x0, x1[sinkhorn_pairing(x0, x1, generator, reg).to(x1.device)]
 
 
-# the couplings by name: f(x0, x1, generator, reg) -> (x0, x1 paired)
-COUPLINGS = {"independent": _independent, "ot": _ot, "sinkhorn": _sinkhorn}
+# the couplings by name: f(x0, x1, generator, reg, ot_solver) -> (x0, x1 paired)
+COUPLINGS = Registry("coupling")
+COUPLINGS.add("independent", _independent)
+COUPLINGS.add("ot", _ot)
+COUPLINGS.add("sinkhorn", _sinkhorn)
 
 
 def couple(name: str, x0: torch.Tensor, x1: torch.Tensor,
-           generator: torch.Generator | int | None = None, reg: float = 0.05
-           ) -> tuple[torch.Tensor, torch.Tensor]:
+           generator: torch.Generator | int | None = None, reg: float = 0.05,
+           ot_solver: str = "auto") -> tuple[torch.Tensor, torch.Tensor]:
     """Apply a coupling by name; returns the paired (x0, x1), each of shape (B, d).
 
-    ``generator`` is needed by "sinkhorn" only.
+    ``generator`` is needed by "sinkhorn" only, ``ot_solver`` (see :func:`ot_permutation`) by
+    "ot" only.
 
     Examples
     --------
@@ -155,11 +170,12 @@ def couple(name: str, x0: torch.Tensor, x1: torch.Tensor,
     >>> couple("ot", x, x.flip(0))[1].tolist()
     [[0.0], [1.0]]
     """
-    return COUPLINGS[check_choice("coupling", name, COUPLINGS)](x0, x1, generator, reg)
+    return COUPLINGS.get(name)(x0, x1, generator, reg, ot_solver)
 
 
 def couple_within_classes(name: str, x0: torch.Tensor, x1: torch.Tensor, labels: torch.Tensor,
-                          generator: torch.Generator | int | None = None, reg: float = 0.05
+                          generator: torch.Generator | int | None = None, reg: float = 0.05,
+                          ot_solver: str = "auto"
                           ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """Couple source points with labelled target points class by class.
 
@@ -176,7 +192,7 @@ def couple_within_classes(name: str, x0: torch.Tensor, x1: torch.Tensor, labels:
     >>> y.squeeze(1).tolist(), c.tolist()
     ([0.0, 1.0, 2.0, 3.0], [0, 0, 1, 1])
     """
-    fn = COUPLINGS[check_choice("coupling", name, COUPLINGS)]
+    fn = COUPLINGS.get(name)
     if labels.shape != (x1.shape[0],):
         raise FlowsError(f"labels have shape {tuple(labels.shape)}; one label per target point "
                          f"({x1.shape[0]},) is required")
@@ -188,6 +204,6 @@ def couple_within_classes(name: str, x0: torch.Tensor, x1: torch.Tensor, labels:
     bounds = torch.unique_consecutive(labels, return_counts=True)[1].cumsum(0).tolist()
     parts, start = [], 0
     for end in bounds:
-        parts.append(fn(x0[start:end], x1[start:end], generator, reg)[1])
+        parts.append(fn(x0[start:end], x1[start:end], generator, reg, ot_solver)[1])
         start = end
     return x0, torch.cat(parts), labels

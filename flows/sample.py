@@ -24,16 +24,20 @@ import torch
 from torch import nn
 from torchdiffeq import odeint
 
+from _runkit import Registry, RunFailed
+
 from .errors import FlowsError, as_generator, check_choice, check_positive, check_positive_int
 
 Field = Callable[[torch.Tensor, torch.Tensor], torch.Tensor]
 # ODE methods by torchdiffeq's names: True for the fixed-step ones (``steps`` equal steps)
-METHODS = {"euler": True, "midpoint": True, "rk4": True, "dopri5": False}
+METHODS = Registry("method")
+for _name, _fixed in (("euler", True), ("midpoint", True), ("rk4", True), ("dopri5", False)):
+    METHODS.add(_name, _fixed)
 SOLVERS = tuple(METHODS)  # the same names (kept for the command line's choices)
-FIXED_STEP = tuple(k for k, fixed in METHODS.items() if fixed)
+FIXED_STEP = tuple(k for k in METHODS if METHODS.get(k))
 
 
-class BudgetExceeded(RuntimeError):
+class BudgetExceeded(RunFailed):
     """An adaptive solve needed more velocity evaluations than its ``max_nfe`` budget."""
 
 
@@ -88,13 +92,13 @@ class _Counted(nn.Module):
 
 
 def _options(method: str, steps: int) -> dict:
-    if METHODS[method]:
+    if METHODS.get(method):
         return {"step_size": 1.0 / check_positive_int("steps", steps)}
     return {}
 
 
 def _check_solve(method: str, rtol: float, atol: float, max_nfe: int | None) -> None:
-    check_choice("method", method, METHODS)
+    METHODS.get(method)  # unknown names are refused, listing the valid ones
     check_positive("rtol", rtol)
     check_positive("atol", atol)
     if max_nfe is not None:
@@ -138,7 +142,7 @@ def integrate(field: Field, x0: torch.Tensor, method: str = "midpoint", steps: i
     if x0.ndim != 2 or x0.shape[0] == 0:
         raise FlowsError(f"x0 has shape {tuple(x0.shape)}; a non-empty (N, d) tensor is required")
     f = _Counted(field, max_nfe, rtol, atol)
-    n_t = (check_positive_int("steps", steps) + 1) if METHODS[method] else 21
+    n_t = (check_positive_int("steps", steps) + 1) if METHODS.get(method) else 21
     times = torch.linspace(t0, t1, n_t if save_trajectory else 2, dtype=x0.dtype,
                            device=x0.device)
     with torch.no_grad():

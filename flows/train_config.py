@@ -7,7 +7,7 @@ from dataclasses import asdict, dataclass, fields, replace
 import torch
 from torch import nn
 
-from .coupling import COUPLINGS
+from .coupling import COUPLINGS, OT_SOLVERS
 from .errors import FlowsError, check_choice, check_positive, check_positive_int
 from .field import REGIMES
 from .model import check_model_args, import_class
@@ -69,6 +69,9 @@ class TrainConfig:
     label_dropout : float
         Probability that a training label is replaced by the null label (classifier-free
         guidance), in [0, 1).
+    ot_solver : str
+        Exact assignment solver of the "ot" coupling ("auto", "auction", "emd", "lsa"); the
+        resolved config records the one "auto" chose.
     """
 
     data: str = "moons"
@@ -93,11 +96,13 @@ class TrainConfig:
     model_args: dict | None = None
     labels: str | None = None
     label_dropout: float = 0.1
+    ot_solver: str = "auto"
 
     def __post_init__(self) -> None:
         check_choice("regime", self.regime, REGIMES)
-        check_choice("coupling", self.coupling, COUPLINGS)
-        check_choice("path", self.path, PATHS)
+        COUPLINGS.get(self.coupling)  # unknown names are refused, listing the valid ones
+        PATHS.get(self.path)
+        OT_SOLVERS.get(self.ot_solver)
         for name in ("width", "steps", "batch", "k_draws", "n_eval", "checkpoint_every"):
             check_positive_int(name, getattr(self, name))
         if self.n_train is not None:

@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 import torch
 
+from _runkit import BadInput
 from flows import (
     EmpiricalOptimalField,
     FieldSpec,
@@ -77,7 +78,7 @@ def test_linear_path_closed_form_and_sigma_min_noise():
     assert abs(float(noisy.x_t.std()) - 0.1) < 0.005
     with pytest.raises(FlowsError, match="sigma_min"):
         get_path("linear", 1.5)
-    with pytest.raises(FlowsError, match="path='curvy'"):
+    with pytest.raises(BadInput, match="path='curvy'"):
         get_path("curvy")
 
 
@@ -120,7 +121,7 @@ def test_adaptive_solver_and_nonfinite_velocity():
     assert res.nfe > 0 and abs(float(res.x[0, 0]) - math.exp(-1)) < 1e-4
     with pytest.raises(FlowsError, match="non-finite at t="):
         integrate(lambda x, t: x / (0.5 - t), torch.ones(2, 1), "euler", 2)
-    with pytest.raises(FlowsError, match="method='leapfrog'.*euler, midpoint, rk4, dopri5"):
+    with pytest.raises(BadInput, match="method='leapfrog'.*euler, midpoint, rk4, dopri5"):
         integrate(lambda x, t: x, torch.ones(2, 1), "leapfrog")
 
 
@@ -263,7 +264,7 @@ def test_user_arrays_are_validated(tmp_path):
 def test_config_contracts():
     with pytest.raises(FlowsError, match=r"\['widht'\] are unknown"):
         TrainConfig.from_dict({"widht": 3})
-    with pytest.raises(FlowsError, match="coupling='hungarian'"):
+    with pytest.raises(BadInput, match="coupling='hungarian'"):
         TrainConfig(coupling="hungarian")
     with pytest.raises(FlowsError, match="width=0"):
         TrainConfig(width=0)
