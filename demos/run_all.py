@@ -68,8 +68,9 @@ DEMOS = [
      "floor of two true samples of the same size.",
      {"W2 held-out": "w2", "W2 floor": "w2_floor", "training seconds": "train_wall_time_s",
       "normalized path energy": "normalized_path_energy",
-      "memorization ratio (median)": "memorization_median_ratio",
-      "memorization ratio, empirical optimum": "memorization_median_ratio_empirical_optimal"}),
+      "memorized fraction (nearest < 1/3 second nearest)": "memorized_fraction",
+      "memorized fraction of an i.i.d. sample (leave-one-out)": "memorized_fraction_iid_baseline",
+      "memorized fraction, empirical optimum": "memorized_fraction_empirical_optimal"}),
     ("flows_theory", "flows_theory.py", "Flow matching theory: width, drift, kernel, samples",
      "Theory regime (fixed +-1 output layer, full-batch GD): log-loss slope, weight drift "
      "versus width, lambda_0 of the kernel at initialisation, generalization gap and W2 versus n.",

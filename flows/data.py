@@ -1,8 +1,11 @@
 """Datasets: seeded 2-D toy distributions, Gaussian mixtures, 8x8 digits and user arrays.
 
 Every generator takes the number of points and a seed (or ``torch.Generator``) and returns a
-``(n, d)`` float32 tensor. Named datasets are looked up in :data:`DATASETS`; anything else is
-treated as a path to a ``.npy`` or ``.csv`` file holding samples by rows.
+``(n, d)`` float32 tensor of independent, identically distributed draws: a data set is a
+distribution, and two calls with different seeds are two independent samples of it (the noise
+floor of a distance is measured between such samples, :mod:`flows.floors`). Named
+datasets are looked up in :data:`DATASETS`; anything else is treated as a path to a ``.npy``
+or ``.csv`` file holding samples by rows.
 
 The 8x8 digits shipped in ``flows/data/digits.npz`` are scikit-learn's ``load_digits`` copy of
 the UCI "Optical Recognition of Handwritten Digits" data set (Alpaydin and Kaynak, 1998;
@@ -36,33 +39,39 @@ def _normal(shape: tuple[int, ...], g: torch.Generator) -> torch.Tensor:
 
 
 def moons(n: int, seed: int | torch.Generator, noise: float = 0.05) -> torch.Tensor:
-    """Two interleaving half circles, scikit-learn's ``make_moons`` scaled by 2 and shifted by -1.
+    """Two interleaving half circles (scikit-learn's ``make_moons`` shape), drawn i.i.d.
 
-    x = 2 * m - 1, with m on the arcs (cos s, sin s) and (1 - cos s, 1/2 - sin s), s evenly spaced
-    on [0, pi] (n // 2 points on the first, the rest on the second), shuffled, plus N(0, noise^2).
+    Each point picks a moon with probability 1/2 and an arc position s ~ U(0, pi); with
+    m = (cos s, sin s) on the outer moon and m = (1 - cos s, 1/2 - sin s) on the inner one,
+    x = 2 (m + noise * eps) - 1, eps ~ N(0, I). (``make_moons`` places points at evenly spaced
+    arc positions; two such "samples" share positions, so their W2 is far below that of two
+    independent samples and would flatter every model scored against it.)
 
     Parameters
     ----------
     n : int
         Number of points.
     seed : int or torch.Generator
-        Randomness for the shuffle and the noise.
+        Randomness for the moon, the arc position and the noise.
     noise : float
         Standard deviation of the Gaussian noise before scaling (so 2 * noise after).
 
     Returns
     -------
     torch.Tensor, shape (n, 2)
+
+    Examples
+    --------
+    >>> moons(5, seed=0).shape
+    torch.Size([5, 2])
     """
     n = check_positive_int("n", n)
     g = as_generator(seed)
-    n_out = n // 2
-    n_in = n - n_out
-    s_out = torch.linspace(0, math.pi, n_out, dtype=torch.float64)
-    s_in = torch.linspace(0, math.pi, n_in, dtype=torch.float64)
-    outer = torch.stack([torch.cos(s_out), torch.sin(s_out)], 1)
-    inner = torch.stack([1 - torch.cos(s_in), 1 - torch.sin(s_in) - 0.5], 1)
-    x = torch.cat([outer, inner])[torch.randperm(n, generator=g)]
+    inner = torch.rand(n, generator=g) < 0.5
+    s = math.pi * _uniform(n, g)
+    outer = torch.stack([torch.cos(s), torch.sin(s)], 1)
+    inner_pts = torch.stack([1 - torch.cos(s), 0.5 - torch.sin(s)], 1)
+    x = torch.where(inner[:, None], inner_pts, outer)
     x = x + noise * _normal((n, 2), g)
     return (2 * x - 1).float()
 
@@ -83,14 +92,14 @@ def eight_gaussians(n: int, seed: int | torch.Generator, radius: float = 2.0,
 
 def circles(n: int, seed: int | torch.Generator, factor: float = 0.5,
             noise: float = 0.05, scale: float = 2.0) -> torch.Tensor:
-    """Two concentric circles of radii ``scale`` and ``factor * scale`` (n // 2 points outside).
+    """Two concentric circles of radii ``scale`` and ``factor * scale``, drawn i.i.d.
 
-    Angles are uniform, noise is N(0, (scale * noise)^2 I). Returns shape (n, 2).
+    Each point picks a circle with probability 1/2 and a uniform angle; noise is
+    N(0, (scale * noise)^2 I). Returns shape (n, 2).
     """
     n = check_positive_int("n", n)
     g = as_generator(seed)
-    r = torch.where(torch.arange(n) < n // 2, 1.0, factor).double()
-    r = r[torch.randperm(n, generator=g)]
+    r = torch.where(torch.rand(n, generator=g) < 0.5, 1.0, factor).double()
     a = 2 * math.pi * _uniform(n, g)
     x = torch.stack([r * torch.cos(a), r * torch.sin(a)], 1) + noise * _normal((n, 2), g)
     return (scale * x).float()
@@ -142,11 +151,12 @@ def swiss_roll(n: int, seed: int | torch.Generator, noise: float = 0.5) -> torch
 def spirals(n: int, seed: int | torch.Generator, noise: float = 0.3,
             turns: float = 1.5) -> torch.Tensor:
     """Two interleaved Archimedean spirals r = s, angle s, s = sqrt(u) * 2 pi turns, the second
-    rotated by pi, plus N(0, noise^2 I), divided by 3. Returns shape (n, 2)."""
+    rotated by pi (each point picks one with probability 1/2), plus N(0, noise^2 I), divided
+    by 3; drawn i.i.d. Returns shape (n, 2)."""
     n = check_positive_int("n", n)
     g = as_generator(seed)
     s = torch.sqrt(_uniform(n, g)) * 2 * math.pi * turns
-    sign = torch.where(torch.arange(n) < n // 2, 1.0, -1.0).double()[torch.randperm(n, generator=g)]
+    sign = torch.where(torch.rand(n, generator=g) < 0.5, 1.0, -1.0).double()
     x = sign[:, None] * torch.stack([-s * torch.cos(s), s * torch.sin(s)], 1)
     return ((x + noise * _normal((n, 2), g)) / 3).float()
 

@@ -2,8 +2,13 @@
 
 All distances compare two empirical distributions with uniform weights, x of shape (n, d) and
 y of shape (n', d). A distance is only meaningful beside its noise floor: the same distance
-between two independent samples of the true distribution of the same size. A value below the
-floor means the metric is saturated, not that the model beats the data.
+between two independent samples of the true distribution of the same sizes, reported with its
+spread over independent pairs (:mod:`flows.floors`). A value below the floor means the metric
+is saturated, not that the model beats the data.
+
+The Sinkhorn divergence lives in :mod:`flows.entropic` (log domain, relative regularisation,
+failures raise) and memorization in :mod:`flows.memorization` (against the whole training
+set); both are re-exported here.
 """
 
 from __future__ import annotations
@@ -17,7 +22,11 @@ import numpy as np
 import ot
 import torch
 
+from .data import Dataset
+from .entropic import sinkhorn_divergence
 from .errors import FlowsError, check_choice, check_finite, check_positive_int
+from .floors import Floor, noise_floor
+from .memorization import Memorization, memorization
 from .sample import Field, integrate
 
 METRICS = ("w2", "w1", "sinkhorn", "sliced")
@@ -89,30 +98,6 @@ def w1(x: torch.Tensor | np.ndarray, y: torch.Tensor | np.ndarray,
     return _emd2_checked(wa, wb, ot.dist(a, b, metric="euclidean"), num_itermax)
 
 
-def _entropic(wa: np.ndarray, wb: np.ndarray, cost: np.ndarray, reg: float) -> float:
-    value = ot.sinkhorn2(wa, wb, cost, reg, method="sinkhorn", numItermax=5000, stopThr=1e-7,
-                         warn=False)
-    if not np.isfinite(value):
-        value = ot.sinkhorn2(wa, wb, cost, reg, method="sinkhorn_log", numItermax=5000,
-                             stopThr=1e-7, warn=False)
-    return float(value)
-
-
-def sinkhorn_divergence(x: torch.Tensor | np.ndarray, y: torch.Tensor | np.ndarray,
-                        reg: float = 0.1) -> float:
-    """Debiased Sinkhorn divergence for the squared Euclidean cost.
-
-    S = OT_reg(x, y) - (OT_reg(x, x) + OT_reg(y, y)) / 2, OT_reg the entropic transport cost
-    <P*, C> with regularisation ``reg`` (in units of squared distance). Shapes (n, d), (n', d).
-    """
-    a, b, wa, wb = _pair(x, y)
-    s = _entropic(wa, wb, ot.dist(a, b), reg) - 0.5 * (
-        _entropic(wa, wa, ot.dist(a, a), reg) + _entropic(wb, wb, ot.dist(b, b), reg))
-    if not np.isfinite(s):
-        raise RuntimeError(f"the Sinkhorn divergence is not finite at reg={reg}; use a larger reg")
-    return float(s)
-
-
 def sliced_w(x: torch.Tensor | np.ndarray, y: torch.Tensor | np.ndarray,
              n_projections: int = 500, seed: int = 0) -> float:
     """Sliced 2-Wasserstein distance with ``n_projections`` random directions drawn from ``seed``.
@@ -135,35 +120,54 @@ def metric_fn(name: str, seed: int = 0) -> Callable[[object, object], float]:
 
 @dataclass(frozen=True)
 class MetricResult:
-    """A distance with its sample sizes and, when available, its noise floor."""
+    """A distance with its sample sizes and, when available, its noise floor and spread.
+
+    ``floor`` is the mean over ``floor_pairs`` independent pairs of true-data samples of the
+    sizes used and ``floor_std`` their standard deviation (one pair: a single value, std None).
+    """
 
     metric: str
     value: float
     n_samples: int
     n_reference: int
     floor: float | None = None
+    floor_std: float | None = None
+    floor_pairs: int | None = None
 
     def to_dict(self) -> dict:
-        """JSON-ready dict (``floor`` omitted when unknown)."""
-        d = asdict(self)
-        if d["floor"] is None:
-            del d["floor"]
-        return d
+        """JSON-ready dict (unknown floor fields omitted)."""
+        return {k: v for k, v in asdict(self).items() if v is not None}
 
 
 def evaluate(samples: torch.Tensor | np.ndarray, reference: torch.Tensor | np.ndarray,
              metric: str = "w2", floor_reference: torch.Tensor | np.ndarray | None = None,
-             seed: int = 0) -> MetricResult:
-    """metric(samples, reference) and, with ``floor_reference`` (an independent sample of the true
-    distribution of the reference's size), the floor metric(floor_reference, reference).
+             seed: int = 0, dataset: Dataset | None = None, pairs: int = 5) -> MetricResult:
+    """metric(samples, reference) beside its noise floor.
 
-    Shapes (n, d), (n', d) and (n', d).
+    - ``dataset`` given: the floor is :func:`flows.floors.noise_floor` of that distribution at
+      the sizes (n, n'), mean and std over ``pairs`` independent pairs.
+    - else ``floor_reference`` (an independent true sample of n rows) gives a single-pair floor
+      metric(floor_reference, reference).
+
+    Shapes (n, d), (n', d) and (n, d).
+
+    Examples
+    --------
+    >>> from flows.data import load_dataset
+    >>> ds = load_dataset("normal")
+    >>> r = evaluate(ds.sample(200, 1) + 3.0, ds.sample(200, 2), dataset=ds, pairs=3)
+    >>> r.value > 3 * r.floor
+    True
     """
     f = metric_fn(metric, seed)
     value = f(samples, reference)
-    floor = None if floor_reference is None else f(floor_reference, reference)
-    return MetricResult(metric, value, int(np.shape(samples)[0]), int(np.shape(reference)[0]),
-                        floor)
+    n, n_ref = int(np.shape(samples)[0]), int(np.shape(reference)[0])
+    if dataset is not None:
+        fl: Floor = noise_floor(dataset, f, n, n_ref, pairs=pairs, seed=seed)
+        return MetricResult(metric, value, n, n_ref, fl.mean, fl.std, len(fl.values))
+    if floor_reference is None:
+        return MetricResult(metric, value, n, n_ref)
+    return MetricResult(metric, value, n, n_ref, f(floor_reference, reference), None, 1)
 
 
 @dataclass(frozen=True)
@@ -198,38 +202,5 @@ def path_energy(field: Field, x0: torch.Tensor, solver: str = "midpoint",
     return PathEnergy(energy, w, abs(energy - w) / max(w, 1e-12))
 
 
-@dataclass(frozen=True)
-class Memorization:
-    """Nearest-train versus nearest-held-out distances of generated samples.
-
-    ratio_i = min_j ||g_i - train_j|| / min_k ||g_i - heldout_k||, with train subsampled to the
-    held-out size. A generalizing model has median ratio near 1; a memorizing one near 0.
-
-    Attributes
-    ----------
-    median_ratio : float
-    fraction_memorized : float
-        Fraction of samples with ratio < 1/3.
-    ratios : torch.Tensor, shape (N,)
-    """
-
-    median_ratio: float
-    fraction_memorized: float
-    ratios: torch.Tensor
-
-
-def memorization(samples: torch.Tensor, train: torch.Tensor, heldout: torch.Tensor,
-                 seed: int = 0) -> Memorization:
-    """Memorization ratios of samples (N, d) against train (n, d) and held-out (n', d) points.
-
-    The training set is subsampled (seeded) to the held-out size so both nearest-neighbour
-    distances are taken over equally many points.
-    """
-    g = torch.Generator().manual_seed(int(seed))
-    k = min(train.shape[0], heldout.shape[0])
-    tr = train[torch.randperm(train.shape[0], generator=g)[:k]]
-    ho = heldout[:k]
-    d_tr = torch.cdist(samples.double(), tr.double()).min(1).values
-    d_ho = torch.cdist(samples.double(), ho.double()).min(1).values
-    ratios = d_tr / d_ho.clamp_min(1e-12)
-    return Memorization(float(ratios.median()), float((ratios < 1 / 3).double().mean()), ratios)
+__all__ = ["METRICS", "Memorization", "MetricResult", "PathEnergy", "evaluate", "memorization",
+           "metric_fn", "path_energy", "sinkhorn_divergence", "sliced_w", "w1", "w2"]
