@@ -45,7 +45,8 @@ from typing import Any
 from .errors import BadInput
 from .files import read_json, to_jsonable, write_json
 
-__all__ = ["RunDir", "out_lock", "library_version", "CONFIG_KEYS", "current_argv"]
+__all__ = ["RunDir", "out_lock", "run_record", "library_version", "CONFIG_KEYS",
+           "current_argv"]
 
 CONFIG_KEYS = ("command", "config", "seed", "version", "argv")
 LOCK_NAME = ".lock"
@@ -76,6 +77,22 @@ def library_version() -> str:
         return metadata.version("neurodyn-flows")
     except metadata.PackageNotFoundError:
         return "unknown"
+
+
+def run_record(command: str, config: Any, seed: int | None = None,
+               argv: Sequence[str] | None = None, version: str | None = None) -> dict:
+    """The one ``config.json`` shape: command, config as run, seed, library version, argv.
+
+    ``argv`` defaults to the command line ``cli_main`` is running (None from Python),
+    ``version`` to :func:`library_version`.
+
+    >>> r = run_record("flows sample", {"n": 10}, seed=0)
+    >>> [r[k] for k in CONFIG_KEYS if k != "version"]
+    ['flows sample', {'n': 10}, 0, None]
+    """
+    return {"command": command, "config": to_jsonable(config), "seed": seed,
+            "version": version if version is not None else library_version(),
+            "argv": list(argv) if argv is not None else current_argv()}
 
 
 class out_lock:  # noqa: N801 - used like a function: ``with out_lock(path):``
@@ -165,8 +182,7 @@ class RunDir:
 
     def record(self) -> dict:
         """The ``config.json`` content of this run."""
-        return {"command": self.command, "config": to_jsonable(self.config),
-                "seed": self.seed, "version": self.version, "argv": self.argv}
+        return run_record(self.command, self.config, self.seed, self.argv, self.version)
 
     def _prepare(self) -> None:
         out = self.out

@@ -26,7 +26,7 @@ def main(argv: list[str] | None = None) -> dict:
     steps, width = (100, 64) if a.quick else (4000, 1024)
     cfg = TrainConfig(data="digits", steps=steps, width=width, batch=256, lr=3e-3, seed=a.seed,
                       n_eval=1000)
-    m = run_training(cfg, a.out / "train", fresh=True, progress=False)
+    m = run_training(cfg, a.out / "train", fresh=True, progress=False).to_dict()
     out = {"sliced_w": m["sliced_heldout"], "sliced_floor": m["sliced_floor"],
            "w2": m["w2_heldout"], "w2_floor": m["w2_floor"], "n_eval": m["n_eval"],
            "steps": steps,

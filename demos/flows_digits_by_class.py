@@ -27,7 +27,7 @@ def main(argv: list[str] | None = None) -> dict:
     steps, width = (60, 64) if a.quick else (10_000, 1024)
     cfg = TrainConfig(data="digits", labels="data", coupling="ot", steps=steps, width=width,
                       batch=256, lr=3e-3, seed=a.seed, n_eval=1000, label_dropout=0.1)
-    m = run_training(cfg, a.out / "train", fresh=True, progress=False, guidance=1.0)
+    m = run_training(cfg, a.out / "train", fresh=True, progress=False, guidance=1.0).to_dict()
     per = m["per_class"]
     out = {"sliced_w": m["sliced_heldout"], "sliced_floor": m["sliced_floor"],
            "worst_class_ratio": m["worst_class_ratio"],

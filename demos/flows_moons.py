@@ -30,7 +30,7 @@ def main(argv: list[str] | None = None) -> dict:
     torch.set_num_threads(1)
     steps, n_eval = (300, 200) if a.quick else (15_000, 1000)
     cfg = TrainConfig(data="moons", steps=steps, n_eval=n_eval, seed=a.seed)
-    metrics = run_training(cfg, a.out / "train", fresh=True, progress=False)
+    metrics = run_training(cfg, a.out / "train", fresh=True, progress=False).to_dict()
     from flows.checkpoint import load_model
 
     field, _ = load_model(a.out / "train")

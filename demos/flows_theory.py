@@ -26,9 +26,10 @@ def main(argv: list[str] | None = None) -> dict:
         widths, n, ns, width, steps = [64, 256], 32, [16, 32], 256, 20
     else:
         widths, n, ns, width, steps = [256, 1024, 4096], 256, [32, 64, 128, 256], 1024, 200
-    wid = run_width_experiment(a.out / "width", widths, n=n, k=4, steps=steps, seed=a.seed)
+    wid = run_width_experiment(a.out / "width", widths, n=n, k=4, steps=steps,
+                               seed=a.seed).to_dict()
     sam = run_samples_experiment(a.out / "samples", ns, width=width, k=4, steps=steps,
-                                 seed=a.seed)
+                                 seed=a.seed).to_dict()
     out = {"widths": widths, "lambda_0": wid["lambda_0"], "drift": wid["drift"],
            "drift_slope": wid["drift_slope"], "log_loss_slope": wid["log_loss_slope"],
            "log_loss_r2": wid["log_loss_r2"], "log_loss_r2_late": wid["log_loss_r2_late"],

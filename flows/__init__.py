@@ -10,8 +10,10 @@ Modules: ``field`` (the network), ``path`` (conditional paths), ``coupling`` (in
 OT permutation, Sinkhorn), ``assignment`` (the exact assignment solver behind the OT
 coupling), ``data`` (datasets), ``training`` (training, checkpoints), ``sample``
 (ODE sampling, likelihood), ``evaluation`` (distances, floors, straightness, memorization),
-``optimal`` (closed-form velocities), ``theory`` (kernel H, lambda_0, sweeps), ``plotting``,
-``run`` (runs that write their outputs) and ``cli``.
+``optimal`` (closed-form velocities), ``theory`` (kernel H, lambda_0, sweeps), ``plotting``;
+for runs: ``measure`` (typed measurements of fields and sweeps), ``memory`` (size estimates
+checked before allocation), ``run_figures`` (their figures), ``run`` (run directories, on the
+shared run contract of :mod:`_runkit`), ``checkpoint`` (weights-only files) and ``cli``.
 """
 
 from .coupling import couple, ot_permutation, sinkhorn_pairing

@@ -1,28 +1,46 @@
 """Command line: ``flows train | sample | eval | experiment``, a thin layer over :mod:`flows.run`.
 
-Library errors become a one-line message on stderr and exit code 2.
+Each sub-command is one ``add_*`` function (its options, each with unit and default in
+``--help``) and one ``cmd_*`` function (turns the parsed options into one :mod:`flows.run`
+call). :func:`main` runs them through :func:`_runkit.cli_main`: one line on stderr and exit code 2
+for bad input, 1 for a failed (e.g. diverged) run, 130 for Ctrl-C; ``--debug`` adds the traceback.
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import sys
+from dataclasses import fields
 from pathlib import Path
 
-import numpy as np
 import torch
 
-from .checkpoint import atomic_write_json, load_model
+from _runkit import check_int, cli_main
+
 from .coupling import COUPLINGS
-from .data import source_for
-from .errors import FlowsError, check_positive_int
 from .evaluation import METRICS
 from .field import REGIMES
 from .path import PATHS
-from .run import run_eval, run_samples_experiment, run_training, run_width_experiment, sample_field
+from .run import (
+    run_eval,
+    run_sample,
+    run_samples_experiment,
+    run_training,
+    run_width_experiment,
+)
 from .sample import SOLVERS
 from .training import TrainConfig
+
+__all__ = ["main", "build_parser"]
+
+
+class _Formatter(argparse.ArgumentDefaultsHelpFormatter):
+    """Appends ``(default: X)`` unless the default is None (the help text then says it)."""
+
+    def _get_help_string(self, action: argparse.Action) -> str | None:
+        if action.default is None or isinstance(action.default, bool):
+            return action.help
+        return super()._get_help_string(action)
 
 
 def _ints(text: str) -> list[int]:
@@ -33,128 +51,168 @@ def _ints(text: str) -> list[int]:
         raise argparse.ArgumentTypeError(msg) from None
 
 
-def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="flows", description="Flow matching with two-layer ReLU "
-                                "velocity fields: train, sample, evaluate, theory sweeps.")
-    p.add_argument("--threads", type=int, default=1,
-                   help="torch CPU threads (default 1: fastest for these small products)")
-    sub = p.add_subparsers(dest="command", required=True)
+_DEFAULTS = {f.name: f.default for f in fields(TrainConfig)}
 
-    t = sub.add_parser("train", help="train a field; writes model.pt, config.json, "
-                       "metrics.json and figures into --out (resumes from its checkpoint)")
-    t.add_argument("--data", required=True, help="dataset name or .npy/.csv file")
-    t.add_argument("--out", required=True, type=Path)
-    t.add_argument("--source", help="source dataset or file (default: N(0, I))")
-    t.add_argument("--width", type=int)
-    t.add_argument("--regime", choices=REGIMES)
-    t.add_argument("--coupling", choices=COUPLINGS)
-    t.add_argument("--path", choices=list(PATHS))
-    t.add_argument("--steps", type=int)
-    t.add_argument("--batch", type=int)
-    t.add_argument("--lr", type=float)
-    t.add_argument("--seed", type=int)
-    t.add_argument("--sigma-min", type=float, dest="sigma_min")
-    t.add_argument("--n-train", type=int, dest="n_train")
-    t.add_argument("--k-draws", type=int, dest="k_draws")
-    t.add_argument("--n-eval", type=int, dest="n_eval")
-    t.add_argument("--fourier", type=int)
-    t.add_argument("--checkpoint-every", type=int, dest="checkpoint_every")
-    t.add_argument("--solver", choices=SOLVERS, default="midpoint")
-    t.add_argument("--sample-steps", type=int, default=20, dest="sample_steps")
-    t.add_argument("--fresh", action="store_true", help="ignore an existing checkpoint")
+
+def _opt(p: argparse.ArgumentParser, flag: str, help: str, **kw) -> None:
+    """An option whose default, when not given, is the TrainConfig field of the same name."""
+    dest = kw.pop("dest", flag.lstrip("-").replace("-", "_"))
+    kw.setdefault("default", _DEFAULTS.get(dest))
+    p.add_argument(flag, dest=dest, help=help, **kw)
+
+
+def add_train(sub) -> None:
+    """Options of ``flows train``."""
+    t = sub.add_parser("train", formatter_class=_Formatter,
+                       help="train a field; writes model.pt, config.json, metrics.json, "
+                            "timing.json and figures into --out (resumes from its checkpoint)",
+                       description="Train a two-layer ReLU velocity field by flow matching.")
+    t.add_argument("--data", required=True,
+                   help="target: dataset name (moons, 8gaussians, circles, checkerboard, "
+                        "pinwheel, swissroll, spirals, gmm<d>, digits) or a .npy/.csv file")
+    t.add_argument("--out", required=True, type=Path, help="run directory (created; locked)")
+    _opt(t, "--source", "source distribution: dataset name or file (default: N(0, I))")
+    _opt(t, "--width", "hidden width m (neurons)", type=int)
+    _opt(t, "--regime", "'practice' (both layers, Adam, minibatches) or 'theory' (A fixed, "
+                        "full-batch gradient descent)", choices=REGIMES)
+    _opt(t, "--coupling", "pairing of source and data points in a batch", choices=COUPLINGS)
+    _opt(t, "--path", "conditional probability path", choices=list(PATHS))
+    _opt(t, "--steps", "optimisation steps", type=int)
+    _opt(t, "--batch", "minibatch size in points (practice regime)", type=int)
+    _opt(t, "--lr", "step size (default: 0.03 for practice, Adam with cosine decay; 2.0 for "
+                    "theory, gradient descent)", type=float)
+    _opt(t, "--seed", "seed of everything random in the run (integer >= 0)", type=int)
+    _opt(t, "--sigma-min", "path smoothing sigma_min, in data units, in [0, 1)", type=float)
+    _opt(t, "--n-train", "training points (default: 20000 for practice, all rows of a finite "
+                         "dataset up to that; 256 for theory)", type=int)
+    _opt(t, "--k-draws", "fixed (t, x0) draws per training point (theory regime)", type=int)
+    _opt(t, "--n-eval", "held-out points for the evaluation, and size of the floor sample",
+         type=int)
+    _opt(t, "--fourier", "Fourier frequencies of t in the input features (default: 1 for "
+                         "practice, 0 for theory)", type=int)
+    _opt(t, "--checkpoint-every", "steps between checkpoints", type=int)
+    t.add_argument("--solver", choices=SOLVERS, default="midpoint",
+                   help="ODE solver of the evaluation samples")
+    t.add_argument("--sample-steps", type=int, default=20, dest="sample_steps",
+                   help="solver steps from t=0 to t=1 of the evaluation samples")
+    t.add_argument("--fresh", action="store_true",
+                   help="ignore an existing checkpoint in --out and start over")
     t.add_argument("--workers", type=int,
-                   help="threads preparing coming batches (default: one per core for the "
-                        "ot and sinkhorn couplings, 0 otherwise); results do not depend on it")
-
-    s = sub.add_parser("sample", help="draw samples from a trained model into a .npy file")
-    s.add_argument("--model", required=True, type=Path, help="training --out dir or model.pt")
-    s.add_argument("--n", required=True, type=int)
-    s.add_argument("--out", required=True, type=Path, help="FILE.npy")
-    s.add_argument("--solver", choices=SOLVERS, default="midpoint")
-    s.add_argument("--steps", type=int, default=20)
-    s.add_argument("--seed", type=int, default=0)
-
-    e = sub.add_parser("eval", help="distance between samples and a reference; prints JSON")
-    e.add_argument("--samples", required=True, type=Path)
-    ref = e.add_mutually_exclusive_group(required=True)
-    ref.add_argument("--reference", type=Path, help=".npy/.csv reference samples")
-    ref.add_argument("--data", help="dataset name (also gives the noise floor)")
-    e.add_argument("--metric", choices=METRICS, default="w2")
-    e.add_argument("--seed", type=int, default=0)
-    e.add_argument("--out", type=Path, help="also write config.json and metrics.json here")
-
-    x = sub.add_parser("experiment", help="theory-regime sweeps with figures")
-    x.add_argument("kind", choices=("width", "samples"))
-    x.add_argument("--out", required=True, type=Path)
-    x.add_argument("--data", default="moons")
-    x.add_argument("--widths", type=_ints, default=[256, 1024, 4096, 16384])
-    x.add_argument("--width", type=int, default=4096, help="width of the samples sweep")
-    x.add_argument("--n", type=int, default=256, help="training points of the width sweep")
-    x.add_argument("--ns", type=_ints, default=[32, 64, 128, 256, 512])
-    x.add_argument("--k", type=int, default=4, help="(t, x0) draws per point")
-    x.add_argument("--steps", type=int, default=500)
-    x.add_argument("--lr", type=float)
-    x.add_argument("--seed", type=int, default=0)
-    return p
+                   help="threads preparing coming batches (default: one per core for the ot "
+                        "and sinkhorn couplings, 0 otherwise); results do not depend on it")
+    t.set_defaults(func=cmd_train)
 
 
-_TRAIN_KEYS = ("source", "width", "regime", "coupling", "path", "steps", "batch", "lr", "seed",
-               "sigma_min", "n_train", "k_draws", "n_eval", "fourier", "checkpoint_every")
-
-
-def _train(a: argparse.Namespace) -> dict:
-    given = {k: getattr(a, k) for k in _TRAIN_KEYS if getattr(a, k) is not None}
-    cfg = TrainConfig.from_dict({"data": a.data, **given})
+def cmd_train(a: argparse.Namespace):
+    """``flows train``: :func:`flows.run.run_training` with the options as TrainConfig."""
+    _common(a)
+    cfg = TrainConfig.from_dict({k: getattr(a, k) for k in _DEFAULTS if hasattr(a, k)})
     return run_training(cfg, a.out, fresh=a.fresh, solver=a.solver, sample_steps=a.sample_steps,
                         workers=a.workers)
 
 
-def _sample(a: argparse.Namespace) -> dict:
-    check_positive_int("n", a.n)
-    if a.out.suffix != ".npy":
-        raise FlowsError(f"out={str(a.out)!r} is not allowed; it must end in .npy")
-    field, cfg = load_model(a.model)
-    source = source_for(cfg.get("source"), field.spec.dim)
-    res = sample_field(field, source, a.n, a.seed, a.solver, a.steps)
-    a.out.parent.mkdir(parents=True, exist_ok=True)
-    np.save(a.out, res.x.numpy())
-    info = {"out": str(a.out), "n": a.n, "dim": field.spec.dim, "solver": a.solver,
-            "steps": a.steps, "seed": a.seed, "nfe": res.nfe, "model": str(a.model)}
-    atomic_write_json(info, a.out.with_suffix(".json"))
-    return info
+def add_sample(sub) -> None:
+    """Options of ``flows sample``."""
+    s = sub.add_parser("sample", formatter_class=_Formatter,
+                       help="draw samples from a trained model into a .npy file (with a "
+                            ".json sidecar)",
+                       description="Draw samples from a trained model.")
+    s.add_argument("--model", required=True, type=Path,
+                   help="training --out directory or its model.pt")
+    s.add_argument("--n", required=True, type=int, help="number of samples (points)")
+    s.add_argument("--out", required=True, type=Path,
+                   help="FILE.npy to write (and its sidecar FILE.json); never replaces files "
+                        "flows sample did not write")
+    s.add_argument("--solver", choices=SOLVERS, default="midpoint", help="ODE solver")
+    s.add_argument("--steps", type=int, default=20,
+                   help="solver steps from t=0 to t=1 (fixed-step solvers)")
+    s.add_argument("--seed", type=int, default=0, help="seed of the source points (>= 0)")
+    s.set_defaults(func=cmd_sample)
 
 
-def _experiment(a: argparse.Namespace) -> dict:
+def cmd_sample(a: argparse.Namespace):
+    """``flows sample``: :func:`flows.run.run_sample`."""
+    _common(a)
+    return run_sample(a.model, a.n, a.out, a.solver, a.steps, a.seed)
+
+
+def add_eval(sub) -> None:
+    """Options of ``flows eval``."""
+    e = sub.add_parser("eval", formatter_class=_Formatter,
+                       help="distance between samples and a reference; prints JSON",
+                       description="Distance between samples and a reference (with its noise "
+                                   "floor for a named dataset).")
+    e.add_argument("--samples", required=True, type=Path, help=".npy/.csv samples by rows")
+    ref = e.add_mutually_exclusive_group(required=True)
+    ref.add_argument("--reference", type=Path, help=".npy/.csv reference samples by rows")
+    ref.add_argument("--data", help="dataset name as reference (also gives the noise floor)")
+    e.add_argument("--metric", choices=METRICS, default="w2",
+                   help="distance, in data units")
+    e.add_argument("--seed", type=int, default=0,
+                   help="seed of the reference sample and of sliced projections (>= 0)")
+    e.add_argument("--out", type=Path, help="also write config.json and metrics.json into this "
+                                            "run directory (default: only print the JSON)")
+    e.set_defaults(func=cmd_eval)
+
+
+def cmd_eval(a: argparse.Namespace):
+    """``flows eval``: :func:`flows.run.run_eval`."""
+    _common(a)
+    return run_eval(a.samples, a.reference, a.data, a.metric, a.seed, a.out)
+
+
+def add_experiment(sub) -> None:
+    """Options of ``flows experiment width | samples``."""
+    x = sub.add_parser("experiment", formatter_class=_Formatter,
+                       help="theory-regime sweeps with figures",
+                       description="Theory-regime sweeps over the width m or the number n of "
+                                   "training points.")
+    x.add_argument("kind", choices=("width", "samples"), help="what the sweep varies")
+    x.add_argument("--out", required=True, type=Path, help="run directory (created; locked)")
+    x.add_argument("--data", default="moons", help="dataset name or .npy/.csv file")
+    x.add_argument("--widths", type=_ints, default=[256, 1024, 4096, 16384],
+                   help="widths m of the width sweep (neurons, comma-separated)")
+    x.add_argument("--width", type=int, default=4096,
+                   help="width m of the samples sweep (neurons)")
+    x.add_argument("--n", type=int, default=256, help="training points of the width sweep")
+    x.add_argument("--ns", type=_ints, default=[32, 64, 128, 256, 512],
+                   help="numbers of training points of the samples sweep (comma-separated)")
+    x.add_argument("--k", type=int, default=4, help="fixed (t, x0) draws per training point")
+    x.add_argument("--steps", type=int, default=500, help="gradient-descent steps per run")
+    x.add_argument("--lr", type=float, help="step size (default: 2.0)")
+    x.add_argument("--seed", type=int, default=0, help="seed of every run (>= 0)")
+    x.set_defaults(func=cmd_experiment)
+
+
+def cmd_experiment(a: argparse.Namespace):
+    """``flows experiment``: :func:`flows.run.run_width_experiment` or the samples sweep."""
+    _common(a)
     if a.kind == "width":
         return run_width_experiment(a.out, a.widths, a.data, a.n, a.k, a.steps, a.lr, a.seed)
     return run_samples_experiment(a.out, a.ns, a.data, a.width, a.k, a.steps, a.lr, a.seed)
 
 
+def _common(a: argparse.Namespace) -> None:
+    """Options every sub-command shares."""
+    torch.set_num_threads(check_int("threads", a.threads, lo=1, hi=1024))
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The ``flows`` parser: the shared options and one sub-parser per command."""
+    p = argparse.ArgumentParser(prog="flows", formatter_class=_Formatter,
+                                description="Flow matching with two-layer ReLU velocity fields: "
+                                            "train, sample, evaluate, theory sweeps.")
+    p.add_argument("--threads", type=int, default=1,
+                   help="torch CPU threads (1 is fastest for these small products)")
+    sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    for add in (add_train, add_sample, add_eval, add_experiment):
+        add(sub)
+    return p
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``flows`` command; returns the exit code."""
-    args = _parser().parse_args(argv)
-    torch.set_num_threads(max(1, args.threads))
-    try:
-        if args.command == "train":
-            result = _train(args)
-        elif args.command == "sample":
-            result = _sample(args)
-        elif args.command == "eval":
-            result = run_eval(args.samples, args.reference, args.data, args.metric, args.seed,
-                              args.out)
-        else:
-            result = _experiment(args)
-    except (FlowsError, ValueError, OSError, RuntimeError) as err:
-        msg = str(err).splitlines()[0] if str(err) else type(err).__name__
-        print(f"flows {args.command}: error: {msg}", file=sys.stderr)
-        return 2
-    except KeyboardInterrupt:
-        hint = ("every completed step is in the checkpoint; rerun the same command to resume"
-                if args.command == "train" else "its outputs may be incomplete")
-        print(f"flows {args.command}: interrupted; {hint}", file=sys.stderr)
-        return 130
-    print(json.dumps({k: v for k, v in result.items() if k != "figures"}, sort_keys=True))
-    return 0
+    return cli_main("flows", build_parser(), argv)
 
 
 if __name__ == "__main__":

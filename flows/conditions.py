@@ -21,6 +21,8 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from _runkit import Result, artifact
+
 from .data import Dataset, Splits, load_digits, make_splits
 from .errors import FlowsError, check_positive_int, derive_seed
 
@@ -196,16 +198,59 @@ def sample_by_class(field, source: Dataset, labels: torch.Tensor, classes: int, 
                      steps=steps)
 
 
+@dataclass(frozen=True)
+class ConditionalEvaluation(Result):
+    """Per-class and overall distance of a class-conditional field's samples, with floors.
+
+    Attributes
+    ----------
+    metric : str
+        "w2" (d <= 3) or "sliced".
+    heldout, floor : float
+        metric(all generated, all held-out) and metric(floor sample, held-out).
+    n_eval, nfe : int
+    solver : str
+    sample_steps : int
+    guidance : float
+    classes : int
+    per_class : list of dict
+        :func:`per_class_metric` rows (class, n, value, floor, ratio).
+    worst_class_ratio : float or None
+        The largest per-class value / floor.
+    samples, labels : torch.Tensor
+        Generated points (n_eval, d) and their labels (n_eval,) (artifacts).
+    """
+
+    metric: str
+    heldout: float
+    floor: float
+    n_eval: int
+    nfe: int
+    solver: str
+    sample_steps: int
+    guidance: float
+    classes: int
+    per_class: list
+    worst_class_ratio: float | None
+    samples: torch.Tensor = artifact(default=None)
+    labels: torch.Tensor = artifact(default=None)
+
+    def to_dict(self) -> dict:
+        """``{metric}_heldout``, ``{metric}_floor`` and the per-class numbers."""
+        return {f"{self.metric}_heldout": self.heldout, f"{self.metric}_floor": self.floor,
+                "n_eval": self.n_eval, "nfe": self.nfe, "solver": self.solver,
+                "sample_steps": self.sample_steps, "guidance": self.guidance,
+                "classes": self.classes, "per_class": self.per_class,
+                "worst_class_ratio": self.worst_class_ratio}
+
+
 def evaluate_conditional(field, splits: LabelledSplits, source: Dataset, seed: int,
                          method: str = "midpoint", steps: int = 20,
-                         guidance: float = 1.0) -> dict:
+                         guidance: float = 1.0) -> ConditionalEvaluation:
     """Per-class and overall quality of a class-conditional field, each beside its floor.
 
     One sample is generated for every held-out point, with that point's label, so every class
-    is compared at its own held-out size. The metric is W2 for d <= 3, else sliced W. Returns
-    ``{metric}_heldout``, ``{metric}_floor`` (all classes together), ``per_class`` (see
-    :func:`per_class_metric`), ``worst_class_ratio`` (the largest value / floor) and, under
-    ``_samples`` / ``_labels``, the generated points and their labels.
+    is compared at its own held-out size. The metric is W2 for d <= 3, else sliced W.
     """
     from .evaluation import evaluate
 
@@ -217,8 +262,6 @@ def evaluate_conditional(field, splits: LabelledSplits, source: Dataset, seed: i
     m = evaluate(x, splits.heldout, metric, splits.floor, seed=derive_seed(seed, "sliced") % 2**31)
     per = per_class_metric(x, labels, splits, metric, seed)
     ratios = [r["ratio"] for r in per if r["ratio"] is not None]
-    return {f"{metric}_heldout": m.value, f"{metric}_floor": m.floor, "n_eval": x.shape[0],
-            "nfe": res.nfe, "solver": method, "sample_steps": steps, "guidance": guidance,
-            "classes": splits.classes, "per_class": per,
-            "worst_class_ratio": max(ratios) if ratios else None,
-            "_samples": x, "_labels": labels}
+    return ConditionalEvaluation(metric, m.value, float(m.floor), x.shape[0], res.nfe, method,
+                                 steps, float(guidance), splits.classes, per,
+                                 max(ratios) if ratios else None, samples=x, labels=labels)

@@ -16,6 +16,7 @@ and ``labels`` (uint8, (1797,)). ``flows`` scales them to [-1, 1] by ``x / 8 - 1
 from __future__ import annotations
 
 import math
+import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -199,6 +200,17 @@ def load_digits() -> tuple[torch.Tensor, torch.Tensor]:
     return images, labels
 
 
+def _read_rows(p: Path) -> np.ndarray:
+    if p.suffix.lower() == ".npy":
+        return np.load(p, allow_pickle=False)
+    with warnings.catch_warnings():  # an empty file is reported below, not warned about
+        warnings.simplefilter("ignore")
+        try:
+            return np.loadtxt(p, delimiter=",", ndmin=2)
+        except ValueError:
+            return np.loadtxt(p, delimiter=",", ndmin=2, skiprows=1)
+
+
 def load_array(path: str | Path, name: str = "data") -> torch.Tensor:
     """Load samples by rows from a ``.npy`` or ``.csv`` file, shape (n, d), float32.
 
@@ -210,13 +222,15 @@ def load_array(path: str | Path, name: str = "data") -> torch.Tensor:
         raise FlowsError(f"{name}={str(path)!r} is neither a known dataset ({', '.join(DATASETS)})"
                          " nor an existing .npy/.csv file")
     suffix = p.suffix.lower()
-    if suffix == ".npy":
-        arr = np.load(p, allow_pickle=False)
-    elif suffix == ".csv":
+    if suffix in (".npy", ".csv"):
         try:
-            arr = np.loadtxt(p, delimiter=",", ndmin=2)
-        except ValueError:
-            arr = np.loadtxt(p, delimiter=",", ndmin=2, skiprows=1)
+            arr = _read_rows(p)
+        except (ValueError, OSError, EOFError, MemoryError) as err:
+            raise FlowsError(f"{name}={str(path)!r} is not a readable numeric {suffix} file "
+                             f"({' '.join(str(err).split())[:120]})") from None
+        if arr.dtype.kind not in "biuf":
+            raise FlowsError(f"{name}={str(path)!r} holds {arr.dtype} values; only real "
+                             "numbers are allowed")
     else:
         raise FlowsError(f"{name}={str(path)!r} has suffix {suffix!r}; allowed are .npy and .csv")
     if arr.ndim != 2:

@@ -1,54 +1,51 @@
-"""Exceptions and argument checks shared by the ``flows`` package.
+"""Exceptions, argument checks and seeds of the ``flows`` package.
 
-Every check raises :class:`FlowsError` (a ``ValueError``) whose message names the parameter,
-the value received and what is allowed, so that the command line can report it in one line.
+The exceptions and the generic checks are those of the shared run contract (:mod:`_runkit`):
+``FlowsError`` is :class:`_runkit.BadInput` (a ``ValueError``, exit code 2 on the command line),
+and every check's message names the parameter, the value received and what is allowed.
+This module adds the tensor check :func:`check_finite` and the seed helpers.
 """
 
 from __future__ import annotations
 
 import zlib
-from collections.abc import Iterable
 
 import numpy as np
 import torch
 
+from _runkit import (
+    BadInput,
+    Diverged,
+    RunFailed,
+    check_choice,
+    check_float,
+    check_int,
+    check_memory,
+    check_nonnegative,
+    check_positive,
+    check_positive_int,
+)
 
-class FlowsError(ValueError):
-    """Invalid input to a ``flows`` function: names the parameter, the value and what is allowed."""
+FlowsError = BadInput
+"""Invalid input to a ``flows`` function (the same class as :class:`_runkit.BadInput`)."""
 
-
-def check_choice(name: str, value: object, allowed: Iterable[str]) -> str:
-    """Return ``value`` if it is one of ``allowed``, else raise naming the valid choices."""
-    allowed = list(allowed)
-    if value not in allowed:
-        raise FlowsError(f"{name}={value!r} is not allowed; choose one of {', '.join(allowed)}")
-    return value  # type: ignore[return-value]
-
-
-def check_positive_int(name: str, value: object) -> int:
-    """Return ``value`` as an int if it is an integer >= 1, else raise."""
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
-        raise FlowsError(f"{name}={value!r} is not allowed; it must be an integer >= 1")
-    return int(value)
-
-
-def check_positive(name: str, value: object) -> float:
-    """Return ``value`` as a float if it is a finite number > 0, else raise."""
-    try:
-        v = float(value)  # type: ignore[arg-type]
-    except (TypeError, ValueError):
-        v = float("nan")
-    if not np.isfinite(v) or v <= 0:
-        raise FlowsError(f"{name}={value!r} is not allowed; it must be a finite number > 0")
-    return v
+__all__ = ["FlowsError", "BadInput", "RunFailed", "Diverged", "check_choice", "check_float",
+           "check_int", "check_memory", "check_nonnegative", "check_positive",
+           "check_positive_int", "check_finite", "derive_seed", "as_generator", "numpy_rng"]
 
 
 def check_finite(name: str, x: torch.Tensor) -> torch.Tensor:
-    """Raise if ``x`` holds NaN or infinite entries, giving the first offending row."""
+    """Raise if ``x`` holds NaN or infinite entries, giving the first offending row.
+
+    >>> check_finite("x", torch.tensor([[0.0], [float("nan")]]))  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    _runkit.errors.BadInput: x contains 1 non-finite values (first in row 1); only finite ...
+    """
     bad = ~torch.isfinite(x)
     if bad.any():
         row = int(bad.reshape(bad.shape[0], -1).any(dim=1).nonzero()[0, 0]) if x.ndim else 0
-        raise FlowsError(
+        raise BadInput(
             f"{name} contains {int(bad.sum())} non-finite values (first in row {row}); "
             "only finite numbers are allowed"
         )
@@ -56,7 +53,11 @@ def check_finite(name: str, x: torch.Tensor) -> torch.Tensor:
 
 
 def derive_seed(seed: int, tag: str) -> int:
-    """Derive an independent 63-bit seed from ``seed`` and a text ``tag`` (stable across runs)."""
+    """Derive an independent 63-bit seed from ``seed`` and a text ``tag`` (stable across runs).
+
+    >>> derive_seed(0, "init") == derive_seed(0, "init") != derive_seed(0, "splits")
+    True
+    """
     state = np.random.SeedSequence([int(seed) & 0xFFFFFFFF, zlib.crc32(tag.encode())])
     return int(state.generate_state(2, dtype=np.uint32).astype(np.uint64)[0]) | (
         int(state.generate_state(2, dtype=np.uint32)[1] & 0x7FFFFFFF) << 32
@@ -67,17 +68,24 @@ def as_generator(seed: int | torch.Generator | None, name: str = "seed") -> torc
     """Return a CPU ``torch.Generator``: the one given, or a new one seeded with ``seed``.
 
     ``None`` is refused: every stochastic function in ``flows`` needs an explicit seed.
+
+    >>> as_generator(3).initial_seed()
+    3
     """
     if isinstance(seed, torch.Generator):
         return seed
     if seed is None or isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):
-        raise FlowsError(f"{name}={seed!r} is not allowed; pass an int seed or a torch.Generator")
+        raise BadInput(f"{name}={seed!r} is not allowed; pass an int seed or a torch.Generator")
     g = torch.Generator()
     g.manual_seed(int(seed))
     return g
 
 
 def numpy_rng(generator: torch.Generator) -> np.random.Generator:
-    """A NumPy generator seeded from (and advancing) a torch generator."""
+    """A NumPy generator seeded from (and advancing) a torch generator.
+
+    >>> isinstance(numpy_rng(as_generator(0)), np.random.Generator)
+    True
+    """
     s = torch.randint(0, 2**62, (2,), generator=generator)
     return np.random.default_rng([int(s[0]), int(s[1])])

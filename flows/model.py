@@ -209,8 +209,13 @@ def field_from_blob(blob: dict, model: nn.Module | None = None, what: str = "mod
                          "arguments are unknown); rebuild it and pass it as model=")
     else:
         field = ModuleField(build_module(spec["target"], spec["args"], 0), spec["classes"])
+    state = blob.get("state_dict")
+    if not isinstance(state, dict) or not all(
+            isinstance(v, torch.Tensor) and (not v.is_floating_point() or bool(torch.isfinite(
+                v).all())) for v in state.values()):
+        raise FlowsError(f"{what} is damaged: its tensors are missing or not finite")
     try:
-        field.load_state_dict(blob["state_dict"])
+        field.load_state_dict(state)
     except RuntimeError as exc:
         raise FlowsError(f"{what}: the saved tensors do not fit the rebuilt model ({exc})") from exc
     return field

@@ -1,278 +1,404 @@
-"""Runs that write their outputs: the library behind ``flows train``, ``eval`` and ``experiment``.
+"""Runs that write their outputs: the library behind ``flows train | sample | eval | experiment``.
 
-Each ``run_*`` function writes into ``out``: ``config.json`` (what ran), ``metrics.json`` (the
-numbers), PNG figures and artifacts, and returns the metrics dict.
+Every run checks its inputs and its memory estimate before it writes anything, then writes
+inside a locked :class:`_runkit.RunDir` (``config.json`` in the one shape; a second writer on
+the same ``--out`` is refused). Files of a run directory:
+
+- ``config.json``: command, config as run, seed, library version, command line;
+- ``metrics.json``: the numbers the seed determines (the same command gives the same file);
+- ``timing.json``: wall times (not in ``metrics.json``, which they would make differ);
+- figures (PNG) and artifacts (``model.pt``, ``checkpoint.pt``, ``losses.npz``).
+
+``flows sample`` writes a file, not a directory: ``FILE.npy`` and its sidecar ``FILE.json``.
+Sidecar rule: ``flows sample`` replaces ``FILE.npy`` or ``FILE.json`` only when they are absent
+or were written by an earlier ``flows sample`` for that same ``FILE.npy`` (its sidecar says so);
+anything else there (a training run's ``metrics.json``, a user's file) is refused with exit 2.
 """
 
 from __future__ import annotations
 
+import io
 import time
-from dataclasses import asdict, replace
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
-import torch
 
-from .checkpoint import atomic_write_json, save_model
+from _runkit import (
+    BadInput,
+    Result,
+    RunDir,
+    atomic_write_bytes,
+    check_choice,
+    check_int,
+    check_positive_int,
+    read_json,
+    write_json,
+)
+from _runkit.rundir import out_lock, run_record
+
+from .checkpoint import load, load_model, save_model
 from .conditions import evaluate_conditional
-from .data import Dataset, Splits, load_array, load_dataset
-from .errors import FlowsError, check_positive_int, derive_seed
-from .evaluation import evaluate, sliced_w
-from .field import FieldSpec, TwoLayerReLUField
-from .plotting import (
-    plot_digits,
-    plot_digits_by_class,
-    plot_drift,
-    plot_lambda0,
-    plot_loss,
-    plot_loss_curves,
-    plot_metric_vs,
-    plot_samples,
-    plot_trajectories,
+from .data import load_array, load_dataset, source_for
+from .errors import derive_seed
+from .evaluation import METRICS, MetricResult, evaluate
+from .field import FieldSpec
+from .measure import (
+    FieldEvaluation,
+    SamplesExperiment,
+    WidthExperiment,
+    evaluate_field,
+    reference_for,
+    sample_field,
+    samples_experiment,
+    width_experiment,
 )
-from .sample import integrate
-from .theory import (
-    guaranteed_log_rate,
-    kernel_h,
-    log_loss_slope,
-    sample_sweep,
-    width_sweep,
-    within_guarantee,
+from .memory import (
+    check_terms,
+    distance_bytes,
+    sampling_bytes,
+    theory_sweep_bytes,
+    training_bytes,
 )
-from .training import CHECKPOINT as CHECKPOINT_NAME
-from .training import TrainConfig, fixed_objective, prepare_data, train
+from .model import resolve_device
+from .path import get_path
+from .plotting import plot_digits_by_class
+from .run_figures import samples_figures, training_figures, width_figures
+from .sample import SOLVERS
+from .training import CHECKPOINT, TrainConfig, prepare_data, train
+from .training import FORMAT as CHECKPOINT_FORMAT
+
+__all__ = ["run_training", "run_sample", "run_eval", "run_width_experiment",
+           "run_samples_experiment", "TrainingRun", "SampleRun", "ExperimentRun",
+           "evaluate_field", "sample_field", "reference_for", "SEED_MAX"]
+
+SEED_MAX = 2**63 - 1
+TRAINING_OUTPUTS = ("model.pt", "metrics.json", "timing.json", "loss.png", "samples.png",
+                    "data.png", "trajectories.png", "samples_by_class.png")
 
 
-def _save(fig, path: Path) -> str:
-    fig.savefig(path, dpi=120)
-    return path.name
+def _write_figures(run: RunDir, figs: dict) -> list[str]:
+    for name, fig in figs.items():
+        buf = io.BytesIO()
+        fig.savefig(buf, format="png", dpi=120)
+        atomic_write_bytes(buf.getvalue(), run.path(name))
+    return list(figs)
 
 
-def sample_field(field: TwoLayerReLUField, source: Dataset, n: int, seed: int,
-                 solver: str = "midpoint", steps: int = 20, save_trajectory: bool = False):
-    """Draw n source points (seeded) and push them through the flow; see :func:`integrate`."""
-    params = list(field.parameters()) if isinstance(field, torch.nn.Module) else []
-    x0 = source.sample(check_positive_int("n", n), seed)
-    x0 = x0.to(params[0].device) if params else x0
-    return integrate(field, x0, method=solver, steps=steps, save_trajectory=save_trajectory)
+@dataclass(frozen=True)
+class TrainingRun(Result):
+    """What ``flows train`` wrote: the run's numbers, with its evaluation flattened in.
 
-
-def evaluate_field(field: TwoLayerReLUField, splits: Splits, source: Dataset, seed: int,
-                   solver: str = "midpoint", steps: int = 20) -> dict:
-    """W2 (2-D data) or sliced W (higher d) of generated samples to held-out data, with floor.
-
-    The number of generated points equals the number of held-out points, so the value and the
-    floor are taken at the same sample sizes.
+    ``metrics()`` is ``metrics.json`` (seed-determined numbers); ``to_dict()`` adds the wall
+    times of ``timing.json``.
     """
-    n = splits.heldout.shape[0]
-    res = sample_field(field, source, n, derive_seed(seed, "eval-samples"), solver, steps)
-    res = replace(res, x=res.x.cpu())
-    metric = "w2" if splits.heldout.shape[1] <= 3 else "sliced"
-    m = evaluate(res.x, splits.heldout, metric, splits.floor,
-                 seed=derive_seed(seed, "sliced") % 2**31)
-    out = {f"{metric}_heldout": m.value, f"{metric}_floor": m.floor, "n_eval": n,
-           "nfe": res.nfe, "solver": solver, "sample_steps": steps}
-    if metric == "sliced":
-        w = evaluate(res.x, splits.heldout, "w2", splits.floor)
-        out["w2_heldout"], out["w2_floor"] = w.value, w.floor
-    return out | {"_samples": res.x}
+
+    out: str
+    steps: int
+    final_loss: float
+    last_loss: float
+    n_train: int
+    evaluation: FieldEvaluation
+    figures: list[str]
+    train_wall_time_s: float
+    eval_wall_time_s: float
+    test_loss: float | None = None
+    generalization_gap: float | None = None
+
+    def metrics(self) -> dict:
+        """The content of ``metrics.json``."""
+        d = {"steps": self.steps, "final_loss": self.final_loss, "last_loss": self.last_loss,
+             "n_train": self.n_train, **self.evaluation.to_dict(), "figures": self.figures}
+        if self.test_loss is not None:
+            d["test_loss"], d["generalization_gap"] = self.test_loss, self.generalization_gap
+        return d
+
+    def to_dict(self) -> dict:
+        """``metrics()`` with the wall times."""
+        return {**self.metrics(), "train_wall_time_s": self.train_wall_time_s,
+                "eval_wall_time_s": self.eval_wall_time_s}
 
 
 def run_training(config: TrainConfig, out: str | Path, fresh: bool = False,
                  solver: str = "midpoint", sample_steps: int = 20,
                  progress: bool | None = None, workers: int | None = None,
-                 device: str = "cpu", guidance: float = 1.0) -> dict:
+                 device: str = "cpu", guidance: float = 1.0) -> TrainingRun:
     """Train (resuming from ``out/checkpoint.pt`` unless ``fresh``), evaluate and draw figures.
 
     ``workers`` and ``device`` are passed to :func:`flows.training.train`. A class-conditional
-    run is evaluated per class at guidance scale ``guidance``
-    (:func:`flows.conditions.evaluate_conditional`) and draws its digits by class.
+    run is evaluated class by class at guidance scale ``guidance``
+    (:func:`flows.conditions.evaluate_conditional`) and draws ``samples_by_class.png``. The
+    inputs and the memory estimate are checked before ``out`` is touched. A training that
+    diverges raises :class:`_runkit.Diverged` and leaves no ``model.pt``; Ctrl-C leaves the
+    checkpoint and raises ``KeyboardInterrupt`` saying which step it holds.
 
-    Writes ``model.pt``, ``config.json``, ``metrics.json``, ``loss.png``, ``samples.png`` and,
-    for 2-D data, ``trajectories.png``. Returns the metrics.
+    Writes ``config.json``, ``checkpoint.pt``, ``model.pt``, ``metrics.json``, ``timing.json``,
+    ``loss.png``, ``samples.png`` and, for 2-D data, ``trajectories.png``.
     """
     cfg = config.resolved()
-    out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
-    if fresh and (out / CHECKPOINT_NAME).exists():
-        (out / CHECKPOINT_NAME).unlink()
-    atomic_write_json({"command": "train", "train": cfg.to_dict(), "solver": solver,
-                       "sample_steps": sample_steps}, out / "config.json")
+    check_choice("solver", solver, SOLVERS)
+    check_positive_int("sample_steps", sample_steps)
+    if workers is not None:
+        check_int("workers", workers, lo=0)
+    check_int("seed", cfg.seed, lo=0, hi=SEED_MAX)
+    ds = load_dataset(cfg.data, name="data")
+    FieldSpec(ds.dim, cfg.width, cfg.regime, bool(cfg.normalize), cfg.fourier)
+    get_path(cfg.path, cfg.sigma_min)
+    terms = training_bytes(cfg, ds.dim, None if ds.pool is None else ds.pool.shape[0])
+    terms["sample_steps"] = (sample_steps + 1.0) * (300 * ds.dim + 2) * 4  # the trajectories
+    check_terms(terms)
     splits, source = prepare_data(cfg)
-    res = train(cfg, out_dir=out, progress=progress, splits=splits, source=source,
-                workers=workers, device=device)
-    save_model(out / "model.pt", res.field, cfg.to_dict())
-    t0 = time.perf_counter()
-    if res.classes:
-        ev = evaluate_conditional(res.field, splits, source, cfg.seed, solver, sample_steps,
-                                  guidance)
-        labels = ev.pop("_labels")
-    else:
-        ev = evaluate_field(res.field, splits, source, cfg.seed, solver, sample_steps)
-    samples = ev.pop("_samples")
-    tail = max(1, res.steps_done // 100)
-    metrics = {"final_loss": float(res.losses[-tail:].mean()), "last_loss": float(res.losses[-1]),
-               "steps": res.steps_done, "train_wall_time_s": res.wall_time,
-               "eval_wall_time_s": time.perf_counter() - t0, "n_train": splits.train.shape[0],
-               **ev}
-    if res.test_loss is not None:
-        metrics["test_loss"] = res.test_loss
-        metrics["generalization_gap"] = res.test_loss - metrics["last_loss"]
-    figs = [_save(plot_loss(res.losses, smooth=max(1, res.steps_done // 200)), out / "loss.png")]
-    d = splits.heldout.shape[1]
-    if d == 64 and res.classes:
-        figs.append(_save(plot_digits_by_class(samples, labels, title="generated digits by "
-                                               f"class (guidance {guidance:g})"),
-                          out / "samples_by_class.png"))
-    if d == 64:
-        figs.append(_save(plot_digits(samples, title="generated digits"), out / "samples.png"))
-        figs.append(_save(plot_digits(splits.heldout, title="held-out digits"), out / "data.png"))
-    elif d >= 2:
-        figs.append(_save(plot_samples(samples[:, :2], splits.heldout[:, :2]), out / "samples.png"))
-    if d == 2 and not res.classes:
-        tr = sample_field(res.field, source, 300, derive_seed(cfg.seed, "traj"), solver,
-                          sample_steps, save_trajectory=True)
-        figs.append(_save(plot_trajectories(tr.trajectory, tr.times), out / "trajectories.png"))
-    metrics["figures"] = figs
-    atomic_write_json(metrics, out / "metrics.json")
-    return metrics
+    if not fresh:
+        check_resumable(Path(out) / CHECKPOINT, cfg)
+    resolve_device(device)
+    record = {**cfg.to_dict(), "solver": solver, "sample_steps": sample_steps,
+              "workers": workers, "device": str(device), "guidance": guidance}
+    with RunDir(out, command="flows train", config=record, seed=cfg.seed) as run:
+        if fresh:  # start over: nothing of the earlier run stays beside the new config
+            for name in (CHECKPOINT, *TRAINING_OUTPUTS):
+                run.path(name).unlink(missing_ok=True)
+        try:
+            res = train(cfg, out_dir=run.out, progress=progress, splits=splits, source=source,
+                        workers=workers, device=device)
+        except KeyboardInterrupt:
+            raise KeyboardInterrupt(_interrupted(run.path(CHECKPOINT), cfg.steps)) from None
+        save_model(run.path("model.pt"), res.field, cfg.to_dict())
+        t0 = time.perf_counter()
+        if res.classes:
+            ev = evaluate_conditional(res.field, splits, source, cfg.seed, solver,
+                                      sample_steps, guidance)
+        else:
+            ev = evaluate_field(res.field, splits, source, cfg.seed, solver, sample_steps)
+        traj = None
+        if splits.heldout.shape[1] == 2 and not res.classes:
+            tr = sample_field(res.field, source, 300, derive_seed(cfg.seed, "traj"), solver,
+                              sample_steps, save_trajectory=True)
+            traj = (tr.trajectory, tr.times)
+        figs = training_figures(res.losses, ev.samples, splits.heldout, traj)
+        if res.classes and splits.heldout.shape[1] == 64:
+            figs["samples_by_class.png"] = plot_digits_by_class(
+                ev.samples, ev.labels, title=f"generated digits by class (guidance {guidance:g})")
+        figures = _write_figures(run, figs)
+        tail = max(1, res.steps_done // 100)
+        last = float(res.losses[-1])
+        result = TrainingRun(
+            str(run.out), res.steps_done, float(res.losses[-tail:].mean()), last,
+            splits.train.shape[0], ev, figures, res.wall_time, time.perf_counter() - t0,
+            res.test_loss, None if res.test_loss is None else res.test_loss - last)
+        run.write_json("metrics.json", result.metrics())
+        run.write_json("timing.json", {"train_wall_time_s": result.train_wall_time_s,
+                                       "eval_wall_time_s": result.eval_wall_time_s})
+    return result
 
 
-def reference_for(name: str, n: int, seed: int) -> tuple[torch.Tensor, torch.Tensor]:
-    """A reference sample of a named dataset and an independent floor sample of the same size.
+def check_resumable(ckpt: Path, cfg: TrainConfig) -> None:
+    """Refuse, before anything in ``--out`` is written, a checkpoint this run cannot continue.
 
-    Finite datasets give two disjoint random subsets (at most half the rows each).
+    Raises ``BadInput`` for an unreadable or foreign file, or one written under another config
+    (naming the differing keys); an absent checkpoint is fine.
     """
-    ds = load_dataset(name, name="data")
-    n = check_positive_int("n", n)
-    if ds.pool is None:
-        ref = ds.sample(n, derive_seed(seed, "reference"))
-        return ref, ds.sample(n, derive_seed(seed, "floor"))
-    g = torch.Generator().manual_seed(derive_seed(seed, "reference"))
-    perm = torch.randperm(ds.pool.shape[0], generator=g)
-    k = min(n, ds.pool.shape[0] // 2)
-    return ds.pool[perm[:k]], ds.pool[perm[k:2 * k]]
+    if not ckpt.exists():
+        return
+    blob = load(ckpt, what="checkpoint")
+    if blob.get("format") != CHECKPOINT_FORMAT or not isinstance(blob.get("config"), dict):
+        raise BadInput(f"checkpoint={str(ckpt)!r} is not a training checkpoint of this version "
+                       "of flows; use --fresh to start over or another --out")
+    old, new = blob["config"], cfg.to_dict()
+    diff = sorted(k for k in set(old) | set(new) if old.get(k) != new.get(k))
+    if diff:
+        raise BadInput(f"checkpoint={str(ckpt)!r} was written with a different config "
+                       f"(differs in {diff}); use --fresh to start over or another --out")
+
+
+def _interrupted(ckpt: Path, steps: int) -> str:
+    try:
+        done = int(load_checkpoint_step(ckpt))
+    except BadInput:
+        return "no checkpoint was written yet"
+    return (f"{ckpt} holds step {done} of {steps}; rerun the same command to resume "
+            "(--fresh to start over)")
+
+
+def load_checkpoint_step(ckpt: Path) -> int:
+    """The step a training checkpoint holds."""
+    return int(load(ckpt)["step"])
+
+
+@dataclass(frozen=True)
+class SampleRun(Result):
+    """What ``flows sample`` wrote: ``out`` (.npy, shape (n, dim)) and its sidecar."""
+
+    out: str
+    sidecar: str
+    model: str
+    n: int
+    dim: int
+    solver: str
+    steps: int
+    seed: int
+    nfe: int
+
+
+def _sidecar_owner(npy: Path, sidecar: Path) -> None:
+    """Refuse unless both are absent or were written by an earlier ``flows sample`` of ``npy``."""
+    ours = False
+    if sidecar.exists():
+        try:
+            old = read_json(sidecar, what="out")
+        except BadInput:
+            old = None
+        ours = isinstance(old, dict) and old.get("command") == "flows sample" \
+            and isinstance(old.get("config"), dict) and old["config"].get("out") == npy.name
+        if not ours:
+            raise BadInput(f"out={str(npy)!r} would replace {str(sidecar)!r}, which flows sample "
+                           "did not write; choose another --out")
+    if npy.exists() and not ours:
+        raise BadInput(f"out={str(npy)!r} exists and was not written by flows sample; choose "
+                       "another --out")
+
+
+def run_sample(model: str | Path, n: int, out: str | Path, solver: str = "midpoint",
+               steps: int = 20, seed: int = 0) -> SampleRun:
+    """Draw ``n`` samples from a trained model into ``out`` (.npy) with a sidecar ``.json``.
+
+    The sidecar holds the command, the config as run (model, n, solver, steps, seed), the library
+    version, the command line and the NFE. See the module docstring for the sidecar rule.
+    """
+    out = Path(out)
+    check_positive_int("n", n)
+    check_choice("solver", solver, SOLVERS)
+    check_positive_int("steps", steps)
+    check_int("seed", seed, lo=0, hi=SEED_MAX)
+    if out.suffix != ".npy":
+        raise BadInput(f"out={str(out)!r} is not allowed; it must end in .npy")
+    if out.is_dir():
+        raise BadInput(f"out={str(out)!r} is a directory; a .npy file name is expected")
+    field, cfg = load_model(model)
+    check_terms(sampling_bytes(n, field.spec.dim, field.spec.width, steps))
+    source = source_for(cfg.get("source"), field.spec.dim)
+    sidecar = out.with_suffix(".json")
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as err:
+        raise BadInput(f"out={str(out)!r} cannot be written: {err.strerror}") from None
+    config = {"model": str(model), "n": n, "solver": solver, "steps": steps, "out": out.name}
+    with out_lock(out.parent / f".{out.name}.lock", "out", out):
+        _sidecar_owner(out, sidecar)
+        res = sample_field(field, source, n, seed, solver, steps)
+        buf = io.BytesIO()
+        np.save(buf, res.x.numpy())
+        atomic_write_bytes(buf.getvalue(), out)
+        write_json({**run_record("flows sample", config, seed), "nfe": res.nfe,
+                    "dim": field.spec.dim}, sidecar)
+    return SampleRun(str(out), str(sidecar), str(model), n, field.spec.dim, solver, steps, seed,
+                     res.nfe)
 
 
 def run_eval(samples: str | Path, reference: str | Path | None = None, data: str | None = None,
-             metric: str = "w2", seed: int = 0, out: str | Path | None = None) -> dict:
+             metric: str = "w2", seed: int = 0, out: str | Path | None = None) -> MetricResult:
     """metric(samples, reference) with, for a named ``data`` reference, its noise floor.
 
     Exactly one of ``reference`` (a .npy/.csv file) and ``data`` (a dataset name) is required.
-    Returns {metric, value, n_samples, n_reference[, floor]}.
+    With ``out``, writes ``config.json`` and ``metrics.json`` there.
     """
     if (reference is None) == (data is None):
-        raise FlowsError("give exactly one of reference (a file) and data (a dataset name)")
+        raise BadInput("give exactly one of reference (a file) and data (a dataset name)")
+    check_choice("metric", metric, METRICS)
+    check_int("seed", seed, lo=0, hi=SEED_MAX)
     x = load_array(samples, name="samples")
+    if data is not None:
+        dim = load_dataset(data, name="data").dim
+        n_ref = x.shape[0]
+    else:
+        ref = load_array(reference, name="reference")  # type: ignore[arg-type]
+        dim, n_ref = ref.shape[1], ref.shape[0]
+    if dim != x.shape[1]:
+        raise BadInput(f"samples have dimension {x.shape[1]} but the reference has {dim}; they "
+                       "must be equal")
+    if metric != "sliced":
+        factor = 2 if data is not None else 1  # the floor is a second distance
+        check_terms({"samples": distance_bytes(x.shape[0], n_ref, dim) * factor})
     if data is not None:
         ref, floor = reference_for(data, x.shape[0], seed)
     else:
-        ref, floor = load_array(reference, name="reference"), None  # type: ignore[arg-type]
-    if ref.shape[1] != x.shape[1]:
-        raise FlowsError(f"samples have dimension {x.shape[1]} but the reference has "
-                         f"{ref.shape[1]}; they must be equal")
-    res = evaluate(x, ref, metric, floor, seed=seed).to_dict()
-    if out is not None:
-        out = Path(out)
-        atomic_write_json({"command": "eval", "samples": str(samples), "reference":
-                           None if reference is None else str(reference), "data": data,
-                           "metric": metric, "seed": seed}, out / "config.json")
-        atomic_write_json(res, out / "metrics.json")
+        floor = None
+    config = {"samples": str(samples), "reference": None if reference is None else str(reference),
+              "data": data, "metric": metric}
+    if out is None:
+        return evaluate(x, ref, metric, floor, seed=seed)
+    with RunDir(out, command="flows eval", config=config, seed=seed) as run:
+        res = evaluate(x, ref, metric, floor, seed=seed)
+        run.write_json("metrics.json", res)
     return res
 
 
-def _theory_base(data: str, n: int, k: int, steps: int, lr: float | None, seed: int,
-                 width: int = 1024, n_eval: int = 1000) -> TrainConfig:
-    return TrainConfig(data=data, regime="theory", n_train=n, k_draws=k, steps=steps, lr=lr,
-                       seed=seed, width=width, n_eval=n_eval)
+@dataclass(frozen=True)
+class ExperimentRun(Result):
+    """What ``flows experiment`` wrote: the sweep's result and its figures."""
+
+    out: str
+    result: WidthExperiment | SamplesExperiment
+    figures: list[str]
+
+    def to_dict(self) -> dict:
+        """The result's fields with the figure names (the content of ``metrics.json``)."""
+        return {**self.result.to_dict(), "figures": self.figures}
+
+
+def _check_sweep(values: list[int], name: str) -> list[int]:
+    if not isinstance(values, (list, tuple)) or not values:
+        raise BadInput(f"{name}={values!r} is not allowed; give at least one value")
+    return [check_positive_int(name, v) for v in values]
+
+
+def _check_theory(data: str, n: int, k: int, steps: int, lr: float | None, seed: int,
+                  sample_steps: int) -> int:
+    for name, v in (("n", n), ("k", k), ("steps", steps), ("sample_steps", sample_steps)):
+        check_positive_int(name, v)
+    check_int("seed", seed, lo=0, hi=SEED_MAX)
+    TrainConfig(data=data, regime="theory", lr=lr)
+    return load_dataset(data, name="data").dim
 
 
 def run_width_experiment(out: str | Path, widths: list[int], data: str = "moons", n: int = 256,
                          k: int = 4, steps: int = 500, lr: float | None = None, seed: int = 0,
-                         sample_steps: int = 20) -> dict:
+                         sample_steps: int = 20) -> ExperimentRun:
     """Theory regime at several widths: loss curves, drift vs m, lambda_0, W2 vs m (figures).
 
-    Writes config.json, metrics.json, loss_curves.png, drift_vs_width.png, lambda0.png and
-    w2_vs_width.png into ``out``.
+    Writes config.json, metrics.json, losses.npz, loss_curves.png, drift_vs_width.png,
+    lambda0.png and w2_vs_width.png into ``out``.
     """
-    out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
-    base = _theory_base(data, n, k, steps, lr, seed)
-    atomic_write_json({"command": "experiment width", "widths": widths,
-                       "base": base.resolved().to_dict()}, out / "config.json")
-    res = width_sweep(widths, base, sample_steps=sample_steps, with_lambda=False)
-    cfg = base.resolved()
-    splits, source = prepare_data(cfg)
-    spec = FieldSpec(splits.train.shape[1], 1, "theory", True, cfg.fourier)
-    z, _ = fixed_objective(splits.train[:n], source, k, cfg.path, cfg.sigma_min, spec,
-                           derive_seed(seed, "objective"))
-    ev = torch.linalg.eigvalsh(kernel_h(z)).numpy()
-    runs = res["runs"]
-    rate = guaranteed_log_rate(float(ev[0]), float(cfg.lr), n * k)  # type: ignore[arg-type]
-    late = [log_loss_slope(r["losses"], steps // 5) for r in runs]  # after the fast transient
-    metrics = {"widths": widths, "n": n, "k": k, "steps": steps, "lambda_0": float(ev[0]),
-               "drift_slope": res.get("drift_slope"),
-               "drift": [r["drift"] for r in runs],
-               "log_loss_slope": [r["slope"] for r in runs],
-               "log_loss_r2": [r["slope_r2"] for r in runs],
-               "log_loss_slope_late": [f.slope for f in late],
-               "log_loss_r2_late": [f.r2 for f in late],
-               "guaranteed_log_rate": rate,
-               "below_guarantee": [within_guarantee(r["losses"], rate) for r in runs],
-               "final_train_loss": [r["train_loss"] for r in runs],
-               "test_loss": [r["test_loss"] for r in runs],
-               "w2": [r["w2"] for r in runs], "w2_floor": [r["floor"] for r in runs]}
-    np.savez_compressed(out / "losses.npz", **{f"m{r['width']}": np.asarray(r["losses"])
-                                               for r in runs})
-    figs = [
-        _save(plot_loss_curves({f"m={r['width']}": r["losses"] for r in runs},
-                               fits=[(steps // 5, f.slope, f.intercept) for f in late],
-                               guarantee=rate),
-              out / "loss_curves.png"),
-        _save(plot_drift(widths, metrics["drift"], metrics["drift_slope"]),
-              out / "drift_vs_width.png"),
-        _save(plot_lambda0(None, [], eigenvalues=ev), out / "lambda0.png"),
-        _save(plot_metric_vs(widths, metrics["w2"], metrics["w2_floor"], "width m"),
-              out / "w2_vs_width.png"),
-    ]
-    metrics["figures"] = figs
-    atomic_write_json(metrics, out / "metrics.json")
-    return metrics
+    widths = _check_sweep(widths, "widths")
+    dim = _check_theory(data, n, k, steps, lr, seed, sample_steps)
+    check_terms(theory_sweep_bytes(n, k, max(widths), dim, kernel=True))
+    config = {"kind": "width", "widths": widths, "data": data, "n": n, "k": k, "steps": steps,
+              "lr": lr, "sample_steps": sample_steps}
+    with RunDir(out, command="flows experiment width", config=config, seed=seed) as run:
+        res = width_experiment(widths, data, n, k, steps, lr, seed, sample_steps)
+        buf = io.BytesIO()
+        np.savez_compressed(buf, **{f"m{m}": arr for m, arr in res.losses.items()})
+        atomic_write_bytes(buf.getvalue(), run.path("losses.npz"))
+        done = ExperimentRun(str(run.out), res, _write_figures(run, width_figures(res)))
+        run.write_json("metrics.json", done)
+    return done
 
 
 def run_samples_experiment(out: str | Path, ns: list[int], data: str = "moons",
                            width: int = 4096, k: int = 4, steps: int = 500,
-                           lr: float | None = None, seed: int = 0, sample_steps: int = 20) -> dict:
+                           lr: float | None = None, seed: int = 0,
+                           sample_steps: int = 20) -> ExperimentRun:
     """Theory regime at several n: generalization gap and W2 (with floor) versus n (figures).
 
     Writes config.json, metrics.json, gap_vs_n.png and w2_vs_n.png into ``out``.
     """
-    out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
-    base = replace(_theory_base(data, ns[0], k, steps, lr, seed), width=width)
-    atomic_write_json({"command": "experiment samples", "ns": ns,
-                       "base": asdict(base.resolved())}, out / "config.json")
-    runs = sample_sweep(ns, base, sample_steps=sample_steps, with_lambda=False)["runs"]
-    metrics = {"ns": ns, "width": width, "k": k, "steps": steps,
-               "train_loss": [r["train_loss"] for r in runs],
-               "test_loss": [r["test_loss"] for r in runs],
-               "generalization_gap": [r["gap"] for r in runs],
-               "w2": [r["w2"] for r in runs], "w2_floor": [r["floor"] for r in runs]}
-    figs = [
-        _save(plot_metric_vs(ns, metrics["generalization_gap"], None, "training points n",
-                             "generalization gap"), out / "gap_vs_n.png"),
-        _save(plot_metric_vs(ns, metrics["w2"], metrics["w2_floor"], "training points n"),
-              out / "w2_vs_n.png"),
-    ]
-    metrics["figures"] = figs
-    atomic_write_json(metrics, out / "metrics.json")
-    return metrics
-
-
-def load_samples_array(path: str | Path) -> np.ndarray:
-    """Samples saved by ``flows sample`` (shape (N, d))."""
-    return load_array(path, name="samples").numpy()
-
-
-__all__ = ["run_training", "run_eval", "run_width_experiment", "run_samples_experiment",
-           "evaluate_field", "sample_field", "reference_for", "sliced_w"]
+    ns = _check_sweep(ns, "ns")
+    check_positive_int("width", width)
+    dim = _check_theory(data, ns[0], k, steps, lr, seed, sample_steps)
+    check_terms(theory_sweep_bytes(max(ns), k, width, dim))
+    config = {"kind": "samples", "ns": ns, "data": data, "width": width, "k": k,
+              "steps": steps, "lr": lr, "sample_steps": sample_steps}
+    with RunDir(out, command="flows experiment samples", config=config, seed=seed) as run:
+        res = samples_experiment(ns, data, width, k, steps, lr, seed, sample_steps)
+        done = ExperimentRun(str(run.out), res, _write_figures(run, samples_figures(res)))
+        run.write_json("metrics.json", done)
+    return done

@@ -37,6 +37,8 @@ from pathlib import Path
 import torch
 from torch import nn
 
+from _runkit import Diverged
+
 from ._batches import Batches, default_workers, draw_batch, step_seed
 from ._steps import FlatAdam, field_step, module_step, theory_step
 from .checkpoint import atomic_save, load
@@ -208,13 +210,11 @@ def train(config: TrainConfig, out_dir: str | Path | None = None, resume: bool =
                 while step < chunk and not interrupted():
                     losses[step] = step_fn(step)
                     step += 1
+                    check_loss(cfg, losses, step)
                 elapsed += time.perf_counter() - t0
                 if step > start:
                     bar.update(step - start)
                     bar.set_postfix_str(f"loss {float(losses[step - 1]):.4g}")
-                    if not math.isfinite(float(losses[step - 1])):
-                        raise FlowsError(f"the training loss became non-finite by step {step}; "
-                                         f"lower lr={cfg.lr}")
                     save()
                 if interrupted():
                     raise KeyboardInterrupt
@@ -227,6 +227,20 @@ def train(config: TrainConfig, out_dir: str | Path | None = None, resume: bool =
         test_loss = theory_test_loss(cfg, splits, source, field)
     return TrainResult(field, cfg, losses[:step].clone(), step, elapsed, step == cfg.steps,
                        initial_W, test_loss, classes)
+
+
+EXPLODED = 1e3
+
+
+def check_loss(cfg: TrainConfig, losses: torch.Tensor, step: int) -> None:
+    """Raise :class:`~_runkit.Diverged` if the loss of step ``step`` is non-finite or exploded.
+
+    Exploded: above ``EXPLODED`` times the loss of the first step (a stable run stays below it).
+    """
+    loss, first = float(losses[step - 1]), float(losses[0])
+    if not (math.isfinite(loss) and loss <= EXPLODED * first):
+        raise Diverged(f"the training loss diverged at step {step} (loss {loss:.3g}, first "
+                       f"{first:.3g}); lower lr (now {cfg.lr:g})", step=step, parameter="lr")
 
 
 @contextlib.contextmanager

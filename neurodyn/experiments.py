@@ -13,8 +13,6 @@ import torch
 
 from .diagnostics import (
     connectivity_profile,
-    diffusion_coefficient,
-    diffusion_theory,
     energy_audit,
     fixed_point_residual,
     jacobian_spectrum,
@@ -161,16 +159,27 @@ def _from_manifold(network: HopfieldNetwork, runs: int, duration: float, dt: flo
 
 
 def diffusion(network: HopfieldNetwork, noise: float = 0.05, runs: int = 128,
-              duration: float = 200.0, dt: float = 0.05, seed: int = 0
-              ) -> tuple[dict, SimulationResult]:
+              duration: float = 200.0, dt: float = 0.05, seed: int = 0,
+              lags: tuple[float, ...] | None = None) -> tuple[dict, SimulationResult]:
     """Bump diffusion under additive noise on ``u``, against the one-neuron-noise theory.
+
+    ``D`` is fitted to the mean squared increments of the decoded phase at several lags, with a
+    95% bootstrap interval over runs (:func:`neurodyn.drift.diffusion_estimate`); the theory is
+    :func:`neurodyn.drift.diffusion_tensor_theory` (per axis).
 
     Returns
     -------
-    metrics : ``D`` (measured), ``D_theory``, ``ratio``.
+    metrics : ``D`` (measured, per axis), ``D_low``/``D_high`` (95% interval), ``D_theory``,
+        ``ratio``, ``contains_theory``, ``lags``, ``msd``.
     """
+    from .drift import diffusion_estimate, diffusion_tensor_theory
+
     tr = _from_manifold(network, runs, duration, dt, seed, noise=noise, diagnostics=False)
-    est = diffusion_coefficient(tr)
-    theory = diffusion_theory(network, noise)
-    return {"D": est["D"], "D_theory": theory, "ratio": est["D"] / theory, "noise": noise,
+    if lags is None:
+        lags = tuple(duration / 2 ** k for k in (6, 5, 4, 3))
+    est = diffusion_estimate(tr.decoded, tr.t, lags=lags, seed=seed)
+    theory = float(diffusion_tensor_theory(network, noise).trace() / network.geometry.dim)
+    return {"D": est.D, "D_low": est.low, "D_high": est.high, "D_theory": theory,
+            "ratio": est.D / theory, "contains_theory": est.contains(theory),
+            "lags": list(est.lags), "msd": list(est.msd), "noise": noise,
             "runs": runs, "duration": duration}, tr

@@ -29,35 +29,18 @@ from __future__ import annotations
 
 import math
 import time
-from dataclasses import dataclass, field
-from pathlib import Path
-from typing import TYPE_CHECKING
 
 import numpy as np
 import torch
 
-from . import agent as agent_mod
 from .agent import Box, Trajectory, phase_track_to_positions, phase_velocity, position_to_phase
-from .geometry import LATTICES, Torus, sheet_corners
+from .gridcells_checks import _check_network, _check_trajectory, _modules, _positive
+from .gridcells_results import GRIDNESS_THRESHOLD, GridCellsResult, ModuleResult, run_metrics
 from .inputs import ArrayVelocity
 from .network import HopfieldNetwork
 from .progress import progress
-from .ratemaps import (
-    GridScores,
-    RateMaps,
-    autocorrelogram,
-    fraction_above,
-    grid_scores,
-    gridness,
-    plot_autocorrelogram,
-    plot_rate_maps,
-    rate_maps,
-)
+from .ratemaps import RateMaps, grid_scores, rate_maps
 from .simulate import simulate
-
-if TYPE_CHECKING:
-    from matplotlib.axes import Axes
-    from matplotlib.figure import Figure
 
 __all__ = [
     "GridCellsResult",
@@ -80,193 +63,8 @@ DEFAULT_DT_NETWORK = 2.0
 STABILITY_LIMIT = {"euler": 2.0, "midpoint": 2.0, "rk4": 2.785}
 #: Fraction of the stability limit a step may use.
 STABILITY_MARGIN = 0.9
-#: Classic gridness at or above which a cell counts as a grid cell.
-GRIDNESS_THRESHOLD = 0.8
 # bytes of saved states (u and r, float64) per simulated segment
 _SEGMENT_BYTES = 32e6
-
-
-# --------------------------------------------------------------------------------------------------
-# results
-
-
-@dataclass
-class ModuleResult:
-    """Path integration and rate maps of one grid module.
-
-    Attributes
-    ----------
-    spacing : grid spacing in metres.
-    phases : array (steps, 2), decoded torus phases in ``[0, 2 pi)``.
-    decoded : array (steps, 2), the network's position estimate in metres.
-    error : array (steps,), ``|decoded - position|`` in metres.
-    maps : RateMaps of the panel of cells, ``maps.maps`` (cells, bins, bins).
-    scores : GridScores of the panel, each (cells,).
-    all_maps : RateMaps of every neuron of the sheet (N, bins, bins), or None.
-    """
-
-    spacing: float
-    phases: np.ndarray
-    decoded: np.ndarray
-    error: np.ndarray
-    maps: RateMaps
-    scores: GridScores
-    all_maps: RateMaps | None = None
-
-    @property
-    def fraction_grid(self) -> float:
-        """Fraction of the panel with classic gridness ``>= GRIDNESS_THRESHOLD``."""
-        return fraction_above(self.scores.classic, GRIDNESS_THRESHOLD)
-
-    @property
-    def measured_spacing(self) -> float:
-        """Median spacing of the autocorrelograms' nearest peaks over the panel (m)."""
-        s = self.scores.spacing[np.isfinite(self.scores.spacing)]
-        return float(np.median(s)) if s.size else math.nan
-
-    @property
-    def measured_orientation(self) -> float:
-        """Circular mean (period 60 deg) of the panel's peak orientations, radians in
-        ``[0, pi/3)``."""
-        o = self.scores.orientation[np.isfinite(self.scores.orientation)]
-        if not o.size:
-            return math.nan
-        return float(np.angle(np.exp(6j * o).sum()) / 6.0) % (math.pi / 3.0)
-
-
-@dataclass
-class GridCellsResult:
-    """Outcome of :func:`run_grid_cells`.
-
-    Attributes
-    ----------
-    trajectory : the agent's trajectory (``t`` (steps,) s, ``position`` (steps, 2) m).
-    modules : one :class:`ModuleResult` per module; the first is the primary one.
-    cells : array (cells, 2), sheet indices ``(i, j)`` of the panel of cells.
-    lattice : the network's lattice.
-    orientation : grid orientation (angle of ``k1``) in radians.
-    connectivity : array (n1, n2), ``-d^2 F / dr_0 dr_j`` at the bump centred on neuron 0.
-    wall_time : seconds spent integrating the network.
-    config : the parameters of the run (JSON-serialisable).
-    metrics : summary numbers (JSON-serialisable); see :func:`run_grid_cells`.
-    """
-
-    trajectory: Trajectory
-    modules: list[ModuleResult]
-    cells: np.ndarray
-    lattice: str
-    orientation: float
-    connectivity: np.ndarray
-    wall_time: float
-    config: dict = field(default_factory=dict)
-    metrics: dict = field(default_factory=dict)
-
-    @property
-    def t(self) -> np.ndarray:
-        """Sample times (steps,) in seconds."""
-        return self.trajectory.t
-
-    @property
-    def position(self) -> np.ndarray:
-        """True positions (steps, 2) in metres."""
-        return self.trajectory.position
-
-    @property
-    def decoded(self) -> np.ndarray:
-        """Decoded positions (steps, 2) in metres, primary module."""
-        return self.modules[0].decoded
-
-    @property
-    def error(self) -> np.ndarray:
-        """Decoding error (steps,) in metres, primary module."""
-        return self.modules[0].error
-
-    @property
-    def maps(self) -> RateMaps:
-        """Rate maps of the panel, primary module."""
-        return self.modules[0].maps
-
-    @property
-    def scores(self) -> GridScores:
-        """Grid scores of the panel, primary module."""
-        return self.modules[0].scores
-
-
-# --------------------------------------------------------------------------------------------------
-# validation
-
-
-def _positive(name: str, value, allow_none: bool = False) -> float | None:
-    if value is None and allow_none:
-        return None
-    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
-        raise ValueError(f"{name}={value!r}: must be a finite number > 0")
-    value = float(value)
-    if not (math.isfinite(value) and value > 0):
-        raise ValueError(f"{name}={value!r}: must be a finite number > 0")
-    return value
-
-
-def _check_network(network: HopfieldNetwork, lattice: str | None) -> Torus:
-    if not isinstance(network, HopfieldNetwork):
-        raise ValueError(f"network: expected a HopfieldNetwork, got {type(network).__name__}")
-    g = network.geometry
-    if not isinstance(g, Torus):
-        raise ValueError(f"network: grid cells need a torus model, got {g!r}; "
-                         "fit one with `neurodyn fit torus`")
-    if lattice is not None:
-        if lattice not in LATTICES:
-            raise ValueError(f"lattice={lattice!r}: unknown lattice; choose one of {LATTICES}")
-        if lattice != g.lattice:
-            raise ValueError(f"lattice={lattice!r}: the model's torus has lattice "
-                             f"{g.lattice!r}; use a {lattice} model or lattice={g.lattice!r}")
-    if network.transport is None:
-        raise ValueError("network: has no velocity transport; fit one (fit does)")
-    if network.manifold is None:
-        raise ValueError("network: has no target manifold to start the bump from")
-    return g
-
-
-def _check_trajectory(trajectory: Trajectory) -> None:
-    if not isinstance(trajectory, Trajectory):
-        raise ValueError(f"trajectory: expected a neurodyn.agent.Trajectory, got "
-                         f"{type(trajectory).__name__}; see generate_trajectory/load_positions")
-    pos, t = np.asarray(trajectory.position), np.asarray(trajectory.t)
-    if pos.ndim != 2 or pos.shape[1] != 2 or pos.shape[0] < 2:
-        raise ValueError(f"trajectory.position: shape {pos.shape}; expected (steps, 2) with "
-                         "steps >= 2")
-    if t.shape != (pos.shape[0],):
-        raise ValueError(f"trajectory.t: shape {t.shape}; expected ({pos.shape[0]},) like the "
-                         "positions")
-    vel = np.asarray(trajectory.velocity)
-    if vel.shape != pos.shape:
-        raise ValueError(f"trajectory.velocity: shape {vel.shape}; expected {pos.shape}")
-    for name, arr in (("position", pos), ("t", t), ("velocity", vel)):
-        if not np.all(np.isfinite(arr)):
-            i = int(np.flatnonzero(~np.isfinite(arr).reshape(arr.shape[0], -1).all(-1))[0])
-            raise ValueError(f"trajectory.{name}: non-finite value at sample {i}")
-    step = np.diff(t)
-    if np.any(step <= 0):
-        i = int(np.flatnonzero(step <= 0)[0])
-        raise ValueError(f"trajectory.t: must be strictly increasing; t[{i}]={t[i]} then "
-                         f"t[{i + 1}]={t[i + 1]}")
-    if np.max(np.abs(step - trajectory.dt)) > 1e-6 * trajectory.dt:
-        raise ValueError(f"trajectory.t: samples must be uniformly spaced by dt="
-                         f"{trajectory.dt} s; got spacings {step.min()} to {step.max()} s")
-    outside = ~trajectory.box.contains(pos)
-    if outside.any():
-        i = int(np.flatnonzero(outside)[0])
-        raise ValueError(f"trajectory.position: {pos[i].tolist()} at sample {i} lies outside "
-                         f"the box [0, {trajectory.box.size}] x [0, {trajectory.box.size}] m")
-
-
-def _modules(spacing: float, modules) -> list[float]:
-    if modules is None:
-        return [_positive("spacing", spacing)]
-    mods = list(modules) if not isinstance(modules, (int, float)) else [modules]
-    if not mods:
-        raise ValueError("modules=[]: give at least one spacing (metres), or None")
-    return [_positive(f"modules[{i}]", s) for i, s in enumerate(mods)]
 
 
 # --------------------------------------------------------------------------------------------------
@@ -350,6 +148,8 @@ def run_grid_cells(
     all_cells: bool = False,
     lattice: str | None = None,
     method: str = "rk4",
+    noise: float = 0.0,
+    keep_rates: bool = False,
 ) -> GridCellsResult:
     """Path integration of an agent's trajectory by a torus network; rate maps and gridness.
 
@@ -388,7 +188,10 @@ def run_grid_cells(
     all_cells : also bin every neuron of the sheet (``ModuleResult.all_maps``).
     lattice : expected lattice of the model (``'hex'`` or ``'square'``); a mismatch raises.
     method : fixed-step integrator of :func:`neurodyn.simulate.simulate` (``rk4``, ``midpoint``,
-        ``euler``).
+        ``euler``); ``noise > 0`` needs ``euler`` (Euler-Maruyama).
+    noise : ``sigma`` of additive noise on ``u`` per square root of network time (seeded by
+        ``seed``, a fresh stream per segment).
+    keep_rates : keep the panel's rates over time (``ModuleResult.rates``, (steps, cells)).
 
     Returns
     -------
@@ -432,6 +235,11 @@ def run_grid_cells(
     if method not in ("euler", "midpoint", "rk4"):
         raise ValueError(f"method={method!r}: choose a fixed-step method, one of "
                          "('euler', 'midpoint', 'rk4')")
+    if isinstance(noise, bool) or not isinstance(noise, (int, float)) or \
+            not (math.isfinite(noise) and noise >= 0):
+        raise ValueError(f"noise={noise!r}: must be a finite number >= 0")
+    if noise > 0 and method != "euler":
+        raise ValueError(f"method={method!r}: noise > 0 needs method='euler' (Euler-Maruyama)")
 
     steps = trajectory.steps
     dt_s = float(trajectory.dt)
@@ -463,6 +271,7 @@ def run_grid_cells(
     acc = [_MapAccumulator(box, bins) for _ in spacings]
     acc_all = [_MapAccumulator(box, bins) for _ in spacings] if all_cells else None
     phases = np.empty((steps, batch, 2))
+    kept = np.empty((steps, batch, int(cells))) if keep_rates else None
     seg = max(1, int(_SEGMENT_BYTES // (16 * batch * g.size)))  # samples per segment
     nfe = 0
     bar = progress(total=steps - 1, desc="grid cells", enabled=progress_bar)
@@ -474,7 +283,8 @@ def run_grid_cells(
             n = last - first
             vseg = ArrayVelocity(vel_net[2 * first:2 * last + 1], dt_sample / 2)
             tr = simulate(network, u, n * dt_sample, dt_net, method=method, velocity=vseg,
-                          save_every=substeps, progress_bar=False, diagnostics=False)
+                          save_every=substeps, progress_bar=False, diagnostics=False,
+                          noise=noise, seed=(seed * 1_000_003 + first) if noise > 0 else None)
             nfe += tr.nfe
             u = tr.u[-1]
             r = tr.r.reshape(tr.r.shape[0], batch, g.size)
@@ -484,6 +294,8 @@ def run_grid_cells(
             idx = slice(first if first == 0 else first + 1, last + 1)
             phases[idx] = dec[keep]
             rn = r[keep].numpy()
+            if kept is not None:
+                kept[idx] = rn[:, :, flat]
             pos = trajectory.position[idx]
             for m in range(batch):
                 acc[m].add(pos, rn[:, m, flat])
@@ -503,19 +315,21 @@ def run_grid_cells(
         maps = acc[m].result()
         results.append(ModuleResult(
             spacing=s, phases=phases[:, m].copy(), decoded=decoded, error=err, maps=maps,
-            scores=grid_scores(maps), all_maps=acc_all[m].result() if acc_all else None))
+            scores=grid_scores(maps), all_maps=acc_all[m].result() if acc_all else None,
+            rates=kept[:, m].copy() if kept is not None else None))
 
     config = {"spacing": spacings[0], "modules": spacings, "orientation_rad": orientation,
               "tau_seconds": tau_seconds, "dt_network_max_tau": dt_max,
               "dt_network_tau": dt_net / network.tau, "substeps": substeps,
               "jacobian_min_eigenvalue": lam, "cells": int(cells),
               "bins": int(bins), "seed": seed, "method": method, "all_cells": all_cells,
+              "noise": float(noise),
               "lattice": g.lattice, "sheet": list(g.shape), "box_m": box.size,
               "dt_s": dt_s, "duration_s": float(trajectory.t[-1] - trajectory.t[0]),
               "steps": steps}
     result = GridCellsResult(trajectory, results, cell_idx, g.lattice, float(orientation),
                              connectivity_row(network), wall, config)
-    result.metrics = _metrics(result, nfe, dt_net / network.tau)
+    result.metrics = run_metrics(result, nfe, dt_net / network.tau)
     return result
 
 
@@ -572,239 +386,6 @@ class _MapAccumulator:
                         occupancy=self.occ)
 
 
-def _module_metrics(mod: ModuleResult) -> dict:
-    s = mod.scores
-    fin = np.isfinite(s.classic)
-    return {
-        "spacing_m": mod.spacing,
-        "final_error_m": float(mod.error[-1]),
-        "final_error_fraction": float(mod.error[-1] / mod.spacing),
-        "mean_error_m": float(mod.error.mean()),
-        "max_error_m": float(mod.error.max()),
-        "fraction_grid": mod.fraction_grid,
-        "gridness_median": float(np.median(s.classic[fin])) if fin.any() else math.nan,
-        "gridness_mean_form_median": float(np.nanmedian(s.mean)) if fin.any() else math.nan,
-        "score_90_median": float(np.nanmedian(s.score_90)) if fin.any() else math.nan,
-        "measured_spacing_m": mod.measured_spacing,
-        "measured_orientation_deg": math.degrees(mod.measured_orientation),
-    }
-
-
-def _metrics(result: GridCellsResult, nfe: int, dt_net: float) -> dict:
-    per = [_module_metrics(m) for m in result.modules]
-    duration = result.config["duration_s"]
-    out = dict(per[0])
-    out.update({
-        "lattice": result.lattice,
-        "gridness_threshold": GRIDNESS_THRESHOLD,
-        "duration_s": duration,
-        "wall_time_s": result.wall_time,
-        "realtime_factor": duration / result.wall_time if result.wall_time > 0 else math.nan,
-        "dt_network_tau": dt_net,
-        "nfe": nfe,
-        "cells": int(result.cells.shape[0]),
-        "n_modules": len(per),
-        "modules": per,
-    })
-    return out
-
-
-# --------------------------------------------------------------------------------------------------
-# figures
-
-
-def plot_connectivity_sheet(row: np.ndarray, lattice: str, ax: Axes | None = None) -> Figure:
-    """Draw a connectivity row on the sheet's own geometry.
-
-    Neuron ``(i, j)`` at offset ``(a, b)`` from the centre neuron sits at ``a e1 + b e2`` with
-    ``e1 = (1, 0)`` and ``e2 = (1/2, sqrt(3)/2)`` (hex) or ``(0, 1)`` (square), in units of the
-    neuron spacing; offsets are wrapped so the centre neuron is in the middle.
-
-    Parameters
-    ----------
-    row : array (n1, n2), weights from every neuron onto neuron ``(0, 0)``.
-    lattice : ``'hex'`` or ``'square'``.
-    ax : axes to draw into (a new figure otherwise).
-
-    Returns
-    -------
-    Figure, with a diverging colour scale centred at 0.
-    """
-    from matplotlib.figure import Figure
-
-    row = np.asarray(row, dtype=float)
-    if row.ndim != 2:
-        raise ValueError(f"row: shape {row.shape}; expected (n1, n2)")
-    if lattice not in LATTICES:
-        raise ValueError(f"lattice={lattice!r}: unknown lattice; choose one of {LATTICES}")
-    if ax is None:
-        fig = Figure(figsize=(5.6, 4.2), layout="constrained")
-        ax = fig.add_subplot()
-    else:
-        fig = ax.figure
-    centred = np.roll(row, (row.shape[0] // 2, row.shape[1] // 2), axis=(0, 1))
-    x, y = sheet_corners(row.shape, lattice, centred=True)
-    lim = float(np.abs(row).max()) or 1.0
-    mesh = ax.pcolormesh(x, y, centred, cmap="RdBu_r", vmin=-lim, vmax=lim, shading="flat")
-    fig.colorbar(mesh, ax=ax, label=r"$W_\mathrm{eff} = -\partial^2 F/\partial r_0 \partial r_j$")
-    ax.set_aspect("equal")
-    ax.set_xlabel("sheet x (neuron spacings)")
-    ax.set_ylabel("sheet y (neuron spacings)")
-    ax.set_title(f"learned connectivity onto the centre neuron ({lattice} sheet)",
-                 fontsize="small")
-    return fig
-
-
-def plot_error(result: GridCellsResult, ax: Axes | None = None) -> Figure:
-    """Decoding error ``|x_hat(t) - x(t)|`` (m) over time (s) for every module.
-
-    Parameters
-    ----------
-    result : a :class:`GridCellsResult`.
-    ax : axes to draw into (a new figure otherwise).
-
-    Returns
-    -------
-    Figure
-    """
-    from matplotlib.figure import Figure
-
-    if ax is None:
-        fig = Figure(figsize=(6.0, 3.4), layout="constrained")
-        ax = fig.add_subplot()
-    else:
-        fig = ax.figure
-    for k, mod in enumerate(result.modules):
-        color = f"C{k}"
-        ax.plot(result.t, mod.error, color=color, linewidth=0.8,
-                label=f"spacing {mod.spacing:g} m")
-        ax.axhline(0.05 * mod.spacing, color=color, linestyle=":", linewidth=0.8)
-    ax.set_xlabel("time (s)")
-    ax.set_ylabel("decoded position error (m)")
-    ax.set_title("path integration error (dotted: 5% of the spacing)", fontsize="small")
-    ax.legend(fontsize="small")
-    return fig
-
-
-def plot_modules(result: GridCellsResult, cell: int = 0, fig: Figure | None = None) -> Figure:
-    """Compare modules: one cell's rate map and autocorrelogram per module.
-
-    Parameters
-    ----------
-    result : a :class:`GridCellsResult`.
-    cell : index into the panel.
-    fig : figure to draw into (cleared; a new one otherwise).
-
-    Returns
-    -------
-    Figure
-    """
-    from matplotlib.figure import Figure
-
-    mods = result.modules
-    if not 0 <= cell < result.cells.shape[0]:
-        raise ValueError(f"cell={cell}: must be in [0, {result.cells.shape[0] - 1}]")
-    if fig is None:
-        fig = Figure(figsize=(4.2 * len(mods), 7.0), layout="constrained")
-    else:
-        fig.clear()
-    axes = fig.subplots(2, len(mods), squeeze=False)
-    for k, mod in enumerate(mods):
-        m = mod.maps
-        ext = (m.x_edges[0], m.x_edges[-1], m.y_edges[0], m.y_edges[-1])
-        im = axes[0, k].imshow(m.maps[cell], origin="lower", extent=ext, cmap="viridis",
-                               interpolation="nearest")
-        fig.colorbar(im, ax=axes[0, k], label="rate", shrink=0.8)
-        axes[0, k].set_title(f"module {mod.spacing:g} m, cell {cell}\n"
-                             f"{100 * mod.fraction_grid:.0f}% grid cells, final error "
-                             f"{1000 * mod.error[-1]:.2f} mm", fontsize="small")
-        axes[0, k].set_xlabel("x (m)")
-        axes[0, k].set_ylabel("y (m)")
-        ac = autocorrelogram(m.maps[cell])
-        plot_autocorrelogram(ac, m.bin_size, gridness(autocorr=ac, bin_size=m.bin_size),
-                             ax=axes[1, k])
-    return fig
-
-
-def write_grid_cells(result: GridCellsResult, out_dir: str | Path,
-                     extra_config: dict | None = None) -> dict:
-    """Write the arrays, figures, config and metrics of a grid-cell run.
-
-    Files in ``out_dir``:
-
-    - ``track.npz``: ``t`` (steps,) s; ``position``, ``decoded`` (steps, 2) m (primary module);
-      also ``error`` (steps,) m, ``phases`` (modules, steps, 2) rad, ``decoded_modules``
-      (modules, steps, 2) m, ``spacing`` (modules,) m.
-    - ``ratemaps.npz``: ``maps`` (cells, bins, bins) (primary module, NaN where unvisited),
-      ``x_edges``, ``y_edges`` (bins + 1,) m, ``occupancy`` (bins, bins) samples, ``cells``
-      (cells, 2) sheet indices, ``module_maps`` (modules, cells, bins, bins), the scores
-      ``classic``, ``mean``, ``score_90``, ``spacing`` (m), ``orientation`` (rad), each
-      (modules, cells); ``all_maps`` (modules, N, bins, bins) when every cell was binned.
-    - ``metrics.json``, ``config.json``.
-    - figures: ``ratemaps.png``, ``autocorrelograms.png``, ``trajectory.png``, ``error.png``,
-      ``connectivity.png`` and, with several modules, ``modules.png``.
-
-    Parameters
-    ----------
-    result : a :class:`GridCellsResult`.
-    out_dir : output directory (created).
-    extra_config : merged into ``config.json`` (e.g. the command line).
-
-    Returns
-    -------
-    dict : the metrics.
-    """
-    from .io import write_json
-
-    out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    mods = result.modules
-    np.savez_compressed(
-        out / "track.npz", t=result.t, position=result.position, decoded=result.decoded,
-        error=result.error, phases=np.stack([m.phases for m in mods]),
-        decoded_modules=np.stack([m.decoded for m in mods]),
-        spacing=np.array([m.spacing for m in mods]))
-    arrays = {
-        "maps": result.maps.maps, "x_edges": result.maps.x_edges,
-        "y_edges": result.maps.y_edges, "occupancy": result.maps.occupancy,
-        "cells": result.cells, "module_maps": np.stack([m.maps.maps for m in mods]),
-    }
-    for key in ("classic", "mean", "score_90", "spacing", "orientation"):
-        arrays[key] = np.stack([getattr(m.scores, key) for m in mods])
-    if mods[0].all_maps is not None:
-        arrays["all_maps"] = np.stack([m.all_maps.maps for m in mods])
-    np.savez_compressed(out / "ratemaps.npz", **arrays)
-    write_json({**result.config, **(extra_config or {})}, out / "config.json")
-    write_json(result.metrics, out / "metrics.json")
-
-    for name, fig in _figures(result):
-        fig.savefig(out / name, dpi=110)
-    return result.metrics
-
-
-def _figures(result: GridCellsResult):
-    from matplotlib.figure import Figure
-
-    maps = result.maps
-    fig = plot_rate_maps(maps, cells=np.arange(min(32, maps.maps.shape[0])))
-    fig.suptitle(f"rate maps (spacing {result.modules[0].spacing:g} m, {result.lattice})")
-    yield "ratemaps.png", fig
-
-    shown = min(4, maps.maps.shape[0])
-    fig = Figure(figsize=(3.6 * shown, 3.2), layout="constrained")
-    axes = fig.subplots(1, shown, squeeze=False)[0]
-    for k in range(shown):
-        ac = autocorrelogram(maps.maps[k])
-        plot_autocorrelogram(ac, maps.bin_size, gridness(autocorr=ac, bin_size=maps.bin_size),
-                             ax=axes[k])
-    yield "autocorrelograms.png", fig
-
-    fig = agent_mod.plot_trajectory(result.trajectory, result.decoded)
-    fig.axes[0].set_title(f"true vs decoded position (final error "
-                          f"{1000 * result.error[-1]:.2f} mm)",
-                          fontsize="small")
-    yield "trajectory.png", fig
-    yield "error.png", plot_error(result)
-    yield "connectivity.png", plot_connectivity_sheet(result.connectivity, result.lattice)
-    if len(result.modules) > 1:
-        yield "modules.png", plot_modules(result)
+# results, figures and writing live in modules of their own
+from .gridcells_figures import plot_connectivity_sheet, plot_error, plot_modules  # noqa: E402
+from .gridcells_io import write_grid_cells  # noqa: E402

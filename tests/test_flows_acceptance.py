@@ -14,7 +14,7 @@ def test_moons_default_practice_settings(tmp_path, capsys):
     m = json.loads(capsys.readouterr().out)
     assert m["n_eval"] == 1000
     assert m["w2_heldout"] <= 0.15, m
-    assert m["steps"] == 40_000  # the wall time (target 60 s) is reported in metrics.json
+    assert m["steps"] == 40_000  # the wall time (target 60 s) is reported in timing.json
 
 
 def test_theory_width_sweep(tmp_path, capsys):

@@ -31,7 +31,7 @@ def test_a_user_module_learns_moons_and_beats_its_own_initialisation():
     ev = evaluate_field(res.field, splits, source, 0)
     untrained = train(_cfg(steps=1), splits=splits, source=source, progress=False)
     ev0 = evaluate_field(untrained.field, splits, source, 0)
-    assert ev["w2_heldout"] < 0.6 * ev0["w2_heldout"], (ev, ev0)
+    assert ev.heldout < 0.6 * ev0.heldout, (ev, ev0)
 
 
 @pytest.mark.parametrize("coupling", ["independent", "ot"])

@@ -7,6 +7,7 @@ import signal
 import pytest
 import torch
 
+from _runkit import safe_torch_load
 from flows import TrainConfig, train
 from flows.errors import derive_seed
 from flows.evaluation import w2
@@ -58,7 +59,7 @@ def test_ctrl_c_finishes_the_step_checkpoints_and_resumes_exactly(tmp_path, monk
         patch.setattr(module, "draw_batch", interrupt_at_step_123)
         with pytest.raises(KeyboardInterrupt):
             train(cfg, out_dir=tmp_path, progress=False)
-    blob = torch.load(tmp_path / CHECKPOINT, weights_only=False)
+    blob = safe_torch_load(tmp_path / CHECKPOINT)
     assert blob["step"] == 123  # the step that was running when Ctrl-C came was completed
     resumed = train(cfg, out_dir=tmp_path, progress=False)
     assert resumed.completed
@@ -103,6 +104,6 @@ def test_short_moons_training_reaches_w2_bound():
     res = train(cfg, splits=splits, source=source, progress=False)
     ev = evaluate_field(res.field, splits, source, seed=0)
     floor = w2(splits.floor, splits.heldout)
-    assert ev["w2_floor"] == pytest.approx(floor)
-    assert ev["w2_floor"] < ev["w2_heldout"] < 0.4, ev  # untrained: W2 > 1
-    assert ev["nfe"] == 40
+    assert ev.metric == "w2" and ev.floor == pytest.approx(floor)
+    assert ev.floor < ev.heldout < 0.4, ev  # untrained: W2 > 1
+    assert ev.nfe == 40

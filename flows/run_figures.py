@@ -1,0 +1,67 @@
+"""The figures of the flows runs, built from their results (no files written here).
+
+Each function returns ``{file name: Figure}``; :mod:`flows.run` writes them into the run
+directory.
+"""
+
+from __future__ import annotations
+
+import torch
+from matplotlib.figure import Figure
+
+from .measure import SamplesExperiment, WidthExperiment
+from .plotting import (
+    plot_digits,
+    plot_drift,
+    plot_lambda0,
+    plot_loss,
+    plot_loss_curves,
+    plot_metric_vs,
+    plot_samples,
+    plot_trajectories,
+)
+
+__all__ = ["training_figures", "width_figures", "samples_figures"]
+
+
+def training_figures(losses: torch.Tensor, samples: torch.Tensor, heldout: torch.Tensor,
+                     trajectory: tuple[torch.Tensor, torch.Tensor] | None = None
+                     ) -> dict[str, Figure]:
+    """loss.png; samples.png (and data.png for 8x8 digits); trajectories.png when given.
+
+    Parameters
+    ----------
+    losses : torch.Tensor, shape (steps,)
+    samples, heldout : torch.Tensor, shapes (n, d)
+    trajectory : (states of shape (T, N, 2), times of shape (T,)), optional
+    """
+    figs = {"loss.png": plot_loss(losses, smooth=max(1, losses.shape[0] // 200))}
+    d = heldout.shape[1]
+    if d == 64:
+        figs["samples.png"] = plot_digits(samples, title="generated digits")
+        figs["data.png"] = plot_digits(heldout, title="held-out digits")
+    elif d >= 2:
+        figs["samples.png"] = plot_samples(samples[:, :2], heldout[:, :2])
+    if trajectory is not None:
+        figs["trajectories.png"] = plot_trajectories(*trajectory)
+    return figs
+
+
+def width_figures(res: WidthExperiment) -> dict[str, Figure]:
+    """loss_curves.png, drift_vs_width.png, lambda0.png and w2_vs_width.png."""
+    return {
+        "loss_curves.png": plot_loss_curves({f"m={m}": res.losses[m] for m in res.widths},
+                                            fits=res.fits, guarantee=res.guaranteed_log_rate),
+        "drift_vs_width.png": plot_drift(res.widths, res.drift, res.drift_slope),
+        "lambda0.png": plot_lambda0(None, [], eigenvalues=res.eigenvalues),
+        "w2_vs_width.png": plot_metric_vs(res.widths, res.w2, res.w2_floor, "width m"),
+    }
+
+
+def samples_figures(res: SamplesExperiment) -> dict[str, Figure]:
+    """gap_vs_n.png and w2_vs_n.png."""
+    return {
+        "gap_vs_n.png": plot_metric_vs(res.ns, res.generalization_gap, None,
+                                       "training points n", "generalization gap"),
+        "w2_vs_n.png": plot_metric_vs(res.ns, res.w2, res.w2_floor, "training points n"),
+    }
