@@ -101,6 +101,8 @@ class ModuleField(nn.Module):
         forward(x, t) or forward(x, t, c) returning (B, d).
     classes : int
         Number K of classes (0: unconditional).
+    dim : int or None
+        Data dimension d (recorded with a saved model).
 
     Examples
     --------
@@ -111,10 +113,11 @@ class ModuleField(nn.Module):
     [0.5, 0.5]
     """
 
-    def __init__(self, module: nn.Module, classes: int = 0) -> None:
+    def __init__(self, module: nn.Module, classes: int = 0, dim: int | None = None) -> None:
         super().__init__()
         self.module = module
         self.classes = int(classes)
+        self.dim = dim
 
     def forward(self, x: torch.Tensor, t: torch.Tensor | float,
                 c: torch.Tensor | None = None) -> torch.Tensor:
@@ -183,7 +186,7 @@ def model_blob(field: nn.Module, config: dict) -> dict:
     named = config.get("model") is not None
     spec = {"target": config["model"] if named else class_target(field.module),
             "args": config.get("model_args") or {} if named else None,
-            "classes": field.classes}
+            "classes": field.classes, "dim": field.dim}
     return {"format": MODEL_FORMAT, "kind": "module", "spec": spec, "state_dict": state,
             "config": config}
 
@@ -203,12 +206,13 @@ def field_from_blob(blob: dict, model: nn.Module | None = None, what: str = "mod
     if blob["kind"] == "builtin":
         field: nn.Module = TwoLayerReLUField(FieldSpec(**spec), seed=0)
     elif model is not None:
-        field = ModuleField(model, spec["classes"])
+        field = ModuleField(model, spec["classes"], spec.get("dim"))
     elif spec["args"] is None:
         raise FlowsError(f"{what} holds a {spec['target']} module passed in built (its "
                          "arguments are unknown); rebuild it and pass it as model=")
     else:
-        field = ModuleField(build_module(spec["target"], spec["args"], 0), spec["classes"])
+        field = ModuleField(build_module(spec["target"], spec["args"], 0), spec["classes"],
+                            spec.get("dim"))
     state = blob.get("state_dict")
     if not isinstance(state, dict) or not all(
             isinstance(v, torch.Tensor) and (not v.is_floating_point() or bool(torch.isfinite(

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
+import torch
 
 from _runkit import (
     BadInput,
@@ -38,7 +39,7 @@ from _runkit import (
 from _runkit.rundir import out_lock, run_record
 
 from .checkpoint import load, load_model, save_model
-from .conditions import evaluate_conditional
+from .conditions import evaluate_conditional, sample_by_class
 from .data import load_array, load_dataset, source_for
 from .errors import derive_seed
 from .evaluation import METRICS, MetricResult, evaluate
@@ -258,39 +259,66 @@ def _sidecar_owner(npy: Path, sidecar: Path) -> None:
 
 
 def run_sample(model: str | Path, n: int, out: str | Path, solver: str = "midpoint",
-               steps: int = 20, seed: int = 0) -> SampleRun:
+               steps: int = 20, seed: int = 0, label: int | None = None,
+               guidance: float = 1.0, device: str = "cpu") -> SampleRun:
     """Draw ``n`` samples from a trained model into ``out`` (.npy) with a sidecar ``.json``.
 
-    The sidecar holds the command, the config as run (model, n, solver, steps, seed), the library
-    version, the command line and the NFE. See the module docstring for the sidecar rule.
+    The sidecar holds the command, the config as run (model, n, solver, steps, seed, and for a
+    class-conditional model the labels and guidance), the library version, the command line and
+    the NFE. A class-conditional model draws class ``label`` for every sample, or classes
+    0..K-1 in turn (sample i has class i mod K); ``out.labels.npy`` is not written: the rule
+    recovers them. A user model is rebuilt from its recorded import path. See the module
+    docstring for the sidecar rule.
     """
     out = Path(out)
     check_positive_int("n", n)
     check_choice("solver", solver, SOLVERS)
     check_positive_int("steps", steps)
     check_int("seed", seed, lo=0, hi=SEED_MAX)
+    dev = resolve_device(device)
     if out.suffix != ".npy":
         raise BadInput(f"out={str(out)!r} is not allowed; it must end in .npy")
     if out.is_dir():
         raise BadInput(f"out={str(out)!r} is a directory; a .npy file name is expected")
     field, cfg = load_model(model)
-    check_terms(sampling_bytes(n, field.spec.dim, field.spec.width, steps))
-    source = source_for(cfg.get("source"), field.spec.dim)
+    spec = getattr(field, "spec", None)
+    dim = spec.dim if spec is not None else field.dim
+    classes = spec.classes if spec is not None else field.classes
+    # the estimate covers the built-in field's activations; a user module's own are its own
+    check_terms(sampling_bytes(n, dim, spec.width if spec is not None else 1, steps))
+    labels = None
+    if classes:
+        if label is not None:
+            check_int("label", label, lo=0, hi=classes - 1)
+            labels = torch.full((n,), int(label), dtype=torch.long)
+        else:
+            labels = torch.arange(n) % classes
+    elif label is not None:
+        raise BadInput(f"label={label!r} is not allowed: the model is not class-conditional")
+    source = source_for(cfg.get("source"), dim)
     sidecar = out.with_suffix(".json")
     try:
         out.parent.mkdir(parents=True, exist_ok=True)
     except OSError as err:
         raise BadInput(f"out={str(out)!r} cannot be written: {err.strerror}") from None
-    config = {"model": str(model), "n": n, "solver": solver, "steps": steps, "out": out.name}
+    config = {"model": str(model), "n": n, "solver": solver, "steps": steps, "out": out.name,
+              "device": str(device)}
+    if classes:
+        config |= {"label": label, "labels": "all equal" if label is not None else "i mod K",
+                   "classes": classes, "guidance": guidance}
+    field = field.to(dev)
     with out_lock(out.parent / f".{out.name}.lock", "out", out):
         _sidecar_owner(out, sidecar)
-        res = sample_field(field, source, n, seed, solver, steps)
+        if classes:
+            res = sample_by_class(field, source, labels, classes, seed, guidance, solver, steps)
+        else:
+            res = sample_field(field, source, n, seed, solver, steps)
         buf = io.BytesIO()
-        np.save(buf, res.x.numpy())
+        np.save(buf, res.x.cpu().numpy())
         atomic_write_bytes(buf.getvalue(), out)
         write_json({**run_record("flows sample", config, seed), "nfe": res.nfe,
-                    "dim": field.spec.dim}, sidecar)
-    return SampleRun(str(out), str(sidecar), str(model), n, field.spec.dim, solver, steps, seed,
+                    "dim": dim}, sidecar)
+    return SampleRun(str(out), str(sidecar), str(model), n, dim, solver, steps, seed,
                      res.nfe)
 
 

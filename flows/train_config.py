@@ -7,7 +7,7 @@ from dataclasses import asdict, dataclass, fields, replace
 import torch
 from torch import nn
 
-from .coupling import COUPLINGS, OT_SOLVERS
+from .coupling import COUPLINGS, OT_SOLVERS, resolve_ot_solver
 from .errors import FlowsError, check_choice, check_positive, check_positive_int
 from .field import REGIMES
 from .model import check_model_args, import_class
@@ -148,6 +148,7 @@ class TrainConfig:
             n_train=self.n_train if self.n_train is not None else (256 if theory else 20_000),
             normalize=self.normalize if self.normalize is not None else theory,
             fourier=self.fourier if self.fourier is not None else (0 if theory else 1),
+            ot_solver=resolve_ot_solver(self.ot_solver),
         )
 
     def to_dict(self) -> dict:

@@ -104,10 +104,10 @@ def build_model(cfg: TrainConfig, dim: int, classes: int = 0,
     if module is not None:
         if not isinstance(module, nn.Module):
             raise FlowsError(f"model={module!r} is not allowed; pass a torch.nn.Module")
-        return ModuleField(module, classes)
+        return ModuleField(module, classes, dim)
     if cfg.model is not None:
         return ModuleField(build_module(cfg.model, cfg.model_args,
-                                        derive_seed(cfg.seed, "init")), classes)
+                                        derive_seed(cfg.seed, "init")), classes, dim)
     spec = FieldSpec(dim, cfg.width, cfg.regime, bool(cfg.normalize), cfg.fourier, classes)
     return TwoLayerReLUField(spec, seed=derive_seed(cfg.seed, "init"))
 
