@@ -105,10 +105,11 @@ def add_train(sub) -> None:
     _opt(t, "--model-class", "a velocity network of your own, 'package.module:Class' (its "
                              "forward(x (B, d), t (B, 1)[, c (B,)]) returns (B, d)); default: "
                              "the built-in two-layer ReLU field", dest="model")
-    _opt(t, "--model-args", "JSON object of keyword arguments of --model-class",
+    _opt(t, "--model-args", "JSON object of keyword arguments of --model-class (default: none)",
          type=_json_object, dest="model_args")
     _opt(t, "--labels", "class labels for class-conditional training: 'data' (the data set's "
-                        "own, digits) or a .npy/.csv file of one integer per data row")
+                        "own, digits) or a .npy/.csv file of one integer per data row "
+                        "(default: none, unconditional)")
     _opt(t, "--label-dropout", "probability that a training label becomes the null label "
                                "(classifier-free guidance), in [0, 1)", type=float)
     _opt(t, "--ot-solver", "exact assignment solver of --coupling ot", choices=OT_SOLVERS.names())
