@@ -1,5 +1,12 @@
-"""The over-parameterized theory regime: convergence versus width, weight drift, lambda_0,
-generalization versus n, and W2 versus n and m.
+"""The over-parameterized theory's claims as numbers that can fail.
+
+- width: observed training-loss curves beside the infinite-width NTK prediction on the same
+  draws, the gap against its tolerance K m^{-1/2}, the empirical kernel's drift and flipped
+  activations, the theorem's width beside the widths used;
+- samples: excess risk (objective - population minimum) for train and test against n with
+  95% intervals over seeds, its log-log slope beside the bound's n^{-1/2};
+- the Groenwall W2 bound beside the measured W2 and its floor, against m and n;
+- memorization against n and against time in the reverse process.
 
     python demos/flows_theory.py --out results/flows_theory [--quick]
 """
@@ -14,31 +21,99 @@ import torch
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _models import demo_parser, finish  # noqa: E402
 
-from flows.run import run_samples_experiment, run_width_experiment  # noqa: E402
+from flows.theory_plots import (  # noqa: E402
+    plot_excess_vs_n,
+    plot_memorization,
+    plot_ntk_curves,
+    plot_ntk_gap,
+    plot_w2_bound,
+)
+from flows.theory_sweeps import memorization_sweep, risk_sweep, width_sweep  # noqa: E402
+from flows.training import TrainConfig  # noqa: E402
+
+FULL = {"widths": [256, 1024, 4096, 16384], "n": 64, "k": 4, "steps": 500, "width_lr": 0.5,
+        "ns": [32, 64, 128, 256, 512, 1024], "seeds": [1, 2, 3], "risk_width": 1024,
+        "risk_lr": 2.0, "mem_ns": [8, 32, 128, 512, 2048], "mem_steps": 3000,
+        "point": {}}
+QUICK = {"widths": [64, 256], "n": 16, "k": 2, "steps": 30, "width_lr": 0.5, "ns": [16, 32],
+         "seeds": [1, 2], "risk_width": 64, "risk_lr": 2.0, "mem_ns": [8, 64],
+         "mem_steps": 100, "point": {"n_test": 2000, "n_samples": 200, "bound_steps": 8,
+                                      "pairs": 50, "floor_pairs": 2}}
+
+
+def _save(fig, out: Path, name: str) -> str:
+    fig.savefig(out / name, dpi=120)
+    return name
 
 
 def main(argv: list[str] | None = None) -> dict:
-    """Run both sweeps; returns their metrics (also written to OUT/metrics.json)."""
+    """Run the sweeps; returns their metrics (also written to OUT/metrics.json)."""
     p = demo_parser(__doc__, "flows_theory", cache=False)
     a = p.parse_args(argv)
     torch.set_num_threads(1)
-    if a.quick:
-        widths, n, ns, width, steps = [64, 256], 32, [16, 32], 256, 20
-    else:
-        widths, n, ns, width, steps = [256, 1024, 4096], 256, [32, 64, 128, 256], 1024, 200
-    wid = run_width_experiment(a.out / "width", widths, n=n, k=4, steps=steps,
-                               seed=a.seed).to_dict()
-    sam = run_samples_experiment(a.out / "samples", ns, width=width, k=4, steps=steps,
-                                 seed=a.seed).to_dict()
-    out = {"widths": widths, "lambda_0": wid["lambda_0"], "drift": wid["drift"],
-           "drift_slope": wid["drift_slope"], "log_loss_slope": wid["log_loss_slope"],
-           "log_loss_r2": wid["log_loss_r2"], "log_loss_r2_late": wid["log_loss_r2_late"],
-           "guaranteed_log_rate": wid["guaranteed_log_rate"],
-           "below_guarantee": wid["below_guarantee"], "w2_vs_width": wid["w2"],
-           "ns": ns, "generalization_gap": sam["generalization_gap"], "w2_vs_n": sam["w2"],
-           "w2_floor": sam["w2_floor"],
-           "figures": [f"width/{f}" for f in wid["figures"]]
-           + [f"samples/{f}" for f in sam["figures"]]}
+    c = QUICK if a.quick else FULL
+    a.out.mkdir(parents=True, exist_ok=True)
+    base = TrainConfig(data="moons", regime="theory", n_train=c["n"], k_draws=c["k"],
+                       steps=c["steps"], lr=c["width_lr"], seed=a.seed)
+    wid = width_sweep(c["widths"], base, **c["point"])
+    rb = TrainConfig(data="moons", regime="theory", width=c["risk_width"], k_draws=c["k"],
+                     steps=c["steps"], lr=c["risk_lr"], seed=a.seed)
+    risk = risk_sweep(c["ns"], rb, c["seeds"], **c["point"])
+    mem = memorization_sweep(c["mem_ns"], steps=c["mem_steps"], seed=a.seed,
+                             n_samples=c["point"].get("n_samples", 1000))
+    wr, rr = wid["runs"], risk["runs"]
+    mean_by_n = {n: [r for r in rr if r["n"] == n] for n in risk["ns"]}
+
+    def avg(key):
+        return [sum(r[key] for r in rs) / len(rs) for rs in mean_by_n.values()]
+
+    t = mem["vs_time"].pop("t")
+    figs = [
+        _save(plot_ntk_curves(wr), a.out, "ntk_curves.png"),
+        _save(plot_ntk_gap(wid["widths"], wid["ntk_gap"], [r["ntk_tolerance"] for r in wr],
+                           [r["kernel"]["flipped"] for r in wr]), a.out, "ntk_gap.png"),
+        _save(plot_excess_vs_n(risk["ns"], risk["excess_test"], risk["excess_test_ci95"],
+                               avg("excess_train"), risk["excess_slope"]), a.out,
+              "excess_vs_n.png"),
+        _save(plot_w2_bound(risk["ns"], avg("w2"), avg("w2_floor"), avg("w2_bound"),
+                            avg("w2_coupling"), "training points n"), a.out, "w2_bound_vs_n.png"),
+        _save(plot_w2_bound(wid["widths"], [r["w2"] for r in wr], [r["w2_floor"] for r in wr],
+                            [r["w2_bound"] for r in wr], [r["w2_coupling"] for r in wr],
+                            "width m"), a.out, "w2_bound_vs_width.png"),
+        _save(plot_memorization(mem["ns"], {
+            "trained field": mem["memorized_trained"],
+            "empirical optimum": mem["memorized_empirical_optimal"]},
+            sum(mem["iid_baseline"]) / len(mem["iid_baseline"])), a.out, "memorization_vs_n.png"),
+        _save(plot_memorization(t, mem["vs_time"], None, "time t of the reverse process",
+                                log_x=False), a.out, "memorization_vs_time.png"),
+    ]
+    ratios = [r["w2_bound_ratio"] for r in wr + rr]
+    out = {"config": {k: v for k, v in c.items()}, "widths": wid["widths"],
+           "lambda_0": wr[0]["lambda_0"], "ntk_gap": wid["ntk_gap"],
+           "ntk_tolerance": [r["ntk_tolerance"] for r in wr],
+           "ntk_within": [r["ntk_within"] for r in wr], "ntk_gap_monotone": wid["gap_monotone"],
+           "kernel_flipped": [r["kernel"]["flipped"] for r in wr],
+           "kernel_start_vs_limit": [r["kernel"]["start_vs_limit"] for r in wr],
+           "kernel_end_vs_start": [r["kernel"]["end_vs_start"] for r in wr],
+           "required_width": wr[0]["required_width"], "required_lr": wr[0]["required_lr"],
+           "final_loss": [r["final_loss"] for r in wr],
+           "final_ntk_loss": [r["final_ntk_loss"] for r in wr],
+           "population_minimum": risk["population_minimum"],
+           "ns": risk["ns"], "excess_test": risk["excess_test"],
+           "excess_test_ci95": risk["excess_test_ci95"], "excess_train": avg("excess_train"),
+           "excess_intervals_separate": risk["intervals_separate"],
+           "excess_endpoints_separate": bool(
+               risk["excess_test"][-1] + risk["excess_test_ci95"][-1]
+               < risk["excess_test"][0] - risk["excess_test_ci95"][0]),
+           "excess_slope": risk["excess_slope"], "bound_rate": risk["bound_rate"],
+           "generalization_gap": risk["generalization_gap"],
+           "generalization_gap_ci95": risk["generalization_gap_ci95"],
+           "w2_vs_n": avg("w2"), "w2_floor_vs_n": avg("w2_floor"),
+           "w2_bound_vs_n": avg("w2_bound"), "w2_vs_width": [r["w2"] for r in wr],
+           "w2_bound_vs_width": [r["w2_bound"] for r in wr],
+           "w2_bound_holds_all": wid["w2_bound_holds_all"] and risk["w2_bound_holds_all"],
+           "w2_bound_looseness_min": min(ratios), "w2_bound_looseness_max": max(ratios),
+           "memorization": mem, "figures": figs}
     return finish(out, a.out)
 
 

@@ -11,6 +11,10 @@ OT permutation, Sinkhorn), ``assignment`` (the exact assignment solver behind th
 coupling), ``data`` (datasets), ``training`` (training, checkpoints), ``sample``
 (ODE sampling, likelihood), ``evaluation`` (distances, floors, straightness, memorization),
 ``optimal`` (closed-form velocities), ``theory`` (kernel H, lambda_0, sweeps), ``plotting``;
+evaluation that cannot flatter: ``floors`` (noise floors with their spread), ``entropic``
+(log-domain Sinkhorn), ``memorization`` (against the whole training set); the theory's claims
+as numbers: ``ntk`` (predicted loss curves, empirical kernels), ``excess`` (population minimum,
+excess risk), ``wbound`` (Groenwall W2 bound), ``theory_sweeps`` and ``theory_plots``;
 for runs: ``measure`` (typed measurements of fields and sweeps), ``memory`` (size estimates
 checked before allocation), ``run_figures`` (their figures), ``run`` (run directories, on the
 shared run contract of :mod:`_runkit`), ``checkpoint`` (weights-only files) and ``cli``.

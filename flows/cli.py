@@ -178,11 +178,17 @@ def add_eval(sub) -> None:
                        description="Distance between samples and a reference (with its noise "
                                    "floor for a named dataset).")
     e.add_argument("--samples", required=True, type=Path, help=".npy/.csv samples by rows")
-    ref = e.add_mutually_exclusive_group(required=True)
+    ref = e.add_mutually_exclusive_group()
     ref.add_argument("--reference", type=Path, help=".npy/.csv reference samples by rows")
     ref.add_argument("--data", help="dataset name as reference (also gives the noise floor)")
-    e.add_argument("--metric", choices=METRICS, default="w2",
-                   help="distance, in data units")
+    ref.add_argument("--train", type=Path,
+                     help="with --metric memorization: .npy/.csv of the whole training set")
+    e.add_argument("--metric", choices=METRICS + ("memorization",), default="w2",
+                   help="distance in data units (sinkhorn: squared units), or memorization: "
+                        "fraction of samples whose nearest training point is closer than 1/3 "
+                        "of the second nearest")
+    e.add_argument("--floor-pairs", type=int, default=10, dest="floor_pairs",
+                   help="independent true-data pairs behind the floor's mean and std (--data)")
     e.add_argument("--seed", type=int, default=0,
                    help="seed of the reference sample and of sliced projections (>= 0)")
     e.add_argument("--out", type=Path, help="also write config.json and metrics.json into this "
@@ -193,7 +199,8 @@ def add_eval(sub) -> None:
 def cmd_eval(a: argparse.Namespace):
     """``flows eval``: :func:`flows.run.run_eval`."""
     _common(a)
-    return run_eval(a.samples, a.reference, a.data, a.metric, a.seed, a.out)
+    return run_eval(a.samples, a.reference, a.data, a.metric, a.seed, a.out, a.train,
+                    a.floor_pairs)
 
 
 def add_experiment(sub) -> None:

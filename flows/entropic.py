@@ -28,7 +28,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from .errors import FlowsError, check_finite, check_positive, check_positive_int
+from .errors import FlowsError, RunFailed, check_finite, check_positive, check_positive_int
 
 MAX_COST_BYTES = 1 << 30
 """Largest cost matrix (in bytes, float64) a solve may allocate."""
@@ -113,7 +113,7 @@ def entropic_ot(x: torch.Tensor | np.ndarray, y: torch.Tensor | np.ndarray, eps:
 
     Raises
     ------
-    RuntimeError
+    RunFailed (a RuntimeError; exit code 1 on the command line)
         If the marginal error is still above ``tol`` after ``max_iter`` iterations or the
         potentials are not finite.
 
@@ -159,7 +159,7 @@ def entropic_ot(x: torch.Tensor | np.ndarray, y: torch.Tensor | np.ndarray, eps:
             break
         stage = stage / 2
     if not (err < tol) or not (torch.isfinite(f).all() and torch.isfinite(g).all()):
-        raise RuntimeError(f"Sinkhorn did not converge: row-marginal error {err:.3g} > tol={tol} "
+        raise RunFailed(f"Sinkhorn did not converge: row-marginal error {err:.3g} > tol={tol} "
                            f"after {iters} iterations at eps={eps:.3g}; raise max_iter="
                            f"{max_iter} or reg")
     value = float(f.mean() + g.mean())
@@ -182,7 +182,7 @@ def sinkhorn_divergence(x: torch.Tensor | np.ndarray, y: torch.Tensor | np.ndarr
         Reference (sets the scale of eps).
     reg : float
         Relative regularisation, > 0.
-    tol, max_iter : see :func:`entropic_ot`; any non-converged solve raises RuntimeError.
+    tol, max_iter : see :func:`entropic_ot`; any non-converged solve raises RunFailed.
 
     Returns
     -------

@@ -24,7 +24,7 @@ import torch
 
 from .data import Dataset
 from .entropic import sinkhorn_divergence
-from .errors import FlowsError, check_choice, check_finite, check_positive_int
+from .errors import FlowsError, RunFailed, check_choice, check_finite, check_positive_int
 from .floors import Floor, noise_floor
 from .memorization import Memorization, memorization
 from .sample import Field, integrate
@@ -55,7 +55,7 @@ def _emd2_checked(wa: np.ndarray, wb: np.ndarray, cost: np.ndarray, num_itermax:
         warnings.simplefilter("ignore", UserWarning)
         value, log = ot.emd2(wa, wb, cost, numItermax=int(num_itermax), log=True)
     if log.get("warning") is not None or log.get("result_code") != 1:
-        raise RuntimeError(f"exact OT did not reach the optimum (result_code="
+        raise RunFailed(f"exact OT did not reach the optimum (result_code="
                            f"{log.get('result_code')}, warning={log.get('warning')!r}); "
                            f"raise num_itermax={num_itermax}")
     return float(value)

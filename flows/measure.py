@@ -21,6 +21,7 @@ from .data import Dataset, Splits, load_dataset
 from .errors import check_positive_int, derive_seed
 from .evaluation import evaluate
 from .field import FieldSpec, TwoLayerReLUField
+from .memorization import memorization
 from .sample import SampleResult, integrate
 from .theory import (
     guaranteed_log_rate,
@@ -28,7 +29,6 @@ from .theory import (
     log_loss_slope,
     sample_sweep,
     width_sweep,
-    within_guarantee,
 )
 from .training import TrainConfig, fixed_objective, prepare_data
 
@@ -82,11 +82,20 @@ class FieldEvaluation(Result):
     sample_steps: int
     w2_heldout: float | None = None
     w2_floor: float | None = None
+    floor_std: float | None = None
+    floor_pairs: int | None = None
+    memorized_fraction: float | None = None
+    memorized_baseline: float | None = None
     samples: torch.Tensor = artifact(default=None)
 
     def to_dict(self) -> dict:
-        """``{metric}_heldout``, ``{metric}_floor``, n_eval, nfe, solver, sample_steps (+ W2)."""
+        """``{metric}_heldout``, ``{metric}_floor`` (mean) and ``{metric}_floor_std`` over
+        ``floor_pairs`` independent pairs, n_eval, nfe, solver, sample_steps, the memorized
+        fraction against the whole training set with its i.i.d. baseline (+ W2)."""
         d = {f"{self.metric}_heldout": self.heldout, f"{self.metric}_floor": self.floor,
+             f"{self.metric}_floor_std": self.floor_std, "floor_pairs": self.floor_pairs,
+             "memorized_fraction": self.memorized_fraction,
+             "memorized_baseline": self.memorized_baseline,
              "n_eval": self.n_eval, "nfe": self.nfe, "solver": self.solver,
              "sample_steps": self.sample_steps}
         if self.metric != "w2":
@@ -95,24 +104,34 @@ class FieldEvaluation(Result):
 
 
 def evaluate_field(field: TwoLayerReLUField, splits: Splits, source: Dataset, seed: int,
-                   solver: str = "midpoint", steps: int = 20) -> FieldEvaluation:
-    """W2 (2-D data) or sliced W (higher d) of generated samples to held-out data, with floor.
+                   solver: str = "midpoint", steps: int = 20, dataset: Dataset | None = None,
+                   floor_pairs: int = 5) -> FieldEvaluation:
+    """W2 (2-D data) or sliced W (higher d) of generated samples to held-out data, with floor,
+    and the memorized fraction against the whole training set.
 
     The number of generated points equals the number of held-out points, so the value and the
-    floor are taken at the same sample sizes.
+    floor are taken at the same sample sizes. With a generated ``dataset`` the floor is the
+    mean and std over ``floor_pairs`` independent true-data pairs; otherwise (finite pools) the
+    split's floor sample gives one value.
     """
     n = splits.heldout.shape[0]
     res = sample_field(field, source, n, derive_seed(seed, "eval-samples"), solver, steps)
     res = replace(res, x=res.x.cpu())
     metric = "w2" if splits.heldout.shape[1] <= 3 else "sliced"
-    m = evaluate(res.x, splits.heldout, metric, splits.floor,
-                 seed=derive_seed(seed, "sliced") % 2**31)
+    sliced_seed = derive_seed(seed, "sliced") % 2**31
+    if dataset is not None and dataset.pool is None:  # floor over independent draws
+        m = evaluate(res.x, splits.heldout, metric, seed=sliced_seed, dataset=dataset,
+                     pairs=floor_pairs)
+    else:  # a finite pool: the split's floor sample (disjoint rows of the pool)
+        m = evaluate(res.x, splits.heldout, metric, splits.floor, seed=sliced_seed)
     w2_value = w2_floor = None
     if metric == "sliced":
         w = evaluate(res.x, splits.heldout, "w2", splits.floor)
         w2_value, w2_floor = w.value, w.floor
+    mem = memorization(res.x, splits.train, seed=seed)
     return FieldEvaluation(metric, m.value, float(m.floor), n, res.nfe, solver, steps,
-                           w2_value, w2_floor, samples=res.x)
+                           w2_value, w2_floor, m.floor_std, m.floor_pairs, mem.fraction,
+                           mem.baseline, samples=res.x)
 
 
 def reference_for(name: str, n: int, seed: int) -> tuple[torch.Tensor, torch.Tensor]:
@@ -143,8 +162,11 @@ class WidthExperiment(Result):
     """Theory regime at several widths m (lists are per width, in the order of ``widths``).
 
     ``log_loss_slope_late`` / ``_r2_late`` fit log L after the first fifth of the steps;
-    ``below_guarantee`` says whether each loss curve stays below the kernel-regime guarantee
-    ``guaranteed_log_rate`` = 4 lr lambda_0 / N. ``losses`` (per width) and ``eigenvalues`` (of
+    ``ntk_gap`` is max_t |L_t - L_t^NTK| / L_0 against the infinite-width prediction on the
+    same draws, ``ntk_within`` whether it is below ``ntk_tolerance`` = 4 m^{-1/2} (a check
+    that fails outside the kernel regime), ``flipped`` the fraction of activations that
+    changed; ``guaranteed_log_rate`` = 4 lr lambda_0 / N is the slowest kernel mode's rate.
+    ``losses`` (per width) and ``eigenvalues`` (of
     the kernel H) are artifacts; ``fits`` gives (start, slope, intercept) of the late fits.
     """
 
@@ -160,7 +182,10 @@ class WidthExperiment(Result):
     log_loss_slope_late: list[float]
     log_loss_r2_late: list[float]
     guaranteed_log_rate: float
-    below_guarantee: list[bool]
+    ntk_gap: list[float]
+    ntk_tolerance: list[float]
+    ntk_within: list[bool]
+    flipped: list[float]
     final_train_loss: list[float]
     test_loss: list[float]
     w2: list[float]
@@ -175,7 +200,7 @@ def width_experiment(widths: list[int], data: str = "moons", n: int = 256, k: in
                      sample_steps: int = 20) -> WidthExperiment:
     """Theory-regime runs at each width: loss curves and fits, drift, lambda_0, W2 versus m."""
     base = theory_base(data, n, k, steps, lr, seed)
-    res = width_sweep(widths, base, sample_steps=sample_steps, with_lambda=False)
+    res = width_sweep(widths, base, sample_steps=sample_steps, with_lambda=False, with_ntk=True)
     cfg = base.resolved()
     splits, source = prepare_data(cfg)
     spec = FieldSpec(splits.train.shape[1], 1, "theory", True, cfg.fourier)
@@ -191,7 +216,8 @@ def width_experiment(widths: list[int], data: str = "moons", n: int = 256, k: in
         log_loss_slope=[r["slope"] for r in runs], log_loss_r2=[r["slope_r2"] for r in runs],
         log_loss_slope_late=[f.slope for f in late], log_loss_r2_late=[f.r2 for f in late],
         guaranteed_log_rate=rate,
-        below_guarantee=[within_guarantee(r["losses"], rate) for r in runs],
+        ntk_gap=[r["ntk_gap"] for r in runs], ntk_tolerance=[r["ntk_tolerance"] for r in runs],
+        ntk_within=[r["ntk_within"] for r in runs], flipped=[r["flipped"] for r in runs],
         final_train_loss=[r["train_loss"] for r in runs], test_loss=[r["test_loss"] for r in runs],
         w2=[r["w2"] for r in runs], w2_floor=[r["floor"] for r in runs],
         losses={r["width"]: np.asarray(r["losses"]) for r in runs}, eigenvalues=ev,

@@ -42,7 +42,7 @@ from .checkpoint import load, load_model, save_model
 from .conditions import evaluate_conditional, sample_by_class
 from .data import load_array, load_dataset, source_for
 from .errors import derive_seed
-from .evaluation import METRICS, MetricResult, evaluate
+from .evaluation import METRICS, evaluate
 from .field import FieldSpec
 from .measure import (
     FieldEvaluation,
@@ -54,6 +54,7 @@ from .measure import (
     samples_experiment,
     width_experiment,
 )
+from .memorization import memorization
 from .memory import (
     check_terms,
     distance_bytes,
@@ -169,7 +170,7 @@ def run_training(config: TrainConfig, out: str | Path, fresh: bool = False,
             ev = evaluate_conditional(res.field, splits, source, cfg.seed, solver,
                                       sample_steps, guidance)
         else:
-            ev = evaluate_field(res.field, splits, source, cfg.seed, solver, sample_steps)
+            ev = evaluate_field(res.field, splits, source, cfg.seed, solver, sample_steps, ds)
         traj = None
         if splits.heldout.shape[1] == 2 and not res.classes:
             tr = sample_field(res.field, source, 300, derive_seed(cfg.seed, "traj"), solver,
@@ -323,17 +324,39 @@ def run_sample(model: str | Path, n: int, out: str | Path, solver: str = "midpoi
 
 
 def run_eval(samples: str | Path, reference: str | Path | None = None, data: str | None = None,
-             metric: str = "w2", seed: int = 0, out: str | Path | None = None) -> MetricResult:
-    """metric(samples, reference) with, for a named ``data`` reference, its noise floor.
+             metric: str = "w2", seed: int = 0, out: str | Path | None = None,
+             train: str | Path | None = None, floor_pairs: int = 10):
+    """metric(samples, reference) with, for a named ``data`` reference, its noise floor; or the
+    memorized fraction of the samples against a training set.
 
-    Exactly one of ``reference`` (a .npy/.csv file) and ``data`` (a dataset name) is required.
+    - Distances: exactly one of ``reference`` (a .npy/.csv file) and ``data`` (a dataset name)
+      is required. With ``data`` the floor is the mean (and std) of the metric over
+      ``floor_pairs`` pairs of independent samples of the true distribution at the same sizes
+      (:func:`flows.floors.noise_floor`).
+    - ``metric="memorization"``: ``train`` (.npy/.csv, the whole training set) is required;
+      returns :class:`flows.memorization.Memorization` (fraction with nearest training point
+      closer than 1/3 of the second nearest, beside its leave-one-out i.i.d. baseline).
+
     With ``out``, writes ``config.json`` and ``metrics.json`` there.
     """
-    if (reference is None) == (data is None):
-        raise BadInput("give exactly one of reference (a file) and data (a dataset name)")
-    check_choice("metric", metric, METRICS)
+    check_choice("metric", metric, METRICS + ("memorization",))
     check_int("seed", seed, lo=0, hi=SEED_MAX)
     x = load_array(samples, name="samples")
+    if metric == "memorization":
+        if train is None or reference is not None or data is not None:
+            raise BadInput("metric='memorization' needs train (a .npy/.csv file of the whole "
+                           "training set) and neither reference nor data")
+        tr = load_array(train, name="train")
+        if tr.shape[1] != x.shape[1]:
+            raise BadInput(f"samples have dimension {x.shape[1]} but train has {tr.shape[1]}; "
+                           "they must be equal")
+        config = {"samples": str(samples), "train": str(train), "metric": metric}
+        return _write_eval(out, config, seed, lambda: memorization(x, tr, seed=seed))
+    if train is not None:
+        raise BadInput(f"train is only used by metric='memorization', not metric={metric!r}")
+    if (reference is None) == (data is None):
+        raise BadInput("give exactly one of reference (a file) and data (a dataset name)")
+    check_positive_int("floor_pairs", floor_pairs)
     if data is not None:
         dim = load_dataset(data, name="data").dim
         n_ref = x.shape[0]
@@ -344,18 +367,22 @@ def run_eval(samples: str | Path, reference: str | Path | None = None, data: str
         raise BadInput(f"samples have dimension {x.shape[1]} but the reference has {dim}; they "
                        "must be equal")
     if metric != "sliced":
-        factor = 2 if data is not None else 1  # the floor is a second distance
-        check_terms({"samples": distance_bytes(x.shape[0], n_ref, dim) * factor})
+        check_terms({"samples": distance_bytes(x.shape[0], n_ref, dim)})
+    ds = None
     if data is not None:
-        ref, floor = reference_for(data, x.shape[0], seed)
-    else:
-        floor = None
+        ref, _ = reference_for(data, x.shape[0], seed)
+        ds = load_dataset(data, name="data")
     config = {"samples": str(samples), "reference": None if reference is None else str(reference),
-              "data": data, "metric": metric}
+              "data": data, "metric": metric, "floor_pairs": floor_pairs}
+    return _write_eval(out, config, seed, lambda: evaluate(x, ref, metric, seed=seed,
+                                                           dataset=ds, pairs=floor_pairs))
+
+
+def _write_eval(out, config: dict, seed: int, compute):
     if out is None:
-        return evaluate(x, ref, metric, floor, seed=seed)
+        return compute()
     with RunDir(out, command="flows eval", config=config, seed=seed) as run:
-        res = evaluate(x, ref, metric, floor, seed=seed)
+        res = compute()
         run.write_json("metrics.json", res)
     return res
 

@@ -63,21 +63,7 @@ import numpy as np
 from scipy.signal import lfilter
 from scipy.special import log_ndtr
 
-__all__ = [
-    "LATTICES",
-    "Box",
-    "Trajectory",
-    "generate_trajectory",
-    "load_positions",
-    "check_positions",
-    "wave_vectors",
-    "position_to_phase",
-    "phase_velocity",
-    "phase_to_position_delta",
-    "phase_track_to_positions",
-    "grid_pattern",
-    "plot_trajectory",
-]
+__all__ = ["LATTICES", "Box", "Trajectory", "generate_trajectory"]
 
 LATTICES: tuple[str, ...] = ("hex", "square")
 
@@ -385,14 +371,17 @@ def _integrate_walk(
     return out
 
 
-# the rest of the public surface, in modules of their own
-from .agent_figures import plot_trajectory  # noqa: E402
-from .grid_phases import (  # noqa: E402
-    grid_pattern,
-    phase_to_position_delta,
-    phase_track_to_positions,
-    phase_velocity,
-    position_to_phase,
-    wave_vectors,
-)
-from .positions import check_positions, load_positions  # noqa: E402
+# the rest of the public surface lives in modules of its own; the names stay reachable here
+_MOVED = {"plot_trajectory": "agent_figures", "check_positions": "positions",
+          "load_positions": "positions", "grid_pattern": "grid_phases",
+          "phase_to_position_delta": "grid_phases", "phase_track_to_positions": "grid_phases",
+          "phase_velocity": "grid_phases", "position_to_phase": "grid_phases",
+          "wave_vectors": "grid_phases"}
+
+
+def __getattr__(name: str):
+    if name in _MOVED:
+        import importlib
+
+        return getattr(importlib.import_module(f".{_MOVED[name]}", __package__), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

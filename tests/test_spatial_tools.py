@@ -204,3 +204,21 @@ def test_velocity_of_the_ratinabox_example_is_finite():
     traj = from_ratinabox({"t": [0.02, 0.04, 0.06], "pos": [[0.5, 0.5], [0.51, 0.5],
                                                             [0.52, 0.49]]})
     assert np.all(np.isfinite(traj.velocity)) and math.isclose(traj.dt, 0.02)
+
+
+def test_boundary_encounters_reset_the_noisy_integrator(hex_net):
+    traj = generate_trajectory(15.0, 0.02, Box(1.0), seed=5, start=np.array([0.15, 0.5]))
+    near = np.minimum(traj.position, 1 - traj.position).min(1) < 0.1
+    assert near.any() and not near.all()
+    kw = {"modules": [0.5, 0.5], "cells": 4, "method": "euler", "noise": 0.2, "seed": 2}
+    free = run_grid_cells(hex_net, traj, **kw)
+    cued = run_grid_cells(hex_net, traj, boundary_cue=(0.5, 0.1), **kw)
+    off = run_grid_cells(hex_net, traj, boundary_cue=(0.0, 0.1), **kw)
+
+    def rms(r):
+        return float(np.sqrt(np.mean([m.error ** 2 for m in r.modules])))
+
+    assert rms(cued) < 0.5 * rms(free)
+    assert rms(off) == pytest.approx(rms(free), rel=1e-9)  # a zero-strength cue is no cue
+    with pytest.raises(ValueError, match="boundary_cue"):
+        run_grid_cells(hex_net, traj, boundary_cue=(1.0, -0.1), **kw)

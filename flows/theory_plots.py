@@ -1,0 +1,95 @@
+"""Figures of the theory checks. Every function takes ``ax=None`` (a new figure is made without
+pyplot) and returns the figure; no global matplotlib state is touched."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+from matplotlib.axes import Axes
+from matplotlib.figure import Figure
+
+from .plotting import _axes, _colors
+
+
+def plot_ntk_curves(runs: Sequence[dict], ax: Axes | None = None) -> Figure:
+    """Observed training loss (solid) and the infinite-width NTK prediction (dashed) per width.
+
+    ``runs`` are :func:`flows.theory_sweeps.width_point` dicts (``losses``, ``ntk_losses``).
+    """
+    fig, ax = _axes(ax, (6.0, 4.2))
+    for r, c in zip(runs, _colors(len(runs)), strict=True):
+        ax.plot(r["losses"], color=c, lw=1.3, label=f"m={r['width']} (gap {r['ntk_gap']:.3f})")
+        ax.plot(r["ntk_losses"], color=c, lw=1.0, ls="--")
+    ax.set(xlabel="gradient-descent step t", ylabel="training loss",
+           title="observed (solid) vs NTK $(I - 2\\,lr\\,H/N)^t$ (dashed)")
+    ax.legend(fontsize=8)
+    return fig
+
+
+def plot_ntk_gap(widths: Sequence[int], gaps: Sequence[float], tolerances: Sequence[float],
+                 flipped: Sequence[float] | None = None, ax: Axes | None = None) -> Figure:
+    """NTK-curve gap and its tolerance K m^{-1/2} against width (log-log), with flipped
+    activation fractions."""
+    fig, ax = _axes(ax)
+    ax.loglog(widths, gaps, "o-", label="max |L_obs - L_NTK| / L_0")
+    ax.loglog(widths, tolerances, "k--", lw=1, label="tolerance K m$^{-1/2}$")
+    if flipped is not None:
+        ax.loglog(widths, flipped, "s:", label="fraction of activations flipped")
+    ax.set(xlabel="width m", title="distance from the kernel regime")
+    ax.legend(fontsize=8)
+    return fig
+
+
+def plot_excess_vs_n(ns: Sequence[int], means: Sequence[float], halfs: Sequence[float],
+                     train: Sequence[float] | None = None, slope: float | None = None,
+                     ax: Axes | None = None) -> Figure:
+    """Excess test risk against n with 95% intervals (log-log), the mean excess train risk, and
+    an n^{-1/2} reference line through the first point."""
+    fig, ax = _axes(ax)
+    ns_a, m = np.asarray(ns, float), np.asarray(means, float)
+    ax.errorbar(ns_a, m, yerr=np.asarray(halfs), fmt="o-", capsize=3,
+                label="excess test risk" + (f" (slope {slope:.2f})" if slope is not None else ""))
+    ax.plot(ns_a, m[0] * (ns_a / ns_a[0]) ** -0.5, "k--", lw=1, label="$n^{-1/2}$ (bound rate)")
+    if train is not None:
+        ax.plot(ns_a, train, "s:", label="excess train risk (can be < 0)")
+    ax.set_xscale("log")
+    if train is None or min(train) > 0:
+        ax.set_yscale("log")
+    ax.axhline(0, color="0.6", lw=0.8)
+    ax.set(xlabel="training points n", ylabel="objective - population minimum",
+           title="excess risk of the conditional objective")
+    ax.legend(fontsize=8)
+    return fig
+
+
+def plot_w2_bound(x: Sequence[float], measured: Sequence[float], floors: Sequence[float],
+                  bounds: Sequence[float], couplings: Sequence[float] | None = None,
+                  xlabel: str = "n", ax: Axes | None = None) -> Figure:
+    """Measured W2 with its floor, the Groenwall bound and the coupling bound against x."""
+    fig, ax = _axes(ax)
+    ax.loglog(x, bounds, "o-", label="Groenwall bound G sqrt(excess)")
+    if couplings is not None:
+        ax.loglog(x, couplings, "^-", label="coupling (E||X_1 - Y_1||^2)^{1/2}")
+    ax.loglog(x, measured, "s-", label="measured W2 to held-out")
+    ax.loglog(x, floors, "k--", lw=1, label="floor (two i.i.d. samples)")
+    ax.set(xlabel=xlabel, ylabel="W2", title="W2 of generated samples: bound and measurement")
+    ax.legend(fontsize=8)
+    return fig
+
+
+def plot_memorization(x: Sequence[float], fractions: dict[str, Sequence[float]],
+                      baseline: float | None = None, xlabel: str = "training points n",
+                      log_x: bool = True, ax: Axes | None = None) -> Figure:
+    """Memorized fraction curves against x, with the i.i.d. baseline as a dotted line."""
+    fig, ax = _axes(ax)
+    for (name, f), c in zip(fractions.items(), _colors(len(fractions)), strict=True):
+        ax.plot(x, f, "o-", color=c, label=name)
+    if baseline is not None:
+        ax.axhline(baseline, color="k", ls=":", lw=1, label="i.i.d. sample (leave-one-out)")
+    if log_x:
+        ax.set_xscale("log")
+    ax.set(xlabel=xlabel, ylabel="fraction memorized (d1 < d2 / 3)", ylim=(-0.02, 1.02),
+           title="memorization")
+    ax.legend(fontsize=8)
+    return fig
