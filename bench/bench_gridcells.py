@@ -70,6 +70,31 @@ def study(network, duration: float) -> list[dict]:
     return rows
 
 
+def compare_backends(network, duration: float, rounds: int = 2) -> dict:
+    """Wall time of the same hex run on the compiled path and on the torch path (the path every
+    run took before the compiled one), alternating over rounds; the final positions agree."""
+    from neurodyn import fastpath
+
+    traj = generate_trajectory(duration, 0.02, Box(1.0), seed=2)
+    times: dict = {"compiled": [], "torch": []}
+    decoded = {}
+    for rnd in range(rounds):
+        for name in (("compiled", "torch") if rnd % 2 == 0 else ("torch", "compiled")):
+            saved = fastpath.AVAILABLE
+            fastpath.AVAILABLE = name == "compiled"
+            try:
+                res = run_grid_cells(network, traj, spacing=0.5, tau_seconds=0.01, cells=8)
+            finally:
+                fastpath.AVAILABLE = saved
+            times[name].append(res.wall_time)
+            decoded[name] = res.decoded
+    ratios = [t / c for t, c in zip(times["torch"], times["compiled"], strict=True)]
+    return {"duration_s": duration, "wall_compiled_s": times["compiled"],
+            "wall_torch_s": times["torch"], "torch_over_compiled_median": float(np.median(ratios)),
+            "max_decoded_difference_m": float(np.abs(decoded["compiled"]
+                                                     - decoded["torch"]).max())}
+
+
 def _summary(metrics: dict) -> dict:
     keys = ("final_error_m", "final_error_fraction", "max_error_m", "fraction_grid",
             "gridness_median", "gridness_mean_form_median", "score_90_median",
@@ -86,6 +111,8 @@ def main(argv: list[str] | None = None) -> dict:
     p.add_argument("--quick", action="store_true", help="60 s on a 16 x 16 sheet (smoke test)")
     p.add_argument("--study", action="store_true", help="also measure accuracy vs step size")
     p.add_argument("--threads", type=int, default=1, help="torch CPU threads")
+    p.add_argument("--compare-torch", type=float, default=None, metavar="SECONDS",
+                   help="also time SECONDS of exploration on the compiled and the torch path")
     args = p.parse_args(argv)
     torch.set_num_threads(args.threads)
     out = Path(args.out)
@@ -107,6 +134,9 @@ def main(argv: list[str] | None = None) -> dict:
         write_grid_cells(res, out / lattice)
         report[lattice] = {**_summary(res.metrics), **info}
         print(f"{lattice}: {json.dumps(report[lattice])}", flush=True)
+        if lattice == "hex" and args.compare_torch:
+            report["compare_torch"] = compare_backends(net, args.compare_torch)
+            print(f"compare: {json.dumps(report['compare_torch'])}", flush=True)
         if lattice == "hex" and args.study:
             report["study"] = study(net, 60.0)
             for row in report["study"]:

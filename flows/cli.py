@@ -17,6 +17,7 @@ from pathlib import Path
 import torch
 
 from _runkit import check_int, cli_main
+from _runkit.sweep import add_sweep_arguments, sweep_options
 
 from .coupling import COUPLINGS, OT_SOLVERS
 from .evaluation import METRICS
@@ -179,10 +180,14 @@ def add_eval(sub) -> None:
                                    "floor for a named dataset).")
     e.add_argument("--samples", required=True, type=Path, help=".npy/.csv samples by rows")
     ref = e.add_mutually_exclusive_group()
-    ref.add_argument("--reference", type=Path, help=".npy/.csv reference samples by rows")
-    ref.add_argument("--data", help="dataset name as reference (also gives the noise floor)")
+    ref.add_argument("--reference", type=Path,
+                     help=".npy/.csv reference samples by rows (default: none; one of "
+                          "--reference, --data, --train is required)")
+    ref.add_argument("--data", help="dataset name as reference, also gives the noise floor "
+                                    "(default: none)")
     ref.add_argument("--train", type=Path,
-                     help="with --metric memorization: .npy/.csv of the whole training set")
+                     help="with --metric memorization: .npy/.csv of the whole training set "
+                          "(default: none)")
     e.add_argument("--metric", choices=METRICS + ("memorization",), default="w2",
                    help="distance in data units (sinkhorn: squared units), or memorization: "
                         "fraction of samples whose nearest training point is closer than 1/3 "
@@ -223,15 +228,20 @@ def add_experiment(sub) -> None:
     x.add_argument("--steps", type=int, default=500, help="gradient-descent steps per run")
     x.add_argument("--lr", type=float, help="step size (default: 2.0)")
     x.add_argument("--seed", type=int, default=0, help="seed of every run (>= 0)")
+    add_sweep_arguments(x, without="the runs one after another in this process")
     x.set_defaults(func=cmd_experiment)
 
 
 def cmd_experiment(a: argparse.Namespace):
     """``flows experiment``: :func:`flows.run.run_width_experiment` or the samples sweep."""
     _common(a)
+    # with --workers or --scheduler the runs are cells on a Dask cluster (resumable)
+    sweep = sweep_options(a) if (a.workers is not None or a.scheduler is not None) else None
     if a.kind == "width":
-        return run_width_experiment(a.out, a.widths, a.data, a.n, a.k, a.steps, a.lr, a.seed)
-    return run_samples_experiment(a.out, a.ns, a.data, a.width, a.k, a.steps, a.lr, a.seed)
+        return run_width_experiment(a.out, a.widths, a.data, a.n, a.k, a.steps, a.lr, a.seed,
+                                    sweep=sweep)
+    return run_samples_experiment(a.out, a.ns, a.data, a.width, a.k, a.steps, a.lr, a.seed,
+                                  sweep=sweep)
 
 
 def _common(a: argparse.Namespace) -> None:

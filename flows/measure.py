@@ -197,10 +197,13 @@ class WidthExperiment(Result):
 
 def width_experiment(widths: list[int], data: str = "moons", n: int = 256, k: int = 4,
                      steps: int = 500, lr: float | None = None, seed: int = 0,
-                     sample_steps: int = 20) -> WidthExperiment:
-    """Theory-regime runs at each width: loss curves and fits, drift, lambda_0, W2 versus m."""
+                     sample_steps: int = 20, sweep: dict | None = None) -> WidthExperiment:
+    """Theory-regime runs at each width: loss curves and fits, drift, lambda_0, W2 versus m.
+
+    ``sweep`` as in :func:`flows.theory.width_sweep` (cells on a Dask cluster)."""
     base = theory_base(data, n, k, steps, lr, seed)
-    res = width_sweep(widths, base, sample_steps=sample_steps, with_lambda=False, with_ntk=True)
+    res = width_sweep(widths, base, sample_steps=sample_steps, with_lambda=False, with_ntk=True,
+                      sweep=sweep)
     cfg = base.resolved()
     splits, source = prepare_data(cfg)
     spec = FieldSpec(splits.train.shape[1], 1, "theory", True, cfg.fourier)
@@ -241,10 +244,13 @@ class SamplesExperiment(Result):
 
 def samples_experiment(ns: list[int], data: str = "moons", width: int = 4096, k: int = 4,
                        steps: int = 500, lr: float | None = None, seed: int = 0,
-                       sample_steps: int = 20) -> SamplesExperiment:
-    """Theory-regime runs at each n: generalization gap and W2 (with floor) versus n."""
+                       sample_steps: int = 20, sweep: dict | None = None) -> SamplesExperiment:
+    """Theory-regime runs at each n: generalization gap and W2 (with floor) versus n.
+
+    ``sweep`` as in :func:`flows.theory.width_sweep` (cells on a Dask cluster)."""
     base = replace(theory_base(data, ns[0], k, steps, lr, seed), width=width)
-    runs = sample_sweep(ns, base, sample_steps=sample_steps, with_lambda=False)["runs"]
+    runs = sample_sweep(ns, base, sample_steps=sample_steps, with_lambda=False,
+                        sweep=sweep)["runs"]
     return SamplesExperiment(
         ns=list(ns), width=width, k=k, steps=steps, train_loss=[r["train_loss"] for r in runs],
         test_loss=[r["test_loss"] for r in runs], generalization_gap=[r["gap"] for r in runs],

@@ -344,8 +344,8 @@ def run_eval(samples: str | Path, reference: str | Path | None = None, data: str
     x = load_array(samples, name="samples")
     if metric == "memorization":
         if train is None or reference is not None or data is not None:
-            raise BadInput("metric='memorization' needs train (a .npy/.csv file of the whole "
-                           "training set) and neither reference nor data")
+            raise BadInput("--metric memorization needs --train (a .npy/.csv file of the whole "
+                           "training set) and neither --reference nor --data")
         tr = load_array(train, name="train")
         if tr.shape[1] != x.shape[1]:
             raise BadInput(f"samples have dimension {x.shape[1]} but train has {tr.shape[1]}; "
@@ -353,9 +353,10 @@ def run_eval(samples: str | Path, reference: str | Path | None = None, data: str
         config = {"samples": str(samples), "train": str(train), "metric": metric}
         return _write_eval(out, config, seed, lambda: memorization(x, tr, seed=seed))
     if train is not None:
-        raise BadInput(f"train is only used by metric='memorization', not metric={metric!r}")
+        raise BadInput(f"--train is only used by --metric memorization, not --metric {metric}")
     if (reference is None) == (data is None):
-        raise BadInput("give exactly one of reference (a file) and data (a dataset name)")
+        raise BadInput("give exactly one of --reference (a file) and --data (a dataset name); "
+                       "--metric memorization takes --train instead")
     check_positive_int("floor_pairs", floor_pairs)
     if data is not None:
         dim = load_dataset(data, name="data").dim
@@ -417,7 +418,7 @@ def _check_theory(data: str, n: int, k: int, steps: int, lr: float | None, seed:
 
 def run_width_experiment(out: str | Path, widths: list[int], data: str = "moons", n: int = 256,
                          k: int = 4, steps: int = 500, lr: float | None = None, seed: int = 0,
-                         sample_steps: int = 20) -> ExperimentRun:
+                         sample_steps: int = 20, sweep: dict | None = None) -> ExperimentRun:
     """Theory regime at several widths: loss curves, drift vs m, lambda_0, W2 vs m (figures).
 
     Writes config.json, metrics.json, losses.npz, loss_curves.png, drift_vs_width.png,
@@ -429,7 +430,8 @@ def run_width_experiment(out: str | Path, widths: list[int], data: str = "moons"
     config = {"kind": "width", "widths": widths, "data": data, "n": n, "k": k, "steps": steps,
               "lr": lr, "sample_steps": sample_steps}
     with RunDir(out, command="flows experiment width", config=config, seed=seed) as run:
-        res = width_experiment(widths, data, n, k, steps, lr, seed, sample_steps)
+        res = width_experiment(widths, data, n, k, steps, lr, seed, sample_steps,
+                               None if sweep is None else {**sweep, "out": run.out})
         buf = io.BytesIO()
         np.savez_compressed(buf, **{f"m{m}": arr for m, arr in res.losses.items()})
         atomic_write_bytes(buf.getvalue(), run.path("losses.npz"))
@@ -441,7 +443,7 @@ def run_width_experiment(out: str | Path, widths: list[int], data: str = "moons"
 def run_samples_experiment(out: str | Path, ns: list[int], data: str = "moons",
                            width: int = 4096, k: int = 4, steps: int = 500,
                            lr: float | None = None, seed: int = 0,
-                           sample_steps: int = 20) -> ExperimentRun:
+                           sample_steps: int = 20, sweep: dict | None = None) -> ExperimentRun:
     """Theory regime at several n: generalization gap and W2 (with floor) versus n (figures).
 
     Writes config.json, metrics.json, gap_vs_n.png and w2_vs_n.png into ``out``.
@@ -453,7 +455,8 @@ def run_samples_experiment(out: str | Path, ns: list[int], data: str = "moons",
     config = {"kind": "samples", "ns": ns, "data": data, "width": width, "k": k,
               "steps": steps, "lr": lr, "sample_steps": sample_steps}
     with RunDir(out, command="flows experiment samples", config=config, seed=seed) as run:
-        res = samples_experiment(ns, data, width, k, steps, lr, seed, sample_steps)
+        res = samples_experiment(ns, data, width, k, steps, lr, seed, sample_steps,
+                                 None if sweep is None else {**sweep, "out": run.out})
         done = ExperimentRun(str(run.out), res, _write_figures(run, samples_figures(res)))
         run.write_json("metrics.json", done)
     return done

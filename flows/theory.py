@@ -14,7 +14,7 @@
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, dataclass, fields, replace
 
 import numpy as np
 import torch
@@ -172,25 +172,53 @@ def theory_run(config: TrainConfig, n_samples: int = 1000, solver: str = "midpoi
                          ntk.gap, ntk.tolerance, ntk.within, ntk.drift.flipped)))
 
 
-def width_sweep(widths: list[int], base: TrainConfig, **kwargs) -> dict:
+def width_sweep(widths: list[int], base: TrainConfig, sweep: dict | None = None,
+                **kwargs) -> dict:
     """Theory runs at several widths m (same data, n, k, seed).
 
     Returns a dict with the runs and the log-log slope of drift versus width (expected ~ -1/2).
-    ``kwargs`` go to :func:`theory_run`.
+    ``kwargs`` go to :func:`theory_run`; ``sweep`` (``{"out": DIR, "workers": ...,
+    "scheduler": ...}``) runs the widths as cells of :func:`_runkit.sweep.run_sweep` (a Dask
+    cluster, stored and resumable in ``DIR``).
     """
     widths = [check_positive_int("width", w) for w in widths]
-    runs = [theory_run(replace(base, regime="theory", width=w), **kwargs) for w in widths]
-    out: dict = {"runs": [asdict(r) for r in runs]}
+    out: dict = {"runs": _runs("width", widths, base, sweep, kwargs)}
+    runs = [TheoryRun(**r) for r in out["runs"]]
     if len(widths) >= 2:
         out["drift_slope"] = loglog_slope(widths, [r.drift for r in runs]).slope
     return out
 
 
-def sample_sweep(ns: list[int], base: TrainConfig, **kwargs) -> dict:
+def sample_sweep(ns: list[int], base: TrainConfig, sweep: dict | None = None,
+                 **kwargs) -> dict:
     """Theory runs at several numbers n of training points (same width, k, seed).
+
+    ``sweep`` as in :func:`width_sweep`.
 
     Returns a dict with the runs (generalization gap and W2 with floor versus n).
     """
     ns = [check_positive_int("n", n) for n in ns]
-    runs = [theory_run(replace(base, regime="theory", n_train=n), **kwargs) for n in ns]
-    return {"runs": [asdict(r) for r in runs]}
+    return {"runs": _runs("n_train", ns, base, sweep, kwargs)}
+
+
+def theory_cell(params: dict) -> dict:
+    """One sweep cell: :func:`theory_run` of ``params["base"]`` at the cell's ``width`` or
+    ``n_train`` (``params["run_kwargs"]`` go to it); the run as a dict."""
+    changes = {k: params[k] for k in ("width", "n_train") if k in params}
+    return asdict(theory_run(replace(params["base"], regime="theory", **changes),
+                             **params.get("run_kwargs", {})))
+
+
+def _runs(axis: str, values: list, base: TrainConfig, sweep: dict | None, kwargs: dict) -> list:
+    if sweep is None:
+        return [asdict(theory_run(replace(base, regime="theory", **{axis: v}), **kwargs))
+                for v in values]
+    from _runkit.sweep import run_sweep
+
+    opts = dict(sweep)
+    res = run_sweep(theory_cell, {axis: values}, opts.pop("out"),
+                    fixed={"base": base, "run_kwargs": kwargs}, **opts)
+    names = [f.name for f in fields(TheoryRun)]
+    unjson = {"nan": math.nan, "inf": math.inf, "-inf": -math.inf}
+    return [{k: unjson.get(r[k], r[k]) if isinstance(r[k], str) else r[k] for k in names}
+            for r in res.rows]

@@ -84,7 +84,23 @@ def _axis_tables(n: int, ks: np.ndarray, mult: np.ndarray | None):
 
 
 def plan_for(network) -> tuple[Plan | None, str]:
-    """The compiled plan of ``network``, or ``(None, reason)`` when it needs the torch path."""
+    """The compiled plan of ``network``, or ``(None, reason)`` when it needs the torch path.
+
+    The plan is kept on the network and rebuilt when any of its tensors changes (in-place
+    updates bump a tensor's version) or its parts are replaced.
+    """
+    tensors = list(network.parameters()) + list(network.buffers())
+    key = (tuple((id(t), t._version) for t in tensors), id(network.activation),
+           id(network.energy_fn), id(network.transport), network.tau)
+    cached = network.__dict__.get("_fastpath_plan")
+    if cached is not None and cached[0] == key:
+        return cached[1]
+    out = _build_plan(network)
+    network.__dict__["_fastpath_plan"] = (key, out)
+    return out
+
+
+def _build_plan(network) -> tuple[Plan | None, str]:
     g = network.geometry
     act = network.activation
     if isinstance(act, Logistic):

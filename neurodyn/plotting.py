@@ -19,7 +19,8 @@ from .network import HopfieldNetwork
 from .simulate import SimulationResult
 
 __all__ = ["new_axes", "plot_bump", "plot_spectrum", "plot_connectivity", "plot_distance",
-           "plot_energy", "plot_path_integration", "plot_loss", "plot_activity", "save_figure"]
+           "plot_energy", "plot_path_integration", "plot_loss", "plot_activity", "plot_sweep",
+           "save_figure"]
 
 
 def new_axes(ax: Axes | None = None, figsize=(5.0, 3.6)) -> tuple[Figure, Axes]:
@@ -163,4 +164,22 @@ def plot_activity(trajectory: SimulationResult, run: int = 0, ax: Axes | None = 
     fig.colorbar(mesh, ax=ax, label="rate (a.u.)")
     ax.set_xlabel("time (τ)")
     ax.set_ylabel("preferred angle (rad)")
+    return fig
+
+
+def plot_sweep(rows: list, x: str, y: str, series: str, ax: Axes | None = None) -> Figure:
+    """A sweep's result ``y`` against axis ``x``, one line per value of ``series``.
+
+    Parameters
+    ----------
+    rows : the sweep table, one dict per cell.
+    x, y, series : column names.
+    """
+    fig, ax = new_axes(ax)
+    for value in sorted({r[series] for r in rows}):
+        pts = sorted((float(r[x]), float(r[y])) for r in rows if r[series] == value)
+        ax.plot([p[0] for p in pts], [p[1] for p in pts], "o-", label=f"{series}={value}")
+    ax.set_xlabel(x)
+    ax.set_ylabel(y)
+    ax.legend(frameon=False)
     return fig

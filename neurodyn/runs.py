@@ -58,7 +58,7 @@ def fit_run(config: FitConfig, out: str | Path, fresh: bool = False,
 def simulate_run(network: HopfieldNetwork, u0: torch.Tensor, duration: float, dt: float,
                  out: str | Path, method: str | None = None, velocity: Velocity | None = None,
                  noise: float = 0.0, save_every: int = 10, seed: int = 0,
-                 progress_bar: bool | None = None) -> dict:
+                 progress_bar: bool | None = None, device: str = "cpu") -> dict:
     """Simulate ``u0`` and write ``trajectory.npz``, ``metrics.json`` and figures into ``out``.
 
     Parameters
@@ -71,7 +71,7 @@ def simulate_run(network: HopfieldNetwork, u0: torch.Tensor, duration: float, dt
         Simulated time and step, in units of tau.
     out : str or Path
         The run directory.
-    method, velocity, noise, save_every, seed, progress_bar
+    method, velocity, noise, save_every, seed, progress_bar, device
         As in :func:`neurodyn.simulate.simulate`.
 
     Returns
@@ -92,10 +92,11 @@ def simulate_run(network: HopfieldNetwork, u0: torch.Tensor, duration: float, dt
     out = Path(out)
     start = time.perf_counter()
     tr = simulate(network, u0, duration, dt, method=method, velocity=velocity, noise=noise,
-                  save_every=save_every, seed=seed, progress_bar=progress_bar)
+                  save_every=save_every, seed=seed, progress_bar=progress_bar, device=device)
     seconds = time.perf_counter() - start
     np.savez_compressed(out / "trajectory.npz", **tr.arrays())
-    metrics = {"seconds": seconds, "nfe": tr.nfe, "method": tr.method, "runs": u0.shape[0],
+    metrics = {"seconds": seconds, "nfe": tr.nfe, "method": tr.method, "backend": tr.backend,
+               "device": str(device), "runs": u0.shape[0],
                "distance_initial_max": float(tr.distance[0].max()),
                "distance_final_max": float(tr.distance[-1].max()),
                "distance_final_median": float(tr.distance[-1].median())}

@@ -20,6 +20,8 @@ from dataclasses import dataclass
 import torch
 from torchdiffeq import odeint
 
+from _runkit import Diverged
+
 from . import fastpath
 from .device import check_device, on_device
 from .geometry import wrap_angle
@@ -34,8 +36,8 @@ ADAPTIVE_METHODS = ("dopri5",)
 METHODS = FIXED_METHODS + ADAPTIVE_METHODS
 
 
-class NonFiniteStateError(FloatingPointError):
-    """A simulation state left the sane range (not finite, or ``|u| > state_limit``).
+class NonFiniteStateError(Diverged):
+    """A simulation state left the sane range (not finite, or ``|u| > state_limit``): exit 1.
 
     Attributes
     ----------
@@ -55,8 +57,7 @@ class NonFiniteStateError(FloatingPointError):
             change += " or use a more stable method (method='rk4' or 'dopri5')"
         super().__init__(
             f"simulation diverged: the state {what} at t={time:.6g} (step {step}); "
-            f"{change}, or check the network's parameters"
-        )
+            f"{change}, or check the network's parameters", step=step, parameter="dt")
 
 
 @dataclass

@@ -198,3 +198,16 @@ def test_cli_divergence_exits_1(tmp_path):
         capture_output=True, text=True, timeout=300)
     assert proc.returncode == 1, proc.stderr
     assert "diverged" in proc.stderr and "dt (now 10)" in proc.stderr and "step" in proc.stderr
+
+
+@needs_numba
+def test_plan_follows_parameter_changes():
+    net = _network(Ring(32), "learned", Logistic())
+    u0 = _start(net, 1)
+    a = simulate(net, u0, 2.0, 0.1, backend="compiled")
+    assert fastpath.plan_for(net)[0] is fastpath.plan_for(net)[0]  # reused
+    with torch.no_grad():
+        net.energy_fn.coef.mul_(0.5)
+    b = simulate(net, u0, 2.0, 0.1, backend="compiled")
+    c = simulate(net, u0, 2.0, 0.1, backend="torch")
+    assert float((b.u - c.u).abs().max()) < 1e-10 and float((a.u - b.u).abs().max()) > 1e-6

@@ -58,7 +58,7 @@ def test_eval_memorization_against_the_whole_training_set(tmp_path, capsys):
     assert json.loads((tmp_path / "ev" / "metrics.json").read_text())["fraction"] == r["fraction"]
     code, _, err = run(capsys, "eval", "--samples", tmp_path / "fresh.npy", "--metric",
                        "memorization")
-    assert code == 2 and "needs train" in err
+    assert code == 2 and "needs --train" in err
 
 
 def test_eval_sinkhorn_far_apart_and_noise_against_digits(tmp_path, capsys):

@@ -17,15 +17,17 @@ import sys
 
 import torch
 
+from _runkit import BadInput, RunFailed
+
 from ..io import ModelFormatError
 from ..simulate import NonFiniteStateError
-from . import experiments, fit, gridcells, manifold, simulate
+from . import experiments, fit, gridcells, manifold, simulate, sweep
 from ._common import parse_time
 
 __all__ = ["main", "build_parser", "parse_time"]
 
 #: The command groups, in the order ``--help`` lists them.
-COMMAND_GROUPS = (fit, simulate, experiments, gridcells, manifold)
+COMMAND_GROUPS = (fit, simulate, experiments, gridcells, manifold, sweep)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -48,10 +50,10 @@ def main(argv: list[str] | None = None) -> int:
     torch.set_num_threads(args.threads)
     try:
         metrics = args.func(args)
-    except NonFiniteStateError as exc:
+    except (NonFiniteStateError, RunFailed) as exc:
         print(f"neurodyn {args.command}: {exc}", file=sys.stderr)
         return 1
-    except (ValueError, TypeError, FileNotFoundError, ModelFormatError) as exc:
+    except (ValueError, TypeError, FileNotFoundError, ModelFormatError, BadInput) as exc:
         print(f"neurodyn {args.command}: error: {exc}", file=sys.stderr)
         return 2
     summary = {k: v for k, v in (metrics or {}).items() if not isinstance(v, (list, dict))}

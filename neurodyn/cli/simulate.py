@@ -39,7 +39,7 @@ def _simulate(args) -> dict:
         velocity = ArrayVelocity(np.load(args.velocity_file), dt)
     return simulate_run(network, u0, duration, dt, out, method=args.method, velocity=velocity,
                         noise=args.noise, save_every=args.save_every, seed=args.seed,
-                        progress_bar=None)
+                        progress_bar=None, device=args.device)
 
 
 def register(sub) -> None:
@@ -65,4 +65,6 @@ def register(sub) -> None:
     s.add_argument("--noise", type=float, default=0.0, help="noise sigma on u")
     s.add_argument("--save-every", type=int, default=10)
     s.add_argument("--seed", type=int, default=0)
+    s.add_argument("--device", default="cpu",
+                   help="cpu or cuda (cuda:I); fixed-step runs on the CPU are compiled")
     s.set_defaults(func=_simulate)

@@ -1,0 +1,269 @@
+"""Sweeps: a grid of independent cells run on a Dask cluster, stored as they finish, resumable.
+
+A sweep is a function ``cell(params) -> dict`` of one cell's parameters (its grid coordinates,
+the fixed settings and a ``seed`` derived from the coordinates) and a grid ``{axis: values}``.
+:func:`run_sweep` submits every cell not yet stored to a Dask cluster (a ``LocalCluster`` of
+one single-threaded worker process per core by default, or an existing scheduler by address),
+writes each finished cell atomically to ``OUT/cells/<key>.json`` as it arrives (so an
+interrupted sweep loses only the cells in flight, and a rerun runs only the missing ones), and
+at the end writes one table ``OUT/table.csv`` in grid order. Because each cell's seed depends
+only on its coordinates and the sweep's base seed, the table does not depend on the number of
+workers or the order in which cells finish.
+
+Without the optional ``dask[distributed]`` dependency (extra ``cluster``) a sweep runs its
+cells one after another in this process (``workers=0`` asks for that explicitly).
+
+Examples
+--------
+>>> import tempfile
+>>> def square(p):
+...     return {"y": p["x"] ** 2}
+>>> res = run_sweep(square, {"x": [1, 2, 3]}, tempfile.mkdtemp(), workers=0,
+...                 progress_bar=False)
+>>> [row["y"] for row in res.rows], res.ran
+([1, 4, 9], 3)
+"""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import importlib.util
+import io
+import itertools
+import json
+import os
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from .errors import BadInput, RunFailed
+from .files import atomic_write_text, read_json, to_jsonable, write_json
+from .progress import progress
+
+__all__ = ["SweepResult", "cell_seed", "grid_cells", "run_sweep", "add_sweep_arguments",
+           "sweep_options", "DASK_AVAILABLE"]
+
+#: whether dask.distributed is installed (extra ``cluster``)
+DASK_AVAILABLE = importlib.util.find_spec("distributed") is not None
+
+
+def cell_seed(base_seed: int, coords: Mapping[str, Any]) -> int:
+    """A seed in ``[0, 2**31)`` from the base seed and a cell's coordinates (stable hash).
+
+    >>> cell_seed(0, {"n": 64, "kappa": 0.5}) == cell_seed(0, {"kappa": 0.5, "n": 64})
+    True
+    >>> cell_seed(0, {"n": 64}) != cell_seed(1, {"n": 64})
+    True
+    """
+    text = json.dumps([int(base_seed), to_jsonable(dict(coords))], sort_keys=True)
+    return int.from_bytes(hashlib.sha256(text.encode()).digest()[:4], "little") & 0x7FFFFFFF
+
+
+def grid_cells(grid: Mapping[str, Sequence]) -> list[dict]:
+    """Every combination of the grid's values, in grid order (last axis fastest).
+
+    >>> grid_cells({"a": [1, 2], "b": ["x", "y"]})
+    [{'a': 1, 'b': 'x'}, {'a': 1, 'b': 'y'}, {'a': 2, 'b': 'x'}, {'a': 2, 'b': 'y'}]
+    """
+    if not grid:
+        raise BadInput("grid: needs at least one axis {name: [values]}")
+    for name, values in grid.items():
+        if isinstance(values, (str, bytes)) or not isinstance(values, Sequence) or not values:
+            raise BadInput(f"grid[{name!r}]={values!r}: must be a non-empty list of values")
+    names = list(grid)
+    return [dict(zip(names, combo, strict=True))
+            for combo in itertools.product(*(grid[n] for n in names))]
+
+
+def _key(coords: Mapping[str, Any]) -> str:
+    text = json.dumps(to_jsonable(dict(coords)), sort_keys=True)
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+@dataclass(frozen=True)
+class SweepResult:
+    """A finished sweep.
+
+    Attributes
+    ----------
+    rows : one dict per cell in grid order: coordinates, ``seed``, then the cell's results.
+    table : path of ``table.csv``.
+    ran : cells computed by this call (the others were already stored).
+    seconds : wall time of this call.
+    """
+
+    rows: list
+    table: Path
+    ran: int
+    seconds: float
+
+    def to_dict(self) -> dict:
+        """Summary for ``metrics.json``."""
+        return {"cells": len(self.rows), "ran": self.ran, "seconds": self.seconds,
+                "table": str(self.table)}
+
+
+def _run_cell(cell: Callable[[dict], dict], params: dict) -> dict:
+    """Run one cell with one thread per library (workers share the machine's cores)."""
+    os.environ.setdefault("OMP_NUM_THREADS", "1")
+    try:
+        import torch
+
+        torch.set_num_threads(1)
+    except ImportError:  # pragma: no cover - torch is a core dependency
+        pass
+    out = cell(dict(params))
+    if not isinstance(out, Mapping):
+        raise RunFailed(f"sweep cell {params}: returned {type(out).__name__}, expected a dict")
+    return dict(out)
+
+
+def _store(cell_dir: Path, key: str, coords: dict, seed: int, result: dict) -> dict:
+    record = {"coords": coords, "seed": seed, "result": result}
+    write_json(record, cell_dir / f"{key}.json")
+    return read_json(cell_dir / f"{key}.json", what="sweep cell")
+
+
+def _load_done(cell_dir: Path, cells: list[dict]) -> dict[str, dict]:
+    done = {}
+    for coords in cells:
+        path = cell_dir / f"{_key(coords)}.json"
+        if path.exists():
+            record = read_json(path, what="sweep cell")
+            if record.get("coords") != to_jsonable(coords):
+                raise BadInput(f"{path}: holds coordinates {record.get('coords')}, not {coords}; "
+                               "remove it or use another --out")
+            done[_key(coords)] = record
+    return done
+
+
+def _client(workers: int | None, scheduler: str | None):
+    """A Dask client and the cluster it started (``None`` for an existing scheduler)."""
+    from distributed import Client, LocalCluster
+
+    if scheduler is not None:
+        return Client(scheduler), None
+    n = (os.cpu_count() or 1) if workers is None else workers
+    cluster = LocalCluster(n_workers=n, threads_per_worker=1, processes=True,
+                           dashboard_address=None, silence_logs=40)
+    return Client(cluster), cluster
+
+
+def run_sweep(cell: Callable[[dict], dict], grid: Mapping[str, Sequence], out: str | Path, *,
+              fixed: Mapping[str, Any] | None = None, seed: int = 0,
+              workers: int | None = None, scheduler: str | None = None,
+              progress_bar: bool | None = None,
+              figures: Callable[[list, Path], Any] | None = None) -> SweepResult:
+    """Run every cell of ``grid`` not yet stored in ``out``; write the table (and figures).
+
+    Parameters
+    ----------
+    cell : top-level (picklable) function ``params -> dict`` of scalar results; ``params``
+        holds the cell's coordinates, ``fixed`` and ``seed``.
+    grid : ``{axis: [values]}``; cells are all combinations, in this order.
+    out : the sweep's directory (``cells/`` and ``table.csv`` go there).
+    fixed : settings shared by every cell (recorded in the cell files' parameters).
+    seed : base seed; cell seeds are :func:`cell_seed` of it and the coordinates.
+    workers : worker processes of the local cluster (default: the number of cores); ``0``
+        runs the cells in this process.
+    scheduler : address of an existing Dask scheduler (``tcp://host:8786``); overrides
+        ``workers``.
+    progress_bar : a bar over cells (default: on a terminal).
+    figures : optional ``figures(rows, out)`` drawing the sweep's figures from the table rows.
+
+    Returns
+    -------
+    SweepResult
+    """
+    start = time.perf_counter()
+    out = Path(out)
+    fixed = dict(fixed or {})
+    cells = grid_cells(grid)
+    clash = set(fixed) & set(grid) | ({"seed"} & (set(fixed) | set(grid)))
+    if clash:
+        raise BadInput(f"grid/fixed: names {sorted(clash)} used twice (or 'seed', which the "
+                       "sweep sets from the coordinates)")
+    if workers is not None and (isinstance(workers, bool) or not isinstance(workers, int)
+                                or workers < 0):
+        raise BadInput(f"workers={workers!r}: must be an integer >= 0 (0: in this process)")
+    if scheduler is not None and not DASK_AVAILABLE:
+        raise BadInput(f"scheduler={scheduler!r}: needs dask.distributed "
+                       "(pip install 'neurodyn-flows[cluster]')")
+    cell_dir = out / "cells"
+    cell_dir.mkdir(parents=True, exist_ok=True)
+    done = _load_done(cell_dir, cells)
+    todo = [c for c in cells if _key(c) not in done]
+    params = {_key(c): {**fixed, **c, "seed": cell_seed(seed, c)} for c in todo}
+    bar = progress(total=len(cells), initial=len(done), desc=f"sweep {out.name}",
+                   enabled=progress_bar)
+    try:
+        if todo and (workers == 0 or (scheduler is None and not DASK_AVAILABLE)):
+            for c in todo:
+                k = _key(c)
+                done[k] = _store(cell_dir, k, c, params[k]["seed"], _run_cell(cell, params[k]))
+                bar.update(1)
+        elif todo:
+            from distributed import as_completed
+
+            client, cluster = _client(workers, scheduler)
+            try:
+                futures = {client.submit(_run_cell, cell, params[_key(c)], pure=False,
+                                         key=f"cell-{out.name}-{_key(c)}"): c for c in todo}
+                for fut in as_completed(futures):
+                    c = futures[fut]
+                    k = _key(c)
+                    done[k] = _store(cell_dir, k, c, params[k]["seed"], fut.result())
+                    bar.update(1)
+            finally:
+                client.close()
+                if cluster is not None:
+                    cluster.close()
+    finally:
+        bar.close()
+    rows = [{**done[_key(c)]["coords"], "seed": done[_key(c)]["seed"],
+             **done[_key(c)]["result"]} for c in cells]
+    table = out / "table.csv"
+    atomic_write_text(_csv(rows), table)
+    if figures is not None:
+        figures(rows, out)
+    return SweepResult(rows, table, len(todo), time.perf_counter() - start)
+
+
+def _csv(rows: list[dict]) -> str:
+    columns: list[str] = []
+    for row in rows:
+        columns += [k for k in row if k not in columns]
+    buf = io.StringIO()
+    w = csv.DictWriter(buf, fieldnames=columns, lineterminator="\n")
+    w.writeheader()
+    for row in rows:
+        w.writerow({k: (repr(v) if isinstance(v, float) else
+                        json.dumps(v) if isinstance(v, (list, dict)) else v)
+                    for k, v in row.items()})
+    return buf.getvalue()
+
+
+def add_sweep_arguments(parser, without: str = "a local cluster of one worker process per "
+                                               "core") -> None:
+    """Add ``--workers`` and ``--scheduler`` to an argparse parser.
+
+    Parameters
+    ----------
+    parser : the (sub-)command's parser.
+    without : what the command does when neither option is given (stated in the help).
+    """
+    parser.add_argument("--workers", type=int, default=None,
+                        help="worker processes of a local Dask cluster; 0 runs the cells in "
+                             f"this process (default: {without})")
+    parser.add_argument("--scheduler", default=None, metavar="ADDRESS",
+                        help="address of an existing Dask scheduler, e.g. tcp://host:8786 "
+                             "(default: none)")
+
+
+def sweep_options(args) -> dict:
+    """``workers`` and ``scheduler`` from parsed arguments (for :func:`run_sweep`)."""
+    return {"workers": getattr(args, "workers", None),
+            "scheduler": getattr(args, "scheduler", None)}
