@@ -89,6 +89,7 @@ def load_model(path: str | Path, model: torch.nn.Module | None = None
     Examples
     --------
     >>> import tempfile, pathlib
+    >>> from flows.field import FieldSpec, TwoLayerReLUField
     >>> d = pathlib.Path(tempfile.mkdtemp())
     >>> save_model(d / "model.pt", TwoLayerReLUField(FieldSpec(2, 8), seed=0), {"seed": 0})
     >>> field, cfg = load_model(d)
