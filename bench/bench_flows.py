@@ -1,32 +1,38 @@
-"""Side-by-side training speed and quality: flows versus TorchCFM on the same network and data.
+"""Side-by-side training speed and quality: flows versus TorchCFM, and the assignment's worst case.
 
-Both train v(x, t) = m^{-1/2} A^T relu(W [x, t, 1]) (same initial weights) on N(0, I) -> moons
-with batch 512, Adam and the same cosine learning-rate schedule, for the same number of steps:
+Parts (``--parts``, comma-separated; default all):
 
-- flows: gradients from the activation pattern, Adam on a flat buffer, exact OT as a
-  permutation (compiled auction with an exact sparse finish, :mod:`flows.assignment`); with the
-  OT coupling the batches of coming steps are prepared by ``train``'s worker threads (one per
-  core by default), so couplings are solved on both cores;
-- TorchCFM: ``ConditionalFlowMatcher`` / ``ExactOptimalTransportConditionalFlowMatcher`` (POT's
-  network simplex, which runs on one core), autograd and ``torch.optim.Adam``.
+- ``speed``: both train v(x, t) = m^{-1/2} A^T relu(W [x, t, 1]) (same initial weights) on
+  N(0, I) -> moons with batch 512, Adam and the same cosine learning-rate schedule, for the same
+  number of steps, with the independent and the exact-OT coupling. flows: gradients from the
+  activation pattern, flat Adam, exact OT as a permutation (compiled auction + exact sparse
+  finish), batches prepared by worker threads (one per core); TorchCFM:
+  ``ConditionalFlowMatcher`` / ``ExactOptimalTransportConditionalFlowMatcher`` (POT's network
+  simplex), autograd and ``torch.optim.Adam``. Reports steps/s, the flows/TorchCFM ratio, the
+  flows OT step over the flows independent step, and W2 beside its floor.
+- ``selu``: a user-defined 3 x 64 SELU MLP (``bench/bench_models.py``) trained by flows (the
+  ``model`` option: autograd, the library's batches and schedule) and by TorchCFM for the same
+  steps from the same initial weights; W2 of 1,000 samples to 1,000 held-out points, over
+  ``--seeds`` seeds.
+- ``adversarial``: the exact assignment on 200 batches of 512 built to be hard (one point at
+  distance 1e4, all points tied, heavy duplicates, coordinates on a coarse grid) against 200
+  typical batches; thread CPU time per batch, worst over median.
+- ``likelihood``: log-likelihood of 1,000 held-out moons points under a trained field with
+  dopri5 at rtol = atol = 1e-5 (wall time and NFE).
 
-Both sides get the same ``--threads`` torch threads. The two sides are timed alternately over
-``--repeats`` rounds and each ratio is the median of the per-round ratios (machines are noisy).
-For exact OT, flows is also timed with ``workers=0`` (everything in one thread) and that ratio is
-reported as ``speed_ratio_one_core``.
+Every timed comparison alternates the sides over ``--repeats`` rounds and reports the median of
+the per-round ratios (the machine may be shared). Writes ``bench_flows.json`` into ``--out``.
 
-Reports training steps per second, their ratio, and W2 (1,000 generated points against 1,000
-held-out points) beside its noise floor. Writes ``bench_flows.json`` into ``--out``.
+    python bench/bench_flows.py --out results/bench [--parts speed,selu,adversarial,likelihood]
 
-    python bench/bench_flows.py --out results/bench
-
-TorchCFM is an optional dependency (the ``bench`` extra); without it the script exits with a
-message.
+TorchCFM is an optional dependency (the ``bench`` extra); the parts that need it exit with a
+message without it.
 """
 
 from __future__ import annotations
 
 import argparse
+import copy
 import json
 import math
 import sys
@@ -37,9 +43,19 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from flows.evaluation import w2
-from flows.run import sample_field
-from flows.training import TrainConfig, prepare_data, train
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from flows.assignment import squared_euclidean_assignment  # noqa: E402
+from flows.data import load_dataset  # noqa: E402
+from flows.errors import derive_seed  # noqa: E402
+from flows.evaluation import w2  # noqa: E402
+from flows.field import FieldSpec, TwoLayerReLUField  # noqa: E402
+from flows.model import build_module  # noqa: E402
+from flows.run import sample_field  # noqa: E402
+from flows.sample import log_likelihood  # noqa: E402
+from flows.training import TrainConfig, prepare_data, train  # noqa: E402
+
+SELU_MODEL = "bench_models:SeluMLP"
 
 
 def _torchcfm():
@@ -66,12 +82,24 @@ class TwoLayer(torch.nn.Module):
         return torch.relu(z @ self.W.T) @ self.A * self.scale
 
 
-def run_torchcfm(cfg: TrainConfig, pool: torch.Tensor, w0: torch.Tensor, a0: torch.Tensor,
-                 exact_ot: bool) -> tuple[TwoLayer, float]:
+class _TimeColumn(torch.nn.Module):
+    """TorchCFM passes t of shape (B,) (or a scalar when sampling); the module wants (B, 1)."""
+
+    def __init__(self, module: torch.nn.Module) -> None:
+        super().__init__()
+        self.module = module
+
+    def forward(self, x: torch.Tensor, t: torch.Tensor) -> torch.Tensor:
+        t = torch.as_tensor(t, dtype=x.dtype).reshape(-1, 1).expand(x.shape[0], 1)
+        return self.module(x, t)
+
+
+def run_torchcfm(cfg: TrainConfig, pool: torch.Tensor, model: torch.nn.Module,
+                 exact_ot: bool) -> tuple[torch.nn.Module, float]:
+    """TorchCFM's training loop on ``model`` (trained in place); returns (model, seconds)."""
     cfm = _torchcfm()
     matcher = (cfm.ExactOptimalTransportConditionalFlowMatcher(sigma=0.0) if exact_ot
                else cfm.ConditionalFlowMatcher(sigma=0.0))
-    model = TwoLayer(w0, a0)
     opt = torch.optim.Adam(model.parameters(), lr=cfg.lr)
     g = torch.Generator().manual_seed(cfg.seed)
     np.random.seed(cfg.seed)  # noqa: NPY002 (TorchCFM samples OT pairs from the global RNG)
@@ -89,81 +117,199 @@ def run_torchcfm(cfg: TrainConfig, pool: torch.Tensor, w0: torch.Tensor, a0: tor
     return model, time.perf_counter() - start
 
 
+def _initial(cfg: TrainConfig) -> tuple[torch.Tensor, torch.Tensor]:
+    r = cfg.resolved()
+    spec = FieldSpec(2, r.width, r.regime, bool(r.normalize), r.fourier)
+    field = TwoLayerReLUField(spec, seed=derive_seed(r.seed, "init"))
+    return field.W.detach().clone(), field.A.detach().clone()
+
+
+def bench_speed(a: argparse.Namespace) -> dict:
+    """flows and TorchCFM on the two-layer field, independent and exact-OT couplings."""
+    result: dict = {"width": a.width, "batch": a.batch, "lr": a.lr, "threads": a.threads}
+    steps_of = {"independent": a.steps, "ot": a.ot_steps}
+    cfgs = {c: TrainConfig(data="moons", coupling=c, steps=s, width=a.width, batch=a.batch,
+                           lr=a.lr, seed=a.seed, n_eval=1000, fourier=0)
+            for c, s in steps_of.items()}
+    splits, source = prepare_data(cfgs["ot"])
+    for cfg in cfgs.values():  # first-touch allocations and compilation, untimed
+        warm = replace(cfg, steps=20)
+        train(warm, splits=splits, source=source, progress=False)
+        run_torchcfm(warm.resolved(), splits.train, TwoLayer(*_initial(cfg)),
+                     cfg.coupling == "ot")
+    rounds = []
+    for _ in range(a.repeats):  # alternate all four sides within each round
+        one = {}
+        for c, cfg in cfgs.items():
+            ours = train(cfg, splits=splits, source=source, progress=False)
+            theirs, t_theirs = run_torchcfm(cfg.resolved(), splits.train,
+                                            TwoLayer(*_initial(cfg)), c == "ot")
+            one[f"flows_{c}_step_s"] = ours.wall_time / cfg.steps
+            one[f"torchcfm_{c}_step_s"] = t_theirs / cfg.steps
+            one[f"_{c}"] = (ours, theirs)
+        rounds.append(one)
+    floor = w2(splits.floor, splits.heldout)
+    for c in cfgs:
+        ours, theirs = rounds[-1][f"_{c}"]
+        w_ours = w2(sample_field(ours.field, source, 1000, 7).x, splits.heldout)
+        with torch.no_grad():
+            w_theirs = w2(sample_field(_TimeColumn(theirs), source, 1000, 7).x,
+                          splits.heldout)
+        result[c] = {
+            "steps": steps_of[c],
+            "flows_steps_per_s": 1 / float(np.median([r[f"flows_{c}_step_s"] for r in rounds])),
+            "torchcfm_steps_per_s": 1 / float(np.median([r[f"torchcfm_{c}_step_s"]
+                                                         for r in rounds])),
+            "speed_ratio": float(np.median([r[f"torchcfm_{c}_step_s"] / r[f"flows_{c}_step_s"]
+                                            for r in rounds])),
+            "w2_flows": w_ours, "w2_torchcfm": w_theirs, "w2_floor": floor}
+    result["ot_step_over_independent_step"] = float(np.median(
+        [r["flows_ot_step_s"] / r["flows_independent_step_s"] for r in rounds]))
+    result["rounds"] = [{k: v for k, v in r.items() if not k.startswith("_")} for r in rounds]
+    for c in cfgs:
+        row = result[c]
+        print(f"{c:12s} flows {row['flows_steps_per_s']:8.1f} steps/s | TorchCFM "
+              f"{row['torchcfm_steps_per_s']:8.1f} steps/s | ratio {row['speed_ratio']:5.2f} | "
+              f"W2 {row['w2_flows']:.4f} vs {row['w2_torchcfm']:.4f} (floor {floor:.4f})",
+              flush=True)
+    print(f"flows OT step / independent step: {result['ot_step_over_independent_step']:.2f}",
+          flush=True)
+    return result
+
+
+def bench_selu(a: argparse.Namespace) -> dict:
+    """A user's 3 x 64 SELU MLP trained by flows (model option) and by TorchCFM."""
+    rows = []
+    for seed in range(a.seeds):
+        cfg = TrainConfig(data="moons", model=SELU_MODEL, model_args={"hidden": 64, "depth": 3},
+                          steps=a.selu_steps, batch=a.selu_batch, lr=a.selu_lr, seed=seed,
+                          n_eval=1000)
+        splits, source = prepare_data(cfg)
+        init = build_module(SELU_MODEL, cfg.model_args, derive_seed(seed, "init"))
+        t0 = time.perf_counter()
+        ours = train(cfg, splits=splits, source=source, progress=False,
+                     model=copy.deepcopy(init))
+        t_ours = time.perf_counter() - t0
+        theirs, t_theirs = run_torchcfm(cfg.resolved(), splits.train,
+                                        _TimeColumn(copy.deepcopy(init)), exact_ot=False)
+        with torch.no_grad():
+            w_ours = w2(sample_field(ours.field, source, 1000, 7).x, splits.heldout)
+            w_theirs = w2(sample_field(theirs, source, 1000, 7).x, splits.heldout)
+        rows.append({"seed": seed, "w2_flows": w_ours, "w2_torchcfm": w_theirs,
+                     "w2_floor": w2(splits.floor, splits.heldout), "flows_s": t_ours,
+                     "torchcfm_s": t_theirs})
+        print(f"SELU seed {seed}: W2 flows {w_ours:.4f} | TorchCFM {w_theirs:.4f} | floor "
+              f"{rows[-1]['w2_floor']:.4f}", flush=True)
+    med_ours = float(np.median([r["w2_flows"] for r in rows]))
+    med_theirs = float(np.median([r["w2_torchcfm"] for r in rows]))
+    out = {"steps": a.selu_steps, "batch": a.selu_batch, "lr": a.selu_lr, "runs": rows,
+           "w2_flows_median": med_ours, "w2_torchcfm_median": med_theirs,
+           "w2_relative_difference": med_ours / med_theirs - 1}
+    print(f"SELU median W2: flows {med_ours:.4f} vs TorchCFM {med_theirs:.4f} "
+          f"({100 * out['w2_relative_difference']:+.1f}%)", flush=True)
+    return out
+
+
+def adversarial_batch(kind: int, seed: int, n: int = 512) -> tuple[np.ndarray, np.ndarray]:
+    """A hard assignment instance: 0 one target point at distance 1e4, 1 all targets equal,
+    2 targets drawn from 32 points (about 16 copies each), 3 both clouds on a 0.5 grid."""
+    rng = np.random.default_rng(seed)
+    x0 = rng.standard_normal((n, 2))
+    x1 = load_dataset("moons").sample(n, seed).double().numpy()
+    if kind == 0:
+        ang = rng.uniform(0, 2 * np.pi)
+        x1[rng.integers(n)] = 1e4 * np.array([np.cos(ang), np.sin(ang)])
+    elif kind == 1:
+        x1[:] = x1[0]
+    elif kind == 2:
+        x1 = x1[rng.integers(0, 32, n)]
+    else:
+        x0, x1 = np.round(x0 * 2) / 2, np.round(x1 * 2) / 2
+    return x0, x1
+
+
+def bench_adversarial(a: argparse.Namespace) -> dict:
+    """Thread CPU time of the assignment on 200 typical and 200 adversarial batches of 512."""
+    moons = load_dataset("moons")
+    squared_euclidean_assignment(*adversarial_batch(0, 0))  # compile / load, untimed
+    typical, hard = [], {k: [] for k in range(4)}
+    for s in range(200):  # alternate typical and adversarial batches
+        rng = np.random.default_rng(10_000 + s)
+        x0, x1 = rng.standard_normal((512, 2)), moons.sample(512, 10_000 + s).double().numpy()
+        t0 = time.thread_time()
+        squared_euclidean_assignment(x0, x1)
+        typical.append(time.thread_time() - t0)
+        x0, x1 = adversarial_batch(s % 4, s)
+        t0 = time.thread_time()
+        squared_euclidean_assignment(x0, x1)
+        hard[s % 4].append(time.thread_time() - t0)
+    med = float(np.median(typical))
+    every = [t for v in hard.values() for t in v]
+    names = ["outlier at 1e4", "all tied", "duplicates (32 points)", "0.5 grid"]
+    out = {"typical_median_ms": 1e3 * med, "typical_max_ms": 1e3 * max(typical),
+           "adversarial_median_ms": 1e3 * float(np.median(every)),
+           "adversarial_max_ms": 1e3 * max(every),
+           "worst_over_typical_median": max(every) / med,
+           "worst_over_adversarial_median": max(every) / float(np.median(every)),
+           "by_kind": {names[k]: {"median_ms": 1e3 * float(np.median(v)),
+                                  "max_ms": 1e3 * max(v)} for k, v in hard.items()}}
+    print(f"assignment, batch 512: typical median {out['typical_median_ms']:.2f} ms | worst of "
+          f"200 adversarial {out['adversarial_max_ms']:.2f} ms = "
+          f"{out['worst_over_typical_median']:.2f}x the typical median, "
+          f"{out['worst_over_adversarial_median']:.2f}x the adversarial median", flush=True)
+    return out
+
+
+def bench_likelihood(a: argparse.Namespace) -> dict:
+    """log p of 1,000 held-out moons points, dopri5 at rtol = atol = 1e-5."""
+    cfg = TrainConfig(data="moons", steps=a.steps, width=a.width, seed=a.seed, n_eval=1000)
+    splits, source = prepare_data(cfg)
+    res = train(cfg, splits=splits, source=source, progress=False)
+    t0 = time.perf_counter()
+    ll = log_likelihood(res.field, splits.heldout[:1000], method="dopri5", rtol=1e-5, atol=1e-5)
+    seconds = time.perf_counter() - t0
+    out = {"points": 1000, "rtol": 1e-5, "atol": 1e-5, "seconds": seconds, "nfe": ll.nfe,
+           "mean_logp": float(ll.logp.mean()), "train_steps": a.steps}
+    print(f"likelihood, 1,000 moons points, dopri5 rtol 1e-5: {seconds:.1f} s, NFE {ll.nfe}, "
+          f"mean log p {out['mean_logp']:.3f}", flush=True)
+    return out
+
+
+PARTS = {"speed": bench_speed, "selu": bench_selu, "adversarial": bench_adversarial,
+         "likelihood": bench_likelihood}
+
+
 def main(argv: list[str] | None = None) -> dict:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--out", type=Path, required=True)
+    p.add_argument("--parts", default=",".join(PARTS))
     p.add_argument("--steps", type=int, default=2000, help="steps, independent coupling")
     p.add_argument("--ot-steps", type=int, default=600, help="steps, exact OT coupling")
     p.add_argument("--width", type=int, default=512)
     p.add_argument("--batch", type=int, default=512)
     p.add_argument("--lr", type=float, default=0.03)
+    p.add_argument("--selu-steps", type=int, default=3000)
+    p.add_argument("--selu-batch", type=int, default=256)
+    p.add_argument("--selu-lr", type=float, default=3e-3)
+    p.add_argument("--seeds", type=int, default=3, help="seeds of the SELU comparison")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--threads", type=int, default=1)
     p.add_argument("--repeats", type=int, default=3,
                    help="alternating rounds; the reported ratio is the median over rounds")
     a = p.parse_args(argv)
-    _torchcfm()
+    parts = [s for s in a.parts.split(",") if s]
+    unknown = sorted(set(parts) - set(PARTS))
+    if unknown:
+        sys.exit(f"bench_flows: parts {unknown} are unknown; choose from {', '.join(PARTS)}")
+    if {"speed", "selu"} & set(parts):
+        _torchcfm()
     torch.set_num_threads(a.threads)
-    result: dict = {"width": a.width, "batch": a.batch, "lr": a.lr, "threads": a.threads,
-                    "data": "N(0, I) -> moons", "n_eval": 1000}
-    for coupling, steps in (("independent", a.steps), ("ot", a.ot_steps)):
-        cfg = TrainConfig(data="moons", coupling=coupling, steps=steps, width=a.width,
-                          batch=a.batch, lr=a.lr, seed=a.seed, n_eval=1000, fourier=0)
-        splits, source = prepare_data(cfg)
-        warm = replace(cfg, steps=min(20, steps))  # first-touch allocations, untimed
-        train(warm, splits=splits, source=source, progress=False)
-        run_torchcfm(warm.resolved(), splits.train, *_initial(cfg), exact_ot=coupling == "ot")
-        # alternate the two sides over several rounds; ratios are taken within each round
-        rounds = []
-        for _ in range(a.repeats):
-            ours = train(cfg, splits=splits, source=source, progress=False)
-            theirs, t_theirs = run_torchcfm(cfg.resolved(), splits.train, *_initial(cfg),
-                                            exact_ot=coupling == "ot")
-            one = {"flows_s": ours.wall_time, "torchcfm_s": t_theirs}
-            if coupling == "ot":
-                serial = train(cfg, splits=splits, source=source, progress=False, workers=0)
-                one["flows_one_core_s"] = serial.wall_time
-            rounds.append(one)
-        floor = w2(splits.floor, splits.heldout)
-        w_ours = w2(sample_field(ours.field, source, 1000, 7).x, splits.heldout)
-        with torch.no_grad():
-            w_theirs = w2(sample_field(theirs, source, 1000, 7).x, splits.heldout)
-        med = {k: float(np.median([r[k] for r in rounds])) for k in rounds[0]}
-        row = {"steps": steps, "rounds": rounds,
-               "flows_steps_per_s": steps / med["flows_s"],
-               "torchcfm_steps_per_s": steps / med["torchcfm_s"],
-               "speed_ratio": float(np.median([r["torchcfm_s"] / r["flows_s"] for r in rounds])),
-               "w2_flows": w_ours, "w2_torchcfm": w_theirs, "w2_floor": floor}
-        if coupling == "ot":
-            row["flows_one_core_steps_per_s"] = steps / med["flows_one_core_s"]
-            row["speed_ratio_one_core"] = float(np.median(
-                [r["torchcfm_s"] / r["flows_one_core_s"] for r in rounds]))
-            row["one_core_result_identical"] = bool(torch.equal(serial.field.W, ours.field.W))
-        row["w2_no_worse"] = bool(w_ours <= w_theirs)
-        result[coupling] = row
-        print(f"{coupling:12s} flows {row['flows_steps_per_s']:8.1f} steps/s | TorchCFM "
-              f"{row['torchcfm_steps_per_s']:8.1f} steps/s | ratio {row['speed_ratio']:5.2f} | "
-              f"W2 {w_ours:.4f} vs {w_theirs:.4f} (floor {floor:.4f})", flush=True)
-        if coupling == "ot":
-            print(f"{'':12s} flows on one core (workers=0): "
-                  f"{row['flows_one_core_steps_per_s']:8.1f} steps/s | ratio "
-                  f"{row['speed_ratio_one_core']:5.2f}", flush=True)
-    result["ratios"] = {"independent": result["independent"]["speed_ratio"],
-                        "ot": result["ot"]["speed_ratio"]}
+    result = {"parts": parts}
+    for name in parts:
+        result[name] = PARTS[name](a)
     a.out.mkdir(parents=True, exist_ok=True)
     (a.out / "bench_flows.json").write_text(json.dumps(result, indent=2) + "\n")
-    print(json.dumps(result["ratios"]))
     return result
-
-
-def _initial(cfg: TrainConfig) -> tuple[torch.Tensor, torch.Tensor]:
-    from flows.errors import derive_seed
-    from flows.field import FieldSpec, TwoLayerReLUField
-
-    r = cfg.resolved()
-    spec = FieldSpec(2, r.width, r.regime, bool(r.normalize), r.fourier)
-    field = TwoLayerReLUField(spec, seed=derive_seed(r.seed, "init"))
-    return field.W.detach().clone(), field.A.detach().clone()
 
 
 if __name__ == "__main__":

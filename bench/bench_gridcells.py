@@ -31,7 +31,7 @@ import numpy as np
 import torch
 
 from neurodyn.agent import Box, generate_trajectory
-from neurodyn.fit import FitConfig, fit
+from neurodyn.fitting import FitConfig, fit
 from neurodyn.gridcells import DEFAULT_DT_NETWORK, run_grid_cells, write_grid_cells
 from neurodyn.io import load_model, save_model, to_jsonable, write_json
 

@@ -19,12 +19,12 @@ import torch
 
 from neurodyn.activation import Logistic
 from neurodyn.energy import FourierQuadraticEnergy, LearnedFourierEnergy, QuadraticEnergy
-from neurodyn.fit import FitConfig, fit
+from neurodyn.fitting import FitConfig, fit
 from neurodyn.geometry import Ring
 from neurodyn.manifold import TargetManifold
 from neurodyn.network import HopfieldNetwork
-from neurodyn.perturb import perturb
-from neurodyn.simulate import simulate
+from neurodyn.perturbations import perturb
+from neurodyn.simulation import simulate
 
 
 def _best(fn, repeat):

@@ -28,7 +28,7 @@ def ring_cell(p: dict) -> dict:
     from bench_speed import make_network
 
     from neurodyn.geometry import Ring
-    from neurodyn.simulate import simulate
+    from neurodyn.simulation import simulate
 
     net = make_network(Ring(256))
     gen = torch.Generator().manual_seed(p["seed"])

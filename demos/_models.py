@@ -7,7 +7,7 @@ import hashlib
 import json
 from pathlib import Path
 
-from neurodyn.fit import FitConfig, fit
+from neurodyn.fitting import FitConfig, fit
 from neurodyn.io import load_model, save_model
 
 DEFAULT_CACHE = Path("results") / "models"

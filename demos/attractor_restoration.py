@@ -19,8 +19,8 @@ import torch
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _models import attractor_configs, cache_dir, demo_parser, fitted  # noqa: E402
 
-from neurodyn.experiments import network_report, restoration  # noqa: E402
 from neurodyn.io import write_json  # noqa: E402
+from neurodyn.runs import restore_run, write_network_report  # noqa: E402
 
 
 def main(argv: list[str] | None = None) -> dict:
@@ -38,9 +38,9 @@ def main(argv: list[str] | None = None) -> dict:
     for name, cfg in configs.items():
         net, info = fitted(cfg, cache)
         out = args.out / name
-        report = network_report(net, out)
-        rest, _ = restoration(net, count=count if name == "ring" else max(4, count // 4),
-                              seed=args.seed, out_dir=out)
+        report = write_network_report(net, out)
+        rest = restore_run(net, out, count=count if name == "ring" else max(4, count // 4),
+                           seed=args.seed)
         metrics[name] = {"fit": info, **report, "restoration": rest,
                          "worst_fraction_within": min(rest[k]["fraction_within"]
                                                       for k in ("noise", "shape", "amplitude",

@@ -37,7 +37,7 @@ from neurodyn.drift import (  # noqa: E402
     unwrap_track,
 )
 from neurodyn.experiments import _from_manifold  # noqa: E402
-from neurodyn.fit import FitConfig  # noqa: E402
+from neurodyn.fitting import FitConfig  # noqa: E402
 from neurodyn.io import write_json  # noqa: E402
 from neurodyn.spatial_figures import (  # noqa: E402
     plot_anchoring,

@@ -30,12 +30,12 @@ from _models import cache_dir, demo_parser, fitted  # noqa: E402
 from neurodyn.diagnostics import connectivity_profile, jacobian_spectrum, summarize_spectrum  # noqa: E402
 from neurodyn.energy import FourierQuadraticEnergy, QuadraticEnergy  # noqa: E402
 from neurodyn.experiments import path_integration, restoration  # noqa: E402
-from neurodyn.fit import FitConfig  # noqa: E402
+from neurodyn.fitting import FitConfig  # noqa: E402
 from neurodyn.io import write_json  # noqa: E402
 from neurodyn.manifold import TargetManifold  # noqa: E402
 from neurodyn.network import HopfieldNetwork, Transport  # noqa: E402
 from neurodyn.plotting import new_axes, save_figure  # noqa: E402
-from neurodyn.simulate import simulate  # noqa: E402
+from neurodyn.simulation import simulate  # noqa: E402
 
 
 def own_bump(network: HopfieldNetwork, start: torch.Tensor, duration: float = 200.0):
@@ -80,9 +80,9 @@ def main(argv: list[str] | None = None) -> dict:
     for name, net in nets.items():
         ev = jacobian_spectrum(net)
         s = summarize_spectrum(ev)
-        rest, _ = restoration(net, count=count, seed=args.seed)
-        pi, _ = path_integration(net, "ou:0.2:10:0.5", runs=8 if args.quick else 32,
-                                 duration=50.0 if args.quick else 200.0, seed=args.seed)
+        rest = restoration(net, count=count, seed=args.seed).to_dict()
+        pi = path_integration(net, "ou:0.2:10:0.5", runs=8 if args.quick else 32,
+                              duration=50.0 if args.quick else 200.0, seed=args.seed).to_dict()
         prof = connectivity_profile(net)
         kinds = ("noise", "shape", "amplitude", "lesion")
         metrics[name] = {

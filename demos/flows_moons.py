@@ -51,7 +51,7 @@ def main(argv: list[str] | None = None) -> dict:
            "memorized_fraction_empirical_optimal": mem_ref.fraction,
            "figures": [f"train/{f}" for f in metrics["figures"]]}
     if a.animate:
-        from neurodyn.visualize import animate_flow
+        from flows.animation import animate_flow
 
         sol = integrate(field, x0[:500], steps=40, save_trajectory=True)
         gif = animate_flow(sol.trajectory.numpy(), a.out / "flow.gif", times=sol.times.numpy(),

@@ -30,7 +30,7 @@ from pathlib import Path
 import torch
 
 from neurodyn.agent import Box, generate_trajectory
-from neurodyn.fit import FitConfig, fit
+from neurodyn.fitting import FitConfig, fit
 from neurodyn.gridcells import run_grid_cells, write_grid_cells
 from neurodyn.io import load_model, write_json
 

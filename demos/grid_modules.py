@@ -33,7 +33,7 @@ from _models import cache_dir, fitted  # noqa: E402
 
 from neurodyn.agent import Box, generate_trajectory  # noqa: E402
 from neurodyn.drift import integration_horizon  # noqa: E402
-from neurodyn.fit import FitConfig  # noqa: E402
+from neurodyn.fitting import FitConfig  # noqa: E402
 from neurodyn.grid_decoding import code_error, decode_position  # noqa: E402
 from neurodyn.gridcells import run_grid_cells  # noqa: E402
 from neurodyn.gridnull import SMOOTHING_BINS, shuffled_gridness  # noqa: E402

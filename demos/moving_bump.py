@@ -19,11 +19,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _models import cache_dir, demo_parser, fitted  # noqa: E402
 
 from neurodyn.experiments import path_integration  # noqa: E402
-from neurodyn.fit import FitConfig  # noqa: E402
+from neurodyn.fitting import FitConfig  # noqa: E402
 from neurodyn.inputs import ArrayVelocity, parse_velocity  # noqa: E402
 from neurodyn.io import write_json  # noqa: E402
 from neurodyn.plotting import new_axes, plot_activity, save_figure  # noqa: E402
-from neurodyn.simulate import simulate  # noqa: E402
+from neurodyn.simulation import simulate  # noqa: E402
 
 
 def main(argv: list[str] | None = None) -> dict:
@@ -52,7 +52,8 @@ def main(argv: list[str] | None = None) -> dict:
     metrics = {"fit": info}
     fig, ax = new_axes(figsize=(6.5, 4.0))
     for name, spec in regimes.items():
-        m, tr = path_integration(net, spec, runs=runs, duration=duration, dt=dt, seed=args.seed)
+        res = path_integration(net, spec, runs=runs, duration=duration, dt=dt, seed=args.seed)
+        m, tr = res.to_dict(), res.trajectory
         metrics[name] = m
         err = tr.path_error()[..., 0].abs()
         ax.semilogy(tr.t.numpy(), np.maximum(err.pow(2).mean(-1).sqrt().numpy(), 1e-12),

@@ -122,6 +122,14 @@ DEMOS = [
      "Samples of a flow trained on scikit-learn's digits; sliced W to held-out digits with its "
      "floor.", {"sliced W": "sliced_w", "sliced W floor": "sliced_floor", "W2": "w2",
                 "W2 floor": "w2_floor"}),
+    ("flows_digits_by_class", "flows_digits_by_class.py", "Flow matching: digits by class",
+     "One class-conditional flow (labels as inputs, exact OT within classes, 10% label "
+     "dropout); each class's generated digits against its held-out digits (sliced W) beside "
+     "the class's own floor (as many training digits of the class).",
+     {"worst class: sliced W / floor": "worst_class_ratio",
+      "sliced W / floor by class 0..9": "class_ratios",
+      "every class within 1.5x its floor": "every_class_within_1.5x_floor",
+      "sliced W (all classes)": "sliced_w", "sliced W floor": "sliced_floor"}),
 ]
 
 

@@ -23,7 +23,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _models import demo_parser  # noqa: E402
 
 from neurodyn.diagnostics import jacobian_spectrum  # noqa: E402
-from neurodyn.fit import FitConfig, fit  # noqa: E402
+from neurodyn.fitting import FitConfig, fit  # noqa: E402
 from neurodyn.io import write_json  # noqa: E402
 from neurodyn.plotting import save_figure  # noqa: E402
 from neurodyn.seal_experiments import (  # noqa: E402

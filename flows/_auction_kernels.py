@@ -1,8 +1,8 @@
 """Compiled kernels of :mod:`flows.assignment` (imported only when numba is installed).
 
-``auction(c, eps0, eps_final, theta, max_bids) -> (sigma, prices, ok)``: forward auction with
-eps-scaling on the cost matrix c; when ok, every row is assigned and eps_final-complementary
-slackness holds; ok is False when more than max_bids bids were needed.
+``auction(c, p0, eps0, eps_final, theta, max_bids) -> (sigma, prices, ok)``: forward auction
+with eps-scaling on the cost matrix c from the prices p0; when ok, every row is assigned and
+eps_final-complementary slackness holds; ok is False when more than max_bids bids were needed.
 
 ``sparse_graph(c, p, sigma, thr) -> (indptr, indices, values)``: the CSR graph of edges with
 reduced cost r_ij = c_ij + p_j - min_k (c_ik + p_k) <= thr (plus the edges of sigma), with values
@@ -14,10 +14,10 @@ import numpy as np
 
 
 @numba.njit(cache=True, nogil=True)
-def auction(c, eps0, eps_final, theta, max_bids):
+def auction(c, p0, eps0, eps_final, theta, max_bids):
     n = c.shape[0]
     bids = 0
-    p = np.zeros(n)
+    p = p0.copy()
     owner = -np.ones(n, np.int64)
     sigma = -np.ones(n, np.int64)
     queue = np.empty(n, np.int64)
@@ -147,10 +147,11 @@ def _heap_pop(hd, hj, size):
 
 
 @numba.njit(cache=True, nogil=True)
-def _relax(i, d0, indptr, ind, w, u, v, dist, done, pred, touched, nt, hd, hj, size):
+def _relax(i, d0, indptr, ind, w, u, v, dist, done, pred, touched, nt, hd, hj, size, colsol):
     """Dijkstra step from row i, reached at distance d0: lower the tentative distances of the
     columns of its edges (reduced costs w - u - v). Returns the counts of touched columns and
-    of heap entries."""
+    of heap entries, and a free column reached at distance d0 (else -1): no column is closer
+    than d0, so that column ends a shortest augmenting path (the search stops early on ties)."""
     for e in range(indptr[i], indptr[i + 1]):
         k = ind[e]
         if done[k]:
@@ -162,8 +163,10 @@ def _relax(i, d0, indptr, ind, w, u, v, dist, done, pred, touched, nt, hd, hj, s
                 nt += 1
             dist[k] = nd
             pred[k] = i
+            if nd <= d0 and colsol[k] < 0:
+                return nt, size, k
             size = _heap_push(hd, hj, size, nd, k)
-    return nt, size
+    return nt, size, -1
 
 
 @numba.njit(cache=True, nogil=True)
@@ -194,10 +197,10 @@ def sparse_assignment(indptr, ind, w):
     for f in range(n):
         if rowsol[f] >= 0:
             continue
-        nt, size = _relax(f, 0.0, indptr, ind, w, u, v, dist, done, pred, touched, 0, hd, hj, 0)
-        sink = -1
+        nt, size, sink = _relax(f, 0.0, indptr, ind, w, u, v, dist, done, pred, touched, 0,
+                                hd, hj, 0, colsol)
         big = 0.0
-        while size > 0:
+        while sink < 0 and size > 0:
             d, j, size = _heap_pop(hd, hj, size)
             if done[j] or d > dist[j]:
                 continue
@@ -206,8 +209,10 @@ def sparse_assignment(indptr, ind, w):
                 sink = j
                 big = d
                 break
-            nt, size = _relax(colsol[j], d, indptr, ind, w, u, v, dist, done, pred, touched, nt,
-                              hd, hj, size)
+            nt, size, sink = _relax(colsol[j], d, indptr, ind, w, u, v, dist, done, pred,
+                                    touched, nt, hd, hj, size, colsol)
+            if sink >= 0:
+                big = d
         if sink < 0:
             return -np.ones(n, np.int64)
         # potentials: finalized columns and the rows matched to them, and the free row
@@ -235,21 +240,68 @@ def sparse_assignment(indptr, ind, w):
 
 
 @numba.njit(cache=True, nogil=True)
-def squared_euclidean(x, y):
-    """C_ij = ||x_i - y_j||^2 (difference form, exact zero for equal points), C's mean, its
-    maximum and whether every entry is finite, in one pass."""
+def reduced_squared_euclidean(x, y):
+    """The squared-Euclidean cost reduced by column and then row minima, with its scale.
+
+    R_ij = C_ij - C_{k_j j} - r_i, C_ij = ||x_i - y_j||^2, k_j = argmin_i C_ij,
+    r_i = min_j (C_ij - C_{k_j j}). The column step is formed as
+    (x_i - x_k) . (x_i + x_k - 2 y_j), exact to the rounding of its own small terms even when
+    y_j is far from every x (an outlier), so no large constant is carried into the auction.
+    Every assignment's cost changes by the same constant, so the optimum is unchanged.
+
+    Returns (R, typical, top, finite): ``typical`` is the median of a strided sample of R's
+    entries (a scale robust to outliers), ``top`` its maximum entry.
+    """
     n, d = x.shape
-    m = y.shape[0]
-    c = np.empty((n, m))
-    total = 0.0
-    top = 0.0
+    c = np.empty((n, n))
+    finite = True
     for i in range(n):
-        for j in range(m):
+        for j in range(n):
             s = 0.0
             for k in range(d):
                 diff = x[i, k] - y[j, k]
                 s += diff * diff
             c[i, j] = s
-            total += s
-            top = max(top, s)
-    return c, total / (n * m), top, np.isfinite(total)
+    best = np.zeros(n, np.int64)
+    low = np.full(n, np.inf)
+    for i in range(n):  # column minima, row by row (contiguous access)
+        for j in range(n):
+            if c[i, j] < low[j]:
+                low[j] = c[i, j]
+                best[j] = i
+    for j in range(n):
+        if not np.isfinite(low[j]):
+            finite = False
+    for i in range(n):
+        rmin = np.inf
+        for j in range(n):
+            kb = best[j]
+            s = 0.0
+            for k in range(d):
+                s += (x[i, k] - x[kb, k]) * (x[i, k] + x[kb, k] - 2.0 * y[j, k])
+            s = max(s, 0.0)
+            c[i, j] = s
+            if s < rmin:
+                rmin = s
+        for j in range(n):
+            c[i, j] -= rmin
+    total = n * n
+    stride = max(1, total // 2048)
+    sample = np.empty((total + stride - 1) // stride)
+    top = 0.0
+    m = 0
+    for e in range(0, total, stride):
+        sample[m] = c[e // n, e % n]
+        m += 1
+    total_sum = 0.0
+    for i in range(n):
+        for j in range(n):
+            total_sum += c[i, j]
+            if c[i, j] > top:
+                top = c[i, j]
+    if not np.isfinite(total_sum):
+        finite = False
+    typical = np.median(sample[:m])
+    if typical <= 0.0:  # mostly ties: fall back to the mean
+        typical = total_sum / total
+    return c, typical, top, finite

@@ -10,8 +10,9 @@ Method (:func:`auction_assignment`):
    (w2 - w1) + eps, where w1, w2 are the best and second-best values. Every phase ends with all
    persons assigned and eps-complementary slackness (eps-CS):
    C[i, sigma(i)] + p_sigma(i) <= pi_i + eps,   pi_i = min_j (C_ij + p_j).
-   eps shrinks by ``theta`` per phase down to eps_f = ``delta`` * mean(C) / n (kept above
-   1e-10 max(C), so that bids never vanish in the rounding of large prices).
+   eps shrinks by ``theta`` per phase down to eps_f = ``delta`` * s / n, s the median entry of
+   C after reduction by its row and column minima (kept above 1e-10 max(C), so that bids never
+   vanish in the rounding of large prices).
 2. Exact finish. With reduced costs r_ij = C_ij + p_j - pi_i >= 0, the alternating cycles that
    turn sigma into an optimal sigma* satisfy sum_{cycle} r(sigma*) <= sum_{cycle} r(sigma)
    <= n eps_f, so every edge of every optimal assignment has r_ij <= n eps_f. The assignment
@@ -57,8 +58,9 @@ def _kernels():
     return k
 
 
-# auction settings: final accuracy delta (relative to the mean cost, per row), eps reduction
-# factor theta and first eps (relative to the mean cost); the answer does not depend on them
+# auction settings: final accuracy delta (relative to the median reduced cost, per row), eps
+# reduction factor theta and first eps (relative to the same scale); the answer does not depend
+# on them
 DELTA, THETA, EPS0 = 1e-2, 6.0, 0.1
 
 
@@ -71,12 +73,12 @@ def auction_assignment(cost: np.ndarray, delta: float = DELTA, theta: float = TH
     cost : np.ndarray, shape (n, n)
         Finite costs (float64).
     delta : float
-        Final auction accuracy relative to the mean cost: eps_f = delta * mean(C) / n. Smaller
+        Final auction accuracy relative to the median reduced cost s: eps_f = delta * s / n. Smaller
         values mean more bidding and a sparser exact finish; the answer does not depend on it.
     theta : float
         Factor by which eps shrinks between phases (> 1).
     eps0 : float
-        First eps, relative to the mean cost.
+        First eps, relative to the median reduced cost.
 
     Returns
     -------
@@ -96,15 +98,23 @@ def auction_assignment(cost: np.ndarray, delta: float = DELTA, theta: float = TH
     if not (delta > 0 and theta > 1 and eps0 > 0):
         raise FlowsError(f"delta={delta!r}, theta={theta!r}, eps0={eps0!r} are not allowed; "
                          "they must satisfy delta > 0, theta > 1, eps0 > 0")
-    c = c - c.min()  # a constant shift changes no assignment's rank
-    return _solve(c, float(c.mean()), float(c.max()), delta, theta, eps0)
+    # row and column reductions change every assignment's cost by the same constant
+    c = c - c.min(axis=0, keepdims=True)
+    c -= c.min(axis=1, keepdims=True)
+    typical = float(np.median(c.ravel()[:: max(1, c.size // 2048)]))
+    return _solve(c, typical if typical > 0 else float(c.mean()), float(c.max()), delta, theta,
+                  eps0)
 
 
 def squared_euclidean_assignment(x: np.ndarray, y: np.ndarray) -> np.ndarray:
     """Optimal assignment for the cost C_ij = ||x_i - y_j||^2 (exact minibatch OT).
 
-    Same method and result as ``auction_assignment(C)`` with default settings; the cost matrix
-    is built by a compiled kernel in the difference form, which is exactly zero for equal points.
+    Same method and result as ``auction_assignment(C)``. The cost is built by a compiled kernel
+    already reduced by its column and row minima (the column step in the factored form
+    (x_i - x_k) . (x_i + x_k - 2 y_j), so a far outlier brings no large constant), and the
+    auction's eps is scaled to the median reduced cost rather than the mean: one point at
+    distance 1e4 or a batch of ties or duplicates then costs about as much as a typical batch
+    (``bench/bench_flows.py --adversarial``).
 
     Parameters
     ----------
@@ -126,22 +136,23 @@ def squared_euclidean_assignment(x: np.ndarray, y: np.ndarray) -> np.ndarray:
     if x.ndim != 2 or x.shape != y.shape or x.shape[0] == 0:
         raise FlowsError(f"x and y have shapes {x.shape} and {y.shape}; they must be equal, "
                          "two-dimensional and non-empty")
-    cost, mean, top, finite = _kernels().squared_euclidean(x, y)
+    cost, typical, top, finite = _kernels().reduced_squared_euclidean(x, y)
     if not finite:
         raise FlowsError("x or y has non-finite entries (or distances overflow)")
-    return _solve(cost, float(mean), float(top), DELTA, THETA, EPS0)
+    return _solve(cost, float(typical), float(top), DELTA, THETA, EPS0)
 
 
 def _solve(c: np.ndarray, scale: float, top: float, delta: float, theta: float,
            eps0: float) -> np.ndarray:
-    """Auction and exact sparse finish on a validated cost matrix c >= 0 with mean ``scale`` and
-    maximum ``top``."""
+    """Auction and exact sparse finish on a validated cost matrix c >= 0 with typical entry
+    ``scale`` and maximum ``top``."""
     n = c.shape[0]
     if n == 1 or scale == 0.0:
         return np.arange(n, dtype=np.int64)
     k = _kernels()
     eps_f = max(delta * scale / n, 1e-10 * top)
-    sigma, prices, ok = k.auction(c, eps0 * scale, eps_f, float(theta), 1000 * n + 10 * n * n)
+    sigma, prices, ok = k.auction(c, np.zeros(n), eps0 * scale, eps_f, float(theta),
+                                  1000 * n + 10 * n * n)
     if not ok:  # pragma: no cover - a safeguard; no test instance has come near the cap
         return linear_sum_assignment(c)[1].astype(np.int64)
     # n eps_f bounds r on optimal edges; the margin covers rounding in r = C + p - pi

@@ -14,9 +14,7 @@ import torch
 
 from _runkit import BadInput, atomic_torch_save, safe_torch_load, write_json
 
-from .field import FieldSpec, TwoLayerReLUField
-
-MODEL_FORMAT = "flows-model-1"
+from .model import MODEL_FORMAT, field_from_blob, model_blob
 
 __all__ = ["atomic_save", "atomic_write_json", "load", "save_model", "load_model",
            "MODEL_FORMAT"]
@@ -64,11 +62,11 @@ def load(path: str | Path, what: str = "checkpoint") -> dict:
     return blob
 
 
-def save_model(path: str | Path, field: TwoLayerReLUField, config: dict) -> None:
-    """Save a trained field with its spec and training config (``model.pt``)."""
-    atomic_save({"format": MODEL_FORMAT, "spec": field.spec.to_dict(),
-                 "W": field.W.detach().clone(), "A": field.A.detach().clone(),
-                 "config": config}, path)
+def save_model(path: str | Path, field: torch.nn.Module, config: dict) -> None:
+    """Save a trained field with its spec and training config (``model.pt``): the built-in
+    field's spec, or a user module's import path and arguments, and its tensors
+    (:func:`flows.model.model_blob`)."""
+    atomic_save(model_blob(field, config), path)
 
 
 def _model_file(path: Path) -> Path:
@@ -81,12 +79,17 @@ def _model_file(path: Path) -> Path:
     return path
 
 
-def load_model(path: str | Path) -> tuple[TwoLayerReLUField, dict]:
+def load_model(path: str | Path, model: torch.nn.Module | None = None
+               ) -> tuple[torch.nn.Module, dict]:
     """Load ``model.pt`` (or a directory holding it); returns (field, training config dict).
+
+    A user module is rebuilt by importing its recorded class (or is ``model``) and filled with
+    the saved tensors; nothing in the file is executed (:func:`flows.model.field_from_blob`).
 
     Examples
     --------
     >>> import tempfile, pathlib
+    >>> from flows.field import FieldSpec, TwoLayerReLUField
     >>> d = pathlib.Path(tempfile.mkdtemp())
     >>> save_model(d / "model.pt", TwoLayerReLUField(FieldSpec(2, 8), seed=0), {"seed": 0})
     >>> field, cfg = load_model(d)
@@ -95,26 +98,7 @@ def load_model(path: str | Path) -> tuple[TwoLayerReLUField, dict]:
     """
     path = _model_file(Path(path))
     blob = load(path, what="model")
-    if blob.get("format") != MODEL_FORMAT:
-        raise BadInput(f"model={str(path)!r} is not a flows model file (format "
-                       f"{blob.get('format')!r}, expected {MODEL_FORMAT!r})")
-    spec_d, config = blob.get("spec"), blob.get("config")
-    if not isinstance(spec_d, dict) or not isinstance(config, dict):
-        raise BadInput(f"model={str(path)!r} is damaged: its spec or config is missing")
-    try:
-        spec = FieldSpec(**spec_d)
-    except (TypeError, ValueError) as err:
-        raise BadInput(f"model={str(path)!r} is damaged: its spec is invalid ({err})") from None
-    shapes = {"W": (spec.width, spec.in_features), "A": (spec.width, spec.dim)}
-    for key, shape in shapes.items():
-        value = blob.get(key)
-        if not isinstance(value, torch.Tensor) or tuple(value.shape) != shape \
-                or not value.is_floating_point() or not bool(torch.isfinite(value).all()):
-            got = tuple(value.shape) if isinstance(value, torch.Tensor) else type(value).__name__
-            raise BadInput(f"model={str(path)!r} is damaged: {key} is {got}, expected a finite "
-                           f"float tensor of shape {shape}")
-    field = TwoLayerReLUField(spec, seed=0)
-    with torch.no_grad():
-        field.W.copy_(blob["W"])
-        field.A.copy_(blob["A"])
-    return field, config
+    config = blob.get("config")
+    if not isinstance(config, dict):
+        raise BadInput(f"model={str(path)!r} is damaged: its config is missing")
+    return field_from_blob(blob, model, what=f"model={str(path)!r}"), config

@@ -9,6 +9,7 @@ for bad input, 1 for a failed (e.g. diverged) run, 130 for Ctrl-C; ``--debug`` a
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from dataclasses import fields
 from pathlib import Path
@@ -18,7 +19,7 @@ import torch
 from _runkit import check_int, cli_main
 from _runkit.sweep import add_sweep_arguments, sweep_options
 
-from .coupling import COUPLINGS
+from .coupling import COUPLINGS, OT_SOLVERS
 from .evaluation import METRICS
 from .field import REGIMES
 from .path import PATHS
@@ -53,6 +54,16 @@ def _ints(text: str) -> list[int]:
 
 
 _DEFAULTS = {f.name: f.default for f in fields(TrainConfig)}
+
+
+def _json_object(text: str) -> dict:
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError:
+        value = None
+    if not isinstance(value, dict):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a JSON object")
+    return value
 
 
 def _opt(p: argparse.ArgumentParser, flag: str, help: str, **kw) -> None:
@@ -92,8 +103,24 @@ def add_train(sub) -> None:
     _opt(t, "--fourier", "Fourier frequencies of t in the input features (default: 1 for "
                          "practice, 0 for theory)", type=int)
     _opt(t, "--checkpoint-every", "steps between checkpoints", type=int)
-    t.add_argument("--solver", choices=SOLVERS, default="midpoint",
-                   help="ODE solver of the evaluation samples")
+    _opt(t, "--model-class", "a velocity network of your own, 'package.module:Class' (its "
+                             "forward(x (B, d), t (B, 1)[, c (B,)]) returns (B, d)); default: "
+                             "the built-in two-layer ReLU field", dest="model")
+    _opt(t, "--model-args", "JSON object of keyword arguments of --model-class (default: none)",
+         type=_json_object, dest="model_args")
+    _opt(t, "--labels", "class labels for class-conditional training: 'data' (the data set's "
+                        "own, digits) or a .npy/.csv file of one integer per data row "
+                        "(default: none, unconditional)")
+    _opt(t, "--label-dropout", "probability that a training label becomes the null label "
+                               "(classifier-free guidance), in [0, 1)", type=float)
+    _opt(t, "--ot-solver", "exact assignment solver of --coupling ot", choices=OT_SOLVERS.names())
+    t.add_argument("--device", default="cpu",
+                   help="cpu or cuda: the model, the batches and the OT costs (the assignment "
+                        "itself runs on the CPU)")
+    t.add_argument("--guidance", type=float, default=1.0,
+                   help="classifier-free guidance scale of the evaluation samples (labels)")
+    t.add_argument("--method", "--solver", choices=SOLVERS, default="midpoint", dest="solver",
+                   help="ODE method (torchdiffeq's name) of the evaluation samples")
     t.add_argument("--sample-steps", type=int, default=20, dest="sample_steps",
                    help="solver steps from t=0 to t=1 of the evaluation samples")
     t.add_argument("--fresh", action="store_true",
@@ -109,7 +136,7 @@ def cmd_train(a: argparse.Namespace):
     _common(a)
     cfg = TrainConfig.from_dict({k: getattr(a, k) for k in _DEFAULTS if hasattr(a, k)})
     return run_training(cfg, a.out, fresh=a.fresh, solver=a.solver, sample_steps=a.sample_steps,
-                        workers=a.workers)
+                        workers=a.workers, device=a.device, guidance=a.guidance)
 
 
 def add_sample(sub) -> None:
@@ -124,7 +151,14 @@ def add_sample(sub) -> None:
     s.add_argument("--out", required=True, type=Path,
                    help="FILE.npy to write (and its sidecar FILE.json); never replaces files "
                         "flows sample did not write")
-    s.add_argument("--solver", choices=SOLVERS, default="midpoint", help="ODE solver")
+    s.add_argument("--method", "--solver", choices=SOLVERS, default="midpoint", dest="solver",
+                   help="ODE method (torchdiffeq's name)")
+    s.add_argument("--label", type=int,
+                   help="class of every sample (class-conditional model; default: classes "
+                        "0..K-1 in turn)")
+    s.add_argument("--guidance", type=float, default=1.0,
+                   help="classifier-free guidance scale (class-conditional model)")
+    s.add_argument("--device", default="cpu", help="cpu or cuda")
     s.add_argument("--steps", type=int, default=20,
                    help="solver steps from t=0 to t=1 (fixed-step solvers)")
     s.add_argument("--seed", type=int, default=0, help="seed of the source points (>= 0)")
@@ -134,7 +168,8 @@ def add_sample(sub) -> None:
 def cmd_sample(a: argparse.Namespace):
     """``flows sample``: :func:`flows.run.run_sample`."""
     _common(a)
-    return run_sample(a.model, a.n, a.out, a.solver, a.steps, a.seed)
+    return run_sample(a.model, a.n, a.out, a.solver, a.steps, a.seed, label=a.label,
+                      guidance=a.guidance, device=a.device)
 
 
 def add_eval(sub) -> None:

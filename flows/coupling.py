@@ -9,6 +9,11 @@
   normalised by its mean so ``reg`` is scale free); each source point x0_i keeps its place and is
   paired with x1_j drawn from the row P_i. / sum_j P_ij with the caller's generator. Every source
   point is used once; target points may repeat.
+
+Points may live on any device: the cost matrix is formed there (float64) and only the
+assignment itself, a sequential combinatorial solve, runs on the CPU; the pairing is applied on
+the device. With labels (:func:`couple_within_classes`) each class is coupled on its own, so a
+target point is only ever paired within its class.
 """
 
 from __future__ import annotations
@@ -18,20 +23,34 @@ import ot
 import torch
 from scipy.optimize import linear_sum_assignment
 
-from . import assignment
-from .errors import FlowsError, as_generator, check_choice, check_positive
+from _runkit import Registry
 
-COUPLINGS = ("independent", "ot", "sinkhorn")
+from . import assignment
+from .errors import FlowsError, as_generator, check_positive
 
 
 def squared_distances(x: torch.Tensor, y: torch.Tensor) -> np.ndarray:
-    """C_ij = ||x_i - y_j||^2 as a float64 array, x (B, d), y (B', d) -> (B, B')."""
+    """C_ij = ||x_i - y_j||^2 as a float64 array, x (B, d), y (B', d) -> (B, B').
+
+    Formed on the points' device; the result is copied to the CPU.
+    """
     x64, y64 = x.double(), y.double()
     c = (x64.square().sum(1)[:, None] + y64.square().sum(1)[None, :]) - 2 * (x64 @ y64.T)
-    return c.clamp_min_(0).numpy()
+    return c.clamp_min_(0).cpu().numpy()
 
 
-OT_SOLVERS = ("auto", "auction", "emd", "lsa")
+# exact assignment solvers of the "ot" coupling (see ot_permutation)
+OT_SOLVERS = Registry("ot_solver")
+for _name in ("auto", "auction", "emd", "lsa"):
+    OT_SOLVERS.add(_name, _name)
+
+
+def resolve_ot_solver(solver: str = "auto") -> str:
+    """The solver "auto" stands for here: "auction" when numba is installed, else "emd"."""
+    OT_SOLVERS.get(solver)
+    if solver == "auto":
+        return "auction" if assignment.available() else "emd"
+    return solver
 
 
 def ot_permutation(x0: torch.Tensor, x1: torch.Tensor, solver: str = "auto") -> torch.Tensor:
@@ -61,15 +80,15 @@ def ot_permutation(x0: torch.Tensor, x1: torch.Tensor, solver: str = "auto") -> 
     >>> ot_permutation(x, x.flip(0)).tolist()
     [1, 0]
     """
-    check_choice("solver", solver, OT_SOLVERS)
+    solver = resolve_ot_solver(solver)
     if x0.shape != x1.shape:
         raise FlowsError(f"x1 has shape {tuple(x1.shape)}; it must equal x0's {tuple(x0.shape)}")
-    if solver == "auto":
-        solver = "auction" if assignment.available() else "emd"
-    if solver == "auction":
+    if solver == "auction" and x0.device.type == "cpu":
         return torch.from_numpy(assignment.squared_euclidean_assignment(
             x0.double().numpy(), x1.double().numpy()))
-    c = squared_distances(x0, x1)
+    c = squared_distances(x0, x1)  # on the device; the solve below runs on the CPU
+    if solver == "auction":
+        return torch.from_numpy(assignment.auction_assignment(c))
     b = c.shape[0]
     if solver == "emd":
         w = np.full(b, 1.0 / b)
@@ -112,22 +131,79 @@ def sinkhorn_pairing(x0: torch.Tensor, x1: torch.Tensor, generator: torch.Genera
     if not np.isfinite(plan).all() or (plan.sum(1) <= 0).any():
         plan = ot.sinkhorn(a, b, c, reg, method="sinkhorn_log", numItermax=1000, stopThr=1e-4,
                            warn=False)
-    p = torch.from_numpy(np.asarray(plan)).clamp_min(0)
+    p = torch.from_numpy(np.asarray(plan)).clamp_min(0)  # CPU: the draw uses a CPU generator
     if not torch.isfinite(p).all() or (p.sum(1) <= 0).any():
         raise FlowsError(f"reg={reg!r} gave a degenerate Sinkhorn plan; use a larger reg")
     return torch.multinomial(p, 1, generator=g).squeeze(1)
 
 
+def _independent(x0, x1, generator, reg, ot_solver):
+    return x0, x1
+
+
+def _ot(x0, x1, generator, reg, ot_solver):
+    return x0, x1[ot_permutation(x0, x1, ot_solver).to(x1.device)]
+
+
+def _sinkhorn(x0, x1, generator, reg, ot_solver):
+    return x0, x1[sinkhorn_pairing(x0, x1, generator, reg).to(x1.device)]
+
+
+# the couplings by name: f(x0, x1, generator, reg, ot_solver) -> (x0, x1 paired)
+COUPLINGS = Registry("coupling")
+COUPLINGS.add("independent", _independent)
+COUPLINGS.add("ot", _ot)
+COUPLINGS.add("sinkhorn", _sinkhorn)
+
+
 def couple(name: str, x0: torch.Tensor, x1: torch.Tensor,
-           generator: torch.Generator | int | None = None, reg: float = 0.05
-           ) -> tuple[torch.Tensor, torch.Tensor]:
+           generator: torch.Generator | int | None = None, reg: float = 0.05,
+           ot_solver: str = "auto") -> tuple[torch.Tensor, torch.Tensor]:
     """Apply a coupling by name; returns the paired (x0, x1), each of shape (B, d).
 
-    ``generator`` is needed by "sinkhorn" only.
+    ``generator`` is needed by "sinkhorn" only, ``ot_solver`` (see :func:`ot_permutation`) by
+    "ot" only.
+
+    Examples
+    --------
+    >>> x = torch.tensor([[0.0], [1.0]])
+    >>> couple("ot", x, x.flip(0))[1].tolist()
+    [[0.0], [1.0]]
     """
-    check_choice("coupling", name, COUPLINGS)
+    return COUPLINGS.get(name)(x0, x1, generator, reg, ot_solver)
+
+
+def couple_within_classes(name: str, x0: torch.Tensor, x1: torch.Tensor, labels: torch.Tensor,
+                          generator: torch.Generator | int | None = None, reg: float = 0.05,
+                          ot_solver: str = "auto"
+                          ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """Couple source points with labelled target points class by class.
+
+    The target points (and their labels) are ordered by class (a stable sort; the x1_i are
+    i.i.d., so their order carries nothing), and each run of equal labels is coupled with the
+    source points at the same positions: OT pairs within classes. Returns (x0, x1, labels),
+    shapes (B, d), (B, d), (B,).
+
+    Examples
+    --------
+    >>> x0 = torch.tensor([[0.0], [1.0], [2.0], [3.0]])
+    >>> x1 = torch.tensor([[3.0], [0.0], [2.0], [1.0]])
+    >>> _, y, c = couple_within_classes("ot", x0, x1, torch.tensor([1, 0, 1, 0]))
+    >>> y.squeeze(1).tolist(), c.tolist()
+    ([0.0, 1.0, 2.0, 3.0], [0, 0, 1, 1])
+    """
+    fn = COUPLINGS.get(name)
+    if labels.shape != (x1.shape[0],):
+        raise FlowsError(f"labels have shape {tuple(labels.shape)}; one label per target point "
+                         f"({x1.shape[0]},) is required")
+    order = torch.sort(labels.cpu(), stable=True).indices
+    labels = labels.cpu()[order]
+    x1 = x1[order.to(x1.device)]
     if name == "independent":
-        return x0, x1
-    if name == "ot":
-        return x0, x1[ot_permutation(x0, x1)]
-    return x0, x1[sinkhorn_pairing(x0, x1, generator, reg)]  # type: ignore[arg-type]
+        return x0, x1, labels
+    bounds = torch.unique_consecutive(labels, return_counts=True)[1].cumsum(0).tolist()
+    parts, start = [], 0
+    for end in bounds:
+        parts.append(fn(x0[start:end], x1[start:end], generator, reg, ot_solver)[1])
+        start = end
+    return x0, torch.cat(parts), labels

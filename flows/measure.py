@@ -47,8 +47,10 @@ def sample_field(field: TwoLayerReLUField, source: Dataset, n: int, seed: int,
     SampleResult
         ``x`` of shape (n, d), the NFE and, when asked, the trajectory.
     """
+    params = list(field.parameters()) if isinstance(field, torch.nn.Module) else []
     x0 = source.sample(check_positive_int("n", n), seed)
-    return integrate(field, x0, solver=solver, steps=steps, save_trajectory=save_trajectory)
+    x0 = x0.to(params[0].device) if params else x0  # on the field's device
+    return integrate(field, x0, method=solver, steps=steps, save_trajectory=save_trajectory)
 
 
 @dataclass(frozen=True)
@@ -114,6 +116,7 @@ def evaluate_field(field: TwoLayerReLUField, splits: Splits, source: Dataset, se
     """
     n = splits.heldout.shape[0]
     res = sample_field(field, source, n, derive_seed(seed, "eval-samples"), solver, steps)
+    res = replace(res, x=res.x.cpu())
     metric = "w2" if splits.heldout.shape[1] <= 3 else "sliced"
     sliced_seed = derive_seed(seed, "sliced") % 2**31
     if dataset is not None and dataset.pool is None:  # floor over independent draws

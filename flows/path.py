@@ -22,7 +22,9 @@ from dataclasses import dataclass
 
 import torch
 
-from .errors import FlowsError, as_generator, check_choice
+from _runkit import Registry
+
+from .errors import FlowsError, as_generator
 
 
 @dataclass(frozen=True)
@@ -72,7 +74,8 @@ class LinearPath:
         xt = x0 + t * dx
         if self.sigma_min > 0:
             g = as_generator(generator, "generator")
-            xt = xt + self.sigma_min * torch.randn(xt.shape, generator=g, dtype=xt.dtype)
+            noise = torch.randn(xt.shape, generator=g, dtype=xt.dtype)  # CPU generator
+            xt = xt + self.sigma_min * noise.to(xt.device)
         return PathSample(xt, dx, t)
 
 
@@ -109,9 +112,11 @@ class TargetPath:
         return PathSample(t * x1 + (1 - a * t) * x0, x1 - a * x0, t)
 
 
-PATHS = {"linear": LinearPath, "vp": VPPath, "target": TargetPath}
+PATHS = Registry("path")
+for _cls in (LinearPath, VPPath, TargetPath):
+    PATHS.add(_cls.name, _cls)
 
 
 def get_path(name: str, sigma_min: float = 0.0) -> LinearPath | VPPath | TargetPath:
     """Path by name ("linear", "vp", "target"); raises listing the valid names."""
-    return PATHS[check_choice("path", name, PATHS)](sigma_min)
+    return PATHS.get(name)(sigma_min)

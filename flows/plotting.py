@@ -154,3 +154,24 @@ def plot_digits(images: torch.Tensor | np.ndarray, ax: Axes | None = None, rows:
     ax.imshow(grid, cmap="gray_r", vmin=-1, vmax=1)
     ax.set(xticks=[], yticks=[], title=title)
     return fig
+
+
+def plot_digits_by_class(images: torch.Tensor | np.ndarray, labels: torch.Tensor | np.ndarray,
+                         per_class: int = 10, ax: Axes | None = None,
+                         title: str = "") -> Figure:
+    """8x8 digits one row per class: the first ``per_class`` images of each label.
+
+    images of shape (N, 64) in [-1, 1], labels of shape (N,) in 0..K-1; rows with fewer
+    images are left blank.
+    """
+    im, lab = _np(images), np.asarray(_np(labels)).astype(int).reshape(-1)
+    classes = int(lab.max()) + 1 if lab.size else 0
+    grid = np.full((classes * per_class, im.shape[1]), -1.0)
+    for k in range(classes):
+        rows = im[lab == k][:per_class]
+        grid[k * per_class:k * per_class + rows.shape[0]] = rows
+    fig = plot_digits(grid, ax=ax, rows=classes, cols=per_class, title=title)
+    axis = fig.axes[0] if ax is None else ax
+    axis.set(yticks=[4.5 + 9 * k for k in range(classes)], yticklabels=[str(k) for k in
+                                                                       range(classes)])
+    return fig

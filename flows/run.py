@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
+import torch
 
 from _runkit import (
     BadInput,
@@ -38,6 +39,7 @@ from _runkit import (
 from _runkit.rundir import out_lock, run_record
 
 from .checkpoint import load, load_model, save_model
+from .conditions import evaluate_conditional, sample_by_class
 from .data import load_array, load_dataset, source_for
 from .errors import derive_seed
 from .evaluation import METRICS, evaluate
@@ -60,7 +62,9 @@ from .memory import (
     theory_sweep_bytes,
     training_bytes,
 )
+from .model import resolve_device
 from .path import get_path
+from .plotting import plot_digits_by_class
 from .run_figures import samples_figures, training_figures, width_figures
 from .sample import SOLVERS
 from .training import CHECKPOINT, TrainConfig, prepare_data, train
@@ -72,7 +76,7 @@ __all__ = ["run_training", "run_sample", "run_eval", "run_width_experiment",
 
 SEED_MAX = 2**63 - 1
 TRAINING_OUTPUTS = ("model.pt", "metrics.json", "timing.json", "loss.png", "samples.png",
-                    "data.png", "trajectories.png")
+                    "data.png", "trajectories.png", "samples_by_class.png")
 
 
 def _write_figures(run: RunDir, figs: dict) -> list[str]:
@@ -119,10 +123,13 @@ class TrainingRun(Result):
 
 def run_training(config: TrainConfig, out: str | Path, fresh: bool = False,
                  solver: str = "midpoint", sample_steps: int = 20,
-                 progress: bool | None = None, workers: int | None = None) -> TrainingRun:
+                 progress: bool | None = None, workers: int | None = None,
+                 device: str = "cpu", guidance: float = 1.0) -> TrainingRun:
     """Train (resuming from ``out/checkpoint.pt`` unless ``fresh``), evaluate and draw figures.
 
-    ``workers`` is passed to :func:`flows.training.train` (threads preparing batches). The
+    ``workers`` and ``device`` are passed to :func:`flows.training.train`. A class-conditional
+    run is evaluated class by class at guidance scale ``guidance``
+    (:func:`flows.conditions.evaluate_conditional`) and draws ``samples_by_class.png``. The
     inputs and the memory estimate are checked before ``out`` is touched. A training that
     diverges raises :class:`_runkit.Diverged` and leaves no ``model.pt``; Ctrl-C leaves the
     checkpoint and raises ``KeyboardInterrupt`` saying which step it holds.
@@ -145,27 +152,35 @@ def run_training(config: TrainConfig, out: str | Path, fresh: bool = False,
     splits, source = prepare_data(cfg)
     if not fresh:
         check_resumable(Path(out) / CHECKPOINT, cfg)
+    resolve_device(device)
     record = {**cfg.to_dict(), "solver": solver, "sample_steps": sample_steps,
-              "workers": workers}
+              "workers": workers, "device": str(device), "guidance": guidance}
     with RunDir(out, command="flows train", config=record, seed=cfg.seed) as run:
         if fresh:  # start over: nothing of the earlier run stays beside the new config
             for name in (CHECKPOINT, *TRAINING_OUTPUTS):
                 run.path(name).unlink(missing_ok=True)
         try:
             res = train(cfg, out_dir=run.out, progress=progress, splits=splits, source=source,
-                        workers=workers)
+                        workers=workers, device=device)
         except KeyboardInterrupt:
             raise KeyboardInterrupt(_interrupted(run.path(CHECKPOINT), cfg.steps)) from None
         save_model(run.path("model.pt"), res.field, cfg.to_dict())
         t0 = time.perf_counter()
-        ev = evaluate_field(res.field, splits, source, cfg.seed, solver, sample_steps, ds)
+        if res.classes:
+            ev = evaluate_conditional(res.field, splits, source, cfg.seed, solver,
+                                      sample_steps, guidance)
+        else:
+            ev = evaluate_field(res.field, splits, source, cfg.seed, solver, sample_steps, ds)
         traj = None
-        if splits.heldout.shape[1] == 2:
+        if splits.heldout.shape[1] == 2 and not res.classes:
             tr = sample_field(res.field, source, 300, derive_seed(cfg.seed, "traj"), solver,
                               sample_steps, save_trajectory=True)
             traj = (tr.trajectory, tr.times)
-        figures = _write_figures(run, training_figures(res.losses, ev.samples, splits.heldout,
-                                                       traj))
+        figs = training_figures(res.losses, ev.samples, splits.heldout, traj)
+        if res.classes and splits.heldout.shape[1] == 64:
+            figs["samples_by_class.png"] = plot_digits_by_class(
+                ev.samples, ev.labels, title=f"generated digits by class (guidance {guidance:g})")
+        figures = _write_figures(run, figs)
         tail = max(1, res.steps_done // 100)
         last = float(res.losses[-1])
         result = TrainingRun(
@@ -245,39 +260,66 @@ def _sidecar_owner(npy: Path, sidecar: Path) -> None:
 
 
 def run_sample(model: str | Path, n: int, out: str | Path, solver: str = "midpoint",
-               steps: int = 20, seed: int = 0) -> SampleRun:
+               steps: int = 20, seed: int = 0, label: int | None = None,
+               guidance: float = 1.0, device: str = "cpu") -> SampleRun:
     """Draw ``n`` samples from a trained model into ``out`` (.npy) with a sidecar ``.json``.
 
-    The sidecar holds the command, the config as run (model, n, solver, steps, seed), the library
-    version, the command line and the NFE. See the module docstring for the sidecar rule.
+    The sidecar holds the command, the config as run (model, n, solver, steps, seed, and for a
+    class-conditional model the labels and guidance), the library version, the command line and
+    the NFE. A class-conditional model draws class ``label`` for every sample, or classes
+    0..K-1 in turn (sample i has class i mod K); ``out.labels.npy`` is not written: the rule
+    recovers them. A user model is rebuilt from its recorded import path. See the module
+    docstring for the sidecar rule.
     """
     out = Path(out)
     check_positive_int("n", n)
     check_choice("solver", solver, SOLVERS)
     check_positive_int("steps", steps)
     check_int("seed", seed, lo=0, hi=SEED_MAX)
+    dev = resolve_device(device)
     if out.suffix != ".npy":
         raise BadInput(f"out={str(out)!r} is not allowed; it must end in .npy")
     if out.is_dir():
         raise BadInput(f"out={str(out)!r} is a directory; a .npy file name is expected")
     field, cfg = load_model(model)
-    check_terms(sampling_bytes(n, field.spec.dim, field.spec.width, steps))
-    source = source_for(cfg.get("source"), field.spec.dim)
+    spec = getattr(field, "spec", None)
+    dim = spec.dim if spec is not None else field.dim
+    classes = spec.classes if spec is not None else field.classes
+    # the estimate covers the built-in field's activations; a user module's own are its own
+    check_terms(sampling_bytes(n, dim, spec.width if spec is not None else 1, steps))
+    labels = None
+    if classes:
+        if label is not None:
+            check_int("label", label, lo=0, hi=classes - 1)
+            labels = torch.full((n,), int(label), dtype=torch.long)
+        else:
+            labels = torch.arange(n) % classes
+    elif label is not None:
+        raise BadInput(f"label={label!r} is not allowed: the model is not class-conditional")
+    source = source_for(cfg.get("source"), dim)
     sidecar = out.with_suffix(".json")
     try:
         out.parent.mkdir(parents=True, exist_ok=True)
     except OSError as err:
         raise BadInput(f"out={str(out)!r} cannot be written: {err.strerror}") from None
-    config = {"model": str(model), "n": n, "solver": solver, "steps": steps, "out": out.name}
+    config = {"model": str(model), "n": n, "solver": solver, "steps": steps, "out": out.name,
+              "device": str(device)}
+    if classes:
+        config |= {"label": label, "labels": "all equal" if label is not None else "i mod K",
+                   "classes": classes, "guidance": guidance}
+    field = field.to(dev)
     with out_lock(out.parent / f".{out.name}.lock", "out", out):
         _sidecar_owner(out, sidecar)
-        res = sample_field(field, source, n, seed, solver, steps)
+        if classes:
+            res = sample_by_class(field, source, labels, classes, seed, guidance, solver, steps)
+        else:
+            res = sample_field(field, source, n, seed, solver, steps)
         buf = io.BytesIO()
-        np.save(buf, res.x.numpy())
+        np.save(buf, res.x.cpu().numpy())
         atomic_write_bytes(buf.getvalue(), out)
         write_json({**run_record("flows sample", config, seed), "nfe": res.nfe,
-                    "dim": field.spec.dim}, sidecar)
-    return SampleRun(str(out), str(sidecar), str(model), n, field.spec.dim, solver, steps, seed,
+                    "dim": dim}, sidecar)
+    return SampleRun(str(out), str(sidecar), str(model), n, dim, solver, steps, seed,
                      res.nfe)
 
 

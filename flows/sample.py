@@ -1,8 +1,10 @@
 """Integrate a velocity field with torchdiffeq: samples, trajectories and log-likelihoods.
 
-dx/dt = v(x, t) from t = 0 (source) to t = 1 (target). Fixed-step solvers "euler", "midpoint"
-(default: the field is piecewise linear, so second order pays) and "rk4" take ``steps`` equal
-steps; "dopri5" is adaptive (``rtol``, ``atol``). Every evaluation of v is counted (NFE).
+dx/dt = v(x, t) from t = 0 (source) to t = 1 (target). The ODE method is named as in
+torchdiffeq (``method=``): fixed-step "euler", "midpoint" (default for sampling: the field is
+piecewise linear, so second order pays) and "rk4" take ``steps`` equal steps; "dopri5" is
+adaptive (``rtol``, ``atol``) within a budget of ``max_nfe`` evaluations. Every evaluation of v
+is counted (NFE). Tensors stay on the device of the input points.
 
 Log-likelihood by the instantaneous change of variables,
 
@@ -22,11 +24,21 @@ import torch
 from torch import nn
 from torchdiffeq import odeint
 
-from .errors import FlowsError, as_generator, check_choice, check_positive_int
+from _runkit import Registry, RunFailed
+
+from .errors import FlowsError, as_generator, check_choice, check_positive, check_positive_int
 
 Field = Callable[[torch.Tensor, torch.Tensor], torch.Tensor]
-SOLVERS = ("euler", "midpoint", "rk4", "dopri5")
-FIXED_STEP = ("euler", "midpoint", "rk4")
+# ODE methods by torchdiffeq's names: True for the fixed-step ones (``steps`` equal steps)
+METHODS = Registry("method")
+for _name, _fixed in (("euler", True), ("midpoint", True), ("rk4", True), ("dopri5", False)):
+    METHODS.add(_name, _fixed)
+SOLVERS = tuple(METHODS)  # the same names (kept for the command line's choices)
+FIXED_STEP = tuple(k for k in METHODS if METHODS.get(k))
+
+
+class BudgetExceeded(RunFailed):
+    """An adaptive solve needed more velocity evaluations than its ``max_nfe`` budget."""
 
 
 @dataclass(frozen=True)
@@ -51,16 +63,27 @@ class SampleResult:
     trajectory: torch.Tensor | None = None
 
 
-class _Counted(nn.Module):
-    """ODE right-hand side f(t, x) = v(x, t) that counts calls and stops on non-finite values."""
+def _check_budget(nfe: int, max_nfe: int | None, rtol: float, atol: float) -> None:
+    if max_nfe is not None and nfe > max_nfe:
+        raise BudgetExceeded(f"the adaptive solve needed more than max_nfe={max_nfe} velocity "
+                             f"evaluations at rtol={rtol:g}, atol={atol:g}; raise max_nfe or the "
+                             "tolerances, or use a fixed-step method")
 
-    def __init__(self, field: Field) -> None:
+
+class _Counted(nn.Module):
+    """ODE right-hand side f(t, x) = v(x, t) that counts calls, stops on non-finite values and
+    on an exhausted evaluation budget."""
+
+    def __init__(self, field: Field, max_nfe: int | None = None, rtol: float = 0.0,
+                 atol: float = 0.0) -> None:
         super().__init__()
         self.field = field
         self.nfe = 0
+        self.max_nfe, self.rtol, self.atol = max_nfe, rtol, atol
 
     def forward(self, t: torch.Tensor, x: torch.Tensor) -> torch.Tensor:
         self.nfe += 1
+        _check_budget(self.nfe, self.max_nfe, self.rtol, self.atol)
         v = self.field(x, t)
         if not torch.isfinite(v).all():
             raise FlowsError(f"the velocity became non-finite at t={float(t):.6g} "
@@ -68,15 +91,23 @@ class _Counted(nn.Module):
         return v
 
 
-def _options(solver: str, steps: int) -> dict:
-    if solver in FIXED_STEP:
+def _options(method: str, steps: int) -> dict:
+    if METHODS.get(method):
         return {"step_size": 1.0 / check_positive_int("steps", steps)}
     return {}
 
 
-def integrate(field: Field, x0: torch.Tensor, solver: str = "midpoint", steps: int = 20,
+def _check_solve(method: str, rtol: float, atol: float, max_nfe: int | None) -> None:
+    METHODS.get(method)  # unknown names are refused, listing the valid ones
+    check_positive("rtol", rtol)
+    check_positive("atol", atol)
+    if max_nfe is not None:
+        check_positive_int("max_nfe", max_nfe)
+
+
+def integrate(field: Field, x0: torch.Tensor, method: str = "midpoint", steps: int = 20,
               rtol: float = 1e-5, atol: float = 1e-5, save_trajectory: bool = False,
-              t0: float = 0.0, t1: float = 1.0) -> SampleResult:
+              t0: float = 0.0, t1: float = 1.0, max_nfe: int | None = 100_000) -> SampleResult:
     """Solve dx/dt = v(x, t) from t0 to t1.
 
     Parameters
@@ -84,15 +115,18 @@ def integrate(field: Field, x0: torch.Tensor, solver: str = "midpoint", steps: i
     field : callable
         v(x, t): x of shape (N, d), t a scalar tensor, returns (N, d).
     x0 : torch.Tensor, shape (N, d)
-        Initial states (source samples).
-    solver : str
-        One of "euler", "midpoint", "rk4", "dopri5".
+        Initial states (source samples), on the device the field runs on.
+    method : str
+        torchdiffeq's method: "euler", "midpoint", "rk4" (fixed step) or "dopri5" (adaptive).
     steps : int
-        Number of equal steps (fixed-step solvers; ignored by dopri5).
+        Number of equal steps (fixed-step methods; ignored by dopri5).
     rtol, atol : float
-        Tolerances of dopri5.
+        Relative and absolute tolerances of dopri5.
     save_trajectory : bool
         Also return the states at every step (fixed-step) or at 21 times (dopri5).
+    max_nfe : int or None
+        Budget of velocity evaluations; an adaptive solve that needs more raises
+        :class:`BudgetExceeded` (None: no budget).
 
     Returns
     -------
@@ -100,36 +134,45 @@ def integrate(field: Field, x0: torch.Tensor, solver: str = "midpoint", steps: i
 
     Examples
     --------
-    >>> r = integrate(lambda x, t: -x, torch.ones(3, 1), solver="rk4", steps=10)
+    >>> r = integrate(lambda x, t: -x, torch.ones(3, 1), method="rk4", steps=10)
     >>> round(float(r.x[0, 0]), 4), r.nfe
     (0.3679, 40)
     """
-    check_choice("solver", solver, SOLVERS)
+    _check_solve(method, rtol, atol, max_nfe)
     if x0.ndim != 2 or x0.shape[0] == 0:
         raise FlowsError(f"x0 has shape {tuple(x0.shape)}; a non-empty (N, d) tensor is required")
-    f = _Counted(field)
-    n_t = (check_positive_int("steps", steps) + 1) if solver in FIXED_STEP else 21
-    times = torch.linspace(t0, t1, n_t if save_trajectory else 2, dtype=x0.dtype)
+    f = _Counted(field, max_nfe, rtol, atol)
+    n_t = (check_positive_int("steps", steps) + 1) if METHODS.get(method) else 21
+    times = torch.linspace(t0, t1, n_t if save_trajectory else 2, dtype=x0.dtype,
+                           device=x0.device)
     with torch.no_grad():
-        traj = odeint(f, x0, times, method=solver, rtol=rtol, atol=atol,
-                      options=_options(solver, steps))
+        traj = odeint(f, x0, times, method=method, rtol=rtol, atol=atol,
+                      options=_options(method, steps))
     return SampleResult(traj[-1], f.nfe, times, traj if save_trajectory else None)
 
 
-def divergence(field: Field, x: torch.Tensor, t: torch.Tensor, probe: torch.Tensor | None = None
-               ) -> tuple[torch.Tensor, torch.Tensor]:
+def velocity_divergence(field: Field, x: torch.Tensor, t: torch.Tensor,
+                        probe: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor]:
     """Velocity and divergence div v = sum_k d v_k / d x_k at (x, t).
 
-    Exact (d vector-Jacobian products) when ``probe`` is None, else Hutchinson's
-    eps^T (dv/dx) eps with ``probe`` eps of shape (N, d). Returns (v (N, d), div (N,)).
+    Exact when ``probe`` is None (the field's own closed form ``field.divergence(x, t)`` when it
+    has one, as :class:`flows.field.TwoLayerReLUField` does, else d vector-Jacobian products),
+    else Hutchinson's eps^T (dv/dx) eps with ``probe`` eps of shape (N, d).
+    Returns (v (N, d), div (N,)).
     """
+    closed = getattr(field, "divergence", None)
+    if probe is None and callable(closed):
+        with torch.no_grad():
+            out = closed(x, t)
+        if out is not None:
+            return out
     with torch.enable_grad():
         x = x.detach().requires_grad_(True)
         v = field(x, t)
         if probe is not None:
             (jp,) = torch.autograd.grad(v, x, probe, create_graph=False)
             return v.detach(), (jp * probe).sum(1)
-        div = torch.zeros(x.shape[0], dtype=x.dtype)
+        div = torch.zeros(x.shape[0], dtype=x.dtype, device=x.device)
         for k in range(x.shape[1]):
             (gk,) = torch.autograd.grad(v[:, k].sum(), x, retain_graph=k < x.shape[1] - 1)
             div += gk[:, k]
@@ -148,18 +191,19 @@ class LikelihoodResult:
         The points mapped back to t = 0.
     nfe : int
         Number of velocity evaluations.
-    method : str
+    divergence : str
         "exact" or "hutchinson".
     """
 
     logp: torch.Tensor
     x0: torch.Tensor
     nfe: int
-    method: str
+    divergence: str
 
 
-def log_likelihood(field: Field, x: torch.Tensor, solver: str = "midpoint", steps: int = 50,
-                   method: str = "auto", seed: int | torch.Generator = 0,
+def log_likelihood(field: Field, x: torch.Tensor, method: str = "dopri5", steps: int = 50,
+                   rtol: float = 1e-5, atol: float = 1e-5, max_nfe: int | None = 20_000,
+                   divergence: str = "auto", seed: int | torch.Generator = 0,
                    exact_max_dim: int = 8) -> LikelihoodResult:
     """Log-density of points under the flow from a N(0, I) source.
 
@@ -170,8 +214,16 @@ def log_likelihood(field: Field, x: torch.Tensor, solver: str = "midpoint", step
     field : callable
         v(x, t) (differentiable in x).
     x : torch.Tensor, shape (N, d)
-    solver, steps : see :func:`integrate`.
     method : str
+        ODE method, as in :func:`integrate` (default dopri5, adaptive).
+    steps : int
+        Steps of a fixed-step method.
+    rtol, atol : float
+        Tolerances of dopri5 on the augmented state (x, log-density change).
+    max_nfe : int or None
+        Budget of evaluations of the augmented right-hand side; when an adaptive solve needs
+        more it stops with :class:`BudgetExceeded` (None: no budget).
+    divergence : str
         "exact", "hutchinson" or "auto" (exact when d <= ``exact_max_dim``).
     seed : int or torch.Generator
         Randomness of the Hutchinson probe (one Rademacher probe per point, fixed in t).
@@ -179,28 +231,36 @@ def log_likelihood(field: Field, x: torch.Tensor, solver: str = "midpoint", step
     Returns
     -------
     LikelihoodResult
+
+    Examples
+    --------
+    >>> r = log_likelihood(lambda x, t: 0 * x, torch.zeros(1, 2))  # the identity flow
+    >>> round(float(r.logp[0]), 4)  # log N(0; 0, I_2) = -log(2 pi)
+    -1.8379
     """
-    check_choice("method", method, ("auto", "exact", "hutchinson"))
-    check_choice("solver", solver, SOLVERS)
+    check_choice("divergence", divergence, ("auto", "exact", "hutchinson"))
+    _check_solve(method, rtol, atol, max_nfe)
     n, d = x.shape
-    use = method if method != "auto" else ("exact" if d <= exact_max_dim else "hutchinson")
+    use = divergence if divergence != "auto" else ("exact" if d <= exact_max_dim else "hutchinson")
     probe = None
     if use == "hutchinson":
         g = as_generator(seed)
-        probe = torch.randint(0, 2, (n, d), generator=g).to(x.dtype) * 2 - 1
+        probe = (torch.randint(0, 2, (n, d), generator=g).to(x.dtype) * 2 - 1).to(x.device)
     counter = {"nfe": 0}
 
     def rhs(t: torch.Tensor, state: torch.Tensor) -> torch.Tensor:
         counter["nfe"] += 1
-        v, div = divergence(field, state[:, :d], t, probe)
+        _check_budget(counter["nfe"], max_nfe, rtol, atol)
+        v, div = velocity_divergence(field, state[:, :d], t, probe)
         out = torch.cat([v, div[:, None]], 1)
         if not torch.isfinite(out).all():
             raise FlowsError(f"the velocity or divergence became non-finite at t={float(t):.6g}")
         return out
 
-    state = torch.cat([x, torch.zeros(n, 1, dtype=x.dtype)], 1)
-    times = torch.tensor([1.0, 0.0], dtype=x.dtype)
-    end = odeint(rhs, state, times, method=solver, options=_options(solver, steps))[-1]
+    state = torch.cat([x, torch.zeros(n, 1, dtype=x.dtype, device=x.device)], 1)
+    times = torch.tensor([1.0, 0.0], dtype=x.dtype, device=x.device)
+    end = odeint(rhs, state, times, method=method, rtol=rtol, atol=atol,
+                 options=_options(method, steps))[-1]
     z, acc = end[:, :d].detach(), end[:, d].detach()
     logp0 = -0.5 * z.square().sum(1) - 0.5 * d * math.log(2 * math.pi)
     return LikelihoodResult(logp0 + acc, z, counter["nfe"], use)

@@ -157,7 +157,7 @@ def theory_run(config: TrainConfig, n_samples: int = 1000, solver: str = "midpoi
                              cfg.sigma_min, res.field.spec, derive_seed(cfg.seed, "objective")),
             grad_a=False)[0])
     x0 = source.sample(n_samples, derive_seed(cfg.seed, "theory-samples"))
-    x = integrate(res.field, x0, solver=solver, steps=sample_steps).x
+    x = integrate(res.field, x0, method=solver, steps=sample_steps).x
     fit = log_loss_slope(res.losses)
     ntk = None
     if with_ntk:

@@ -16,6 +16,8 @@ from dataclasses import asdict, dataclass
 import torch
 import torch.nn.functional as tnf
 
+from _runkit import Registry
+
 __all__ = ["Activation", "Logistic", "Tanh", "make_activation", "ACTIVATIONS"]
 
 
@@ -116,16 +118,37 @@ class Tanh(Activation):
         return (x * torch.tanh(x) - logcosh) / self.gain
 
 
-ACTIVATIONS = {"logistic": Logistic, "tanh": Tanh}
+#: The activation families by name (a :class:`_runkit.Registry`: an unknown name lists the
+#: valid ones); register a new :class:`Activation` dataclass with ``ACTIVATIONS.add(name, cls)``.
+ACTIVATIONS = Registry("activation")
+ACTIVATIONS.add("logistic", Logistic)
+ACTIVATIONS.add("tanh", Tanh)
 
 
 def make_activation(config: dict | None = None) -> Activation:
-    """Build an activation from ``{"name": ..., **params}``; unknown names or keys raise."""
+    """Build an activation from ``{"name": ..., **params}``; unknown names or keys raise.
+
+    Parameters
+    ----------
+    config : dict or None
+        ``{"name": "logistic" | "tanh", **parameters}`` (default: the logistic).
+
+    Returns
+    -------
+    Activation
+
+    Examples
+    --------
+    >>> make_activation({"name": "tanh", "gain": 2.0}).name
+    'tanh'
+    >>> make_activation({"name": "relu"})
+    Traceback (most recent call last):
+    ...
+    _runkit.errors.BadInput: activation='relu' is not allowed; choose one of logistic, tanh
+    """
     config = dict(config or {"name": "logistic"})
     name = config.pop("name", "logistic")
-    if name not in ACTIVATIONS:
-        raise ValueError(f"activation name={name!r}: unknown; choose one of {sorted(ACTIVATIONS)}")
-    cls = ACTIVATIONS[name]
+    cls = ACTIVATIONS.get(name)
     allowed = set(cls.__dataclass_fields__)
     unknown = set(config) - allowed
     if unknown:

@@ -28,7 +28,7 @@ from .drift import diffusion_tensor_theory, error_growth
 from .geometry import wrap_angle
 from .inputs import ArrayVelocity, parse_velocity, reference_phase
 from .network import HopfieldNetwork
-from .simulate import simulate
+from .simulation import simulate
 
 __all__ = ["AnchoringResult", "landmark_anchoring", "ConflictResult", "cue_conflict",
            "followed_fraction_theory"]

@@ -270,7 +270,7 @@ def decay_rates(network: HopfieldNetwork, kappa: float, count: int = 4, size: fl
     ``6 tau / kappa``; the Euclidean distance to the manifold gives the rates.
     """
     from .diagnostics import energy_audit
-    from .simulate import simulate
+    from .simulation import simulate
 
     m = network.manifold
     g = network.geometry

@@ -2,7 +2,7 @@
 diffusion.
 
 Each diagnostic is a plain function of a network or a
-:class:`~neurodyn.simulate.SimulationResult`.
+:class:`~neurodyn.simulation.SimulationResult`.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import torch
 
 from .geometry import wrap_angle
 from .network import HopfieldNetwork
-from .simulate import SimulationResult
+from .simulation import SimulationResult
 
 __all__ = [
     "jacobian_spectrum", "SpectrumSummary", "summarize_spectrum", "ConnectivityProfile",

@@ -220,7 +220,7 @@ def diffusion_tensor_theory(network: HopfieldNetwork, noise: float) -> np.ndarra
     Parameters
     ----------
     network : a network with a target manifold (ring or torus).
-    noise : ``sigma`` (>= 0), as passed to :func:`neurodyn.simulate.simulate`.
+    noise : ``sigma`` (>= 0), as passed to :func:`neurodyn.simulation.simulate`.
 
     Returns
     -------

@@ -48,7 +48,7 @@ def train_neural(net, manifold, config, ckpt: Path | None, resume: bool, progres
 
     def save(step):
         if ckpt is not None:
-            from .fit import _checkpoint_config
+            from .fitting import _checkpoint_config
 
             atomic_torch_save({"format": "neurodyn.fit/2", "config": _checkpoint_config(config),
                                "neural": energy.neural.state_dict(),

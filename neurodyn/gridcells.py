@@ -42,7 +42,7 @@ from .inputs import ArrayVelocity
 from .network import HopfieldNetwork
 from .progress import progress
 from .ratemaps import RateMaps, grid_scores, rate_maps
-from .simulate import simulate
+from .simulation import simulate
 
 __all__ = [
     "GridCellsResult",
@@ -190,7 +190,7 @@ def run_grid_cells(
     progress_bar : show a progress bar over the run (default: only on a terminal).
     all_cells : also bin every neuron of the sheet (``ModuleResult.all_maps``).
     lattice : expected lattice of the model (``'hex'`` or ``'square'``); a mismatch raises.
-    method : fixed-step integrator of :func:`neurodyn.simulate.simulate` (``rk4``, ``midpoint``,
+    method : fixed-step integrator of :func:`neurodyn.simulation.simulate` (``rk4``, ``midpoint``,
         ``euler``); ``noise > 0`` needs ``euler`` (Euler-Maruyama).
     noise : ``sigma`` of additive noise on ``u`` per square root of network time (seeded by
         ``seed``, a fresh stream per segment).
@@ -217,7 +217,7 @@ def run_grid_cells(
 
     Examples
     --------
-    >>> from neurodyn.fit import FitConfig, fit
+    >>> from neurodyn.fitting import FitConfig, fit
     >>> from neurodyn.agent import generate_trajectory
     >>> net = fit(FitConfig(geometry="torus", n=(16, 16), steps=2)).network
     >>> res = run_grid_cells(net, generate_trajectory(2.0, seed=0), cells=4)

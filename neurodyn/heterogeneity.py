@@ -142,7 +142,7 @@ def heterogeneous(network: HopfieldNetwork, disorder: Heterogeneity) -> Hopfield
 
     Examples
     --------
-    >>> from neurodyn.fit import FitConfig, fit
+    >>> from neurodyn.fitting import FitConfig, fit
     >>> net = fit(FitConfig(geometry="ring", n=32, steps=20)).network
     >>> het = heterogeneous(net, Heterogeneity(threshold_sd=0.05, seed=1))
     >>> tuple(het.bias.shape)

@@ -1,5 +1,8 @@
 """Saving and loading networks, configs and metrics; atomic writes.
 
+Model files load with ``weights_only=True`` (:func:`_runkit.safe_torch_load`); the writers are
+those of :mod:`_runkit` (atomic, unique temporary names, fsync).
+
 A model file (``model.pt``) holds everything needed to rebuild a :class:`HopfieldNetwork`: the
 geometry, activation and energy configs, the energy's state, bias, tau, transport gains and the
 target manifold's profile. Every file is written to a temporary name and moved into place, so an
@@ -8,16 +11,20 @@ interrupted run never leaves a half-written file.
 
 from __future__ import annotations
 
-import dataclasses
-import json
-import math
-import os
-import tempfile
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 import torch
+
+from _runkit import (
+    BadInput,
+    atomic_torch_save,
+    check_array,
+    read_json,
+    safe_torch_load,
+    to_jsonable,
+    write_json,
+)
 
 from .activation import make_activation
 from .energy import make_energy
@@ -25,76 +32,14 @@ from .geometry import make_geometry
 from .manifold import TargetManifold
 from .network import HopfieldNetwork, Transport
 
-__all__ = ["save_model", "load_model", "load_states", "atomic_torch_save", "write_json",
-           "read_json", "to_jsonable", "ModelFormatError"]
+__all__ = ["save_model", "load_model", "load_states", "load_velocity_array", "atomic_torch_save",
+           "write_json", "read_json", "to_jsonable", "ModelFormatError"]
 
 FORMAT = "neurodyn.model/1"
 
 
-class ModelFormatError(ValueError):
+class ModelFormatError(BadInput):
     """A file is not a model this library wrote, or is damaged."""
-
-
-def _atomic(path: Path, write) -> None:
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    os.close(fd)
-    try:
-        write(tmp)
-        os.replace(tmp, path)
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-
-
-def atomic_torch_save(obj: Any, path: str | Path) -> None:
-    """``torch.save`` to a temporary file, then an atomic rename onto ``path``."""
-    _atomic(Path(path), lambda tmp: torch.save(obj, tmp))
-
-
-def to_jsonable(obj: Any) -> Any:
-    """Convert tensors, arrays, dataclasses, tuples and non-finite floats for JSON output.
-
-    Non-finite floats become the strings ``"nan"``, ``"inf"``, ``"-inf"``.
-    """
-    if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
-        return to_jsonable(dataclasses.asdict(obj))
-    if isinstance(obj, dict):
-        return {str(k): to_jsonable(v) for k, v in obj.items()}
-    if isinstance(obj, (list, tuple)):
-        return [to_jsonable(v) for v in obj]
-    if isinstance(obj, torch.Tensor):
-        return to_jsonable(obj.detach().cpu().numpy())
-    if isinstance(obj, np.ndarray):
-        return to_jsonable(obj.tolist())
-    if isinstance(obj, (np.floating, float)):
-        x = float(obj)
-        return x if math.isfinite(x) else str(x)
-    if isinstance(obj, (np.integer,)):
-        return int(obj)
-    if isinstance(obj, (np.bool_,)):
-        return bool(obj)
-    if isinstance(obj, Path):
-        return str(obj)
-    return obj
-
-
-def write_json(obj: Any, path: str | Path) -> None:
-    """Write ``obj`` as indented JSON, atomically."""
-    text = json.dumps(to_jsonable(obj), indent=2, sort_keys=True) + "\n"
-
-    def write(tmp):
-        with open(tmp, "w") as fh:
-            fh.write(text)
-
-    _atomic(Path(path), write)
-
-
-def read_json(path: str | Path) -> Any:
-    """Read a JSON file."""
-    with open(path) as fh:
-        return json.load(fh)
 
 
 def save_model(network: HopfieldNetwork, path: str | Path, extra: dict | None = None) -> None:
@@ -121,47 +66,79 @@ def save_model(network: HopfieldNetwork, path: str | Path, extra: dict | None = 
     atomic_torch_save(payload, path)
 
 
-def load_model(path: str | Path) -> tuple[HopfieldNetwork, dict]:
-    """Load a network saved by :func:`save_model`.
+def load_model(path: str | Path, what: str = "model") -> tuple[HopfieldNetwork, dict]:
+    """Load a network saved by :func:`save_model` (``weights_only``: no code in it can run).
 
     Parameters
     ----------
-    path : a model file, or a directory holding ``model.pt``.
+    path : str or Path
+        A model file, or a directory holding ``model.pt``.
+    what : str
+        The parameter named in an error.
 
     Returns
     -------
-    network, extra : the rebuilt network and the stored metadata.
+    network : HopfieldNetwork
+        The rebuilt network.
+    extra : dict
+        The stored metadata.
+
+    Raises
+    ------
+    ModelFormatError
+        The file is missing, truncated, foreign, or holds anything but tensors and plain values.
     """
     path = Path(path)
     if path.is_dir():
         path = path / "model.pt"
     if not path.exists():
-        raise FileNotFoundError(f"model: no model file at {path}")
+        raise ModelFormatError(f"{what}={str(path)!r}: no model file there")
     try:
-        payload = torch.load(path, map_location="cpu", weights_only=True)
-    except Exception as exc:  # damaged or foreign file
-        raise ModelFormatError(f"model: {path} could not be read as a model file ({exc})") from exc
+        payload = safe_torch_load(path, what=what)
+    except BadInput as err:
+        raise ModelFormatError(str(err)) from None
     if not isinstance(payload, dict) or payload.get("format") != FORMAT:
-        raise ModelFormatError(f"model: {path} is not a {FORMAT} file")
-    geometry = make_geometry(payload["geometry"])
-    activation = make_activation(payload["activation"])
-    energy = make_energy(payload["energy"], geometry, payload["energy_state"])
-    manifold = None
-    if payload["manifold_u0"] is not None:
-        manifold = TargetManifold(geometry, activation, payload["manifold_u0"])
-    transport = None
-    if payload["transport"] is not None:
-        transport = Transport(geometry, payload["transport"])
-    net = HopfieldNetwork(geometry, activation, energy, payload["bias"], payload["tau"],
-                          transport, manifold)
+        raise ModelFormatError(f"{what}={str(path)!r} is not a {FORMAT} file")
+    try:
+        geometry = make_geometry(payload["geometry"])
+        activation = make_activation(payload["activation"])
+        energy = make_energy(payload["energy"], geometry, payload["energy_state"])
+        manifold = None
+        if payload["manifold_u0"] is not None:
+            manifold = TargetManifold(geometry, activation, payload["manifold_u0"])
+        transport = None
+        if payload["transport"] is not None:
+            transport = Transport(geometry, payload["transport"])
+        net = HopfieldNetwork(geometry, activation, energy, payload["bias"], payload["tau"],
+                              transport, manifold)
+    except (KeyError, TypeError, ValueError, RuntimeError, AttributeError) as err:
+        raise ModelFormatError(f"{what}={str(path)!r} is a damaged {FORMAT} file "
+                               f"({type(err).__name__}: {err})") from None
     return net, payload.get("extra", {})
+
+
+def _load_npy(path: str | Path, name: str) -> np.ndarray:
+    path = Path(path)
+    if path.is_dir():
+        raise BadInput(f"{name}={str(path)!r} is a directory; expected a .npy file")
+    if not path.exists():
+        raise BadInput(f"{name}={str(path)!r}: no such file")
+    try:
+        arr = np.load(path, allow_pickle=False)
+    except (ValueError, OSError, EOFError) as err:
+        raise BadInput(f"{name}={str(path)!r} is not a readable .npy file of numbers "
+                       f"({str(err).splitlines()[0][:120]})") from None
+    if not isinstance(arr, np.ndarray):
+        raise BadInput(f"{name}={str(path)!r} holds several arrays (.npz); expected one .npy array")
+    return arr
 
 
 def load_states(path: str | Path, geometry, name: str = "init") -> torch.Tensor:
     """Load initial potentials from a ``.npy`` file and shape them for ``geometry``.
 
     Accepted shapes: ``(*shape)`` (one state), ``(B, *shape)``, and ``(B, N)`` with ``N`` the
-    population size (a torus sheet flattened row by row).
+    population size (a torus sheet flattened row by row). Complex, non-finite or empty arrays
+    are refused.
 
     Parameters
     ----------
@@ -175,18 +152,51 @@ def load_states(path: str | Path, geometry, name: str = "init") -> torch.Tensor:
     Returns
     -------
     Tensor, shape (B, *geometry.shape), float64
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> from neurodyn.geometry import Torus
+    >>> p = pathlib.Path(tempfile.mkdtemp()) / "u0.npy"
+    >>> np.save(p, np.zeros((3, 64)))
+    >>> load_states(p, Torus(8, 8)).shape
+    torch.Size([3, 8, 8])
     """
-    arr = np.load(path)
-    u0 = torch.as_tensor(arr, dtype=torch.float64)
     g = geometry
-    if u0.dim() == g.dim:
-        u0 = u0.unsqueeze(0)
-    if tuple(u0.shape[1:]) != g.shape:
-        u0 = u0.reshape(u0.shape[0], -1) if u0.dim() >= 2 else u0
-        if u0.dim() != 2 or u0.shape[1] != g.size:
-            raise ValueError(f"{name} {path}: shape {arr.shape}; expected (B, {g.size})"
-                             + ("" if g.dim == 1 else f" or (B, {g.shape[0]}, {g.shape[1]})"))
-        u0 = u0.reshape((u0.shape[0],) + g.shape)
-    if not torch.isfinite(u0).all():
-        raise ValueError(f"{name} {path}: contains non-finite values")
-    return u0
+    arr = _load_npy(path, name)
+    check_array(name, arr, empty=False)
+    allowed = f"({', '.join(map(str, g.shape))}), (B, {', '.join(map(str, g.shape))})"
+    if g.dim > 1:
+        allowed += f" or (B, {g.size})"
+    shape = tuple(arr.shape)
+    if shape == g.shape:
+        arr = arr[None]
+    elif len(shape) == g.dim + 1 and shape[1:] == g.shape:
+        pass
+    elif g.dim > 1 and len(shape) == 2 and shape[1] == g.size:
+        arr = arr.reshape((shape[0],) + g.shape)
+    else:
+        raise BadInput(f"{name}={str(path)!r} has shape {shape}; allowed: {allowed}")
+    if arr.shape[0] < 1:
+        raise BadInput(f"{name}={str(path)!r} holds no state (shape {shape})")
+    return torch.as_tensor(np.ascontiguousarray(arr), dtype=torch.float64)
+
+
+def load_velocity_array(path: str | Path, name: str = "velocity-file") -> np.ndarray:
+    """Load a velocity time series from a ``.npy`` file: real, finite, at least one sample.
+
+    Parameters
+    ----------
+    path : str or Path
+        The file.
+    name : str
+        The name used in error messages.
+
+    Returns
+    -------
+    ndarray, float64
+        Shape as stored (checked against the run by :class:`~neurodyn.inputs.ArrayVelocity`).
+    """
+    arr = _load_npy(path, name)
+    check_array(f"{name}={str(path)!r}", arr, ndim=(1, 2, 3))
+    return arr.astype(np.float64)

@@ -14,13 +14,14 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from .fit import FitConfig, fit
+from .fitting import FitConfig, fit
 from .inputs import Velocity
 from .io import save_model, write_json
 from .network import HopfieldNetwork
-from .simulate import simulate
+from .simulation import simulate
 
-__all__ = ["fit_run", "simulate_run", "restore_run", "path_integrate_run", "diffuse_run"]
+__all__ = ["fit_run", "simulate_run", "write_network_report", "restore_run",
+           "path_integrate_run", "diffuse_run", "manifold_report"]
 
 
 def fit_run(config: FitConfig, out: str | Path, fresh: bool = False,
@@ -44,15 +45,14 @@ def fit_run(config: FitConfig, out: str | Path, fresh: bool = False,
         The metrics written to ``metrics.json``.
     """
     from .attraction import attraction_report
-    from .experiments import network_report
-    from .fit import FitFailed
+    from .fitting import FitFailed
 
     out = Path(out)
     result = fit(config, out_dir=out, resume=not fresh, progress_bar=progress_bar)
     write_json({"fit_seconds": result.seconds}, out / "timing.json")
     metrics = {"resumed_from_step": result.resumed_from,
                "final_loss": {k: v[-1] for k, v in result.history.items() if v}}
-    metrics.update(network_report(result.network, out, result.history))
+    metrics.update(write_network_report(result.network, out, result.history))
     metrics["attraction"] = attraction_report(result.network, config.kappa, config.tolerance)
     failed = metrics["attraction"]["failed"]
     write_json(metrics, out / "metrics.json")
@@ -80,7 +80,7 @@ def simulate_run(network: HopfieldNetwork, u0: torch.Tensor, duration: float, dt
     out : str or Path
         The run directory.
     method, velocity, noise, save_every, seed, progress_bar, device
-        As in :func:`neurodyn.simulate.simulate`.
+        As in :func:`neurodyn.simulation.simulate`.
 
     Returns
     -------
@@ -123,39 +123,174 @@ def simulate_run(network: HopfieldNetwork, u0: torch.Tensor, duration: float, dt
     return metrics
 
 
+def write_network_report(network: HopfieldNetwork, out: str | Path,
+                         history: dict | None = None, zero_tol: float = 1e-3) -> dict:
+    """Draw :func:`~neurodyn.experiments.network_report` into ``out``.
+
+    Writes ``jacobian_spectrum.png``, ``connectivity.png``, ``bump.png`` (ring) and, given a
+    loss ``history``, ``fit_loss.png``.
+
+    Returns
+    -------
+    dict
+        The report's numbers (:meth:`~neurodyn.experiments.NetworkReport.to_dict`).
+    """
+    from .experiments import network_report
+    from .plotting import plot_bump, plot_connectivity, plot_loss, plot_spectrum, save_figure
+
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    report = network_report(network, zero_tol)
+    save_figure(plot_spectrum(report.eigenvalues, zero_tol), out / "jacobian_spectrum.png")
+    save_figure(plot_connectivity(report.connectivity), out / "connectivity.png")
+    if network.geometry.dim == 1:
+        save_figure(plot_bump(network), out / "bump.png")
+    if history:
+        save_figure(plot_loss(history), out / "fit_loss.png")
+    return report.to_dict()
+
+
 def restore_run(network: HopfieldNetwork, out: str | Path, count: int = 256,
                 kinds: tuple[str, ...] = ("noise", "shape", "amplitude", "lesion"),
                 strength: tuple[float, float] = (0.1, 0.5), duration: float = 20.0,
                 dt: float = 0.1, threshold: float = 0.01, seed: int = 0) -> dict:
-    """Run :func:`neurodyn.experiments.restoration` and write its figures and ``metrics.json``."""
-    from .experiments import restoration
+    """Run :func:`~neurodyn.experiments.restoration`; write ``restoration_KIND.png``,
+    ``energy_descent.png`` and ``metrics.json``.
 
-    metrics, _ = restoration(network, count, kinds, strength, duration, dt, threshold, seed,
-                             Path(out))
-    write_json(metrics, Path(out) / "metrics.json")
+    Returns
+    -------
+    dict
+        The metrics written (:meth:`~neurodyn.experiments.RestorationResult.to_dict`).
+    """
+    from .experiments import restoration
+    from .plotting import plot_distance, plot_energy, save_figure
+
+    out = Path(out)
+    res = restoration(network, count, kinds, strength, duration, dt, threshold, seed)
+    for kind, tr in res.trajectories.items():
+        fig = plot_distance(tr, threshold)
+        fig.axes[0].set_title(f"restoration after '{kind}' perturbations")
+        save_figure(fig, out / f"restoration_{kind}.png")
+    save_figure(plot_energy(res.trajectories[kinds[0]]), out / "energy_descent.png")
+    metrics = res.to_dict()
+    write_json(metrics, out / "metrics.json")
     return metrics
 
 
 def path_integrate_run(network: HopfieldNetwork, out: str | Path,
                        velocity: Velocity | str = "ou:0.2:10:0.5", runs: int = 64,
                        duration: float = 200.0, dt: float = 0.1, seed: int = 0) -> dict:
-    """Run :func:`neurodyn.experiments.path_integration`; write ``trajectory.npz`` (no states),
-    the figure and ``metrics.json``."""
+    """Run :func:`~neurodyn.experiments.path_integration`; write ``trajectory.npz`` (without
+    the states), ``path_integration.png`` and ``metrics.json``.
+
+    Returns
+    -------
+    dict
+        The metrics written (:meth:`~neurodyn.experiments.PathIntegrationResult.to_dict`).
+    """
     from .experiments import path_integration
+    from .plotting import plot_path_integration, save_figure
 
     out = Path(out)
-    metrics, tr = path_integration(network, velocity, runs, duration, dt, seed, out)
-    np.savez_compressed(out / "trajectory.npz", **{k: v for k, v in tr.arrays().items()
+    res = path_integration(network, velocity, runs, duration, dt, seed)
+    save_figure(plot_path_integration(res.trajectory), out / "path_integration.png")
+    np.savez_compressed(out / "trajectory.npz", **{k: v for k, v in res.trajectory.arrays().items()
                                                    if k not in ("u", "r")})
+    metrics = res.to_dict()
     write_json(metrics, out / "metrics.json")
     return metrics
 
 
 def diffuse_run(network: HopfieldNetwork, out: str | Path, noise: float = 0.05, runs: int = 128,
                 duration: float = 200.0, dt: float = 0.05, seed: int = 0) -> dict:
-    """Run :func:`neurodyn.experiments.diffusion` and write ``metrics.json``."""
+    """Run :func:`~neurodyn.experiments.diffusion` and write ``metrics.json``.
+
+    Returns
+    -------
+    dict
+        The metrics written (:meth:`~neurodyn.experiments.DiffusionResult.to_dict`).
+    """
     from .experiments import diffusion
 
-    metrics, _ = diffusion(network, noise, runs, duration, dt, seed)
+    metrics = diffusion(network, noise, runs, duration, dt, seed).to_dict()
     write_json(metrics, Path(out) / "metrics.json")
     return metrics
+
+
+def manifold_report(network: HopfieldNetwork, out_dir: str | Path | None = None,
+                    samples: int = 2000, seed: int = 0, topology: bool = True,
+                    animate: bool = False, isomap_points: int = 1000,
+                    max_landmarks: int = 250) -> dict:
+    """Survey a network's attractor manifold and write the figures and ``activity.npz``.
+
+    Runs :func:`~neurodyn.survey.survey_manifold` and draws ``pca.png``, ``isomap.png``,
+    ``barcode.png`` (with ``topology``), ``energy_landscape.png``, ``path.png`` and, with
+    ``animate``, ``ring_bump.gif`` or ``sheet_bump.gif``.
+
+    Parameters
+    ----------
+    network : HopfieldNetwork
+        A network with a target manifold and transport.
+    out_dir : str, Path or None
+        The run directory; nothing is written when ``None``.
+    samples, seed, topology, isomap_points, max_landmarks
+        As in :func:`~neurodyn.survey.survey_manifold`.
+    animate : bool
+        Also write the bump GIF (needs ``out_dir``).
+
+    Returns
+    -------
+    dict
+        The survey's metrics, with ``seconds`` (per step, ``figures``, ``total``).
+    """
+    from .geometry import Torus
+    from .plotting import save_figure
+    from .plotting.manifold import (
+        plot_activity_isomap,
+        plot_activity_pca,
+        plot_energy_landscape,
+        plot_manifold_path,
+    )
+    from .survey import survey_manifold
+
+    if animate and out_dir is None:
+        raise ValueError("animate=True: needs out_dir to write the GIF into")
+    start = time.perf_counter()
+    survey = survey_manifold(network, samples=samples, seed=seed, topology=topology,
+                             isomap_points=isomap_points, max_landmarks=max_landmarks)
+    seconds = dict(survey.seconds)
+    clock = time.perf_counter()
+    if out_dir is not None:
+        out = Path(out_dir)
+        out.mkdir(parents=True, exist_ok=True)
+        act, tr = survey.activity, survey.path
+        if survey.homology is not None:
+            from .plotting.topology import plot_barcode
+
+            fig = plot_barcode(survey.homology, units="rate")
+            fig.suptitle(f"persistent homology of activity: Betti {tuple(survey.metrics['betti'])}")
+            save_figure(fig, out / "barcode.png")
+        save_figure(plot_energy_landscape(survey.landscape), out / "energy_landscape.png")
+        save_figure(plot_manifold_path(tr), out / "path.png")
+        steps = min(61, len(tr.t))  # the first 60 tau of the first run
+        path_rates = tr.r[:steps, 0].detach().cpu().numpy().reshape(steps, -1)
+        save_figure(plot_activity_pca(act, survey.pca, path=path_rates), out / "pca.png")
+        save_figure(plot_activity_isomap(act, survey.isomap, survey.isomap_index),
+                    out / "isomap.png")
+        np.savez_compressed(out / "activity.npz", rates=act.rates.astype(np.float32),
+                            decoded=act.decoded, distance=act.distance,
+                            pca=survey.pca.coords[:, :3])
+        seconds["figures"] = time.perf_counter() - clock
+        if animate:
+            from .plotting.animation import animate_ring_bump, animate_sheet_bump
+
+            clock = time.perf_counter()
+            g = network.geometry
+            if g.dim == 1:
+                animate_ring_bump(tr, out / "ring_bump.gif")
+            else:
+                lattice = g.lattice if isinstance(g, Torus) else "square"
+                animate_sheet_bump(tr, out / "sheet_bump.gif", lattice=lattice)
+            seconds["animation"] = time.perf_counter() - clock
+    seconds["total"] = time.perf_counter() - start
+    return {**survey.metrics, "seconds": seconds}

@@ -12,10 +12,10 @@ import torch
 from .attraction import decay_rates, field_energy_error, normal_spectrum
 from .diagnostics import jacobian_spectrum
 from .energies import FourierQuadraticEnergy, QuadraticEnergy
-from .fit import FitConfig, build_manifold, fit
+from .fitting import FitConfig, build_manifold, fit
 from .manifold import TargetManifold
 from .network import HopfieldNetwork
-from .simulate import simulate
+from .simulation import simulate
 
 __all__ = ["measure", "kappa_sweep", "capacity_sweep", "ablation", "classic_cann",
            "fourier_construction_network"]

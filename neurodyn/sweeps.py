@@ -29,7 +29,7 @@ __all__ = ["SWEEPS", "SweepKind", "kappa_cell", "diffusion_cell", "drift_cell"]
 
 
 def _fit(p: dict, **extra):
-    from .fit import FitConfig, fit
+    from .fitting import FitConfig, fit
 
     cfg = FitConfig(n=int(p["n"]), steps=int(p["fit_steps"]), seed=int(p["seed"]), **extra)
     return fit(cfg, progress_bar=False).network
@@ -41,7 +41,7 @@ def kappa_cell(p: dict) -> dict:
     from .experiments import network_report
 
     net = _fit(p, kappa=float(p["kappa"]))
-    rep = network_report(net)
+    rep = network_report(net).to_dict()
     return {"slowest_normal_rate": -float(rep["jacobian"]["slowest_nonzero"]),
             "n_zero": int(rep["jacobian"]["n_zero"]),
             "fixed_point_residual": float(rep["fixed_point_residual"])}
@@ -53,8 +53,8 @@ def diffusion_cell(p: dict) -> dict:
     from .experiments import diffusion
 
     net = _fit(p)
-    m, _ = diffusion(net, float(p["noise"]), int(p["runs"]), float(p["duration"]),
-                     float(p["dt"]), int(p["seed"]))
+    m = diffusion(net, float(p["noise"]), int(p["runs"]), float(p["duration"]),
+                  float(p["dt"]), int(p["seed"])).to_dict()
     import numpy as np
 
     # D per manifold axis (one on the ring): the mean over axes
@@ -68,8 +68,9 @@ def drift_cell(p: dict) -> dict:
     from .experiments import path_integration
 
     net = _fit(p)
-    m, tr = path_integration(net, f"constant:{float(p['v'])}", int(p["runs"]),
-                             float(p["duration"]), float(p["dt"]), int(p["seed"]))
+    res = path_integration(net, f"constant:{float(p['v'])}", int(p["runs"]),
+                           float(p["duration"]), float(p["dt"]), int(p["seed"]))
+    m, tr = res.to_dict(), res.trajectory
     travelled = float(tr.reference[-1, :, 0].mean() - tr.reference[0, :, 0].mean())
     err = tr.path_error()[-1, :, 0]
     return {"rms_final": float(m["rms_final"]), "max_final": float(m["max_final"]),

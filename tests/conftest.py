@@ -8,7 +8,7 @@ torch.set_num_threads(1)
 
 @pytest.fixture(scope="session")
 def ring_fit():
-    from neurodyn.fit import FitConfig, fit
+    from neurodyn.fitting import FitConfig, fit
 
     return fit(FitConfig(n=128, seed=0))
 

@@ -10,7 +10,7 @@ import torch
 
 from neurodyn.diagnostics import connectivity_profile, jacobian_spectrum, summarize_spectrum
 from neurodyn.experiments import path_integration, restoration
-from neurodyn.fit import FitConfig, fit
+from neurodyn.fitting import FitConfig, fit
 
 pytestmark = pytest.mark.slow
 
@@ -25,7 +25,7 @@ def default_net(request):
 
 def test_restoration_256_states_per_kind(default_net):
     name, net = default_net
-    metrics, _ = restoration(net, count=256, strength=(0.1, 0.5), duration=20.0, seed=11)
+    metrics = restoration(net, count=256, strength=(0.1, 0.5), duration=20.0, seed=11).to_dict()
     for kind in KINDS:
         m = metrics[kind]
         assert m["initial_min"] >= 0.09 and m["initial_max"] <= 0.51, (name, kind, m)
@@ -53,6 +53,6 @@ def test_ring_path_integration_ou(default_net):
     name, net = default_net
     if name != "ring":
         pytest.skip("ring acceptance; the torus is judged by the grid-cell benchmark")
-    metrics, _ = path_integration(net, "ou:0.2:10:0.5", runs=64, duration=200.0, seed=5)
+    metrics = path_integration(net, "ou:0.2:10:0.5", runs=64, duration=200.0, seed=5).to_dict()
     assert metrics["max_speed"] <= 0.5 + 1e-12
     assert metrics["rms_final"] <= 0.05

@@ -121,3 +121,25 @@ def test_costs_spanning_many_orders_of_magnitude():
     ref = _cost(c, linear_sum_assignment(c)[1])
     assert _cost(c, squared_euclidean_assignment(x, y)) == pytest.approx(ref, rel=1e-12)
     assert _cost(c, auction_assignment(c)) == pytest.approx(ref, rel=1e-12)
+
+
+def test_outliers_ties_and_duplicates_stay_exact():
+    # the reduced, factored cost and the median scale must not change the optimum
+    rng = np.random.default_rng(11)
+    n = 256
+    for kind in range(4):
+        x, y = rng.standard_normal((n, 2)), rng.standard_normal((n, 2))
+        if kind == 0:
+            y[3] = [1e4, -2e3]
+        elif kind == 1:
+            x[5] = [-1e4, 0.0]
+        elif kind == 2:
+            y = y[rng.integers(0, 16, n)]
+        else:
+            x, y = np.round(x * 2) / 2, np.round(y * 2) / 2
+        c = ((x[:, None] - y[None]) ** 2).sum(-1)
+        ref = _cost(c, linear_sum_assignment(c)[1])
+        s = squared_euclidean_assignment(x, y)
+        assert sorted(s.tolist()) == list(range(n))
+        assert _cost(c, s) == pytest.approx(ref, rel=1e-12, abs=1e-9), kind
+        assert _cost(c, auction_assignment(c)) == pytest.approx(ref, rel=1e-12, abs=1e-9), kind

@@ -29,7 +29,7 @@ def test_fit_writes_contract_files(model_dir):
         assert (model_dir / name).exists(), name
     metrics = json.loads((model_dir / "metrics.json").read_text())
     assert metrics["jacobian"]["n_zero"] == 1
-    assert json.loads((model_dir / "config.json").read_text())["n"] == 64
+    assert json.loads((model_dir / "config.json").read_text())["config"]["n"] == 64
 
 
 def test_simulate_perturbed_contract(model_dir, tmp_path):
@@ -76,8 +76,8 @@ def test_simulate_init_file_and_velocity_file(model_dir, tmp_path):
 @pytest.mark.parametrize("args, message", [
     (("--perturb", "squeeze"), "invalid choice"),
     (("--velocity", "spin:1"), "velocity='spin:1'"),
-    (("--duration", "ten"), "time='ten'"),
-    (("--count", 0), "--count 0"),
+    (("--duration", "ten"), "--duration='ten'"),
+    (("--count", 0), "argument --count"),
     (("--method", "rk4", "--noise", 0.1), "noise > 0 needs method='euler'"),
 ])
 def test_simulate_bad_input(model_dir, tmp_path, args, message):

@@ -9,7 +9,7 @@ from neurodyn.energy import LearnedFourierEnergy
 from neurodyn.geometry import Ring
 from neurodyn.manifold import TargetManifold
 from neurodyn.network import HopfieldNetwork
-from neurodyn.simulate import simulate
+from neurodyn.simulation import simulate
 
 no_cuda = not torch.cuda.is_available()
 

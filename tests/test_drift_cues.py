@@ -16,8 +16,8 @@ from neurodyn.drift import (
     integration_horizon,
 )
 from neurodyn.experiments import diffusion
-from neurodyn.fit import FitConfig, fit
-from neurodyn.simulate import simulate
+from neurodyn.fitting import FitConfig, fit
+from neurodyn.simulation import simulate
 
 
 @pytest.fixture(scope="module")
@@ -59,7 +59,7 @@ def test_tensor_theory_matches_ring_closed_form(ring64):
 
 
 def test_ring_diffusion_interval_contains_theory(ring64):
-    m, _ = diffusion(ring64, noise=0.1, runs=64, duration=200.0, dt=0.05, seed=2)
+    m = diffusion(ring64, noise=0.1, runs=64, duration=200.0, dt=0.05, seed=2).to_dict()
     assert m["contains_theory"] and abs(m["ratio"] - 1) < 0.1, m
     assert m["D_low"] < m["D"] < m["D_high"]
 

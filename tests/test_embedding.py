@@ -9,10 +9,9 @@ from neurodyn.embedding import (
     Embedding,
     isomap,
     pca,
-    plot_embedding_2d,
-    plot_embedding_3d,
     subsample,
 )
+from neurodyn.plotting.embedding import plot_embedding_2d, plot_embedding_3d
 
 
 def _ring_in_rn(

@@ -16,7 +16,7 @@ from neurodyn.energy import (
 from neurodyn.geometry import Ring, Torus
 from neurodyn.manifold import TargetManifold
 from neurodyn.network import HopfieldNetwork
-from neurodyn.simulate import simulate
+from neurodyn.simulation import simulate
 
 
 def _gen(seed):
@@ -39,7 +39,8 @@ def test_activation_integral_zero_at_zero_rate():
 
 
 def test_make_activation_rejects_unknown():
-    with pytest.raises(ValueError, match="name='relu'"):
+    with pytest.raises(ValueError,
+                       match="activation='relu' is not allowed; choose one of logistic, tanh"):
         make_activation({"name": "relu"})
     with pytest.raises(ValueError, match="unknown keys"):
         make_activation({"name": "logistic", "slope": 1})

@@ -20,7 +20,7 @@ from neurodyn.geometry import Ring, Torus
 from neurodyn.inputs import ArrayVelocity, Constant, OrnsteinUhlenbeck, Sine, Steps
 from neurodyn.manifold import TargetManifold
 from neurodyn.network import HopfieldNetwork, Transport
-from neurodyn.simulate import NonFiniteStateError, simulate
+from neurodyn.simulation import NonFiniteStateError, simulate
 
 needs_numba = pytest.mark.skipif(not fastpath.AVAILABLE, reason="numba is not installed")
 
@@ -187,7 +187,7 @@ def test_range_check_names_time_step_and_dt(backend):
 
 
 def test_cli_divergence_exits_1(tmp_path):
-    from neurodyn.fit import FitConfig, fit
+    from neurodyn.fitting import FitConfig, fit
     from neurodyn.io import save_model
 
     save_model(fit(FitConfig(n=32, steps=20, seed=0), progress_bar=False).network,

@@ -81,7 +81,7 @@ def files(tmp_path_factory):
     torch.save({"format": "other-model", "W": torch.ones(2)}, d / "foreign.pt")
     torch.save(torch.ones(3), d / "tensor.pt")
     blob = torch.load(d / "run" / "model.pt", weights_only=True)
-    blob["W"] = torch.ones(3, 3)
+    blob["state_dict"]["W"] = torch.ones(3, 3)
     torch.save(blob, d / "damaged.pt")
     (d / "nomodel").mkdir()
     for name, src in (("ck_trunc", "trunc.pt"), ("ck_tensor", "tensor.pt"),
@@ -352,7 +352,8 @@ def test_config_json_shape_and_same_seed_same_files(files, tmp_path, capsys):
     assert ca["config"] == cb["config"] and ca["version"] == cb["version"]
     assert (a / "metrics.json").read_bytes() == (b / "metrics.json").read_bytes()
     ma, mb = (torch.load(d / "model.pt", weights_only=True) for d in (a, b))
-    assert torch.equal(ma["W"], mb["W"]) and torch.equal(ma["A"], mb["A"])
+    sa, sb = ma["state_dict"], mb["state_dict"]
+    assert torch.equal(sa["W"], sb["W"]) and torch.equal(sa["A"], sb["A"])
     for d in (a, b):
         assert run(capsys, "sample", "--model", d, "--n", 25, "--out", tmp_path / f"{d.name}.npy",
                    "--seed", 4)[0] == 0
@@ -443,4 +444,5 @@ def test_ctrl_c_exits_130_and_resume_equals_uninterrupted(tmp_path, capsys):
     assert run(capsys, "train", "--out", tmp_path / "whole", *args)[0] == 0
     assert (out / "metrics.json").read_bytes() == (tmp_path / "whole" / "metrics.json").read_bytes()
     a, b = (torch.load(d / "model.pt", weights_only=True) for d in (out, tmp_path / "whole"))
+    a, b = a["state_dict"], b["state_dict"]
     assert torch.equal(a["W"], b["W"]) and torch.equal(a["A"], b["A"])

@@ -22,7 +22,8 @@ def _finite(v):
     return not isinstance(v, float) or math.isfinite(v)
 
 
-@pytest.mark.parametrize("name", ["flows_moons", "flows_theory", "flows_digits"])
+@pytest.mark.parametrize("name", ["flows_moons", "flows_theory", "flows_digits",
+                                  "flows_digits_by_class"])
 def test_demo_quick(tmp_path, name):
     metrics = _load(name).main(["--out", str(tmp_path), "--quick"])
     assert (tmp_path / "metrics.json").is_file()

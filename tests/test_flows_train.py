@@ -46,11 +46,11 @@ def test_ctrl_c_finishes_the_step_checkpoints_and_resumes_exactly(tmp_path, monk
     full = train(cfg, progress=False)
     calls = {"n": 0}
 
-    def interrupt_at_step_123(*args):
+    def interrupt_at_step_123(*args, **kwargs):
         calls["n"] += 1
         if calls["n"] == 123:
             os.kill(os.getpid(), signal.SIGINT)
-        return real_draw(*args)
+        return real_draw(*args, **kwargs)
 
     module = importlib.import_module("flows.training")
     real_draw = module.draw_batch

@@ -19,7 +19,7 @@ from neurodyn.agent import (
     position_to_phase,
     wave_vectors,
 )
-from neurodyn.fit import FitConfig, fit
+from neurodyn.fitting import FitConfig, fit
 from neurodyn.io import save_model
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -200,8 +200,8 @@ def test_cli_in_process(model_dir, tmp_path):
     for name in ("track.npz", "ratemaps.npz", "metrics.json", "config.json", "modules.png"):
         assert (out / name).exists(), name
     config = json.loads((out / "config.json").read_text())
-    assert config["orientation_rad"] == pytest.approx(math.radians(10))
-    assert config["arguments"]["modules"] == [0.5, 0.7]
+    assert config["config"]["orientation_rad"] == pytest.approx(math.radians(10))
+    assert config["config"]["arguments"]["modules"] == [0.5, 0.7]
     assert np.load(out / "track.npz")["t"].shape == (200,)  # 4 s every 20 ms
 
 

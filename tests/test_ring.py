@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 import torch
 
-import neurodyn.fit as fitmod
+import neurodyn.fitting as fitmod
 from neurodyn.diagnostics import (
     connectivity_profile,
     energy_audit,
@@ -15,11 +15,11 @@ from neurodyn.diagnostics import (
     summarize_spectrum,
 )
 from neurodyn.experiments import diffusion, path_integration, restoration
-from neurodyn.fit import FitConfig, fit
+from neurodyn.fitting import FitConfig, fit
 from neurodyn.inputs import ArrayVelocity, Constant, OrnsteinUhlenbeck, parse_velocity
 from neurodyn.io import load_model, save_model
-from neurodyn.perturb import perturb
-from neurodyn.simulate import NonFiniteStateError, simulate
+from neurodyn.perturbations import perturb
+from neurodyn.simulation import NonFiniteStateError, simulate
 
 
 def test_fixed_points_on_the_whole_ring(ring_net):
@@ -51,7 +51,7 @@ def test_connectivity_local_excitation_surround_inhibition(ring_net):
 
 
 def test_restoration_every_kind_with_energy_descent(ring_net):
-    metrics, _ = restoration(ring_net, count=32, duration=20.0, dt=0.1, seed=3)
+    metrics = restoration(ring_net, count=32, duration=20.0, dt=0.1, seed=3).to_dict()
     for kind in ("noise", "shape", "amplitude", "lesion"):
         m = metrics[kind]
         assert m["initial_max"] > 0.3, kind
@@ -87,14 +87,15 @@ def test_constant_velocity_moves_bump_at_input_rate(ring_net):
 
 
 def test_path_integration_ou_velocity(ring_net):
-    metrics, _ = path_integration(ring_net, "ou:0.2:10:0.5", runs=16, duration=100.0, seed=2)
+    metrics = path_integration(ring_net, "ou:0.2:10:0.5", runs=16, duration=100.0,
+                               seed=2).to_dict()
     assert metrics["max_speed"] <= 0.5 + 1e-12
     assert metrics["rms_final"] <= 0.05
 
 
 @pytest.mark.parametrize("spec", ["constant:0.1", "sine:0.3:0.02", "steps:0.2,-0.1,0.3:10"])
 def test_velocity_regimes_are_tracked(ring_net, spec):
-    metrics, _ = path_integration(ring_net, spec, runs=4, duration=40.0, seed=1)
+    metrics = path_integration(ring_net, spec, runs=4, duration=40.0, seed=1).to_dict()
     assert metrics["rms_final"] < 0.01
 
 
@@ -121,7 +122,8 @@ def test_dopri5_agrees_with_rk4(ring_net):
 
 
 def test_diffusion_matches_one_neuron_noise_theory(ring_net):
-    metrics, _ = diffusion(ring_net, noise=0.1, runs=96, duration=100.0, dt=0.05, seed=0)
+    metrics = diffusion(ring_net, noise=0.1, runs=96, duration=100.0, dt=0.05,
+                        seed=0).to_dict()
     assert 0.7 < metrics["ratio"] < 1.3, metrics
 
 

@@ -27,12 +27,12 @@ from neurodyn.energies import (
     SealEnergy,
     make_energy,
 )
-from neurodyn.fit import FitConfig, fit
+from neurodyn.fitting import FitConfig, fit
 from neurodyn.geometry import Ring, Torus
 from neurodyn.io import load_model, save_model
 from neurodyn.manifold import TargetManifold
 from neurodyn.network import HopfieldNetwork
-from neurodyn.simulate import simulate
+from neurodyn.simulation import simulate
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -254,7 +254,8 @@ def test_fitted_mlp_energy_keeps_fixed_points_and_one_zero_mode():
     assert len(res.history["linear"]) == 3
     ns = normal_spectrum(net, 1.0)
     assert ns.n_zero == 1, ns
-    metrics, _ = restoration(net, count=8, threshold=0.02, duration=20.0, kinds=("noise",))
+    metrics = restoration(net, count=8, threshold=0.02, duration=20.0,
+                          kinds=("noise",)).to_dict()
     assert metrics["noise"]["fraction_within"] == 1.0 and metrics["noise"]["energy"]["ok"]
     again = make_energy(net.energy_fn.config(), net.geometry, net.energy_fn.state_dict())
     u = net.manifold.u0 + 0.2
@@ -267,7 +268,7 @@ def test_acceptance_fitted_mlp_ring():
 
     net = fit(FitConfig(n=64, family="mlp", steps=120, batch=4, hidden=16, lr=1e-2)).network
     assert normal_spectrum(net, 1.0).n_zero == 1
-    metrics, _ = restoration(net, count=64, threshold=0.02, duration=20.0)
+    metrics = restoration(net, count=64, threshold=0.02, duration=20.0).to_dict()
     for kind in ("noise", "shape", "amplitude", "lesion"):
         assert metrics[kind]["fraction_within"] >= 0.99 and metrics[kind]["energy"]["ok"]
 

@@ -13,14 +13,14 @@ from scipy.special import i0, i1
 from neurodyn.agent import Box, generate_trajectory, grid_pattern
 from neurodyn.cli import main as cli_main
 from neurodyn.diagnostics import energy_audit
-from neurodyn.fit import FitConfig, fit
+from neurodyn.fitting import FitConfig, fit
 from neurodyn.grid_decoding import code_error, decode_position
 from neurodyn.gridcells import run_grid_cells
 from neurodyn.gridnull import shuffled_gridness
 from neurodyn.heterogeneity import Heterogeneity, heterogeneous
 from neurodyn.interop import from_ratinabox, read_nwb, write_nwb
 from neurodyn.io import save_model
-from neurodyn.simulate import simulate
+from neurodyn.simulation import simulate
 from neurodyn.tuning import classify_head_direction, mean_vector, tuning_curves
 
 SPACINGS = (0.4, 0.56, 0.784)

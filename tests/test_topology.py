@@ -6,14 +6,13 @@ import numpy as np
 import pytest
 from matplotlib.figure import Figure
 
+from neurodyn.plotting.topology import plot_barcode, plot_persistence_diagram
 from neurodyn.topology import (
     Homology,
     TopologyDependencyError,
     betti_numbers,
     long_bar_thresholds,
     persistent_homology,
-    plot_barcode,
-    plot_persistence_diagram,
 )
 
 pytest.importorskip("ripser")

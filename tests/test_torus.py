@@ -13,11 +13,11 @@ from neurodyn.diagnostics import (
     summarize_spectrum,
 )
 from neurodyn.experiments import restoration
-from neurodyn.fit import FitConfig, build_geometry, build_manifold, fit
+from neurodyn.fitting import FitConfig, build_geometry, build_manifold, fit
 from neurodyn.geometry import Torus, make_geometry, wrap_angle
 from neurodyn.inputs import Constant
-from neurodyn.perturb import perturb
-from neurodyn.simulate import simulate
+from neurodyn.perturbations import perturb
+from neurodyn.simulation import simulate
 
 
 @pytest.fixture(scope="module")
@@ -96,8 +96,8 @@ def test_restoration_every_kind_with_energy_descent(lattice, hex_net, square_net
     # the ring's range of strengths for hex; the 16 x 16 square sheet loses its bump when the
     # amplitude drops by ~50%, so it is checked up to 0.35
     top = 0.5 if lattice == "hex" else 0.35
-    metrics, trajs = restoration(network, count=8, strength=(0.1, top), duration=20.0, dt=0.2,
-                                 seed=3)
+    res = restoration(network, count=8, strength=(0.1, top), duration=20.0, dt=0.2, seed=3)
+    metrics, trajs = res.to_dict(), res.trajectories
     for kind in ("noise", "shape", "amplitude", "lesion"):
         m = metrics[kind]
         assert m["initial_max"] > top - 0.2, (kind, m)

@@ -8,22 +8,20 @@ import pytest
 import torch
 from PIL import Image
 
+from flows.animation import animate_flow
+from neurodyn.activity import manifold_activity, path_on_manifold
 from neurodyn.cli import main
-from neurodyn.fit import FitConfig, fit
+from neurodyn.fitting import FitConfig, fit
 from neurodyn.io import save_model
-from neurodyn.topology import persistent_homology
-from neurodyn.visualize import (
-    animate_flow,
-    animate_ring_bump,
-    animate_sheet_bump,
-    energy_landscape,
-    manifold_activity,
-    manifold_report,
-    path_on_manifold,
+from neurodyn.landscape import energy_landscape
+from neurodyn.plotting.animation import animate_ring_bump, animate_sheet_bump
+from neurodyn.plotting.manifold import (
     plot_activity_pca,
     plot_energy_landscape,
     plot_manifold_path,
 )
+from neurodyn.runs import manifold_report
+from neurodyn.topology import persistent_homology
 
 torch.set_num_threads(1)
 
@@ -214,7 +212,8 @@ def test_manifold_command_writes_its_files(ring_dir, tmp_path):
     assert metrics["path_error_rms_final"] < 1e-3
     assert metrics["seconds"]["total"] > 0
     config = json.loads((out / "config.json").read_text())
-    assert config["command"] == "manifold" and config["samples"] == 300 and config["seed"] == 2
+    assert config["command"] == "neurodyn manifold" and config["seed"] == 2
+    assert config["config"]["samples"] == 300
     assert np.load(out / "activity.npz")["rates"].shape == (300, 64)
     assert 1 <= gif_frames(out / "ring_bump.gif") <= 60
 
@@ -242,10 +241,15 @@ def test_manifold_command_bad_input_exits_2(ring_dir, tmp_path, args, capsys):
 def test_docstring_examples_run():
     import doctest
 
-    import neurodyn.visualize
+    import neurodyn.activity
+    import neurodyn.landscape
 
-    result = doctest.testmod(neurodyn.visualize, optionflags=doctest.NORMALIZE_WHITESPACE)
-    assert result.attempted >= 6 and result.failed == 0
+    attempted = 0
+    for module in (neurodyn.activity, neurodyn.landscape):
+        result = doctest.testmod(module, optionflags=doctest.NORMALIZE_WHITESPACE)
+        assert result.failed == 0
+        attempted += result.attempted
+    assert attempted >= 6
 
 
 # ------------------------------------------------------------------------------- acceptance

@@ -1,62 +1,181 @@
-"""Helpers shared by the neurodyn sub-commands: durations with units, the run's config."""
+"""Helpers shared by the neurodyn sub-commands: durations with units, the run contract."""
 
 from __future__ import annotations
 
 import argparse
+import functools
+import math
 import re
+from collections.abc import Callable
 from pathlib import Path
 
-from ..io import load_model, write_json
+import torch
 
-__all__ = ["parse_time", "args_dict", "prepare", "experiment_parser"]
+from _runkit import BadInput, Diverged, RunDir, check_memory, check_positive_int
+
+from ..io import load_model
+from ..simulation import NonFiniteStateError
+
+__all__ = ["parse_time", "args_config", "command", "open_run", "load_network",
+           "experiment_parser", "check_states_memory", "parse_velocity_arg", "positive",
+           "nonnegative",
+           "positive_int"]
+
+#: argparse destinations that are not part of a run's config
+_NOT_CONFIG = ("func", "debug", "command")
 
 
-def parse_time(text: str, tau_seconds: float) -> float:
+def parse_time(text: str, tau_seconds: float, name: str = "time") -> float:
     """Parse a duration: a number (units of tau), or a number with ``tau``, ``s`` or ``ms``.
+
+    Parameters
+    ----------
+    text : str
+        ``"20"``, ``"20tau"``, ``"0.5s"`` or ``"30ms"``.
+    tau_seconds : float
+        Length of tau in seconds (for ``s`` and ``ms``).
+    name : str
+        The parameter named in an error.
+
+    Returns
+    -------
+    float
+        The duration in units of tau (finite, > 0).
 
     Examples
     --------
     >>> parse_time("20", 0.01), parse_time("0.5s", 0.01), parse_time("30ms", 0.01)
     (20.0, 50.0, 3.0)
     """
-    m = re.fullmatch(r"\s*([0-9.eE+-]+)\s*(tau|s|ms)?\s*", str(text))
+    m = re.fullmatch(r"\s*([0-9.eE+-]+|nan|inf|-inf)\s*(tau|s|ms)?\s*", str(text))
     if not m:
-        raise ValueError(f"time={text!r}: expected a number, optionally with a unit tau, s or ms")
+        raise BadInput(f"{name}={text!r}: expected a number, optionally with a unit tau, s or ms")
     try:
         value = float(m.group(1))
     except ValueError:
-        raise ValueError(f"time={text!r}: {m.group(1)!r} is not a number") from None
+        raise BadInput(f"{name}={text!r}: {m.group(1)!r} is not a number") from None
+    if not (math.isfinite(tau_seconds) and tau_seconds > 0):
+        raise BadInput(f"--tau-seconds={tau_seconds!r}: must be a finite number > 0")
     unit = m.group(2) or "tau"
     if unit == "s":
         value /= tau_seconds
     elif unit == "ms":
         value /= 1000 * tau_seconds
+    if not (math.isfinite(value) and value > 0):
+        raise BadInput(f"{name}={text!r}: must be a finite duration > 0")
     return value
 
 
-def args_dict(args: argparse.Namespace) -> dict:
-    """The parsed arguments as a dict, without the sub-command's function."""
-    return {k: v for k, v in vars(args).items() if not callable(v)}
+def _typed(check: Callable, what: str) -> Callable[[str], float]:
+    def parse(text: str):
+        try:
+            value = float(text) if what != "int" else int(text)
+        except ValueError:
+            kind = "an integer" if what == "int" else "a number"
+            raise argparse.ArgumentTypeError(f"{text!r} is not {kind}") from None
+        try:
+            return check("value", value)
+        except BadInput:
+            allowed = "an integer >= 1" if what == "int" else what
+            raise argparse.ArgumentTypeError(f"{text!r} is not allowed; it must be {allowed}"
+                                             ) from None
+
+    parse.__name__ = what
+    return parse
 
 
-def prepare(args: argparse.Namespace, command: str):
-    """Load ``--model``, create ``--out`` and record the command's config there."""
-    network, _ = load_model(args.model)
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
-    write_json({"command": command, **args_dict(args)}, out / "config.json")
-    return network, out
+def _check_positive(name, v):
+    if not (math.isfinite(v) and v > 0):
+        raise BadInput(name)
+    return v
+
+
+def _check_nonnegative(name, v):
+    if not (math.isfinite(v) and v >= 0):
+        raise BadInput(name)
+    return v
+
+
+#: argparse ``type=`` for a finite number > 0
+positive = _typed(_check_positive, "a finite number > 0")
+#: argparse ``type=`` for a finite number >= 0
+nonnegative = _typed(_check_nonnegative, "a finite number >= 0")
+#: argparse ``type=`` for an integer >= 1
+positive_int = _typed(check_positive_int, "int")
+
+
+def parse_velocity_arg(spec: str, name: str = "--velocity"):
+    """:func:`~neurodyn.inputs.parse_velocity`, with errors naming the option."""
+    from ..inputs import parse_velocity
+
+    if re.search(r"nan|inf", str(spec), re.IGNORECASE):
+        raise BadInput(f"{name}={spec!r}: every number must be finite")
+    try:
+        return parse_velocity(spec)
+    except (ValueError, TypeError) as err:
+        raise BadInput(f"{name}={spec!r}: {err}") from None
+
+
+def args_config(args: argparse.Namespace) -> dict:
+    """The parsed arguments as the run's config (without the handler, ``--debug`` and the
+    command name)."""
+    return {k: v for k, v in vars(args).items() if k not in _NOT_CONFIG and not callable(v)}
+
+
+def command(handler: Callable[[argparse.Namespace], dict]) -> Callable:
+    """Wrap a sub-command's handler for the run contract.
+
+    Sets torch's threads from ``--threads``; input errors raised by the library (``ValueError``,
+    ``TypeError``, missing or wrong files) become :class:`~_runkit.BadInput` (exit 2) and a
+    state that leaves its sane range becomes :class:`~_runkit.Diverged` (exit 1).
+    """
+
+    @functools.wraps(handler)
+    def run(args: argparse.Namespace):
+        threads = check_positive_int("--threads", getattr(args, "threads", 1))
+        torch.set_num_threads(threads)
+        try:
+            return handler(args)
+        except NonFiniteStateError as err:
+            raise Diverged(f"{err}", step=getattr(err, "step", None), parameter="dt") from err
+        except BadInput:
+            raise
+        except (ValueError, TypeError, FileNotFoundError, IsADirectoryError,
+                NotADirectoryError, PermissionError) as err:
+            raise BadInput(str(err)) from err
+
+    return run
+
+
+def load_network(path: str):
+    """Load ``--model`` (a directory holding ``model.pt``, or the file)."""
+    network, _ = load_model(path, what="--model")
+    return network
+
+
+def open_run(args: argparse.Namespace, name: str, config: dict | None = None) -> RunDir:
+    """The locked run directory ``--out`` of sub-command ``name``, recording its config."""
+    return RunDir(Path(args.out), command=f"neurodyn {name}",
+                  config=args_config(args) if config is None else config,
+                  seed=getattr(args, "seed", None))
+
+
+def check_states_memory(name: str, saved: int, batch: int, size: int) -> None:
+    """Refuse a run whose saved states (``u`` and ``r``, float64) would not fit in memory."""
+    check_memory(name, 2.0 * 8.0 * float(saved) * float(batch) * float(size))
 
 
 def experiment_parser(sub, name: str, help: str, func, duration: float, dt: float
                       ) -> argparse.ArgumentParser:
     """A sub-command that runs an experiment on a fitted model: ``--model``, ``--out``,
     ``--duration``, ``--dt`` (tau) and ``--seed``, with the given defaults."""
-    p = sub.add_parser(name, help=help)
-    p.add_argument("--model", required=True)
-    p.add_argument("--out", required=True)
-    p.add_argument("--duration", type=float, default=duration)
-    p.add_argument("--dt", type=float, default=dt)
-    p.add_argument("--seed", type=int, default=0)
-    p.set_defaults(func=func)
+    p = sub.add_parser(name, help=help, description=help,
+                       formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+    p.add_argument("--model", required=True, help="directory holding model.pt (or the file)")
+    p.add_argument("--out", required=True, help="output directory (locked while the run writes)")
+    p.add_argument("--duration", type=positive, default=duration,
+                   help="simulated time (units of tau)")
+    p.add_argument("--dt", type=positive, default=dt, help="integration step (units of tau)")
+    p.add_argument("--seed", type=int, default=0, help="seeds every random draw")
+    p.set_defaults(func=command(func))
     return p

@@ -2,46 +2,91 @@
 
 from __future__ import annotations
 
+import math
+
+from _runkit import BadInput
+
+from ..perturbations import PERTURBATIONS
 from ..runs import diffuse_run, path_integrate_run, restore_run
-from ._common import experiment_parser, prepare
+from ._common import (
+    check_states_memory,
+    experiment_parser,
+    load_network,
+    nonnegative,
+    open_run,
+    parse_velocity_arg,
+    positive,
+    positive_int,
+)
 
 __all__ = ["register"]
 
 
+def _steps(args) -> int:
+    if args.dt > args.duration:
+        raise BadInput(f"--dt={args.dt}: larger than --duration={args.duration}")
+    return math.floor(args.duration / args.dt) + 1
+
+
 def _restore(args) -> dict:
-    network, out = prepare(args, "restore")
-    return restore_run(network, out, args.count, tuple(args.kinds.split(",")),
-                       (args.strength_min, args.strength_max), args.duration, args.dt,
-                       args.threshold, args.seed)
+    kinds = tuple(k.strip() for k in args.kinds.split(",") if k.strip())
+    allowed = tuple(k for k in PERTURBATIONS if k != "none")
+    if not kinds or any(k not in allowed for k in kinds):
+        raise BadInput(f"--kinds={args.kinds!r}: give comma-separated kinds from {allowed}")
+    if args.strength_max < args.strength_min:
+        raise BadInput(f"--strength-max={args.strength_max}: must be >= --strength-min="
+                       f"{args.strength_min}")
+    network = load_network(args.model)
+    saved = _steps(args) // max(1, round(1.0 / args.dt)) + 2
+    check_states_memory("--count/--duration", saved, args.count * len(kinds),
+                        network.geometry.size)
+    with open_run(args, "restore") as run:
+        return restore_run(network, run.out, args.count, kinds,
+                           (args.strength_min, args.strength_max), args.duration, args.dt,
+                           args.threshold, args.seed)
 
 
 def _path_integrate(args) -> dict:
-    network, out = prepare(args, "path-integrate")
-    return path_integrate_run(network, out, args.velocity, args.runs, args.duration, args.dt,
-                              args.seed)
+    velocity = parse_velocity_arg(args.velocity)
+    network = load_network(args.model)
+    saved = _steps(args) // max(1, round(1.0 / args.dt)) + 2
+    check_states_memory("--runs/--duration", saved, args.runs, network.geometry.size)
+    with open_run(args, "path-integrate") as run:
+        return path_integrate_run(network, run.out, velocity, args.runs, args.duration, args.dt,
+                                  args.seed)
 
 
 def _diffuse(args) -> dict:
-    network, out = prepare(args, "diffuse")
-    return diffuse_run(network, out, args.noise, args.runs, args.duration, args.dt, args.seed)
+    network = load_network(args.model)
+    saved = _steps(args) // max(1, round(1.0 / args.dt)) + 2
+    check_states_memory("--runs/--duration", saved, args.runs, network.geometry.size)
+    with open_run(args, "diffuse") as run:
+        return diffuse_run(network, run.out, args.noise, args.runs, args.duration, args.dt,
+                           args.seed)
 
 
 def register(sub) -> None:
     """Add the ``restore``, ``path-integrate`` and ``diffuse`` sub-commands."""
     r = experiment_parser(sub, "restore", "restoration experiment from perturbed states",
                           _restore, duration=20.0, dt=0.1)
-    r.add_argument("--count", type=int, default=256)
-    r.add_argument("--kinds", default="noise,shape,amplitude,lesion")
-    r.add_argument("--strength-min", type=float, default=0.1)
-    r.add_argument("--strength-max", type=float, default=0.5)
-    r.add_argument("--threshold", type=float, default=0.01)
+    r.add_argument("--count", type=positive_int, default=256, help="states per kind")
+    r.add_argument("--kinds", default="noise,shape,amplitude,lesion",
+                   help="comma-separated perturbation kinds")
+    r.add_argument("--strength-min", type=nonnegative, default=0.1,
+                   help="smallest relative perturbation size (dimensionless)")
+    r.add_argument("--strength-max", type=nonnegative, default=0.5,
+                   help="largest relative perturbation size (dimensionless)")
+    r.add_argument("--threshold", type=positive, default=0.01,
+                   help="relative distance that counts as restored (dimensionless)")
 
     pi = experiment_parser(sub, "path-integrate", "velocity-driven bump vs integrated velocity",
                            _path_integrate, duration=200.0, dt=0.1)
-    pi.add_argument("--velocity", default="ou:0.2:10:0.5")
-    pi.add_argument("--runs", type=int, default=64)
+    pi.add_argument("--velocity", default="ou:0.2:10:0.5",
+                    help="velocity spec (rad per tau), as for simulate")
+    pi.add_argument("--runs", type=positive_int, default=64, help="runs")
 
     d = experiment_parser(sub, "diffuse", "bump diffusion under noise vs theory", _diffuse,
                           duration=200.0, dt=0.05)
-    d.add_argument("--noise", type=float, default=0.05)
-    d.add_argument("--runs", type=int, default=128)
+    d.add_argument("--noise", type=positive, default=0.05,
+                   help="noise sigma on u (potential units per sqrt(tau))")
+    d.add_argument("--runs", type=positive_int, default=128, help="runs")

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from pathlib import Path
+from _runkit import BadInput, check_memory
 
-from ..fit import FitConfig
-from ..io import write_json
+from ..fitting import FitConfig
 from ..runs import fit_run
+from ._common import command, open_run
 
 __all__ = ["register"]
 
@@ -17,7 +17,7 @@ def _fit(args) -> dict:
         n = args.n[0] if args.manifold == "ring" else tuple(args.n if len(args.n) == 2 else
                                                             args.n * 2)
         if args.manifold == "ring" and len(args.n) != 1:
-            raise ValueError(f"--n {args.n}: a ring takes one size")
+            raise BadInput(f"--n {args.n}: a ring takes one size")
     cfg = FitConfig(geometry=args.manifold, n=n, lattice=args.lattice, seed=args.seed,
                     steps=args.steps, batch=args.batch, kappa=args.kappa, family=args.family,
                     bandwidth=args.bandwidth, degree=args.degree,
@@ -27,15 +27,15 @@ def _fit(args) -> dict:
                     weight_energy=args.weight_energy, strength=args.strength,
                     kappa_tol=args.kappa_tol, check_kappa=not args.no_kappa_check,
                     hidden=args.hidden, lr=args.lr, gain=args.gain, a=args.a, c=args.c)
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
-    write_json({"command": "fit", **cfg.to_dict()}, out / "config.json")
-    return fit_run(cfg, out, fresh=args.fresh)
+    size = 128 if n is None else (n if isinstance(n, int) else n[0] * n[1])
+    check_memory("--n", float(size) * (4 * cfg.batch + 4) * 8 * 48)
+    with open_run(args, "fit", config=cfg.to_dict()) as run:
+        return fit_run(cfg, run.out, fresh=args.fresh)
 
 
 def _lock(text: str) -> bool:
     if text not in ("on", "off"):
-        raise ValueError(f"--phaselock {text!r}: choose 'on' or 'off'")
+        raise BadInput(f"--phaselock {text!r}: choose 'on' or 'off'")
     return text == "on"
 
 
@@ -90,4 +90,5 @@ def register(sub) -> None:
     f.add_argument("--c", type=float, default=d.c, help="bump height (default 4)")
     f.add_argument("--fresh", action="store_true",
                    help="discard an existing checkpoint and start over")
-    f.set_defaults(func=_fit)
+    f.set_defaults(func=command(_fit))
+    return f

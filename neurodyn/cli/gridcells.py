@@ -16,8 +16,8 @@ from ..gridcells import (
     run_grid_cells,
     write_grid_cells,
 )
-from ..io import load_model
-from ._common import args_dict
+from ..io import write_json
+from ._common import args_config, command, load_network, open_run, positive, positive_int
 
 __all__ = ["register"]
 
@@ -47,7 +47,8 @@ def register(sub) -> argparse.ArgumentParser:
     :func:`~neurodyn.gridcells.write_grid_cells` and returns the metrics dict.
     """
     p = sub.add_parser(
-        "grid-cells", help="path integration in a box by a torus model; rate maps, gridness",
+        "grid-cells", formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+        help="path integration in a box by a torus model; rate maps, gridness",
         description="Path integration of an agent's trajectory (generated, or positions from a "
                     "file) by a fitted torus model; writes track.npz, ratemaps.npz, "
                     "metrics.json, config.json and figures into --out.")
@@ -68,18 +69,19 @@ def register(sub) -> argparse.ArgumentParser:
     p.add_argument("--modules", type=_float_list, default=None,
                    help="comma-separated spacings (m) of several modules, e.g. 0.5,0.7,0.98 "
                         "(overrides --spacing)")
-    p.add_argument("--cells", type=int, default=64, help="size of the random panel of cells")
+    p.add_argument("--cells", type=positive_int, default=64,
+                   help="size of the random panel of cells")
     p.add_argument("--orientation", type=float, default=0.0,
                    help="grid orientation: angle of k1 (degrees)")
-    p.add_argument("--bins", type=int, default=20, help="rate-map bins per side")
+    p.add_argument("--bins", type=positive_int, default=20, help="rate-map bins per side")
     p.add_argument("--lattice", default=None,
                    help=f"expected lattice of the model, one of {LATTICES} (checked)")
     p.add_argument("--dt-network", type=float, default=None,
                    help=f"largest network step in tau (default {DEFAULT_DT_NETWORK})")
-    p.add_argument("--tau-seconds", type=float, default=0.01, help="tau in seconds")
+    p.add_argument("--tau-seconds", type=positive, default=0.01, help="tau in seconds")
     p.add_argument("--all-cells", action="store_true",
                    help="also bin every neuron of the sheet (ratemaps.npz: all_maps)")
-    p.set_defaults(func=_grid_cells)
+    p.set_defaults(func=command(_grid_cells))
     return p
 
 
@@ -92,6 +94,8 @@ def _trajectory(args) -> Trajectory:
     path = Path(args.trajectory)
     if not path.exists():
         raise FileNotFoundError(f"--trajectory {path}: no such file")
+    if path.is_dir():
+        raise ValueError(f"--trajectory {path}: is a directory; expected a .npy or .npz file")
     if path.suffix.lower() == ".npy" and args.dt is None:
         raise ValueError(f"--trajectory {path}: a .npy file of positions needs --dt SECONDS")
     dt = None if args.dt is None else _positive("--dt", args.dt)
@@ -113,7 +117,7 @@ def _trajectory(args) -> Trajectory:
 
 
 def _grid_cells(args) -> dict:
-    network, _ = load_model(args.model)
+    network = load_network(args.model)
     _check_network(network, args.lattice)
     traj = _trajectory(args)
     result = run_grid_cells(
@@ -122,5 +126,9 @@ def _grid_cells(args) -> dict:
         tau_seconds=args.tau_seconds, dt_network=args.dt_network, cells=args.cells,
         bins=args.bins, seed=args.seed, progress_bar=None, all_cells=args.all_cells,
         lattice=args.lattice)
-    write_grid_cells(result, args.out, {"command": "grid-cells", "arguments": args_dict(args)})
+    with open_run(args, "grid-cells") as run:
+        write_grid_cells(result, run.out)
+        # one config.json shape: the run's resolved parameters next to the command line's
+        run.config = {"arguments": args_config(args), **result.config}
+        write_json(run.record(), run.path("config.json"))
     return result.metrics

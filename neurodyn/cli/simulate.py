@@ -2,14 +2,27 @@
 
 from __future__ import annotations
 
-import numpy as np
+import argparse
+import math
 
-from ..inputs import ArrayVelocity, parse_velocity
-from ..io import load_states
-from ..perturb import PERTURBATIONS, perturbed_states
+from _runkit import BadInput
+
+from ..inputs import ArrayVelocity
+from ..io import load_states, load_velocity_array
+from ..perturbations import PERTURBATIONS, perturbed_states
 from ..runs import simulate_run
-from ..simulate import METHODS
-from ._common import parse_time, prepare
+from ..simulation import METHODS
+from ._common import (
+    check_states_memory,
+    command,
+    load_network,
+    nonnegative,
+    open_run,
+    parse_time,
+    parse_velocity_arg,
+    positive,
+    positive_int,
+)
 
 __all__ = ["register"]
 
@@ -18,53 +31,78 @@ def _initial_state(args, network):
     if args.init is not None:
         return load_states(args.init, network.geometry, name="--init")
     if network.manifold is None:
-        raise ValueError("--perturb: the model has no manifold; give --init FILE.npy")
-    if args.count < 1:
-        raise ValueError(f"--count {args.count}: must be >= 1")
+        raise BadInput("--perturb: the model has no manifold; give --init FILE.npy")
+    if args.strength_max is not None and args.strength_max < args.strength:
+        raise BadInput(f"--strength-max={args.strength_max}: must be >= --strength="
+                       f"{args.strength}")
     return perturbed_states(network.manifold, args.count, args.perturb, args.strength,
                             args.strength_max, args.seed)
 
 
 def _simulate(args) -> dict:
-    network, out = prepare(args, "simulate")
-    duration = parse_time(args.duration, args.tau_seconds)
-    dt = parse_time(args.dt, args.tau_seconds)
+    duration = parse_time(args.duration, args.tau_seconds, "--duration")
+    dt = parse_time(args.dt, args.tau_seconds, "--dt")
+    if dt > duration:
+        raise BadInput(f"--dt={args.dt}: larger than --duration={args.duration}")
+    network = load_network(args.model)
+    g = network.geometry
+    batch = 1 if args.init is not None else args.count
+    saved = math.floor(duration / dt / args.save_every) + 2
+    check_states_memory("--duration/--dt/--save-every", saved, batch, g.size)
     u0 = _initial_state(args, network)
+    check_states_memory("--duration/--dt/--save-every", saved, u0.shape[0], g.size)
     velocity = None
     if args.velocity is not None and args.velocity_file is not None:
-        raise ValueError("--velocity and --velocity-file: give one, not both")
+        raise BadInput("--velocity and --velocity-file: give one, not both")
     if args.velocity is not None:
-        velocity = parse_velocity(args.velocity)
+        velocity = parse_velocity_arg(args.velocity)
     elif args.velocity_file is not None:
-        velocity = ArrayVelocity(np.load(args.velocity_file), dt)
-    return simulate_run(network, u0, duration, dt, out, method=args.method, velocity=velocity,
-                        noise=args.noise, save_every=args.save_every, seed=args.seed,
-                        progress_bar=None, device=args.device)
+        velocity = ArrayVelocity(load_velocity_array(args.velocity_file, "--velocity-file"), dt)
+    with open_run(args, "simulate") as run:
+        return simulate_run(network, u0, duration, dt, run.out, method=args.method,
+                            velocity=velocity, noise=args.noise, save_every=args.save_every,
+                            seed=args.seed, progress_bar=None,
+                            device=args.device)
 
 
-def register(sub) -> None:
+def register(sub) -> argparse.ArgumentParser:
     """Add the ``simulate`` sub-command."""
-    s = sub.add_parser("simulate", help="simulate a fitted model")
-    s.add_argument("--model", required=True, help="directory holding model.pt")
-    s.add_argument("--out", required=True)
+    s = sub.add_parser("simulate", help="simulate a fitted model",
+                       description="Simulate a fitted model from perturbed manifold states or "
+                                   "given potentials; writes trajectory.npz, metrics.json, "
+                                   "config.json and figures.",
+                       formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+    s.add_argument("--model", required=True, help="directory holding model.pt (or the file)")
+    s.add_argument("--out", required=True, help="output directory (locked while the run writes)")
     src = s.add_mutually_exclusive_group()
-    src.add_argument("--init", help="FILE.npy of potentials (B, N) or (B, n1, n2)")
-    src.add_argument("--perturb", choices=PERTURBATIONS, default="noise")
-    s.add_argument("--strength", type=float, default=0.3, help="relative perturbation size")
-    s.add_argument("--strength-max", type=float, default=None,
+    src.add_argument("--init", default=None,
+                     help="FILE.npy of potentials: (B, N) for a ring; (B, n1, n2) or (B, N) "
+                          "for a torus (potential units)")
+    src.add_argument("--perturb", choices=PERTURBATIONS, default="noise",
+                     help="perturbation of random manifold states")
+    s.add_argument("--strength", type=nonnegative, default=0.3,
+                   help="relative perturbation size ||du|| / ||u*|| (dimensionless)")
+    s.add_argument("--strength-max", type=nonnegative, default=None,
                    help="draw strengths uniformly in [strength, strength-max]")
-    s.add_argument("--count", type=int, default=16, help="number of perturbed states")
-    s.add_argument("--velocity", help="constant:V | sine:AMP:FREQ | steps:V1,V2,...:HOLD | "
-                                      "ou:SIGMA:TIMESCALE[:VMAX] (rad per tau)")
-    s.add_argument("--velocity-file", help="FILE.npy velocities sampled every DT")
-    s.add_argument("--duration", default="20", help="time (tau; or with unit s / ms)")
-    s.add_argument("--dt", default="0.1", help="step (tau; or with unit s / ms)")
-    s.add_argument("--tau-seconds", type=float, default=0.01,
+    s.add_argument("--count", type=positive_int, default=16, help="number of perturbed states")
+    s.add_argument("--velocity", default=None,
+                   help="constant:V | sine:AMP:FREQ | steps:V1,V2,...:HOLD | "
+                        "ou:SIGMA:TIMESCALE[:VMAX] (rad per tau; times in tau)")
+    s.add_argument("--velocity-file", default=None,
+                   help="FILE.npy of velocities (rad per tau) sampled every --dt: (steps,) or "
+                        "(steps, B) for a ring, (steps, 2) or (steps, B, 2) for a torus")
+    s.add_argument("--duration", default="20", help="simulated time (tau; or with unit s / ms)")
+    s.add_argument("--dt", default="0.1", help="integration step (tau; or with unit s / ms)")
+    s.add_argument("--tau-seconds", type=positive, default=0.01,
                    help="tau in seconds, for durations given in s or ms")
-    s.add_argument("--method", choices=METHODS, default=None)
-    s.add_argument("--noise", type=float, default=0.0, help="noise sigma on u")
-    s.add_argument("--save-every", type=int, default=10)
-    s.add_argument("--seed", type=int, default=0)
+    s.add_argument("--method", choices=METHODS, default=None,
+                   help="integrator (default: the simulator's choice)")
+    s.add_argument("--noise", type=nonnegative, default=0.0,
+                   help="noise sigma on u (potential units per sqrt(tau)); needs euler")
+    s.add_argument("--save-every", type=positive_int, default=10,
+                   help="steps between saved states")
+    s.add_argument("--seed", type=int, default=0, help="seeds perturbations and noise")
     s.add_argument("--device", default="cpu",
                    help="cpu or cuda (cuda:I); fixed-step runs on the CPU are compiled")
-    s.set_defaults(func=_simulate)
+    s.set_defaults(func=command(_simulate))
+    return s

@@ -14,7 +14,7 @@ from _runkit.sweep import add_sweep_arguments, run_sweep, sweep_options
 from ..io import write_json
 from ..plotting import plot_sweep, save_figure
 from ..sweeps import SWEEPS
-from ._common import args_dict
+from ._common import args_config, command
 
 __all__ = ["register", "parse_grid"]
 
@@ -44,7 +44,7 @@ def _sweep(args) -> dict:
     fixed = dict(spec.fixed)
     if args.fit_steps is not None:
         fixed["fit_steps"] = args.fit_steps
-    write_json({"command": f"sweep {args.kind}", **args_dict(args), "grid_resolved": grid,
+    write_json({"command": f"sweep {args.kind}", **args_config(args), "grid_resolved": grid,
                 "fixed": fixed}, out / "config.json")
     x, series = spec.axes
 
@@ -67,4 +67,4 @@ def register(sub) -> None:
     p.add_argument("--fit-steps", type=int, default=None, help="Adam steps of every cell's fit")
     p.add_argument("--seed", type=int, default=0, help="base seed of the cells' seeds")
     add_sweep_arguments(p)
-    p.set_defaults(func=_sweep)
+    p.set_defaults(func=command(_sweep))

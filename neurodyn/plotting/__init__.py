@@ -1,5 +1,12 @@
 """Figures for attractor networks.
 
+This module draws a network and its runs (bump, Jacobian spectrum, connectivity, distance,
+energy, path integration, fit loss, activity); its submodules draw the rest:
+:mod:`.manifold` (activity embeddings, energy landscape, the bump's path),
+:mod:`.embedding` (PCA / Isomap scatter plots), :mod:`.topology` (barcode, persistence diagram)
+and :mod:`.animation` (GIFs of a moving bump). Computation lives in the library modules; writing
+figures into run directories lives in :mod:`neurodyn.runs`.
+
 Every function takes ``ax=None`` (a new figure is made, never through pyplot's global state) and
 returns the :class:`matplotlib.figure.Figure`. Axes carry labels with units; time is in units of
 ``tau``.
@@ -14,9 +21,9 @@ import torch
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
-from .diagnostics import ConnectivityProfile
-from .network import HopfieldNetwork
-from .simulate import SimulationResult
+from ..diagnostics import ConnectivityProfile
+from ..network import HopfieldNetwork
+from ..simulation import SimulationResult
 
 __all__ = ["new_axes", "plot_bump", "plot_spectrum", "plot_connectivity", "plot_distance",
            "plot_energy", "plot_path_integration", "plot_loss", "plot_activity", "plot_sweep",

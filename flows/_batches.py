@@ -1,0 +1,136 @@
+"""Minibatches of practice-regime training: per-step seeds, coupling, path, prepared ahead.
+
+Every batch depends only on (seed, step) (:func:`step_seed`), so a run resumed at any step, or
+one whose batches are prepared by worker threads, draws exactly what an uninterrupted serial
+run draws. Batches are drawn on the CPU from seeded generators and moved to the training
+device before the coupling, so the OT costs are formed on the device.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections import deque
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+
+import torch
+
+from .conditions import drop_labels
+from .coupling import couple, couple_within_classes
+from .data import Dataset
+from .path import get_path
+
+_MASK64 = (1 << 64) - 1
+
+
+def step_seed(base: int, step: int) -> int:
+    """Seed of the randomness of training step ``step`` (splitmix64 of base + step).
+
+    Every step draws from its own seed, so a batch depends only on (seed, step): a run resumed at
+    any step, or one whose batches are prepared ahead of time, draws exactly what an
+    uninterrupted run draws.
+
+    Examples
+    --------
+    >>> step_seed(0, 5) == step_seed(0, 5) != step_seed(0, 6)
+    True
+    """
+    z = (base + (step + 1) * 0x9E3779B97F4A7C15) & _MASK64
+    z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & _MASK64
+    z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & _MASK64
+    return (z ^ (z >> 31)) >> 1
+
+
+Batch = tuple[torch.Tensor, torch.Tensor, torch.Tensor, "torch.Tensor | None"]
+
+
+def draw_batch(cfg, pool: torch.Tensor, source: Dataset, base: int, step: int,
+               gen: torch.Generator, pool_labels: torch.Tensor | None = None,
+               classes: int = 0, device: torch.device | str = "cpu") -> Batch:
+    """The practice-regime batch of training step ``step``: (x_t, t, dx_t, c).
+
+    x1 is drawn (with replacement) from ``pool`` (with its labels c when ``pool_labels`` is
+    given), x0 from the source, t ~ U(0, 1); the pairs are coupled (within classes when labelled)
+    and placed on the path; then a fraction ``cfg.label_dropout`` of the labels becomes the null
+    label ``classes``. ``gen`` is reseeded with :func:`step_seed` first, so the batch depends
+    only on (base, step). Shapes (B, d), (B, 1), (B, d) and (B,) (c is None without labels),
+    on ``device``.
+    """
+    gen.manual_seed(step_seed(base, step))
+    b = cfg.batch
+    idx = torch.randint(0, pool.shape[0], (b,), generator=gen)
+    x1 = pool[idx]
+    x0 = torch.randn(x1.shape, generator=gen) if source.name == "normal" else \
+        source.sample(b, gen)
+    t = torch.rand(b, 1, generator=gen)
+    x0, x1, t = x0.to(device), x1.to(device), t.to(device)
+    c = None
+    if pool_labels is None:
+        x0, x1 = couple(cfg.coupling, x0, x1, gen, cfg.sinkhorn_reg, cfg.ot_solver)
+    else:
+        x0, x1, c = couple_within_classes(cfg.coupling, x0, x1, pool_labels[idx], gen,
+                                          cfg.sinkhorn_reg, cfg.ot_solver)
+        c = drop_labels(c, cfg.label_dropout, classes, gen).to(device)
+    ps = get_path(cfg.path, cfg.sigma_min).sample(x0, x1, t, gen)
+    return ps.x_t, t, ps.dx_t, c
+
+
+class Batches:
+    """Batches of steps s, s+1, ... in step order, prepared ahead by worker threads.
+
+    With ``workers`` = 0 each batch is drawn when asked for, in the calling thread. Each worker
+    owns a generator; since a batch depends only on (seed, step), the result is the same for any
+    number of workers. The compiled OT solver and torch release the GIL, so the couplings of
+    coming steps are solved on other cores while the current step trains.
+    """
+
+    def __init__(self, draw: Callable[[int, torch.Generator], Batch], workers: int,
+                 end: int) -> None:
+        self.draw, self.end, self.depth = draw, end, 2 * workers
+        self.pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="flows-batch") \
+            if workers > 0 else None
+        self.local = threading.local()
+        self.queue: deque = deque()
+        self.next = -1
+
+    def _job(self, step: int) -> Batch:
+        gen = getattr(self.local, "gen", None)
+        if gen is None:
+            gen = self.local.gen = torch.Generator()
+        return self.draw(step, gen)
+
+    def get(self, step: int) -> Batch:
+        """The batch of ``step`` (steps are expected in increasing order)."""
+        if self.pool is None:
+            return self._job(step)
+        if step != self.next - len(self.queue):  # first call or a jump: start afresh
+            self._cancel()
+            self.next = step
+        while len(self.queue) < self.depth and self.next < self.end:
+            self.queue.append(self.pool.submit(self._job, self.next))
+            self.next += 1
+        return self.queue.popleft().result()
+
+    def _cancel(self) -> None:
+        for future in self.queue:
+            future.cancel()
+        self.queue.clear()
+
+    def close(self) -> None:
+        """Drop pending batches and stop the workers."""
+        self._cancel()
+        if self.pool is not None:
+            self.pool.shutdown(wait=True)
+
+
+def default_workers(coupling: str) -> int:
+    """Batch-preparing threads used by :func:`flows.training.train` when ``workers`` is None.
+
+    0 (batches drawn in the training thread) for the cheap independent coupling; for "ot" and
+    "sinkhorn", whose couplings dominate a step, one thread per CPU core this process may use.
+    """
+    if coupling == "independent":
+        return 0
+    return max(1, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity")
+               else (os.cpu_count() or 1))

@@ -1,0 +1,225 @@
+"""Velocity models: the built-in two-layer ReLU field or any torch module v(x, t[, c]).
+
+A user model is any ``torch.nn.Module`` whose ``forward(x, t)`` (unconditional) or
+``forward(x, t, c)`` (class-conditional) returns the velocity, with
+
+- x : float tensor of shape (B, d), on the training device;
+- t : float tensor of shape (B, 1), times in [0, 1];
+- c : int64 tensor of shape (B,), labels in 0..K, where K (the number of classes) is the null
+  label of classifier-free guidance ("no class": the unconditional field).
+
+It is trained by autograd with ``torch.optim.Adam`` (the built-in field keeps its direct
+gradients). A model named by import path, ``"pkg.module:Class"`` with JSON keyword arguments,
+is saved as that spec plus its ``state_dict``: loading imports the class from the recorded path
+(the user's own code) and fills in the tensors, so nothing is executed from the file itself
+(checkpoints load with ``weights_only=True``).
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import re
+
+import torch
+from torch import nn
+
+from .errors import FlowsError
+
+_TARGET = re.compile(r"^[A-Za-z_][\w]*(\.[A-Za-z_][\w]*)*:[A-Za-z_][\w]*(\.[A-Za-z_][\w]*)*$")
+
+
+def import_class(target: str) -> type:
+    """The class named by ``"pkg.module:Class"`` (imported from the user's environment).
+
+    Raises :class:`FlowsError` naming the target when it is malformed, cannot be imported or
+    is not a ``torch.nn.Module`` subclass.
+
+    Examples
+    --------
+    >>> import_class("torch.nn:Linear").__name__
+    'Linear'
+    """
+    if not isinstance(target, str) or not _TARGET.match(target):
+        raise FlowsError(f"model={target!r} is not allowed; name a class as 'package.module:Class'")
+    module_name, qualname = target.split(":")
+    try:
+        obj = importlib.import_module(module_name)
+    except ImportError as exc:
+        raise FlowsError(f"model={target!r}: module {module_name!r} cannot be imported ({exc}); "
+                         "put it on PYTHONPATH or install it") from exc
+    for part in qualname.split("."):
+        if not hasattr(obj, part):
+            raise FlowsError(f"model={target!r}: {module_name!r} has no attribute {part!r}")
+        obj = getattr(obj, part)
+    if not (isinstance(obj, type) and issubclass(obj, nn.Module)):
+        raise FlowsError(f"model={target!r} is not a torch.nn.Module subclass")
+    return obj
+
+
+def check_model_args(args: object) -> dict:
+    """Keyword arguments of a user model: a JSON-serialisable dict with string keys."""
+    if args is None:
+        return {}
+    if not isinstance(args, dict) or not all(isinstance(k, str) for k in args):
+        raise FlowsError(f"model_args={args!r} is not allowed; it must be a dict with string keys")
+    try:
+        json.dumps(args)
+    except (TypeError, ValueError) as exc:
+        raise FlowsError(f"model_args={args!r} is not JSON-serialisable ({exc})") from exc
+    return args
+
+
+def build_module(target: str, args: dict | None, seed: int) -> nn.Module:
+    """Instantiate ``target(**args)`` with its initial weights drawn from ``seed``.
+
+    The global torch RNG is forked for the construction (and restored afterwards), so the
+    initialisation is reproducible and the caller's RNG state is untouched.
+    """
+    cls = import_class(target)
+    kwargs = check_model_args(args)
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(int(seed) % 2**63)
+        try:
+            module = cls(**kwargs)
+        except TypeError as exc:
+            raise FlowsError(f"model={target!r} could not be built with model_args={kwargs!r}: "
+                             f"{exc}") from exc
+    return module
+
+
+class ModuleField(nn.Module):
+    """Adapter giving a user module the field interface v(x, t[, c]) of the library.
+
+    t may be a float, a scalar tensor (as the ODE solvers pass it) or of shape (B,) / (B, 1);
+    the module always receives t of shape (B, 1). With ``classes`` > 0 the labels c are passed
+    as the third argument.
+
+    Parameters
+    ----------
+    module : torch.nn.Module
+        forward(x, t) or forward(x, t, c) returning (B, d).
+    classes : int
+        Number K of classes (0: unconditional).
+    dim : int or None
+        Data dimension d (recorded with a saved model).
+
+    Examples
+    --------
+    >>> class Zero(nn.Module):
+    ...     def forward(self, x, t):
+    ...         return x * 0 + t
+    >>> ModuleField(Zero())(torch.ones(3, 2), 0.5)[0].tolist()
+    [0.5, 0.5]
+    """
+
+    def __init__(self, module: nn.Module, classes: int = 0, dim: int | None = None) -> None:
+        super().__init__()
+        self.module = module
+        self.classes = int(classes)
+        self.dim = dim
+
+    def forward(self, x: torch.Tensor, t: torch.Tensor | float,
+                c: torch.Tensor | None = None) -> torch.Tensor:
+        """v(x, t[, c]), x of shape (B, d), returns (B, d)."""
+        b = x.shape[0]
+        t = torch.as_tensor(t, dtype=x.dtype, device=x.device).reshape(-1, 1).expand(b, 1)
+        if self.classes:
+            if c is None:
+                raise FlowsError(f"this model has classes={self.classes}; pass labels c of "
+                                 f"shape ({b},) with values in 0..{self.classes}")
+            v = self.module(x, t, c)
+        else:
+            v = self.module(x, t)
+        if v.shape != x.shape:
+            raise FlowsError(f"the model returned shape {tuple(v.shape)} for x of shape "
+                             f"{tuple(x.shape)}; a velocity has the shape of x")
+        return v
+
+
+def class_target(module: nn.Module) -> str:
+    """The import path ``"pkg.module:Class"`` of a module's class (as :func:`import_class` reads
+    it)."""
+    cls = type(module)
+    return f"{cls.__module__}:{cls.__qualname__}"
+
+
+def resolve_device(device: str | torch.device) -> torch.device:
+    """A torch device from "cpu", "cuda" or "cuda:N", refused when it is not available here.
+
+    Examples
+    --------
+    >>> resolve_device("cpu")
+    device(type='cpu')
+    """
+    try:
+        dev = torch.device(device)
+    except (RuntimeError, TypeError) as exc:
+        raise FlowsError(f"device={device!r} is not allowed; use 'cpu' or 'cuda'") from exc
+    if dev.type not in ("cpu", "cuda"):
+        raise FlowsError(f"device={device!r} is not allowed; use 'cpu' or 'cuda'")
+    if dev.type == "cuda" and not torch.cuda.is_available():
+        raise FlowsError(f"device={device!r} is not available: this torch build or machine has "
+                         "no CUDA device; use device='cpu'")
+    return dev
+
+
+MODEL_FORMAT = "flows-model-2"
+
+
+def model_blob(field: nn.Module, config: dict) -> dict:
+    """What ``model.pt`` holds: the field's kind and spec, its tensors and the training config.
+
+    Only strings, numbers, dicts and tensors (``torch.load(weights_only=True)`` reads it). A
+    user module is recorded by its import path and keyword arguments (``config["model"]`` and
+    ``config["model_args"]``), or by its class path alone when it was passed in built.
+    """
+    from .field import TwoLayerReLUField
+
+    state = {k: v.detach().cpu().clone() for k, v in field.state_dict().items()}
+    if isinstance(field, TwoLayerReLUField):
+        return {"format": MODEL_FORMAT, "kind": "builtin", "spec": field.spec.to_dict(),
+                "state_dict": state, "config": config}
+    if not isinstance(field, ModuleField):
+        raise FlowsError(f"field={type(field).__name__} cannot be saved; expected a "
+                         "TwoLayerReLUField or a ModuleField")
+    named = config.get("model") is not None
+    spec = {"target": config["model"] if named else class_target(field.module),
+            "args": config.get("model_args") or {} if named else None,
+            "classes": field.classes, "dim": field.dim}
+    return {"format": MODEL_FORMAT, "kind": "module", "spec": spec, "state_dict": state,
+            "config": config}
+
+
+def field_from_blob(blob: dict, model: nn.Module | None = None, what: str = "model") -> nn.Module:
+    """Rebuild the field saved by :func:`model_blob`.
+
+    A user module is rebuilt by importing its recorded class (the user's code, not anything in
+    the file) with the recorded arguments, or is the given ``model`` (needed when it was trained
+    from a module passed in built); then its tensors are loaded.
+    """
+    from .field import FieldSpec, TwoLayerReLUField
+
+    if not isinstance(blob, dict) or blob.get("format") != MODEL_FORMAT:
+        raise FlowsError(f"{what} is not a flows model file of this version")
+    spec = blob["spec"]
+    if blob["kind"] == "builtin":
+        field: nn.Module = TwoLayerReLUField(FieldSpec(**spec), seed=0)
+    elif model is not None:
+        field = ModuleField(model, spec["classes"], spec.get("dim"))
+    elif spec["args"] is None:
+        raise FlowsError(f"{what} holds a {spec['target']} module passed in built (its "
+                         "arguments are unknown); rebuild it and pass it as model=")
+    else:
+        field = ModuleField(build_module(spec["target"], spec["args"], 0), spec["classes"],
+                            spec.get("dim"))
+    state = blob.get("state_dict")
+    if not isinstance(state, dict) or not all(
+            isinstance(v, torch.Tensor) and (not v.is_floating_point() or bool(torch.isfinite(
+                v).all())) for v in state.values()):
+        raise FlowsError(f"{what} is damaged: its tensors are missing or not finite")
+    try:
+        field.load_state_dict(state)
+    except RuntimeError as exc:
+        raise FlowsError(f"{what}: the saved tensors do not fit the rebuilt model ({exc})") from exc
+    return field

@@ -1,0 +1,52 @@
+"""Small private helpers shared by neurodyn's modules: array conversion, checks, seeds."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+import torch
+
+from .network import HopfieldNetwork
+
+
+def to_numpy(x: Any) -> np.ndarray:
+    """A tensor (detached, on the CPU) or array-like as an ndarray."""
+    if isinstance(x, torch.Tensor):
+        return x.detach().cpu().numpy()
+    return np.asarray(x)
+
+
+def check_int(value: Any, name: str, low: int) -> int:
+    """``value`` as an int, which must be ``>= low``."""
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+        raise TypeError(f"{name}={value!r}: must be an int >= {low}")
+    if value < low:
+        raise ValueError(f"{name}={value}: must be an int >= {low}")
+    return int(value)
+
+
+def check_positive(value: Any, name: str, allow_zero: bool = False) -> float:
+    """``value`` as a finite float, ``> 0`` (or ``>= 0`` with ``allow_zero``)."""
+    ok = isinstance(value, (int, float, np.floating, np.integer)) and not isinstance(value, bool)
+    ok = ok and math.isfinite(value) and (value >= 0 if allow_zero else value > 0)
+    if not ok:
+        bound = ">= 0" if allow_zero else "> 0"
+        raise ValueError(f"{name}={value!r}: must be a finite number {bound}")
+    return float(value)
+
+
+def require_manifold(network: HopfieldNetwork):
+    """The network's target manifold (an error when it has none)."""
+    if not isinstance(network, HopfieldNetwork):
+        raise TypeError(f"network: expected a HopfieldNetwork, got {type(network).__name__}")
+    if network.manifold is None:
+        raise ValueError("network: has no target manifold; build it with one (fit does)")
+    return network.manifold
+
+
+def child_seeds(seed: int, count: int) -> list[int]:
+    """Independent integer seeds derived from one seed (no shared random streams)."""
+    children = np.random.SeedSequence(seed).spawn(count)
+    return [int(c.generate_state(1, dtype=np.uint32)[0]) for c in children]

@@ -1,0 +1,41 @@
+"""The public API of neurodyn: every listed name resolves, functions are not hidden by modules."""
+
+import importlib
+import inspect
+import subprocess
+import sys
+
+import neurodyn as nd
+
+
+def test_every_public_name_resolves_to_its_module():
+    for name in nd.__all__:
+        if name == "__version__":
+            continue
+        value = getattr(nd, name)
+        module = importlib.import_module(f"neurodyn.{nd._NAMES[name]}")
+        assert getattr(module, name) is value, name
+
+
+def test_functions_are_not_shadowed_by_modules():
+    import neurodyn.fitting
+    import neurodyn.simulation
+
+    assert inspect.isfunction(nd.fit) and inspect.isfunction(nd.simulate)
+    assert inspect.ismodule(neurodyn.fitting) and inspect.ismodule(neurodyn.simulation)
+
+
+def test_import_is_lazy():
+    code = "import sys, neurodyn; print('torch' in sys.modules, 'matplotlib' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True).stdout.split()
+    assert out == ["False", "False"]
+
+
+def test_unknown_attribute_is_an_attribute_error():
+    try:
+        nd.no_such_thing  # noqa: B018
+    except AttributeError as exc:
+        assert "no_such_thing" in str(exc)
+    else:
+        raise AssertionError("expected AttributeError")
