@@ -6,7 +6,7 @@ from _runkit import BadInput, check_memory
 
 from ..fitting import FitConfig
 from ..runs import fit_run
-from ._common import command, open_run
+from ._common import command, nonnegative, open_run, positive, positive_int
 
 __all__ = ["register"]
 
@@ -18,6 +18,8 @@ def _fit(args) -> dict:
                                                             args.n * 2)
         if args.manifold == "ring" and len(args.n) != 1:
             raise BadInput(f"--n {args.n}: a ring takes one size")
+        if args.manifold == "torus" and len(args.n) > 2:
+            raise BadInput(f"--n {' '.join(map(str, args.n))}: a torus takes n1 [n2]")
     cfg = FitConfig(geometry=args.manifold, n=n, lattice=args.lattice, seed=args.seed,
                     steps=args.steps, batch=args.batch, kappa=args.kappa, family=args.family,
                     bandwidth=args.bandwidth, degree=args.degree,
@@ -42,29 +44,32 @@ def _lock(text: str) -> bool:
 def register(sub) -> None:
     """Add the ``fit`` sub-command."""
     d = FitConfig()
-    f = sub.add_parser("fit", help="learn a ring or torus attractor energy")
-    f.add_argument("manifold", choices=("ring", "torus"))
+    f = sub.add_parser("fit", help="learn a ring or torus attractor energy",
+                       description="Fit a SEAL energy whose attractor is a ring or a torus; "
+                                   "writes model.pt, metrics.json, config.json and figures.")
+    f.add_argument("manifold", choices=("ring", "torus"), help="attractor manifold")
     f.add_argument("--out", required=True, help="output directory")
-    f.add_argument("--n", type=int, nargs="+", help="neurons (ring) or n1 n2 (torus); "
+    f.add_argument("--n", type=positive_int, nargs="+", help="neurons (ring) or n1 n2 (torus); "
                    "default 128 / 32 32")
-    f.add_argument("--lattice", default="hex", choices=("hex", "square"))
+    f.add_argument("--lattice", default="hex", choices=("hex", "square"),
+                   help="torus lattice (default hex)")
     f.add_argument("--seed", type=int, default=0, help="seeds every sampled batch (default 0)")
     f.add_argument("--steps", type=int, default=d.steps,
                    help=f"sampled batches of states (default {d.steps})")
-    f.add_argument("--batch", type=int, default=d.batch,
+    f.add_argument("--batch", type=positive_int, default=d.batch,
                    help=f"manifold points per batch, each probed by every kind (default {d.batch})")
-    f.add_argument("--kappa", type=float, default=d.kappa,
+    f.add_argument("--kappa", type=positive, default=d.kappa,
                    help=f"normal attraction rate, 1/tau (default {d.kappa:g})")
     f.add_argument("--family", choices=("seal", "spectral", "mlp"), default=d.family,
                    help="energy family: seal (spectral + pointwise [+ phase locking]), the "
                    "power spectrum alone, or a neural energy trained by Adam (default seal)")
-    f.add_argument("--hidden", type=int, default=d.hidden,
+    f.add_argument("--hidden", type=positive_int, default=d.hidden,
                    help=f"width of the neural energy, family mlp (default {d.hidden})")
-    f.add_argument("--lr", type=float, default=d.lr,
+    f.add_argument("--lr", type=positive, default=d.lr,
                    help=f"Adam learning rate, family mlp (default {d.lr:g})")
-    f.add_argument("--bandwidth", type=int, default=None,
+    f.add_argument("--bandwidth", type=positive_int, default=None,
                    help="highest wave number with learned curvature (default 4 ring, 2 torus)")
-    f.add_argument("--degree", type=int, default=None,
+    f.add_argument("--degree", type=positive_int, default=None,
                    help="polynomial terms per mode (default 5 ring, 4 torus)")
     f.add_argument("--pointwise-degree", type=int, default=d.pointwise_degree,
                    help=f"powers of the rate in h' (default {d.pointwise_degree})")
@@ -72,22 +77,22 @@ def register(sub) -> None:
                    help="drop the inverse-rate basis function of the pointwise term")
     f.add_argument("--phaselock", type=_lock, default=None,
                    help="phase-locking terms on/off (default: on for the torus)")
-    f.add_argument("--weight-linear", type=float, default=d.weight_linear,
+    f.add_argument("--weight-linear", type=nonnegative, default=d.weight_linear,
                    help=f"weight of the linearised normal field (default {d.weight_linear:g})")
-    f.add_argument("--weight-field", type=float, default=d.weight_field,
+    f.add_argument("--weight-field", type=nonnegative, default=d.weight_field,
                    help=f"weight of the finite restoring field (default {d.weight_field:g})")
-    f.add_argument("--weight-energy", type=float, default=d.weight_energy,
+    f.add_argument("--weight-energy", type=nonnegative, default=d.weight_energy,
                    help=f"weight of the energy against kappa B (default {d.weight_energy:g})")
-    f.add_argument("--strength", type=float, default=d.strength,
+    f.add_argument("--strength", type=positive, default=d.strength,
                    help=f"largest relative size of finite perturbations (default {d.strength:g})")
     f.add_argument("--kappa-tol", type=float, default=None,
                    help="relative tolerance of every normal eigenvalue (default 0.05 ring, "
                    "0.10 torus); missed -> exit 1")
     f.add_argument("--no-kappa-check", action="store_true",
                    help="write the model even when kappa is not reached")
-    f.add_argument("--gain", type=float, default=d.gain, help="logistic gain (default 1)")
+    f.add_argument("--gain", type=positive, default=d.gain, help="logistic gain (default 1)")
     f.add_argument("--a", type=float, default=d.a, help="bump baseline potential (default -2)")
-    f.add_argument("--c", type=float, default=d.c, help="bump height (default 4)")
+    f.add_argument("--c", type=positive, default=d.c, help="bump height (default 4)")
     f.add_argument("--fresh", action="store_true",
                    help="discard an existing checkpoint and start over")
     f.set_defaults(func=command(_fit))
