@@ -47,7 +47,8 @@ def register(sub) -> None:
     f.add_argument("--out", required=True, help="output directory")
     f.add_argument("--n", type=int, nargs="+", help="neurons (ring) or n1 n2 (torus); "
                    "default 128 / 32 32")
-    f.add_argument("--lattice", default="hex", choices=("hex", "square"))
+    f.add_argument("--lattice", default="hex", choices=("hex", "square"),
+                   help="torus lattice (default hex)")
     f.add_argument("--seed", type=int, default=0, help="seeds every sampled batch (default 0)")
     f.add_argument("--steps", type=int, default=d.steps,
                    help=f"sampled batches of states (default {d.steps})")
