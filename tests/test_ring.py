@@ -187,7 +187,7 @@ def test_save_load_roundtrip(ring_net, tmp_path):
     v = torch.tensor([[0.2]], dtype=torch.float64)
     assert torch.allclose(net.field(u, v), ring_net.field(u, v).detach(), atol=1e-14)
     (tmp_path / "bad.pt").write_bytes(b"not a model")
-    with pytest.raises(ValueError, match="not a readable"):
+    with pytest.raises(ValueError, match="is not a readable torch file"):
         load_model(tmp_path / "bad.pt")
 
 
