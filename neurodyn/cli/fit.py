@@ -19,7 +19,8 @@ def _fit(args) -> dict:
         if args.manifold == "ring" and len(args.n) != 1:
             raise BadInput(f"--n {args.n}: a ring takes one size")
         if args.manifold == "torus" and len(args.n) > 2:
-            raise BadInput(f"--n {' '.join(map(str, args.n))}: a torus takes n1 [n2]")
+            raise BadInput(f"--n {' '.join(map(str, args.n))}: n={list(args.n)}; a torus "
+                           "takes n1 [n2]")
     cfg = FitConfig(geometry=args.manifold, n=n, lattice=args.lattice, seed=args.seed,
                     steps=args.steps, batch=args.batch, kappa=args.kappa, family=args.family,
                     bandwidth=args.bandwidth, degree=args.degree,
@@ -92,7 +93,7 @@ def register(sub) -> None:
                    help="write the model even when kappa is not reached")
     f.add_argument("--gain", type=positive, default=d.gain, help="logistic gain (default 1)")
     f.add_argument("--a", type=float, default=d.a, help="bump baseline potential (default -2)")
-    f.add_argument("--c", type=positive, default=d.c, help="bump height (default 4)")
+    f.add_argument("--c", type=float, default=d.c, help="bump height (default 4)")
     f.add_argument("--fresh", action="store_true",
                    help="discard an existing checkpoint and start over")
     f.set_defaults(func=command(_fit))

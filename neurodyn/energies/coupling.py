@@ -12,8 +12,9 @@ A translation by ``psi`` multiplies ``z_k`` by ``exp(-i k.psi)``, which leaves `
 every term is invariant. On an even bump ``w_t`` is real; where it is positive the term, its
 gradient and its Hessian in all radial directions vanish (where it is negative the term sits at
 its phase maximum and its radial gradient enters the fixed-point slopes); what remains is a
-rank-one Hessian ``N gamma_t |w_t| a a^T`` along the phase combination ``a = d arg(w_t) / dr`` -- exactly what the power spectrum cannot reach (on a hex
-torus the triad ``(1,0) = (0,1) + (1,-1)``, on a ring ``z_k`` against ``z_1^k``). The
+rank-one Hessian ``N gamma_t |w_t| a a^T`` along the phase combination
+``a = d arg(w_t) / dr`` -- exactly what the power spectrum cannot reach (on a hex torus the
+triad ``(1,0) = (0,1) + (1,-1)``, on a ring ``z_k`` against ``z_1^k``). The
 gradient is a closed form on a handful of modes plus one inverse FFT.
 """
 
