@@ -16,7 +16,6 @@ Usage: python demos/drift_and_cues.py [--out DIR] [--quick] [--models DIR]
 
 from __future__ import annotations
 
-import argparse
 import json
 import math
 import sys
@@ -27,7 +26,7 @@ import torch
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
-from _models import cache_dir, fitted  # noqa: E402
+from _models import cache_dir, demo_parser, fitted  # noqa: E402
 
 from neurodyn.anchoring import cue_conflict, landmark_anchoring  # noqa: E402
 from neurodyn.drift import (  # noqa: E402
@@ -70,17 +69,13 @@ def ring_diffusion(net, n: int, noise: float, runs: int, duration: float, seed: 
 
 def main(argv: list[str] | None = None) -> dict:
     """Run the demo; returns its metrics."""
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--out", default="results/drift_and_cues")
-    p.add_argument("--quick", action="store_true", help="tiny run, for the tests")
-    p.add_argument("--models", default=None, help="model cache ('' to always fit)")
-    p.add_argument("--seed", type=int, default=0)
+    p = demo_parser(__doc__, "drift_and_cues")
     args = p.parse_args(argv)
     torch.set_num_threads(1)
     start = time.perf_counter()
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    cache = cache_dir(args.models, out)
+    cache = cache_dir(args.cache, out)
     q = args.quick
     sizes = (64,) if q else (64, 128, 256)
     noises = (0.05,) if q else (0.02, 0.05, 0.1, 0.2)

@@ -17,7 +17,6 @@ Usage: python demos/grid_modules.py [--out DIR] [--quick] [--models DIR]
 
 from __future__ import annotations
 
-import argparse
 import importlib.util
 import json
 import sys
@@ -29,7 +28,7 @@ import torch
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
-from _models import cache_dir, fitted  # noqa: E402
+from _models import cache_dir, demo_parser, fitted  # noqa: E402
 
 from neurodyn.agent import Box, generate_trajectory  # noqa: E402
 from neurodyn.drift import integration_horizon  # noqa: E402
@@ -130,17 +129,13 @@ def noisy_maps(hexnet, sqnet, q: bool, seed: int, out: Path) -> dict:
 
 def main(argv: list[str] | None = None) -> dict:
     """Run the demo; returns its metrics."""
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--out", default="results/grid_modules")
-    p.add_argument("--quick", action="store_true", help="tiny run, for the tests")
-    p.add_argument("--models", default=None, help="model cache ('' to always fit)")
-    p.add_argument("--seed", type=int, default=0)
+    p = demo_parser(__doc__, "grid_modules")
     args = p.parse_args(argv)
     torch.set_num_threads(1)
     start = time.perf_counter()
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    cache = cache_dir(args.models, out)
+    cache = cache_dir(args.cache, out)
     steps = 60 if args.quick else 400
     n = (12, 12) if args.quick else (16, 16)
     hexnet, _ = fitted(FitConfig(geometry="torus", lattice="hex", n=n, steps=steps, seed=0),

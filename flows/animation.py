@@ -6,39 +6,11 @@ import math
 from pathlib import Path
 
 import numpy as np
-from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
+from _runkit.gif import frame_index, write_gif
+
 __all__ = ["animate_flow"]
-
-
-def _frame_index(count: int, frames: int) -> np.ndarray:
-    if isinstance(frames, bool) or not isinstance(frames, (int, np.integer)) or frames < 1:
-        raise ValueError(f"frames={frames!r}: must be an int >= 1")
-    return np.unique(np.linspace(0, count - 1, min(frames, count)).round().astype(int))
-
-
-def _write_gif(fig: Figure, path: str | Path, fps: float, update, frames: np.ndarray,
-               dpi: int) -> Path:
-    from matplotlib.animation import PillowWriter
-
-    if isinstance(fps, bool) or not isinstance(fps, (int, float)) or not (
-            math.isfinite(fps) and fps > 0):
-        raise ValueError(f"fps={fps!r}: must be a finite number > 0")
-    path = Path(path)
-    if path.suffix.lower() != ".gif":
-        raise ValueError(f"path={str(path)!r}: must end with .gif")
-    path.parent.mkdir(parents=True, exist_ok=True)
-    FigureCanvasAgg(fig)
-    update(int(frames[0]))
-    fig.canvas.draw()  # lay out once, then keep the layout fixed (faster, no jitter)
-    fig.set_layout_engine("none")
-    writer = PillowWriter(fps=fps)
-    with writer.saving(fig, str(path), dpi):
-        for i in frames:
-            update(int(i))
-            writer.grab_frame()
-    return path
 
 
 def animate_flow(trajectories: np.ndarray, path: str | Path, times: np.ndarray | None = None,
@@ -77,7 +49,7 @@ def animate_flow(trajectories: np.ndarray, path: str | Path, times: np.ndarray |
     if isinstance(trails, bool) or not isinstance(trails, (int, np.integer)) or trails < 0:
         raise ValueError(f"trails={trails!r}: must be an int >= 0")
     trails = min(int(trails), x.shape[1])
-    idx = _frame_index(steps, frames)
+    idx = frame_index(steps, frames)
     fig = Figure(figsize=(4.6, 4.4), layout="constrained")
     ax = fig.add_subplot()
     pts = x.reshape(-1, 2)
@@ -107,4 +79,4 @@ def animate_flow(trajectories: np.ndarray, path: str | Path, times: np.ndarray |
             ln.set_data(x[: i + 1, j, 0], x[: i + 1, j, 1])
         title.set_text(f"flow from noise to data, t = {t[i]:.2f}")
 
-    return _write_gif(fig, path, fps, update, idx, dpi)
+    return write_gif(fig, path, fps, update, idx, dpi)

@@ -14,7 +14,7 @@ ROOT = Path(__file__).resolve().parents[1]
 def test_quick_demo_writes_its_section(name, tmp_path):
     out = tmp_path / name
     proc = subprocess.run([sys.executable, str(ROOT / "demos" / f"{name}.py"), "--out", str(out),
-                           "--quick", "--models", str(tmp_path / "models")],
+                           "--quick", "--cache", str(tmp_path / "models")],
                           capture_output=True, text=True, cwd=ROOT)
     assert proc.returncode == 0, proc.stderr[-3000:]
     section = json.loads((out / "section.json").read_text())

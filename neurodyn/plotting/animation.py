@@ -10,62 +10,15 @@ import math
 from pathlib import Path
 
 import numpy as np
-from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
-from .._util import check_int, check_positive, to_numpy
+from _runkit.gif import frame_index, write_gif
+
+from .._util import to_numpy
 from ..geometry import sheet_corners
 from .manifold import POLAR_TICKS, phase_labels
 
 __all__ = ["animate_ring_bump", "animate_sheet_bump", "write_gif"]
-
-
-def _frame_index(count: int, frames: int) -> np.ndarray:
-    frames = check_int(frames, "frames", 1)
-    return np.unique(np.linspace(0, count - 1, min(frames, count)).round().astype(int))
-
-
-def write_gif(fig: Figure, path: str | Path, fps: float, update, frames: np.ndarray,
-              dpi: int) -> Path:
-    """Write a GIF: ``update(i)`` draws frame ``i`` into ``fig`` for each ``i`` in ``frames``.
-
-    Parameters
-    ----------
-    fig : Figure
-        The figure (built without pyplot); its layout is computed once, on the first frame.
-    path : str or Path
-        Output file, ``*.gif``.
-    fps : float
-        Frames per second, > 0.
-    update : callable
-        ``update(i: int) -> None``.
-    frames : ndarray of int
-        The indices passed to ``update``, in order.
-    dpi : int
-        Resolution of the frames.
-
-    Returns
-    -------
-    Path
-        The written file.
-    """
-    from matplotlib.animation import PillowWriter
-
-    fps = check_positive(fps, "fps")
-    path = Path(path)
-    if path.suffix.lower() != ".gif":
-        raise ValueError(f"path={str(path)!r}: must end with .gif")
-    path.parent.mkdir(parents=True, exist_ok=True)
-    FigureCanvasAgg(fig)
-    update(int(frames[0]))
-    fig.canvas.draw()  # lay out once, then keep the layout fixed (faster, no jitter)
-    fig.set_layout_engine("none")
-    writer = PillowWriter(fps=fps)
-    with writer.saving(fig, str(path), dpi):
-        for i in frames:
-            update(int(i))
-            writer.grab_frame()
-    return path
 
 
 def _trajectory_arrays(trajectory, run: int, dim: int) -> tuple[np.ndarray, ...]:
@@ -104,7 +57,7 @@ def animate_ring_bump(trajectory, path: str | Path, fps: float = 15.0, frames: i
     Path of the written GIF (``min(frames, T)`` frames).
     """
     t, r, dec = _trajectory_arrays(trajectory, run, 1)
-    idx = _frame_index(len(t), frames)
+    idx = frame_index(len(t), frames)
     n = r.shape[1]
     theta = 2 * math.pi * np.arange(n) / n
     fig = Figure(figsize=(8.0, 3.4), layout="constrained")
@@ -161,7 +114,7 @@ def animate_sheet_bump(trajectory, path: str | Path, lattice: str = "hex", fps: 
     if lattice not in ("hex", "square"):
         raise ValueError(f"lattice={lattice!r}: unknown; choose one of ('hex', 'square')")
     t, r, dec = _trajectory_arrays(trajectory, run, 2)
-    idx = _frame_index(len(t), frames)
+    idx = frame_index(len(t), frames)
     x, y = sheet_corners(r.shape[1:], lattice)
     fig = Figure(figsize=(8.4, 3.6), layout="constrained")
     ax, ax_p = fig.add_subplot(1, 2, 1), fig.add_subplot(1, 2, 2)
