@@ -26,6 +26,20 @@ _FAST = {"reassoc", "contract", "nsz", "arcp"}
 _CLAMP = 40.0
 
 
+@njit(cache=True, fastmath=_FAST, error_model="numpy", inline="always")
+def _exp_clamped(x):
+    """``exp(x)`` for ``x`` clamped to ``[-_CLAMP, _CLAMP]``, as ``(Taylor_12(x / 64))^64``."""
+    x = x if x < _CLAMP else _CLAMP
+    x = x if x > -_CLAMP else -_CLAMP
+    t = x * 0.015625
+    p = 1.0 + t * (1.0 + t * (0.5 + t * (1 / 6 + t * (1 / 24 + t * (1 / 120 + t * (
+        1 / 720 + t * (1 / 5040 + t * (1 / 40320 + t * (1 / 362880 + t * (
+            1 / 3628800 + t * (1 / 39916800 + t * (1 / 479001600))))))))))))
+    for _ in range(6):
+        p = p * p
+    return p
+
+
 @njit(cache=True, fastmath=_FAST, error_model="numpy")
 def _rates(u, r, act, gain, rmax):
     """``r = phi(u)``: ``act`` 0 logistic ``rmax sigma(gain u)``, 1 ``tanh(gain u)``."""
@@ -35,37 +49,11 @@ def _rates(u, r, act, gain, rmax):
     if act == 0:
         g = u.dtype.type(-gain)
         for j in range(n):
-            x = g * u[j]
-            x = x if x < _CLAMP else _CLAMP
-            x = x if x > -_CLAMP else -_CLAMP
-            t = x * 0.015625
-            p = 1.0 + t * (1.0 + t * (0.5 + t * (1 / 6 + t * (1 / 24 + t * (1 / 120 + t * (
-                1 / 720 + t * (1 / 5040 + t * (1 / 40320 + t * (1 / 362880 + t * (
-                    1 / 3628800 + t * (1 / 39916800 + t * (1 / 479001600))))))))))))
-            p = p * p
-            p = p * p
-            p = p * p
-            p = p * p
-            p = p * p
-            p = p * p
-            r[j] = rmax / (one + p)
+            r[j] = rmax / (one + _exp_clamped(g * u[j]))
     else:
         g = u.dtype.type(-2.0 * gain)
         for j in range(n):
-            x = g * u[j]
-            x = x if x < _CLAMP else _CLAMP
-            x = x if x > -_CLAMP else -_CLAMP
-            t = x * 0.015625
-            p = 1.0 + t * (1.0 + t * (0.5 + t * (1 / 6 + t * (1 / 24 + t * (1 / 120 + t * (
-                1 / 720 + t * (1 / 5040 + t * (1 / 40320 + t * (1 / 362880 + t * (
-                    1 / 3628800 + t * (1 / 39916800 + t * (1 / 479001600))))))))))))
-            p = p * p
-            p = p * p
-            p = p * p
-            p = p * p
-            p = p * p
-            p = p * p
-            r[j] = two / (one + p) - one
+            r[j] = two / (one + _exp_clamped(g * u[j])) - one
 
 
 @njit(cache=True, fastmath=_FAST, error_model="numpy")
