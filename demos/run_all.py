@@ -86,6 +86,7 @@ DEMOS = [
     ("drift_and_cues", "drift_and_cues.py", "Head direction: drift, anchoring, cue conflict",
      "", {}),
     ("grid_modules", "grid_modules.py", "Grid modules under noise", "", {}),
+    ("heterogeneity", "heterogeneity.py", "Heterogeneous rings: disorder pins the bump", "", {}),
     ("flows_moons", "flows_moons.py", "Flow matching: N(0, I) to moons",
      "Two-layer ReLU velocity field, practice regime; W2 on held-out points beside the noise "
      "floor of two true samples of the same size.",

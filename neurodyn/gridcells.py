@@ -33,15 +33,35 @@ import time
 import numpy as np
 import torch
 
-from .agent import Box, Trajectory
-from .cues import cue_profile
+from .agent import Trajectory
 from .grid_phases import phase_track_to_positions, phase_velocity, position_to_phase
 from .gridcells_checks import _check_network, _check_trajectory, _modules, _positive
-from .gridcells_results import GRIDNESS_THRESHOLD, GridCellsResult, ModuleResult, run_metrics
+from .gridcells_network import (
+    DEFAULT_DT_NETWORK,
+    STABILITY_LIMIT,
+    STABILITY_MARGIN,
+    connectivity_row,
+    network_step,
+)
+from .gridcells_results import (
+    GRIDNESS_THRESHOLD,
+    GridCellsResult,
+    ModuleResult,
+    null_shift,
+    run_metrics,
+)
+from .gridcells_segments import (
+    _MapAccumulator,
+    _midpoint_samples,
+    check_cues,
+    cue_current,
+    cue_gain,
+)
+from .gridnull import shuffled_gridness
 from .inputs import ArrayVelocity
 from .network import HopfieldNetwork
 from .progress import progress
-from .ratemaps import RateMaps, grid_scores, rate_maps
+from .ratemaps import grid_scores
 from .simulation import simulate
 
 __all__ = [
@@ -56,82 +76,16 @@ __all__ = [
     "DEFAULT_DT_NETWORK",
     "GRIDNESS_THRESHOLD",
     "STABILITY_LIMIT",
+    "STABILITY_MARGIN",
     "network_step",
 ]
 
-#: Largest network step (units of ``tau``) used by default; see :func:`run_grid_cells`.
-DEFAULT_DT_NETWORK = 2.0
-#: Largest ``|lambda| dt`` on the negative real axis inside each method's stability region.
-STABILITY_LIMIT = {"euler": 2.0, "midpoint": 2.0, "rk4": 2.785}
-#: Fraction of the stability limit a step may use.
-STABILITY_MARGIN = 0.9
 # bytes of saved states (u and r, float64) per simulated segment
 _SEGMENT_BYTES = 32e6
 
 
 # --------------------------------------------------------------------------------------------------
 # the run
-
-
-def connectivity_row(network: HopfieldNetwork, neuron: tuple[int, int] = (0, 0)) -> np.ndarray:
-    """Effective connectivity onto one neuron at the bump centred on that neuron.
-
-    .. math:: W_{\\mathrm{eff}}[n, j] = -\\frac{\\partial^2 F}{\\partial r_n \\partial r_j}
-              \\Big|_{r = r^*(\\psi_n)}
-
-    Parameters
-    ----------
-    network : a torus network with a target manifold.
-    neuron : sheet index ``n = (i, j)``.
-
-    Returns
-    -------
-    array (n1, n2): the weights from every neuron of the sheet.
-    """
-    g = _check_network(network, None)
-    i, j = (int(x) for x in neuron)
-    if not (0 <= i < g.shape[0] and 0 <= j < g.shape[1]):
-        raise ValueError(f"neuron={neuron!r}: must index the {g.shape[0]} x {g.shape[1]} sheet")
-    psi = torch.tensor([2 * math.pi * i / g.shape[0], 2 * math.pi * j / g.shape[1]],
-                       dtype=torch.float64)
-    r = network.rates(network.manifold.u_star(psi))
-    e = torch.zeros(g.shape, dtype=torch.float64)
-    e[i, j] = 1.0
-    with torch.no_grad():
-        row = -network.energy_fn.hvp(r, e)
-    return row.detach().numpy()
-
-
-def network_step(network: HopfieldNetwork, sample_interval: float, dt_max: float,
-                 method: str = "rk4") -> tuple[float, int, float]:
-    """The network step: the largest whole fraction of the sample interval that is stable.
-
-    ``dt_net = dt' / q`` with ``q`` the smallest integer such that ``dt' / q <= dt_max tau`` and
-    ``|lambda_min| dt' / q <= 0.9 L_method``,
-
-    with ``lambda_min`` the most negative eigenvalue of the Jacobian at the manifold
-    (:func:`neurodyn.diagnostics.jacobian_spectrum`) and ``L`` the method's real-axis stability
-    limit (:data:`STABILITY_LIMIT`: 2.785 for rk4, 2 for euler and midpoint).
-
-    Parameters
-    ----------
-    network : a network with a target manifold.
-    sample_interval : ``Delta t'``, the trajectory's sample interval in network time units.
-    dt_max : largest step in units of ``tau``.
-    method : ``rk4``, ``midpoint`` or ``euler``.
-
-    Returns
-    -------
-    dt_net, substeps, lambda_min : the step (network time units), ``q``, and ``lambda_min``.
-    """
-    from .diagnostics import jacobian_spectrum
-
-    lam = float(jacobian_spectrum(network).min())
-    bound = dt_max * network.tau
-    if lam < 0:
-        bound = min(bound, STABILITY_MARGIN * STABILITY_LIMIT[method] / -lam)
-    substeps = max(1, math.ceil(sample_interval / bound - 1e-9))
-    return sample_interval / substeps, substeps, lam
 
 
 def run_grid_cells(
@@ -153,6 +107,9 @@ def run_grid_cells(
     noise: float = 0.0,
     keep_rates: bool = False,
     boundary_cue: tuple[float, float] | None = None,
+    landmark_cue: tuple[float, float, float, float] | None = None,
+    shuffles: int = 20,
+    min_shift: float | None = None,
 ) -> GridCellsResult:
     """Path integration of an agent's trajectory by a torus network; rate maps and gridness.
 
@@ -170,7 +127,10 @@ def run_grid_cells(
     positions integrate the wrapped decoded phase increments from ``x_0``
     (:func:`neurodyn.agent.phase_track_to_positions`). Rate maps bin each panel cell's rate over
     the positions (``bins x bins``, no smoothing) and are scored by
-    :func:`neurodyn.ratemaps.grid_scores`.
+    :func:`neurodyn.ratemaps.grid_scores`. A cell is classified as a grid cell against the
+    shuffled null of :func:`neurodyn.gridnull.shuffled_gridness` (its smoothed map's classic
+    gridness above the 95th percentile of ``shuffles`` time-shifted maps per cell, pooled);
+    ``shuffles=0`` uses the fixed threshold :data:`GRIDNESS_THRESHOLD` on the unsmoothed maps.
 
     Parameters
     ----------
@@ -198,13 +158,20 @@ def run_grid_cells(
     boundary_cue : ``(strength, distance)``: while the agent is within ``distance`` m of a wall,
         a landmark input of that strength (:mod:`neurodyn.cues`) pulls each module's bump to
         the phase ``K x`` of the true position (a boundary encounter resets the integrator).
+    landmark_cue : ``(strength, x, y, radius)``: the same input while the agent is within
+        ``radius`` m of a landmark at ``(x, y)`` m (:mod:`neurodyn.gridcells_segments`).
+    shuffles : time-shifted maps per cell of the grid-cell null (>= 0; 0: fixed threshold).
+    min_shift : smallest time shift of the null in seconds (default ``min(20 s, duration / 4)``).
 
     Returns
     -------
     GridCellsResult
         With ``metrics``: ``final_error_m``, ``final_error_fraction`` (of the spacing),
-        ``mean_error_m``, ``max_error_m``, ``fraction_grid`` (classic >= 0.8),
-        ``gridness_median``, ``score_90_median``, ``measured_spacing_m``,
+        ``mean_error_m``, ``max_error_m``, ``fraction_grid`` (above ``gridness_threshold``,
+        whose origin ``gridness_threshold_source`` states: the shuffled null, or the fixed
+        0.8), ``gridness_null`` (the null's numbers, or None), ``fraction_grid_fixed``
+        (classic >= 0.8 whatever the null), ``gridness_median``, ``score_90_median``,
+        ``measured_spacing_m``,
         ``measured_orientation_deg`` for the primary module, the same per module under
         ``modules``, and ``wall_time_s``, ``duration_s``, ``dt_network_tau``, ``nfe``.
 
@@ -213,7 +180,9 @@ def run_grid_cells(
     ValueError
         A non-torus model or a lattice mismatch, a malformed trajectory (shape, non-monotone
         or non-uniform times, positions outside the box), non-positive parameters, a panel
-        larger than the sheet, or samples so far apart that a phase increment reaches pi.
+        larger than the sheet, samples so far apart that a phase increment reaches pi, a cue
+        with a negative strength or a landmark outside the box, or a run shorter than twice
+        the null's ``min_shift``.
 
     Examples
     --------
@@ -246,6 +215,10 @@ def run_grid_cells(
         raise ValueError(f"noise={noise!r}: must be a finite number >= 0")
     if noise > 0 and method != "euler":
         raise ValueError(f"method={method!r}: noise > 0 needs method='euler' (Euler-Maruyama)")
+    check_cues(boundary_cue, landmark_cue, trajectory.box)
+    if isinstance(shuffles, bool) or not isinstance(shuffles, (int, np.integer)) or shuffles < 0:
+        raise ValueError(f"shuffles={shuffles!r}: must be an integer >= 0")
+    shift = null_shift(trajectory, min_shift) if shuffles > 0 else None
 
     steps = trajectory.steps
     dt_s = float(trajectory.dt)
@@ -277,7 +250,8 @@ def run_grid_cells(
     acc = [_MapAccumulator(box, bins) for _ in spacings]
     acc_all = [_MapAccumulator(box, bins) for _ in spacings] if all_cells else None
     phases = np.empty((steps, batch, 2))
-    kept = np.empty((steps, batch, int(cells))) if keep_rates else None
+    kept = np.empty((steps, batch, int(cells))) if keep_rates or shuffles > 0 else None
+    gain = cue_gain(trajectory, boundary_cue, landmark_cue)
     seg = max(1, int(_SEGMENT_BYTES // (16 * batch * g.size)))  # samples per segment
     nfe = 0
     bar = progress(total=steps - 1, desc="grid cells", enabled=progress_bar)
@@ -288,9 +262,8 @@ def run_grid_cells(
             last = min(first + seg, steps - 1)
             n = last - first
             vseg = ArrayVelocity(vel_net[2 * first:2 * last + 1], dt_sample / 2)
-            cur = None if boundary_cue is None else _boundary_current(
-                network, boundary_cue, trajectory, first, last, spacings, orientation,
-                dt_sample)
+            cur = None if gain is None else cue_current(
+                network, gain, trajectory, first, last, spacings, orientation, dt_sample)
             tr = simulate(network, u, n * dt_sample, dt_net, method=method, velocity=vseg,
                           save_every=substeps, progress_bar=False, diagnostics=False,
                           noise=noise, seed=(seed * 1_000_003 + first) if noise > 0 else None,
@@ -323,10 +296,13 @@ def run_grid_cells(
                                            g.lattice)
         err = np.linalg.norm(decoded - trajectory.position, axis=-1)
         maps = acc[m].result()
+        null = None if shift is None else shuffled_gridness(
+            trajectory.position, kept[:, m], dt_s, box, int(bins), shuffles=int(shuffles),
+            min_shift=shift, seed=seed)
         results.append(ModuleResult(
             spacing=s, phases=phases[:, m].copy(), decoded=decoded, error=err, maps=maps,
             scores=grid_scores(maps), all_maps=acc_all[m].result() if acc_all else None,
-            rates=kept[:, m].copy() if kept is not None else None))
+            rates=kept[:, m].copy() if keep_rates else None, classification=null))
 
     config = {"spacing": spacings[0], "modules": spacings, "orientation_rad": orientation,
               "tau_seconds": tau_seconds, "dt_network_max_tau": dt_max,
@@ -335,6 +311,8 @@ def run_grid_cells(
               "bins": int(bins), "seed": seed, "method": method, "all_cells": all_cells,
               "noise": float(noise),
               "boundary_cue": None if boundary_cue is None else list(boundary_cue),
+              "landmark_cue": None if landmark_cue is None else list(landmark_cue),
+              "shuffles": int(shuffles), "min_shift_s": shift,
               "lattice": g.lattice, "sheet": list(g.shape), "box_m": box.size,
               "dt_s": dt_s, "duration_s": float(trajectory.t[-1] - trajectory.t[0]),
               "steps": steps}
@@ -342,82 +320,6 @@ def run_grid_cells(
                              connectivity_row(network), wall, config)
     result.metrics = run_metrics(result, nfe, dt_net / network.tau)
     return result
-
-
-def _boundary_current(network, cue, trajectory, first, last, spacings, orientation, dt_sample):
-    """Cue current over samples ``first..last``: on near a wall, at the true positions' phases."""
-    strength, distance = (float(x) for x in cue)
-    if not (strength >= 0 and distance > 0):
-        raise ValueError(f"boundary_cue={cue!r}: needs strength >= 0 and distance > 0 (m)")
-    g = network.geometry
-    pos = trajectory.position[first:last + 1]
-    size = trajectory.box.size
-    near = np.minimum(pos, size - pos).min(axis=1) < distance
-    phase = np.stack([position_to_phase(pos, s, orientation, g.lattice) for s in spacings],
-                     axis=1)  # (n + 1, modules, 2)
-    q = cue_profile(network)
-    zero = torch.zeros((1,) + g.shape, dtype=torch.float64)
-
-    def current(t: float) -> torch.Tensor:
-        i = min(int(math.floor(t / dt_sample + 1e-9)), len(near) - 1)
-        if not near[i] or strength == 0:
-            return zero
-        return strength * g.shift(q, torch.as_tensor(phase[i], dtype=torch.float64))
-
-    return current
-
-
-def _midpoint_samples(vel: np.ndarray) -> np.ndarray:
-    """Velocity samples on the half-interval grid for linear interpolation.
-
-    ``vel[i] = (x_{i+1} - x_i) / dt`` is the mean velocity over ``[t_i, t_{i+1}]``, so it is
-    placed at the midpoint ``t_i + dt/2``; at the sample times the neighbours are averaged:
-
-    ``w_{2i+1} = v_i``, ``w_{2i} = (v_{i-1} + v_i) / 2`` (``w_0 = v_0``).
-
-    The linear interpolant of ``w`` then integrates to the true displacement up to
-    ``dt^2 |dv/dt| / 8``, an error that does not accumulate; the interpolant of ``v`` placed at
-    ``t_i`` would be off by ``(v_n - v_0) dt / 2`` at ``t_n``.
-
-    Parameters
-    ----------
-    vel : array (steps, ...), velocities of the intervals starting at each sample.
-
-    Returns
-    -------
-    array (2 steps - 1, ...), samples every ``dt / 2`` from ``t_0`` to ``t_{steps-1}``.
-    """
-    n = vel.shape[0]
-    out = np.empty((2 * n - 1,) + vel.shape[1:])
-    out[1::2] = vel[:-1]
-    out[0] = vel[0]
-    out[2::2] = 0.5 * (vel[:-1] + vel[1:])
-    return out
-
-
-class _MapAccumulator:
-    """Rate maps built segment by segment: rate sums and occupancy add up."""
-
-    def __init__(self, box: Box, bins: int):
-        self.box, self.bins = box, bins
-        self.sums = None
-        self.occ = None
-        self.edges = None
-
-    def add(self, positions: np.ndarray, rates: np.ndarray) -> None:
-        rm = rate_maps(positions, rates, self.box, self.bins)
-        sums = np.where(np.isfinite(rm.maps), rm.maps, 0.0) * rm.occupancy
-        if self.sums is None:
-            self.sums, self.occ, self.edges = sums, rm.occupancy.copy(), rm
-        else:
-            self.sums += sums
-            self.occ += rm.occupancy
-
-    def result(self) -> RateMaps:
-        maps = np.full_like(self.sums, np.nan)
-        np.divide(self.sums, self.occ, out=maps, where=self.occ > 0)
-        return RateMaps(maps=maps, x_edges=self.edges.x_edges, y_edges=self.edges.y_edges,
-                        occupancy=self.occ)
 
 
 # results, figures and writing live in modules of their own

@@ -8,14 +8,52 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .agent import Trajectory
+from .gridnull import GridClassification
 from .ratemaps import GridScores, RateMaps, fraction_above
 
-__all__ = ["ModuleResult", "GridCellsResult", "GRIDNESS_THRESHOLD", "run_metrics"]
+__all__ = ["ModuleResult", "GridCellsResult", "GRIDNESS_THRESHOLD", "NULL_MIN_SHIFT",
+           "null_shift", "run_metrics"]
 
-#: Classic gridness at or above which a cell counts as a grid cell in the summary metrics
-#: (a fixed convention kept for continuity; the field's criterion is a shuffled null's 95th
-#: percentile, :func:`neurodyn.gridnull.shuffled_gridness`).
+#: Fixed classic gridness at or above which a cell counts as a grid cell when no shuffled null
+#: is computed (``shuffles=0``), and the ``fraction_grid_fixed`` of every run: a convention kept
+#: for continuity; the field's criterion is the 95th percentile of a shuffled null
+#: (:func:`neurodyn.gridnull.shuffled_gridness`), the default classification of a run.
 GRIDNESS_THRESHOLD = 0.8
+#: Smallest time shift (s) of the shuffled null of a run long enough for it.
+NULL_MIN_SHIFT = 20.0
+
+
+def null_shift(trajectory: Trajectory, min_shift: float | None = None) -> float:
+    """The smallest time shift (s) of a run's shuffled null, checked against the run's length.
+
+    Default ``min(NULL_MIN_SHIFT, duration / 4)``: 20 s for a run of 80 s or more
+    (``duration = t[-1] - t[0]``).
+
+    Raises
+    ------
+    ValueError
+        ``min_shift`` not a number > 0, or the run shorter than twice the shift.
+
+    Examples
+    --------
+    >>> from neurodyn.agent import generate_trajectory
+    >>> null_shift(generate_trajectory(200.0)), null_shift(generate_trajectory(8.0), 1.0)
+    (20.0, 1.0)
+    """
+    duration = float(trajectory.t[-1] - trajectory.t[0])
+    if min_shift is None:
+        shift = min(NULL_MIN_SHIFT, duration / 4)
+    elif isinstance(min_shift, bool) or not isinstance(min_shift, (int, float)) or \
+            not (math.isfinite(min_shift) and min_shift > 0):
+        raise ValueError(f"min_shift={min_shift!r}: must be a finite number of seconds > 0")
+    else:
+        shift = float(min_shift)
+    lo = int(np.ceil(shift / trajectory.dt))
+    if trajectory.steps - lo <= lo:
+        raise ValueError(f"min_shift={shift:g}: the run ({duration:g} s, {trajectory.steps} "
+                         "samples) must last more than twice the smallest shift of the "
+                         "shuffled null; give a shorter min_shift, or shuffles=0")
+    return shift
 
 
 @dataclass
@@ -32,6 +70,7 @@ class ModuleResult:
     scores : GridScores of the panel, each (cells,).
     all_maps : RateMaps of every neuron of the sheet (N, bins, bins), or None.
     rates : array (steps, cells), the panel's rates over time (``keep_rates=True``), or None.
+    classification : the panel's gridness against the shuffled null, or None (``shuffles=0``).
     """
 
     spacing: float
@@ -42,11 +81,33 @@ class ModuleResult:
     scores: GridScores
     all_maps: RateMaps | None = None
     rates: np.ndarray | None = None
+    classification: GridClassification | None = None
 
     @property
     def fraction_grid(self) -> float:
-        """Fraction of the panel with classic gridness ``>= GRIDNESS_THRESHOLD``."""
+        """Fraction of grid cells in the panel: above the shuffled threshold, or (without a
+        null) with classic gridness ``>= GRIDNESS_THRESHOLD``."""
+        if self.classification is not None:
+            return self.classification.fraction
+        return self.fraction_grid_fixed
+
+    @property
+    def fraction_grid_fixed(self) -> float:
+        """Fraction of the panel whose unsmoothed classic gridness is ``>= 0.8``."""
         return fraction_above(self.scores.classic, GRIDNESS_THRESHOLD)
+
+    @property
+    def gridness_threshold(self) -> tuple[float, str]:
+        """The threshold ``fraction_grid`` uses and where it comes from."""
+        c = self.classification
+        if c is None:
+            return GRIDNESS_THRESHOLD, (f"fixed: classic gridness >= {GRIDNESS_THRESHOLD:g} of "
+                                        "the unsmoothed maps (no shuffled null)")
+        return c.threshold, (f"shuffled null: {c.percentile:g}th percentile of the classic "
+                             f"gridness of {c.null.shape[0]} time-shifted maps per cell "
+                             f"(shifts >= {c.min_shift:g} s), pooled over the "
+                             f"{c.scores.size} cells; maps smoothed by a Gaussian of "
+                             f"{c.smoothing:g} bin")
 
     @property
     def measured_spacing(self) -> float:
@@ -125,6 +186,8 @@ class GridCellsResult:
 def _module_metrics(mod: ModuleResult) -> dict:
     s = mod.scores
     fin = np.isfinite(s.classic)
+    threshold, source = mod.gridness_threshold
+    null = mod.classification
     return {
         "spacing_m": mod.spacing,
         "final_error_m": float(mod.error[-1]),
@@ -132,6 +195,11 @@ def _module_metrics(mod: ModuleResult) -> dict:
         "mean_error_m": float(mod.error.mean()),
         "max_error_m": float(mod.error.max()),
         "fraction_grid": mod.fraction_grid,
+        "gridness_threshold": threshold,
+        "gridness_threshold_source": source,
+        "gridness_null": None if null is None else null.summary(),
+        "fraction_grid_fixed": mod.fraction_grid_fixed,
+        "fixed_gridness_threshold": GRIDNESS_THRESHOLD,
         "gridness_median": float(np.median(s.classic[fin])) if fin.any() else math.nan,
         "gridness_mean_form_median": float(np.nanmedian(s.mean)) if fin.any() else math.nan,
         "score_90_median": float(np.nanmedian(s.score_90)) if fin.any() else math.nan,
@@ -141,12 +209,13 @@ def _module_metrics(mod: ModuleResult) -> dict:
 
 
 def run_metrics(result: GridCellsResult, nfe: int, dt_net: float) -> dict:
+    """Summary numbers of a run: the primary module's at the top level, every module's under
+    ``modules``, and the run's cost (``nfe``, ``wall_time_s``, ``dt_network_tau``)."""
     per = [_module_metrics(m) for m in result.modules]
     duration = result.config["duration_s"]
     out = dict(per[0])
     out.update({
         "lattice": result.lattice,
-        "gridness_threshold": GRIDNESS_THRESHOLD,
         "duration_s": duration,
         "wall_time_s": result.wall_time,
         "realtime_factor": duration / result.wall_time if result.wall_time > 0 else math.nan,

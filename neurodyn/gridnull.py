@@ -56,9 +56,11 @@ class GridClassification:
     def summary(self) -> dict:
         """JSON-serialisable numbers."""
         fin = np.isfinite(self.scores)
+        null = self.null[np.isfinite(self.null)]
         return {"threshold": self.threshold, "fraction_grid": self.fraction,
                 "gridness_median": float(np.median(self.scores[fin])) if fin.any() else None,
-                "null_median": float(np.nanmedian(self.null)), "percentile": self.percentile,
+                "null_median": float(np.median(null)) if null.size else None,
+                "percentile": self.percentile,
                 "smoothing_bins": self.smoothing, "min_shift_s": self.min_shift,
                 "shuffles": int(self.null.shape[0]), "cells": int(self.scores.size)}
 

@@ -179,6 +179,16 @@ def test_bad_models_and_parameters_are_clear_errors(hex_net, ring_net):
         gc.run_grid_cells(hex_net, traj, dt_network=0.0)
     with pytest.raises(ValueError, match="method='dopri5'"):
         gc.run_grid_cells(hex_net, traj, method="dopri5")
+    with pytest.raises(ValueError, match="shuffles=-1"):
+        gc.run_grid_cells(hex_net, traj, shuffles=-1)
+    with pytest.raises(ValueError, match="min_shift=0"):
+        gc.run_grid_cells(hex_net, traj, min_shift=0.0)
+    with pytest.raises(ValueError, match="min_shift=0.5: the run .* twice"):
+        gc.run_grid_cells(hex_net, traj, min_shift=0.5)
+    with pytest.raises(ValueError, match="landmark_cue=.*outside the box"):
+        gc.run_grid_cells(hex_net, traj, landmark_cue=(0.5, 1.5, 0.5, 0.1))
+    with pytest.raises(ValueError, match="landmark_cue=.*radius > 0"):
+        gc.run_grid_cells(hex_net, traj, landmark_cue=(0.5, 0.5, 0.5, 0.0))
 
 
 def _parser():
@@ -236,6 +246,104 @@ def test_cli_user_positions_and_errors(model_dir, tmp_path):
         args = p.parse_args(base + tail)
         with pytest.raises((ValueError, FileNotFoundError), match=message):
             args.func(args)
+
+
+def _rms(out: Path) -> float:
+    return float(np.sqrt(np.mean(np.load(out / "track.npz")["error"] ** 2)))
+
+
+def test_cli_noise_cues_heterogeneity_and_threshold(model_dir, tmp_path):
+    """The options reach the run: noise spreads the error, a landmark pulls it back,
+    heterogeneity pins the bump; config.json records each, metrics.json the gridness threshold
+    and its source (the shuffled null, or the fixed 0.8 with --shuffles 0)."""
+    from neurodyn.cli import main
+
+    traj = generate_trajectory(2.0, 0.02, Box(1.0), seed=1)  # what the command generates
+    x, y = traj.position.mean(0)
+    assert np.abs(traj.position - (x, y)).max() < 0.3
+    runs = {"noisy": ["--noise", "0.3", "--shuffles", "2"],
+            "landmark": ["--noise", "0.3", "--cue-strength", "0.5", "--cue-at", f"{x},{y}",
+                         "--cue-distance", "0.3", "--shuffles", "2"],
+            "disorder": ["--gain-sd", "0.05", "--threshold-sd", "0.05", "--weight-sd", "0.05",
+                         "--shuffles", "0"]}
+    rms, config, metrics = {}, {}, {}
+    for name, extra in runs.items():
+        out = tmp_path / name
+        assert main(["grid-cells", "--model", str(model_dir), "--out", str(out), "--duration",
+                     "2", "--cells", "2", "--seed", "1", *extra]) == 0
+        rms[name] = _rms(out)
+        config[name] = json.loads((out / "config.json").read_text())["config"]
+        metrics[name] = json.loads((out / "metrics.json").read_text())
+    assert config["noisy"]["method"] == "euler" and config["noisy"]["noise"] == 0.3
+    assert config["noisy"]["heterogeneity"] == {"gain_sd": 0.0, "threshold_sd": 0.0,
+                                                "weight_sd": 0.0, "seed": 1}
+    assert config["landmark"]["landmark_cue"] == pytest.approx([0.5, x, y, 0.3])
+    assert config["disorder"]["method"] == "rk4"
+    assert config["disorder"]["heterogeneity"]["weight_sd"] == 0.05
+    # a noise-free homogeneous run of this length stays within 1e-4 m (test_cli_in_process)
+    assert rms["noisy"] > 5e-3 and rms["disorder"] > 5e-3
+    assert rms["landmark"] < 0.5 * rms["noisy"]
+    null, fixed = metrics["noisy"], metrics["disorder"]
+    assert null["gridness_threshold_source"].startswith("shuffled null: 95th percentile")
+    assert null["gridness_null"]["shuffles"] == 2 and null["gridness_null"]["cells"] == 2
+    assert null["gridness_null"]["min_shift_s"] == pytest.approx(1.98 / 4)
+    assert null["modules"][0]["gridness_threshold_source"] == null["gridness_threshold_source"]
+    assert null["fraction_grid"] == null["gridness_null"]["fraction_grid"]
+    assert fixed["gridness_threshold"] == 0.8 and fixed["gridness_null"] is None
+    assert fixed["gridness_threshold_source"].startswith("fixed")
+    assert fixed["fraction_grid"] == fixed["fraction_grid_fixed"]
+
+
+def test_cli_cue_options_map_to_the_run():
+    from neurodyn.cli.gridcells import _cues
+
+    args = _parser().parse_args(["grid-cells", "--model", "m", "--out", "o",
+                                 "--cue-strength", "0.5"])
+    assert _cues(args, Box(1.0)) == {"boundary_cue": (0.5, 0.1)}
+    args.cue_at = (0.2, 0.3)
+    assert _cues(args, Box(1.0)) == {"landmark_cue": (0.5, 0.2, 0.3, 0.1)}
+    args.cue_strength = 0.0
+    with pytest.raises(ValueError, match="--cue-strength"):
+        _cues(args, Box(1.0))
+
+
+@pytest.mark.slow
+def test_run_classifies_against_the_shuffled_null(hex_net):
+    """``fraction_grid`` is the share of cells whose smoothed gridness exceeds the null's 95th
+    percentile; the run's null is the one :func:`shuffled_gridness` builds from its rates."""
+    from neurodyn.gridnull import shuffled_gridness
+
+    # a fast agent covers the box in 30 s, so every map can be scored
+    traj = generate_trajectory(30.0, 0.02, Box(1.0), seed=3, speed_mean=0.8)
+    res = gc.run_grid_cells(hex_net, traj, cells=4, shuffles=3, min_shift=5.0, keep_rates=True)
+    mod = res.modules[0]
+    c = mod.classification
+    assert np.isfinite(c.scores).all() and np.isfinite(c.threshold)
+    again = shuffled_gridness(traj.position, mod.rates, 0.02, Box(1.0), shuffles=3,
+                              min_shift=5.0, seed=0)
+    assert np.array_equal(c.null, again.null) and c.threshold == again.threshold
+    assert res.metrics["gridness_threshold"] == c.threshold
+    assert res.metrics["fraction_grid"] == c.fraction == pytest.approx(
+        np.mean(np.nan_to_num(c.scores, nan=-np.inf) > c.threshold))
+    assert res.metrics["fraction_grid_fixed"] == pytest.approx(
+        np.mean(np.nan_to_num(mod.scores.classic, nan=-np.inf) >= 0.8))
+
+
+def test_cli_help_states_units_and_defaults(capsys):
+    from neurodyn.cli import main
+
+    assert main(["grid-cells", "--help"]) == 0
+    text = " ".join(capsys.readouterr().out.split())
+    for option, unit, default in (("--noise", "sqrt(tau)", "0.0"), ("--gain-sd", "dimensionless",
+                                  "0.0"), ("--threshold-sd", "units of u", "0.0"),
+                                  ("--weight-sd", "units of u", "0.0"),
+                                  ("--cue-strength", "units of u", "0.0"),
+                                  ("--cue-at", "(m)", "None"), ("--cue-distance", "(m)", "0.1"),
+                                  ("--shuffles", "95th", "20"), ("--min-shift", "(s;", "None"),
+                                  ("--method", "euler", "None")):
+        i = text.index(option + " ", text.index("options:"))
+        block = text[i:text.index("(default:", i) + 30]
+        assert unit in block and f"(default: {default})" in block, (option, block)
 
 
 def test_main_cli_exit_codes(model_dir, tmp_path, capsys):

@@ -55,22 +55,30 @@ def test_code_error_grows_with_phase_noise():
 
 
 def test_noise_on_the_grid_network_diffuses_the_phase_as_predicted(hex_net):
-    """Eight copies of one module get independent noise: their phase drift away from the
-    noise-free run matches 2 tr(D) t of the 2-D theory."""
-    from neurodyn.drift import diffusion_tensor_theory, unwrap_track
+    """Eight copies of one module get independent noise; their phase drift away from the
+    noise-free run has the 2-D theory's diffusion tensor D = sigma^2/2 M^-1 G M^-T: D per axis
+    from lagged increments (2-16 tau) with a 95% bootstrap interval that contains the theory and
+    excludes 0.8x and 1.25x of it, and the hex cross term D_12 = D_11 / 2."""
+    from neurodyn.drift import diffusion_estimate, diffusion_tensor_theory, unwrap_track
 
     traj = generate_trajectory(10.0, 0.02, Box(1.0), seed=5)
     mods = [0.5] * 8
-    clean = run_grid_cells(hex_net, traj, modules=mods, cells=4, method="euler")
-    noisy = run_grid_cells(hex_net, traj, modules=mods, cells=4, method="euler", noise=0.05,
-                           keep_rates=True)
-    again = run_grid_cells(hex_net, traj, modules=mods, cells=4, method="euler", noise=0.05)
+    kw = {"modules": mods, "cells": 4, "method": "euler", "shuffles": 0}
+    clean = run_grid_cells(hex_net, traj, **kw)
+    noisy = run_grid_cells(hex_net, traj, noise=0.05, keep_rates=True, **kw)
     diff = np.stack([unwrap_track(n.phases[:, None])[:, 0] - unwrap_track(c.phases[:, None])[:, 0]
                      for n, c in zip(noisy.modules, clean.modules, strict=True)], axis=1)
-    msd = float((diff[-1] ** 2).sum(-1).mean())
-    t_net = 10.0 / 0.01 * hex_net.tau  # tau_seconds = 0.01
-    predicted = 2 * np.trace(diffusion_tensor_theory(hex_net, 0.05)) * t_net
-    assert 0.4 < msd / predicted < 1.8, (msd, predicted)
+    t_net = traj.t / 0.01 * hex_net.tau  # tau_seconds = 0.01
+    theory = diffusion_tensor_theory(hex_net, 0.05)
+    per_axis = float(np.trace(theory)) / 2
+    assert theory[0, 1] == pytest.approx(theory[0, 0] / 2)  # the hex axes are 60 deg apart
+    est = diffusion_estimate(diff, t_net, lags=(2.0, 4.0, 8.0, 16.0), seed=0)
+    assert est.contains(per_axis) and abs(est.D / per_axis - 1) < 0.15, est
+    # control: the interval is narrow enough to reject a theory 20-25% off
+    assert not est.contains(0.8 * per_axis) and not est.contains(1.25 * per_axis), est
+    tensor = np.array(est.tensor)
+    assert abs(tensor[0, 1] / per_axis - 0.5) < 0.1, tensor / per_axis
+    again = run_grid_cells(hex_net, traj, noise=0.05, **kw)
     assert np.array_equal(noisy.modules[0].phases, again.modules[0].phases)
     assert noisy.modules[0].rates.shape == (traj.steps, 4)
     with pytest.raises(ValueError, match="euler"):

@@ -6,6 +6,10 @@ import argparse
 import math
 from pathlib import Path
 
+import numpy as np
+
+from _runkit import BadInput, check_int
+
 from .. import agent as agent_mod
 from ..agent import Box, Trajectory
 from ..geometry import LATTICES
@@ -16,8 +20,18 @@ from ..gridcells import (
     run_grid_cells,
     write_grid_cells,
 )
+from ..gridcells_results import GRIDNESS_THRESHOLD, NULL_MIN_SHIFT, null_shift
+from ..heterogeneity import Heterogeneity, heterogeneous
 from ..io import write_json
-from ._common import args_config, command, load_network, open_run, positive, positive_int
+from ._common import (
+    args_config,
+    command,
+    load_network,
+    nonnegative,
+    open_run,
+    positive,
+    positive_int,
+)
 
 __all__ = ["register"]
 
@@ -34,13 +48,33 @@ def _float_list(text: str) -> list[float]:
     return vals
 
 
+def _point(text: str) -> tuple[float, float]:
+    try:
+        vals = tuple(float(x) for x in text.split(","))
+    except ValueError:
+        vals = ()
+    if len(vals) != 2 or not all(math.isfinite(v) for v in vals):
+        raise argparse.ArgumentTypeError(f"{text!r}: expected X,Y in metres, e.g. 0.5,0.5")
+    return vals
+
+
+def _count(text: str) -> int:
+    try:
+        return check_int("value", int(text), lo=0)
+    except (ValueError, BadInput):
+        raise argparse.ArgumentTypeError(f"{text!r} is not allowed; it must be an integer >= 0"
+                                         ) from None
+
+
 def register(sub) -> argparse.ArgumentParser:
     """Add the ``grid-cells`` sub-command.
 
     ``neurodyn grid-cells --model DIR --out OUT [--duration SECONDS] [--box METRES]
     [--spacing METRES] [--trajectory positions.npy] [--dt SECONDS] [--seed S]
     [--modules S1,S2,...] [--cells C] [--orientation DEG] [--bins B] [--lattice L]
-    [--dt-network TAU] [--tau-seconds S] [--all-cells]``
+    [--dt-network TAU] [--tau-seconds S] [--all-cells] [--noise SIGMA] [--method M]
+    [--gain-sd SD] [--threshold-sd SD] [--weight-sd SD] [--cue-strength A] [--cue-at X,Y]
+    [--cue-distance METRES] [--shuffles N] [--min-shift SECONDS]``
 
     The parser's ``func`` takes the parsed arguments, runs
     :func:`~neurodyn.gridcells.run_grid_cells`, writes the outputs with
@@ -81,6 +115,37 @@ def register(sub) -> argparse.ArgumentParser:
     p.add_argument("--tau-seconds", type=positive, default=0.01, help="tau in seconds")
     p.add_argument("--all-cells", action="store_true",
                    help="also bin every neuron of the sheet (ratemaps.npz: all_maps)")
+    d = p.add_argument_group("noise and heterogeneity (seeded by --seed)")
+    d.add_argument("--noise", type=nonnegative, default=0.0,
+                   help="additive noise on u: sigma in potential units per sqrt(tau) (0: none; "
+                        "> 0 integrates by Euler-Maruyama)")
+    d.add_argument("--method", choices=("euler", "midpoint", "rk4"), default=None,
+                   help="fixed-step integrator (default rk4 without noise, euler with --noise, "
+                        "which needs it)")
+    d.add_argument("--gain-sd", type=nonnegative, default=0.0,
+                   help="s.d. of the log of random per-neuron gains (dimensionless; 0: none)")
+    d.add_argument("--threshold-sd", type=nonnegative, default=0.0,
+                   help="s.d. of random per-neuron threshold shifts (units of u; 0: none)")
+    d.add_argument("--weight-sd", type=nonnegative, default=0.0,
+                   help="scale of a random symmetric interaction added to the energy "
+                        "(units of u per unit rate; 0: none)")
+    c = p.add_argument_group("landmark cue: an input at the true position's phase while the "
+                             "agent is near a wall or a landmark")
+    c.add_argument("--cue-strength", type=nonnegative, default=0.0,
+                   help="peak input of the cue (units of u; 0: no cue)")
+    c.add_argument("--cue-at", type=_point, default=None, metavar="X,Y",
+                   help="landmark position (m); default none: the cue is on near the walls "
+                        "(boundary encounters)")
+    c.add_argument("--cue-distance", type=positive, default=0.1,
+                   help="distance from a wall, or radius around --cue-at, within which the cue "
+                        "is on (m)")
+    n = p.add_argument_group("grid-cell classification")
+    n.add_argument("--shuffles", type=_count, default=20,
+                   help="time-shifted maps per cell of the shuffled gridness null (its 95th "
+                        f"percentile is the threshold; 0: the fixed {GRIDNESS_THRESHOLD:g})")
+    n.add_argument("--min-shift", type=positive, default=None,
+                   help=f"smallest time shift of the null (s; default min({NULL_MIN_SHIFT:g}, "
+                        "duration / 4))")
     p.set_defaults(func=command(_grid_cells))
     return p
 
@@ -116,16 +181,55 @@ def _trajectory(args) -> Trajectory:
     return traj
 
 
+def _method(args) -> str:
+    if args.method is None:
+        return "euler" if args.noise > 0 else "rk4"
+    if args.noise > 0 and args.method != "euler":
+        raise BadInput(f"--method={args.method}: --noise > 0 needs --method euler "
+                       "(Euler-Maruyama)")
+    return args.method
+
+
+def _cues(args, box: Box) -> dict:
+    if args.cue_strength == 0:
+        if args.cue_at is not None:
+            raise BadInput(f"--cue-strength=0: --cue-at {args.cue_at} needs a cue strength > 0")
+        return {}
+    if args.cue_at is None:
+        return {"boundary_cue": (args.cue_strength, args.cue_distance)}
+    if not bool(box.contains(np.array([args.cue_at]))[0]):
+        raise BadInput(f"--cue-at={args.cue_at[0]:g},{args.cue_at[1]:g}: the landmark must lie "
+                       f"inside the box [0, {box.size:g}] x [0, {box.size:g}] m")
+    return {"landmark_cue": (args.cue_strength, *args.cue_at, args.cue_distance)}
+
+
 def _grid_cells(args) -> dict:
+    method = _method(args)
     network = load_network(args.model)
     _check_network(network, args.lattice)
     traj = _trajectory(args)
+    cues = _cues(args, traj.box)
+    if args.shuffles > 0:
+        try:
+            null_shift(traj, args.min_shift)
+        except ValueError:
+            duration = float(traj.t[-1] - traj.t[0])
+            given = f"{args.min_shift:g}" if args.min_shift is not None else \
+                f"{min(NULL_MIN_SHIFT, duration / 4):g} (the default)"
+            raise BadInput(f"--min-shift={given}: the run ({duration:g} s, {traj.steps} "
+                           "samples) must last more than twice the smallest shift of the "
+                           "shuffled null; give a shorter --min-shift, or --shuffles 0") from None
+    disorder = Heterogeneity(args.gain_sd, args.threshold_sd, args.weight_sd, seed=args.seed)
+    if args.gain_sd > 0 or args.threshold_sd > 0 or args.weight_sd > 0:
+        network = heterogeneous(network, disorder)
     result = run_grid_cells(
         network, traj, spacing=_positive("--spacing", args.spacing),
         orientation=math.radians(args.orientation), modules=args.modules,
         tau_seconds=args.tau_seconds, dt_network=args.dt_network, cells=args.cells,
         bins=args.bins, seed=args.seed, progress_bar=None, all_cells=args.all_cells,
-        lattice=args.lattice)
+        lattice=args.lattice, method=method, noise=args.noise, shuffles=args.shuffles,
+        min_shift=args.min_shift, **cues)
+    result.config["heterogeneity"] = disorder.to_dict()
     with open_run(args, "grid-cells") as run:
         write_grid_cells(result, run.out)
         # one config.json shape: the run's resolved parameters next to the command line's
