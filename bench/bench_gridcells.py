@@ -97,6 +97,7 @@ def compare_backends(network, duration: float, rounds: int = 2) -> dict:
 
 def _summary(metrics: dict) -> dict:
     keys = ("final_error_m", "final_error_fraction", "max_error_m", "fraction_grid",
+            "gridness_threshold", "gridness_threshold_source", "fraction_grid_fixed",
             "gridness_median", "gridness_mean_form_median", "score_90_median",
             "measured_spacing_m", "measured_orientation_deg", "wall_time_s", "realtime_factor",
             "nfe", "dt_network_tau")

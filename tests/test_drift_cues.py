@@ -22,7 +22,7 @@ from neurodyn.simulation import simulate
 
 @pytest.fixture(scope="module")
 def ring64():
-    return fit(FitConfig(geometry="ring", n=64, steps=300, seed=0)).network
+    return fit(FitConfig(geometry="ring", n=64, seed=0)).network
 
 
 def _brownian(d, runs, steps, dt, seed, dim=1):

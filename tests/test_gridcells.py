@@ -75,8 +75,8 @@ def test_straight_run_along_k1_moves_only_psi1(hex_net):
 
 def test_modules_batched_equal_separate_runs(hex_net):
     traj = generate_trajectory(6.0, 0.02, Box(1.0), seed=4)
-    both = gc.run_grid_cells(hex_net, traj, modules=[0.5, 0.8], cells=8)
-    alone = gc.run_grid_cells(hex_net, traj, spacing=0.8, cells=8)
+    both = gc.run_grid_cells(hex_net, traj, modules=[0.5, 0.8], cells=8, shuffles=0)
+    alone = gc.run_grid_cells(hex_net, traj, spacing=0.8, cells=8, shuffles=0)
     assert len(both.modules) == 2 and both.modules[1].spacing == 0.8
     assert np.abs(both.modules[1].decoded - alone.decoded).max() < 1e-9
     assert np.allclose(both.modules[1].maps.maps, alone.maps.maps, equal_nan=True)
@@ -85,9 +85,9 @@ def test_modules_batched_equal_separate_runs(hex_net):
 
 def test_segments_do_not_change_the_result(hex_net, monkeypatch):
     traj = generate_trajectory(4.0, 0.02, Box(1.0), seed=5)
-    whole = gc.run_grid_cells(hex_net, traj, cells=8, all_cells=True)
+    whole = gc.run_grid_cells(hex_net, traj, cells=8, all_cells=True, shuffles=0)
     monkeypatch.setattr(gc, "_SEGMENT_BYTES", 16 * 256 * 37)  # 37 samples per segment
-    pieces = gc.run_grid_cells(hex_net, traj, cells=8, all_cells=True)
+    pieces = gc.run_grid_cells(hex_net, traj, cells=8, all_cells=True, shuffles=0)
     assert np.abs(whole.decoded - pieces.decoded).max() < 1e-9
     assert np.allclose(whole.maps.maps, pieces.maps.maps, equal_nan=True, atol=1e-12)
     assert np.array_equal(whole.maps.occupancy, pieces.maps.occupancy)
@@ -371,7 +371,9 @@ def _load_script(path: Path, name: str):
     return module
 
 
+@pytest.mark.slow
 def test_demo_quick(tmp_path):
+    """End to end; tests/test_demos.py runs the same quick demo through run_all."""
     demo = _load_script(ROOT / "demos" / "grid_cells.py", "grid_cells_demo")
     metrics = demo.main(["--quick", "--out", str(tmp_path)])
     assert metrics["hex"]["final_error_fraction"] < 0.05

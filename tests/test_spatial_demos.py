@@ -1,4 +1,5 @@
-"""The drift/cue and grid-module demos run at their --quick size and describe their figures."""
+"""The drift/cue, grid-module and heterogeneity demos run at their --quick size and describe
+their figures."""
 
 import json
 import subprocess
@@ -10,8 +11,11 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ["drift_and_cues", "grid_modules"])
 def test_quick_demo_writes_its_section(name, tmp_path):
+    """End to end (each demo in its own process, fitting its models); the claims behind their
+    numbers have fast checks of their own in test_drift_cues and test_spatial_tools."""
     out = tmp_path / name
     proc = subprocess.run([sys.executable, str(ROOT / "demos" / f"{name}.py"), "--out", str(out),
                            "--quick", "--cache", str(tmp_path / "models")],
