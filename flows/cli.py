@@ -190,8 +190,9 @@ def add_eval(sub) -> None:
                           "(default: none)")
     e.add_argument("--metric", choices=METRICS + ("memorization",), default="w2",
                    help="distance in data units (sinkhorn: squared units), or memorization: "
-                        "fraction of samples whose nearest training point is closer than 1/3 "
-                        "of the second nearest")
+                        "fraction of samples whose nearest training point is closer than c "
+                        "times the second nearest, c = min(1/3, calibrated so that fresh "
+                        "samples of the data are flagged about 2%% of the time)")
     e.add_argument("--floor-pairs", type=int, default=10, dest="floor_pairs",
                    help="independent true-data pairs behind the floor's mean and std (--data)")
     e.add_argument("--seed", type=int, default=0,

@@ -61,7 +61,7 @@ def _samples_part(res, cfg, splits, source, mix, ex: Estimate, n_samples: int,
                         derive_seed(cfg.seed, "floor"))
     measured = w2(x, ref)
     b = w2_bound(res.field, mix, x0, ex, steps=bound_steps, pairs=pairs)
-    mem = memorization(x, splits.train, baseline_points=0)
+    mem = memorization(x, splits.train)
     return {"w2": measured, "w2_floor": floor.mean, "w2_floor_std": floor.std,
             "w2_bound": b.bound, "w2_bound_factor": b.factor, "w2_coupling": b.coupling,
             "w2_bound_holds": b.bound >= measured, "w2_bound_ratio": b.bound / measured,
@@ -190,7 +190,7 @@ def memorization_vs_time(field, x0: torch.Tensor, train_pts: torch.Tensor, steps
         with torch.no_grad():
             x1_hat = sol.trajectory[i] + (1 - t) * field(sol.trajectory[i], torch.tensor(t))
         ts.append(t)
-        fr.append(memorization(x1_hat, train_pts, baseline_points=0).fraction)
+        fr.append(memorization(x1_hat, train_pts).fraction)
     return ts, fr
 
 
@@ -215,8 +215,7 @@ def memorization_sweep(ns: list[int], data: str = "moons", width: int = 256, ste
         m = memorization(x, splits.train, seed=seed)
         model.append(m.fraction)
         base.append(m.baseline)
-        exact.append(memorization(integrate(ref, x0, "midpoint", 50).x, splits.train,
-                                  baseline_points=0).fraction)
+        exact.append(memorization(integrate(ref, x0, "midpoint", 50).x, splits.train).fraction)
         if n in (ns[0], ns[-1]):
             t, f = memorization_vs_time(res.field, x0, splits.train)
             curves[f"trained, n={n}"] = f
