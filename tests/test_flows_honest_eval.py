@@ -10,9 +10,9 @@ import torch
 
 from flows.data import DATASETS, Dataset, load_dataset, moons
 from flows.entropic import entropic_ot, sinkhorn_divergence
+from flows.errors import FlowsError
 from flows.evaluation import w2
 from flows.floors import noise_floor
-from flows.errors import FlowsError
 from flows.memorization import memorization, two_nearest
 
 GENERATED = [k for k, v in DATASETS.items() if v is not None]
