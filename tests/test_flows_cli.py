@@ -125,6 +125,11 @@ def test_experiment_risk_and_memorization_write_their_runs(tmp_path, capsys):
     assert cfg["command"] == "flows experiment risk" and cfg["config"]["seeds"] == [1, 2]
     for f in m["figures"]:
         assert (tmp_path / "r" / f).is_file()
+    code, _, _ = run(capsys, "experiment", "risk", "--out", tmp_path / "r2", "--ns", "16,64",
+                     "--seeds", "1,2", "--width", 64, "--k", 2, "--steps", 20, "--n-test", 2000,
+                     "--n-samples", 200)  # the same command gives the same numbers
+    assert code == 0 and ((tmp_path / "r2" / "metrics.json").read_bytes()
+                          == (tmp_path / "r" / "metrics.json").read_bytes())
     code, _, _ = run(capsys, "experiment", "memorization", "--out", tmp_path / "m", "--ns",
                      "8,64", "--width", 32, "--steps", 50, "--n-samples", 200)
     m = json.loads((tmp_path / "m" / "metrics.json").read_text())
