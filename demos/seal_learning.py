@@ -95,6 +95,14 @@ def main(argv: list[str] | None = None) -> dict:
     metrics["mlp"] = mlp_sweep((0.5, 2.0), 32 if args.quick else 64, 10 if args.quick else 120,
                                8 if args.quick else 16, seed=args.seed)
     metrics["variable_control"] = variable_control("torus", 2.0, n_torus, seed=args.seed)
+    metrics["mlp_summary"] = {
+        "worst_spectrum_relative": {f"kappa {k}": r["worst_relative"]
+                                    for k, r in metrics["mlp"].items()},
+        "c0": {f"kappa {k}": r["c0"] for k, r in metrics["mlp"].items()},
+        "without_c0_worst_spectrum_relative": {f"kappa {k}": r["without_c0"]["worst_relative"]
+                                               for k, r in metrics["mlp"].items()},
+        "without_mlp_worst_spectrum_relative": {
+            f"kappa {k}": r["without_mlp"]["worst_relative"] for k, r in metrics["mlp"].items()}}
     metrics["wall_time_s"] = time.perf_counter() - start
     write_json(metrics, out / "metrics.json")
     return metrics

@@ -40,7 +40,14 @@ Derivation (dynamics ``tau du/dt = -u - grad F(r) + b``, ``r = phi(u)``; manifol
    Hessian on the manifold is rank one along exactly that combination (its gradient and radial
    Hessian vanish there). Closed form of the solution: ``F = (kappa - 1) sum_i G(r_i) +
    kappa F_1`` with ``F_1`` the ``kappa = 1`` solution, i.e. the ``kappa = 1`` network run
-   ``kappa`` times faster; the fit is checked against it, it is not built in.
+   ``kappa`` times faster; the fit is checked against it, it is not built in. Beyond the
+   linearisation, ``F_1 = -max_psi <r, u*(psi)> + b sum_i r_i`` has the gradient
+   ``-u*(psi_hat) + b`` (envelope theorem, ``psi_hat`` of step 5), so the field is
+   ``-kappa (u - u*(psi_hat))`` at every state; on the ring, and on the torus with its triad
+   phase locked, the maximum is linear in the amplitudes ``|z_k|`` of the bump's modes. That is
+   why ``S``'s polynomials are in ``|z_k|``
+   (:class:`~neurodyn.energies.amplitude.AmplitudeFourierEnergy`): the anchored first term is
+   already exact, far from ``M`` too (a shrunken bump), where polynomials in ``|z_k|^2`` miss.
 5. *Energy and metric.* ``grad_u E = D (u + grad F - b) = -tau D du/dt``: the dynamics is the
    gradient flow of ``E`` in the metric ``D``, and on ``M``
    ``grad_u^2 E = D (I + H D) = kappa (D - De (De)^T / (e^T D e))``. So
