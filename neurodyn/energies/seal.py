@@ -99,9 +99,11 @@ class SealEnergy(InteractionEnergy):
     seed : initialises ``M``.
     variable : the variable of ``S``'s per-mode polynomials: ``"amplitude"`` ``|z_k|``
         (:class:`~neurodyn.energies.amplitude.AmplitudeFourierEnergy`, in which the exact
-        solution of step 4 is linear) or ``"power"`` ``|z_k|^2`` through a saturating map
-        (:class:`~neurodyn.energies.spectral.LearnedFourierEnergy`, the earlier family, kept so
-        that saved models load and as a control).
+        solution of step 4 is linear; what :func:`neurodyn.fitting.fit` uses by default) or
+        ``"power"`` ``|z_k|^2`` through a saturating map
+        (:class:`~neurodyn.energies.spectral.LearnedFourierEnergy`, the earlier family: the
+        one saved models without this key hold, the one the compiled path
+        :mod:`neurodyn.fastpath` runs, and the control).
 
     Examples
     --------
@@ -121,7 +123,7 @@ class SealEnergy(InteractionEnergy):
                  bias: float = 0.0, degree: int = 3, curvature_bandwidth: int = 4,
                  pointwise: bool = True, pointwise_degree: int = 3, pointwise_inverse: bool = True,
                  phaselock: bool = False, mlp_hidden: int = 0, seed: int = 0,
-                 variable: str = "amplitude"):
+                 variable: str = "power"):
         super().__init__(geometry)
         if variable not in VARIABLES:
             raise ValueError(f"variable={variable!r}: choose one of {VARIABLES}")
