@@ -111,8 +111,8 @@ def test_landmark_schedule_and_rotation():
 
 
 def test_anchoring_bounds_the_error_that_otherwise_diffuses(ring64):
-    r = landmark_anchoring(ring64, noise=0.3, strength=0.2, duration=300.0, runs=16, dt=0.05,
-                           velocity=None, save_every=100, seed=1)
+    r = landmark_anchoring(ring64, noise=0.3, strength=0.2, duration=200.0, runs=16, dt=0.1,
+                           velocity=None, save_every=50, seed=1)
     m = r.metrics
     # anchored: RMS near sqrt(D / k); the free run's error grows past it
     assert m["rms_cue_late_mean"] == pytest.approx(r.bound, rel=0.35), m
