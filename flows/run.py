@@ -155,7 +155,7 @@ def run_training(config: TrainConfig, out: str | Path, fresh: bool = False,
     resolve_device(device)
     record = {**cfg.to_dict(), "solver": solver, "sample_steps": sample_steps,
               "workers": workers, "device": str(device), "guidance": guidance}
-    with RunDir(out, command="flows train", config=record, seed=cfg.seed) as run:
+    with RunDir(out, command="flows train", config=record, seed=cfg.seed, fresh=fresh) as run:
         if fresh:  # start over: nothing of the earlier run stays beside the new config
             for name in (CHECKPOINT, *TRAINING_OUTPUTS):
                 run.path(name).unlink(missing_ok=True)

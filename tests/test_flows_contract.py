@@ -341,6 +341,41 @@ def test_checkpoint_of_another_config_is_refused_and_fresh_starts_over(files, tm
     assert json.loads((out / "config.json").read_text())["config"]["width"] == 17
 
 
+def test_config_json_of_an_older_shape_is_refused_naming_its_keys(tmp_path, capsys):
+    out = tmp_path / "old"
+    out.mkdir()
+    older = json.dumps({"command": "flows train", "config": {"width": 16}, "seed": 1})
+    (out / "config.json").write_text(older)
+    code, stdout, err = run(capsys, "train", "--data", "moons", "--out", out, *TINY)
+    assert code == 2 and stdout == "" and "Traceback" not in err
+    line, = err.splitlines()
+    assert str(out / "config.json") in line and "older shape" in line
+    assert "missing keys ['argv', 'version']" in line and "--fresh" in line
+    assert (out / "config.json").read_text() == older  # left as it was
+    # a command without --fresh names the keys and suggests another --out
+    ev = tmp_path / "ev"
+    ev.mkdir()
+    (ev / "config.json").write_text(json.dumps({"command": "flows eval", "metric": "w2"}))
+    code, _, err = run(capsys, "eval", "--samples", tmp_path / "none.npy", "--data", "moons",
+                       "--out", ev)
+    assert code == 2  # the missing samples file is refused first
+    np.save(tmp_path / "s.npy", np.zeros((5, 2)))
+    code, _, err = run(capsys, "eval", "--samples", tmp_path / "s.npy", "--data", "moons",
+                       "--out", ev)
+    line, = err.splitlines()
+    assert code == 2 and "extra keys ['metric']" in line and "choose another --out" in line
+
+
+@pytest.mark.slow
+def test_fresh_training_replaces_a_config_json_of_an_older_shape(tmp_path, capsys):
+    out = tmp_path / "old"
+    out.mkdir()
+    (out / "config.json").write_text(json.dumps({"command": "flows train", "seed": 1}))
+    assert run(capsys, "train", "--data", "moons", "--out", out, *TINY, "--fresh")[0] == 0
+    assert sorted(json.loads((out / "config.json").read_text())) == [
+        "argv", "command", "config", "seed", "version"]
+
+
 def test_config_json_shape_and_same_seed_same_files(files, tmp_path, capsys):
     a = files / "run"
     b = tmp_path / "again"

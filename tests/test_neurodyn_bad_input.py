@@ -324,6 +324,30 @@ def test_planted_fit_checkpoint_runs_nothing(tmp_path, capsys):
     assert code == 2
 
 
+def test_fit_into_a_config_json_of_an_older_shape(tmp_path, capsys):
+    out = tmp_path / "fit"
+    out.mkdir()
+    older = json.dumps({"command": "neurodyn fit", "config": {"n": 16}, "version": "0.0.1"})
+    (out / "config.json").write_text(older)
+    argv = ["fit", "ring", "--out", str(out), "--n", "16", "--steps", "2"]
+    code = main(argv)
+    err = capsys.readouterr().err
+    line, = err.strip().splitlines()
+    assert code == 2 and "Traceback" not in err
+    assert str(out / "config.json") in line and "missing keys ['argv', 'seed']" in line
+    assert "--fresh" in line and (out / "config.json").read_text() == older
+
+
+@pytest.mark.slow
+def test_fresh_fit_replaces_a_config_json_of_an_older_shape(tmp_path):
+    out = tmp_path / "fit"
+    out.mkdir()
+    (out / "config.json").write_text(json.dumps({"command": "neurodyn fit", "seed": 3}))
+    argv = ["fit", "ring", "--out", str(out), "--n", "16", "--steps", "2"]
+    assert main(argv + ["--fresh", "--no-kappa-check"]) == 0
+    assert json.loads((out / "config.json").read_text())["seed"] == 0
+
+
 def test_torus_init_flat_is_accepted(files, tmp_path):
     from neurodyn.io import load_model
 
