@@ -39,13 +39,14 @@ from __future__ import annotations
 
 import contextvars
 import fcntl
+import io
 import os
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from .errors import BadInput
-from .files import read_json, to_jsonable, write_json
+from .files import atomic_write_bytes, read_json, to_jsonable, write_json
 
 __all__ = ["RunDir", "out_lock", "run_record", "library_version", "CONFIG_KEYS",
            "current_argv"]
@@ -271,3 +272,17 @@ class RunDir:
         path = self.path(name)
         write_json(obj, path)
         return path
+
+    def write_figures(self, figures: Mapping[str, Any], dpi: int = 120) -> list[str]:
+        """Write each ``{name: matplotlib Figure}`` as PNG to ``out / name`` (atomically).
+
+        Returns
+        -------
+        list of str
+            The names written, in order.
+        """
+        for name, fig in figures.items():
+            buf = io.BytesIO()
+            fig.savefig(buf, format="png", dpi=dpi)
+            atomic_write_bytes(buf.getvalue(), self.path(name))
+        return list(figures)

@@ -481,3 +481,34 @@ def test_ctrl_c_exits_130_and_resume_equals_uninterrupted(tmp_path, capsys):
     a, b = (torch.load(d / "model.pt", weights_only=True) for d in (out, tmp_path / "whole"))
     a, b = a["state_dict"], b["state_dict"]
     assert torch.equal(a["W"], b["W"]) and torch.equal(a["A"], b["A"])
+
+
+def _scaled_model(files: Path, name: str, factor: float) -> Path:
+    """The trained model with W and A multiplied by ``factor`` (finite, but explosive)."""
+    blob = torch.load(files / "run" / "model.pt", weights_only=True)
+    for k in ("W", "A"):
+        blob["state_dict"][k] = blob["state_dict"][k] * factor
+    torch.save(blob, files / name)
+    return files / name
+
+
+def test_sampling_that_diverges_exits_1_naming_time_and_steps(files, tmp_path, capsys):
+    model = _scaled_model(files, "explosive.pt", 3e3)
+    out = tmp_path / "s.npy"
+    code, stdout, err = run(capsys, "sample", "--model", model, "--n", 50, "--out", out,
+                            "--solver", "euler", "--steps", 20)
+    assert code == 1 and stdout == "" and "Traceback" not in err
+    line, = err.splitlines()
+    assert line.startswith("flows sample: ") and "became non-finite at t=" in line
+    assert "raise steps (now 20)" in line and "solver than 'euler'" in line
+    step = int(line.split("(step ")[1].split()[0])
+    assert 1 < step <= 20
+    assert not out.exists() and not out.with_suffix(".json").exists()
+    # a field that is non-finite at the source points already names the model
+    broken = _scaled_model(files, "broken.pt", 1e30)
+    code, _, err = run(capsys, "sample", "--model", broken, "--n", 5, "--out", out)
+    line, = err.splitlines()
+    assert code == 1 and "first evaluation" in line and "retrain the model" in line
+    # the control: the trained model itself samples fine with the same options
+    assert run(capsys, "sample", "--model", files / "run", "--n", 50, "--out", out,
+               "--solver", "euler", "--steps", 20)[0] == 0
