@@ -93,7 +93,7 @@ def path_integration(network: HopfieldNetwork, velocity: Velocity | str = "ou:0.
     err = path_integration_error(tr)
     steps = int(round(duration / dt))
     vmax = max(float(velocity(i * dt).abs().max()) for i in range(0, steps + 1))
-    return PathIntegrationResult(err["rms_final"], err["max_final"], vmax, runs, duration, dt,
+    return PathIntegrationResult(err.rms_final, err.max_final, vmax, runs, duration, dt,
                                  float(tr.distance.max()), tr)
 
 

@@ -20,6 +20,7 @@ from _runkit import Result, artifact
 from .bump_motion import DiffusionResult, PathIntegrationResult, diffusion, path_integration
 from .diagnostics import (
     ConnectivityProfile,
+    EnergyAudit,
     SpectrumSummary,
     connectivity_profile,
     energy_audit,
@@ -109,7 +110,7 @@ class RestorationStats(Result):
         Final relative distances to the manifold.
     initial_min, initial_max : float
         Measured initial distances.
-    energy : dict
+    energy : EnergyAudit
         The energy audit (:func:`~neurodyn.diagnostics.energy_audit`).
     """
 
@@ -118,7 +119,7 @@ class RestorationStats(Result):
     final_median: float
     initial_min: float
     initial_max: float
-    energy: dict
+    energy: EnergyAudit
 
 
 @dataclass(frozen=True)

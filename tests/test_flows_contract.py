@@ -325,6 +325,29 @@ def test_planted_pickles_never_run(files, tmp_path, capsys):
     marker.unlink()
 
 
+def test_planted_files_at_the_other_load_sites_run_nothing(files, tmp_path, capsys):
+    """The labels file of a class-conditional training, the training set of the memorization
+    metric, and a model file whose recorded user-module target names a function that runs a
+    command: each is refused (exit 2) and nothing runs."""
+    marker = files / "pwned"
+    code, _, err = run(capsys, "train", "--data", "moons", "--labels", files / "objects.npy",
+                       "--out", tmp_path / "lab", *TINY)
+    assert code == 2 and "labels=" in err and not (tmp_path / "lab").exists()
+    code, _, err = run(capsys, "eval", "--samples", files / "ok.npy", "--metric",
+                       "memorization", "--train", files / "objects.npy")
+    assert code == 2 and "train=" in err
+    blob = torch.load(files / "run" / "model.pt", weights_only=True)
+    evil = {"format": blob["format"], "kind": "module", "state_dict": {}, "config": {},
+            "spec": {"target": "subprocess:run", "args": {"args": ["touch", str(marker)]},
+                     "classes": 0, "dim": 2}}
+    torch.save(evil, tmp_path / "evil.pt")
+    code, _, err = run(capsys, "sample", "--model", tmp_path / "evil.pt", "--n", 2, "--out",
+                       tmp_path / "s.npy")
+    assert code == 2 and "subprocess:run" in err and "not a torch.nn.Module" in err
+    assert len(err.splitlines()) == 1 and "Traceback" not in err
+    assert not marker.exists() and not (tmp_path / "s.npy").exists()
+
+
 def test_checkpoint_of_another_config_is_refused_and_fresh_starts_over(files, tmp_path,
                                                                        capsys):
     out = tmp_path / "run"

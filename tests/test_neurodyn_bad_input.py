@@ -348,6 +348,34 @@ def test_fresh_fit_replaces_a_config_json_of_an_older_shape(tmp_path):
     assert json.loads((out / "config.json").read_text())["seed"] == 0
 
 
+def test_planted_arrays_run_nothing(files, tmp_path, capsys):
+    """Object arrays whose unpickling runs a command, at every array load site: the initial
+    states (--init), the velocity series (--velocity-file) and the positions of grid-cells
+    (--trajectory .npy and .npz)."""
+    marker = tmp_path / "PWNED"
+    evil = np.array([_Evil(marker), 1.0], dtype=object)
+    np.save(tmp_path / "evil.npy", evil, allow_pickle=True)
+    np.savez(tmp_path / "evil.npz", position=evil, t=evil)
+    sim = ["simulate", "--model", str(files / "ring"), "--out", str(tmp_path / "o"),
+           "--duration", "1"]
+    gc = ["grid-cells", "--model", str(files / "torus"), "--out", str(tmp_path / "g"),
+          "--cells", "2"]
+    for argv, name in ((sim + ["--init", str(tmp_path / "evil.npy")], "--init"),
+                       (sim + ["--velocity-file", str(tmp_path / "evil.npy")], "velocity-file"),
+                       (gc + ["--trajectory", str(tmp_path / "evil.npy"), "--dt", "0.02"],
+                        "--trajectory"),
+                       (gc + ["--trajectory", str(tmp_path / "evil.npz")], "--trajectory")):
+        code = main(argv)
+        err = capsys.readouterr().err
+        line, = err.strip().splitlines()
+        assert code == 2 and name in line and "Traceback" not in err, (argv, err)
+    assert not marker.exists(), "a planted pickle ran"
+    assert not (tmp_path / "o").exists() and not (tmp_path / "g").exists()
+    # the control: loading the same array with pickles allowed does run it
+    np.load(tmp_path / "evil.npy", allow_pickle=True)
+    assert marker.exists()
+
+
 def test_torus_init_flat_is_accepted(files, tmp_path):
     from neurodyn.io import load_model
 
