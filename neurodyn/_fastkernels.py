@@ -57,16 +57,20 @@ def _rates(u, r, act, gain, rmax):
 
 
 @njit(cache=True, fastmath=_FAST, error_model="numpy")
-def _interaction(u, out, r, a_re, a_im, z_re, z_im, act, gain, rmax, n1, n2,
+def _interaction(u, out, r, a_re, a_im, z_re, z_im, z0r, z0i, act, gain, rmax, n1, n2,
                  f1c, f1s, f2c, f2s, i2c, i2s, kind, spec, scale, gstar, gam, hcoef, dense,
-                 kh, v, with_v):
+                 kh, pw, pwp, lk_c, lk_i, m2, v, with_v):
     """``out = idft(A z + i (k.v) h z) + W r`` at ``r = phi(u)`` (the part of the field that is
     not the leak or the bias). Shapes: ``u, out, r (n1 * n2,)``; ``f1c, f1s (K1, n1)`` and
     ``f2c, f2s (K2, n2)`` forward tables (``cos``, ``-sin``, divided by the axis length),
     ``i2c, i2s (K2, n2)`` inverse tables (multiplicity ``m_k2`` times ``cos``, ``-sin``);
     ``spec``, ``scale``, ``gstar``, ``gam (K1, K2)``; ``hcoef (K1, K2, D)``; ``kh (K1, K2,
     dim)``; ``dense (N, N)`` or empty; ``a_*`` ``(n1, K2)`` and ``z_* (K1, K2)`` work arrays.
-    ``kind`` 0 a fixed spectrum ``A = spec``, 1 the learned filter, 2 none (dense only)."""
+    ``kind`` 0 a fixed spectrum ``A = spec``, 1 the learned filter, 2 none (dense only).
+    SEAL's parts: ``pw`` the pointwise coefficients (empty: none) and ``pwp`` its
+    ``(u_lo, u_hi, r_lo, 1 / width)``; ``lk_c, lk_i`` the locking terms (see
+    :func:`neurodyn._fastseal.lock_table`), ``m2 (K2,)`` the columns' multiplicities and
+    ``z0r, z0i (K1, K2)`` the unfiltered modes they read."""
     _rates(u, r, act, gain, rmax)
     k1n, k2n = f1c.shape[0], f2c.shape[0]
     # forward: along the last axis, then along the first
@@ -89,12 +93,14 @@ def _interaction(u, out, r, a_re, a_im, z_re, z_im, act, gain, rmax, n1, n2,
                 s = f1s[p, i]
                 sr += c * a_re[i, q] - s * a_im[i, q]
                 si += c * a_im[i, q] + s * a_re[i, q]
+            z0r[p, q] = sr
+            z0i[p, q] = si
             # filter and transport on the mode (p, q)
-            pw = sr * sr + si * si
+            pwr = sr * sr + si * si
             if kind == 0:
                 f = spec[p, q]
             elif kind == 1:
-                x = pw / scale[p, q]
+                x = pwr / scale[p, q]
                 g = x / (1.0 + x)
                 g1 = 1.0 / ((1.0 + x) * (1.0 + x))
                 y = (g - gstar[p, q]) / gam[p, q]
@@ -115,6 +121,8 @@ def _interaction(u, out, r, a_re, a_im, z_re, z_im, act, gain, rmax, n1, n2,
                 wi += kv * sr
             z_re[p, q] = wr
             z_im[p, q] = wi
+    if lk_c.shape[0] > 0:
+        _lock(z0r, z0i, z_re, z_im, lk_c, lk_i, m2)
     # inverse: along the first axis (complex), then the real sum along the last
     for i in range(n1):
         for q in range(k2n):
@@ -143,15 +151,65 @@ def _interaction(u, out, r, a_re, a_im, z_re, z_im, act, gain, rmax, n1, n2,
             for m in range(n):
                 acc += dense[j, m] * r[m]
             out[j] += acc
+    npw = pw.shape[0]
+    if npw > 0:
+        lo_u, hi_u, lo, inv_w = pwp[0], pwp[1], pwp[2], pwp[3]
+        for j in range(r.shape[0]):
+            x = (r[j] - lo) * inv_w
+            acc = 0.0
+            for d in range(npw - 1, 0, -1):
+                acc = (acc + pw[d]) * x
+            pot = u[j] if u[j] < hi_u else hi_u  # phi^{-1}(r) where the reference clamps r
+            pot = pot if pot > lo_u else lo_u
+            out[j] -= pw[0] * pot + acc
+
+
+@njit(cache=True, fastmath=_FAST, error_model="numpy")
+def _lock(z0r, z0i, z_re, z_im, lk_c, lk_i, m2):
+    """Add ``-grad L`` of the locking terms ``N c_t (|w_t| - Re w_t)``, ``w_t = z_A prod_B
+    conj(z_B)^n_B``, to the filtered modes ``z_re + i z_im`` (before the inverse DFT)."""
+    nf = lk_i.shape[1]
+    for t in range(lk_c.shape[0]):
+        c = lk_c[t]
+        xs = np.empty(nf, np.complex128)
+        for f in range(nf):
+            pos, qos = lk_i[t, f, 0], lk_i[t, f, 1]
+            x = complex(z0r[pos, qos], z0i[pos, qos])
+            xs[f] = x.conjugate() if lk_i[t, f, 2] else x
+        w = xs[0]
+        prod = 1.0 + 0.0j
+        for f in range(1, nf):
+            for _ in range(lk_i[t, f, 3]):
+                w = w * xs[f].conjugate()
+                prod = prod * xs[f]
+        aw = abs(w)
+        unit = w / aw if aw > 0 else 0.0j
+        for f in range(nf):
+            n = lk_i[t, f, 3]
+            if n == 0:
+                continue
+            if f == 0:
+                gx = (unit - 1.0) * prod
+            else:
+                rest = xs[0]
+                for e in range(1, nf):
+                    for _ in range(lk_i[t, e, 3] - (1 if e == f else 0)):
+                        rest = rest * xs[e].conjugate()
+                gx = (unit.conjugate() - 1.0) * n * rest
+            gz = c * (gx.conjugate() if lk_i[t, f, 2] else gx)
+            pos, qos = lk_i[t, f, 0], lk_i[t, f, 1]
+            z_re[pos, qos] -= gz.real / m2[qos]
+            z_im[pos, qos] -= gz.imag / m2[qos]
 
 
 @njit(cache=True, error_model="numpy")
-def _field(y, k, w, r, a_re, a_im, z_re, z_im, bias, inv_tau, act, gain, rmax, n1, n2,
-           f1c, f1s, f2c, f2s, i2c, i2s, kind, spec, scale, gstar, gam, hcoef, dense, kh,
-           v, with_v):
+def _field(y, k, w, r, a_re, a_im, z_re, z_im, z0r, z0i, bias, inv_tau, act, gain, rmax,
+           n1, n2, f1c, f1s, f2c, f2s, i2c, i2s, kind, spec, scale, gstar, gam, hcoef, dense,
+           kh, pw, pwp, lk_c, lk_i, m2, v, with_v):
     """``k = (-y + b + interaction(y)) / tau`` (strict arithmetic: NaN propagates)."""
-    _interaction(y, w, r, a_re, a_im, z_re, z_im, act, gain, rmax, n1, n2, f1c, f1s, f2c,
-                 f2s, i2c, i2s, kind, spec, scale, gstar, gam, hcoef, dense, kh, v, with_v)
+    _interaction(y, w, r, a_re, a_im, z_re, z_im, z0r, z0i, act, gain, rmax, n1, n2, f1c,
+                 f1s, f2c, f2s, i2c, i2s, kind, spec, scale, gstar, gam, hcoef, dense, kh, pw,
+                 pwp, lk_c, lk_i, m2, v, with_v)
     for j in range(y.shape[0]):
         k[j] = (-y[j] + bias[j] + w[j]) * inv_tau
 
@@ -159,7 +217,8 @@ def _field(y, k, w, r, a_re, a_im, z_re, z_im, bias, inv_tau, act, gain, rmax, n
 @njit(cache=True, error_model="numpy")
 def integrate(u, first, nsteps, total, dt, inv_tau, method, save_every, saved, check_every,
               limit, bias, act, gain, rmax, n1, n2, f1c, f1s, f2c, f2s, i2c, i2s, kind, spec,
-              scale, gstar, gam, hcoef, dense, kh, vel, noise, xi, fail):
+              scale, gstar, gam, hcoef, dense, kh, pw, pwp, lk_c, lk_i, m2, vel, noise, xi,
+              fail):
     """Advance every state ``u[b]`` (``(B, N)``, in place) by steps ``first .. first+nsteps-1``.
 
     ``method`` 0 Euler (Euler-Maruyama with ``noise > 0`` and draws ``xi (nsteps, B, N)``),
@@ -182,6 +241,8 @@ def integrate(u, first, nsteps, total, dt, inv_tau, method, save_every, saved, c
     a_im = np.empty((n1, k2n), u.dtype)
     z_re = np.empty((k1n, k2n), u.dtype)
     z_im = np.empty((k1n, k2n), u.dtype)
+    z0r = np.empty((k1n, k2n), u.dtype)
+    z0i = np.empty((k1n, k2n), u.dtype)
     with_v = vel.shape[0] > 0
     vdim = vel.shape[3] if with_v else 1
     vv = np.zeros(vdim, u.dtype)
@@ -218,9 +279,9 @@ def integrate(u, first, nsteps, total, dt, inv_tau, method, save_every, saved, c
                 if with_v:
                     for a in range(vdim):
                         vv[a] = vel[i, st, vb, a]
-                _field(y1, ks[st], w, r, a_re, a_im, z_re, z_im, bias, inv_tau, act, gain, rmax,
-                       n1, n2, f1c, f1s, f2c, f2s, i2c, i2s, kind, spec, scale, gstar, gam,
-                       hcoef, dense, kh, vv, with_v)
+                _field(y1, ks[st], w, r, a_re, a_im, z_re, z_im, z0r, z0i, bias, inv_tau, act,
+                       gain, rmax, n1, n2, f1c, f1s, f2c, f2s, i2c, i2s, kind, spec, scale,
+                       gstar, gam, hcoef, dense, kh, pw, pwp, lk_c, lk_i, m2, vv, with_v)
             if method == 0:
                 if noise > 0:
                     for j in range(n):

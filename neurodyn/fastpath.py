@@ -3,11 +3,12 @@
 A :class:`Plan` is the network reduced to tables: the activation (logistic or tanh), the bias,
 the interacting modes as a separable ``K1 x K2`` block of wave vectors with their per-mode filter
 (the learned Fourier energy's ``2 f'_k(|z_k|^2)``, or the Fourier construction's spectrum ``w_k``),
-an optional dense matrix (the quadratic family) and the transport gains ``k_a h_k``. The whole
+an optional dense matrix (the quadratic family), the transport gains ``k_a h_k`` and, for SEAL's
+energy, its pointwise and phase-locking parts (:mod:`neurodyn._fastseal`). The whole
 loop then runs compiled (numba), at ``O(N (K1 + K2))`` per evaluation for ``K`` interacting modes.
 
 Families the plan does not cover (torch-module energies, a learned energy with a cross-mode
-network, other activations), adaptive solvers and non-CPU devices use the torchdiffeq path;
+network, a SEAL energy with a neural term, other activations), adaptive solvers and non-CPU devices use the torchdiffeq path;
 :func:`plan_for` returns the reason. Without numba installed :data:`AVAILABLE` is false and every
 run takes the torch path.
 
@@ -26,8 +27,9 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
+from . import _fastseal
 from .activation import Logistic, Tanh
-from .energy import FourierQuadraticEnergy, LearnedFourierEnergy, QuadraticEnergy
+from .energy import FourierQuadraticEnergy, LearnedFourierEnergy, QuadraticEnergy, SealEnergy
 from .inputs import Constant, Sine, Velocity, _Sampled
 
 #: whether the optional numba dependency is installed (the kernels are imported on first use)
@@ -63,11 +65,16 @@ class Plan:
     dense: np.ndarray
     kh: np.ndarray
     modes: int  # interacting modes in the half spectrum
+    pw: np.ndarray  # pointwise coefficients c_0..c_d (empty: no pointwise energy)
+    pw_bounds: tuple  # see _fastseal.pointwise_table
+    lk_c: np.ndarray  # locking strengths (T,)
+    lk_i: np.ndarray  # locking modes (T, 1 + F, 4), integers
+    m2: np.ndarray  # multiplicity of each column of the block (K2,)
 
     def astype(self, dtype) -> Plan:
-        """The same plan with every table in ``dtype`` (float32 or float64)."""
-        conv = {k: (v.astype(dtype) if isinstance(v, np.ndarray) else v)
-                for k, v in self.__dict__.items()}
+        """The same plan with every floating table in ``dtype`` (float32 or float64)."""
+        conv = {k: (v.astype(dtype) if isinstance(v, np.ndarray) and v.dtype.kind == "f"
+                    else v) for k, v in self.__dict__.items()}
         conv["tables"] = tuple(t.astype(dtype) for t in self.tables)
         return Plan(**conv)
 
@@ -89,6 +96,9 @@ def plan_for(network) -> tuple[Plan | None, str]:
     The plan is kept on the network and rebuilt when any of its tensors changes (in-place
     updates bump a tensor's version) or its parts are replaced.
     """
+    if isinstance(network.energy_fn, SealEnergy):
+        with torch.no_grad():
+            network.energy_fn.refresh()  # the anchored slopes, before the key is read
     tensors = list(network.parameters()) + list(network.buffers())
     key = (tuple((id(t), t._version) for t in tensors), id(network.activation),
            id(network.energy_fn), id(network.transport), network.tau)
@@ -112,11 +122,21 @@ def _build_plan(network) -> tuple[Plan | None, str]:
     energy = network.energy_fn
     spec_full = None
     dense = np.zeros((0, 0))
+    pw, pw_bounds, lock = np.zeros(0), ((0.0, 0.0), (0.0, 0.0), 0.0, 1.0), None
+    if isinstance(energy, SealEnergy):
+        if energy.neural is not None:
+            return None, "a SEAL energy with a neural term is not compiled"
+        if energy.pointwise is not None:
+            pw, pw_bounds = _fastseal.pointwise_table(energy.pointwise)
+        lock = energy.phaselock
+        energy = energy.spectral
     if isinstance(energy, LearnedFourierEnergy):
         if energy.cross is not None:
             return None, "a learned energy with a cross-mode network is not compiled"
         kind = 1
-        inter = energy.mask.numpy() > 0
+        with torch.no_grad():
+            coef = energy.effective_coef().detach().to(torch.float64).numpy()  # (*spec, D)
+        inter = _fastseal.learned_modes(coef, energy.mask.numpy() > 0)
     elif isinstance(energy, FourierQuadraticEnergy):
         kind = 0
         spec_full = energy.spectrum.numpy()
@@ -134,6 +154,8 @@ def _build_plan(network) -> tuple[Plan | None, str]:
         keep = np.abs(h) > GAIN_RTOL * max(float(np.abs(h).max()), 1e-300)
         gains = np.where(keep, h, 0.0)
         inter = inter | keep
+    if lock is not None:
+        inter = inter | _fastseal.lock_modes(lock, g.spectral_shape)
     if g.dim == 1:
         k1_all = np.zeros_like(k[0])
         n1, n2 = 1, g.shape[0]
@@ -166,14 +188,12 @@ def _build_plan(network) -> tuple[Plan | None, str]:
     if kind == 0:
         spec = np.where(sel, pick(spec_full), 0.0)
     elif kind == 1:
-        with torch.no_grad():
-            coef = energy.effective_coef().detach().to(torch.float64).numpy()  # (*spec, D)
         xs = energy.anchor_x.numpy()
         gs_full, gam_full = xs / (1 + xs), 1 / (1 + xs) ** 2
         c = coef[None] if g.dim == 1 else coef
         hc = np.concatenate([c[..., :1], c[..., 1:] / (gam_full[None] if g.dim == 1
                                                         else gam_full)[..., None]], axis=-1)
-        band = pick(energy.mask.numpy() > 0)
+        band = pick(_fastseal.learned_modes(coef, energy.mask.numpy() > 0))
         hcoef = np.where(band[..., None], hc[block], 0.0)
         scale = np.where(band, pick(energy.scale.numpy()), 1.0)
         gstar = np.where(band, pick(gs_full), 0.0)
@@ -186,9 +206,12 @@ def _build_plan(network) -> tuple[Plan | None, str]:
             kh[..., a] = kk[a][block] * hg
     bias = np.broadcast_to(network.bias.detach().to(torch.float64).numpy(),
                            g.shape).reshape(-1).copy()
+    lk_c, lk_i = np.zeros(0), np.zeros((0, 1, 4), dtype=np.int64)
+    if lock is not None:
+        lk_c, lk_i = _fastseal.lock_table(lock, g.spectral_shape, rows, cols)
     plan = Plan(n1, n2, a_id, gain, rmax, float(network.tau), bias,
                 (f1c, f1s, f2c, f2s, i2c, i2s), kind, spec, scale, gstar, gam, hcoef, dense, kh,
-                int(sel.sum()))
+                int(sel.sum()), pw, pw_bounds, lk_c, lk_i, mult)
     return plan, ""
 
 
@@ -259,6 +282,8 @@ def run_plan(plan: Plan, u0: torch.Tensor, steps: int, dt: float, method: str,
     chunk = max(1, min(steps, _CHUNK_BYTES // (8 * max(per_step, 1))))
     dim = u0.dim() - 1
     empty_xi = np.zeros((0, 0, 0), dtype=npdt)
+    lo_u, hi_u = plan.pw_bounds[0 if npdt == np.float64 else 1]
+    pwp = np.array([lo_u, hi_u, plan.pw_bounds[2], 1.0 / plan.pw_bounds[3]], dtype=npdt)
     first = 0
     while first < steps:
         count = min(chunk, steps - first)
@@ -280,7 +305,8 @@ def run_plan(plan: Plan, u0: torch.Tensor, steps: int, dt: float, method: str,
                           METHOD_IDS[method], save_every, saved, check_every, float(limit),
                           p.bias, plan.act, plan.gain, plan.rmax, plan.n1, plan.n2, *p.tables,
                           plan.kind, p.spec, p.scale,
-                          p.gstar, p.gam, p.hcoef, p.dense, p.kh, vel, float(noise), xi, fail)
+                          p.gstar, p.gam, p.hcoef, p.dense, p.kh, p.pw, pwp, p.lk_c, p.lk_i,
+                          p.m2, vel, float(noise), xi, fail)
         first += count
         if on_progress is not None:
             on_progress(count)

@@ -211,3 +211,90 @@ def test_plan_follows_parameter_changes():
     b = simulate(net, u0, 2.0, 0.1, backend="compiled")
     c = simulate(net, u0, 2.0, 0.1, backend="torch")
     assert float((b.u - c.u).abs().max()) < 1e-10 and float((a.u - b.u).abs().max()) > 1e-6
+
+
+def _seal_network(g, act, seed=0, transport=True):
+    """A SEAL energy with every part (spectral, pointwise, phase locking) non-trivial."""
+    from neurodyn.energies import SealEnergy
+
+    gen = torch.Generator().manual_seed(seed)
+    m = TargetManifold.bump(g, act) if isinstance(act, Logistic) else None
+    target = m.u0 if m is not None else 0.8 * torch.cos(g.coords()[0])
+    e = SealEnergy(g, act, target, bias=0.2, phaselock=True)
+    with torch.no_grad():
+        for part in (e.pointwise, e.phaselock, e.spectral):
+            part.coef.normal_(0, 0.3, generator=gen)
+    tr = Transport.fit(g, target, 1.0, act) if transport else None
+    net = HopfieldNetwork(g, act, e, 0.2, 1.0, tr, m)
+    u0 = target.expand((3,) + g.shape) + 0.3 * torch.randn((3,) + g.shape, generator=gen,
+                                                           dtype=torch.float64)
+    return net, u0
+
+
+SEAL_CASES = {"ring": (lambda: Ring(48), Logistic(1.5)),
+              "hex": (lambda: Torus(12, 10, "hex"), Logistic()),
+              "square-tanh": (lambda: Torus(8, 8, "square"), Tanh(0.8))}
+
+
+@needs_numba
+@pytest.mark.parametrize("case", sorted(SEAL_CASES))
+@pytest.mark.parametrize("method", ["euler", "rk4"])
+def test_compiled_seal_energy_matches_torchdiffeq(case, method):
+    g, act = SEAL_CASES[case][0](), SEAL_CASES[case][1]
+    net, u0 = _seal_network(g, act)
+    plan, reason = fastpath.plan_for(net)
+    assert plan is not None, reason
+    assert plan.pw.size == 4 and plan.lk_c.size >= 1  # pointwise and locking terms compiled
+    v = Constant(0.2) if g.dim == 1 else Constant((0.2, -0.1))
+    a, b = _both(net, u0, duration=6.0, dt=0.1, method=method, velocity=v, save_every=4)
+    assert float((a.u - b.u).abs().max()) < 1e-10
+    assert float((a.u[-1] - a.u[0]).abs().max()) > 0.1
+    # each part matters: without the locking terms the compiled trajectory is another one
+    with torch.no_grad():
+        net.energy_fn.phaselock.coef.zero_()
+    c = simulate(net, u0, 6.0, 0.1, method=method, velocity=v, save_every=4,
+                 backend="compiled", diagnostics=False)
+    assert float((a.u - c.u).abs().max()) > 1e-6
+
+
+@needs_numba
+@pytest.mark.parametrize("case", sorted(SEAL_CASES))
+def test_compiled_seal_energy_does_not_increase(case):
+    g, act = SEAL_CASES[case][0](), SEAL_CASES[case][1]
+    net, u0 = _seal_network(g, act, seed=3, transport=False)
+    tr = simulate(net, u0, 20.0, 0.05, method="rk4", save_every=5, backend="compiled")
+    assert tr.backend == "compiled"
+    e = tr.energy.to(torch.float64)  # (T, B)
+    assert float((e[1:] - e[:-1]).max()) <= 1e-10 * float(e.abs().max())
+    assert float((e[0] - e[-1]).min()) > 1e-3  # it did descend
+
+
+@needs_numba
+@pytest.mark.parametrize("geometry", ["ring", "torus"])
+def test_default_fit_runs_compiled(geometry):
+    from neurodyn.fitting import FitConfig, fit
+
+    n = 32 if geometry == "ring" else (12, 12)
+    net = fit(FitConfig(geometry=geometry, n=n, steps=5, seed=0), progress_bar=False).network
+    plan, reason = fastpath.plan_for(net)
+    assert plan is not None, reason
+    assert (plan.lk_c.size > 0) == (geometry == "torus")  # the torus fit locks phases
+    gen = torch.Generator().manual_seed(0)
+    u0 = net.manifold.u_star(net.geometry.random_phase(2, gen))
+    u0 = u0 + 0.2 * torch.randn(u0.shape, generator=gen, dtype=torch.float64)
+    a, b = _both(net, u0, duration=5.0, dt=0.1, method="rk4", save_every=10)
+    assert float((a.u - b.u).abs().max()) < 1e-10
+    assert simulate(net, u0, 1.0, 0.1).backend == "compiled"  # the default backend
+
+
+def test_seal_with_a_neural_term_takes_the_torch_path():
+    from neurodyn.energies import SealEnergy
+
+    g, act = Ring(16), Logistic()
+    m = TargetManifold.bump(g, act)
+    e = SealEnergy(g, act, m.u0, mlp_hidden=4, curvature_bandwidth=0)
+    net = HopfieldNetwork(g, act, e, 0.0, 1.0, None, m)
+    plan, reason = fastpath.plan_for(net)
+    assert plan is None and "neural term" in reason
+    assert simulate(net, m.u_star(torch.zeros(1, 1, dtype=torch.float64)), 0.5, 0.1).backend \
+        == "torch"
