@@ -32,9 +32,8 @@ from .measure import FieldEvaluation, evaluate_field, reference_for, sample_fiel
 from .memory import check_terms, training_bytes
 from .model import resolve_device
 from .path import get_path
-from .plotting import plot_digits_by_class
 from .run_experiments import ExperimentRun, run_samples_experiment, run_width_experiment
-from .run_figures import training_figures
+from .run_figures import class_figures, training_figures
 from .run_sampling import SampleRun, run_eval, run_sample
 from .sample import SOLVERS, parameter_names
 from .training import CHECKPOINT, TrainConfig, prepare_data, train
@@ -142,8 +141,7 @@ def run_training(config: TrainConfig, out: str | Path, fresh: bool = False,
                 traj = (tr.trajectory, tr.times)
         figs = training_figures(res.losses, ev.samples, splits.heldout, traj)
         if res.classes and splits.heldout.shape[1] == 64:
-            figs["samples_by_class.png"] = plot_digits_by_class(
-                ev.samples, ev.labels, title=f"generated digits by class (guidance {guidance:g})")
+            figs |= class_figures(ev.samples, ev.labels, guidance)
         figures = run.write_figures(figs)
         tail = max(1, res.steps_done // 100)
         last = float(res.losses[-1])

@@ -113,11 +113,11 @@ HUGE = "100000000000"
 # (case id, argv builder, word the one-line message must contain)
 CASES = [
     # fit
-    ("fit-n-zero", lambda r: _fit(r, "--n", "0"), "n"),
-    ("fit-n-negative", lambda r: _fit(r, "--n", "-8"), "n"),
+    ("fit-n-zero", lambda r: _fit(r, "--n", "0"), "--n"),
+    ("fit-n-negative", lambda r: _fit(r, "--n", "-8"), "--n"),
     ("fit-n-float", lambda r: _fit(r, "--n", "1.5"), "--n"),
     ("fit-n-text", lambda r: _fit(r, "--n", "many"), "--n"),
-    ("fit-n-small", lambda r: _fit(r, "--n", "4"), "8"),
+    ("fit-n-small", lambda r: _fit(r, "--n", "4"), "n=(4,)"),
     ("fit-n-huge", lambda r: _fit(r, "--n", HUGE), "--n"),
     ("fit-torus-n-huge", lambda r: _fit(r, "--n", "200000", "200000", manifold="torus"), "--n"),
     ("fit-ring-two-sizes", lambda r: _fit(r, "--n", "16", "16"), "--n"),
