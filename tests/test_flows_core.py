@@ -126,6 +126,10 @@ def test_adaptive_solver_and_nonfinite_velocity():
     with pytest.raises(Diverged, match="lower rtol") as info:
         integrate(lambda x, t: x / (0.5 - t), torch.ones(2, 1), "dopri5", max_nfe=None)
     assert info.value.parameter == "rtol"
+    import pickle
+
+    again = pickle.loads(pickle.dumps(info.value))  # as sweep workers send it
+    assert str(again) == str(info.value) and again.parameter == "rtol"
     # the log-likelihood integrates back from t = 1: t = 0.5 is step 3 of 4
     with pytest.raises(Diverged, match=r"at t=0.5 \(step 3 of 4"):
         log_likelihood(lambda x, t: x / (0.5 - t), torch.ones(2, 1), "euler", steps=4)
