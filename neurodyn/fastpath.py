@@ -8,9 +8,9 @@ energy, its pointwise and phase-locking parts (:mod:`neurodyn._fastseal`). The w
 loop then runs compiled (numba), at ``O(N (K1 + K2))`` per evaluation for ``K`` interacting modes.
 
 Families the plan does not cover (torch-module energies, a learned energy with a cross-mode
-network, a SEAL energy with a neural term, other activations), adaptive solvers and non-CPU devices use the torchdiffeq path;
-:func:`plan_for` returns the reason. Without numba installed :data:`AVAILABLE` is false and every
-run takes the torch path.
+network, a SEAL energy with a neural term, other activations), adaptive solvers and non-CPU
+devices use the torchdiffeq path; :func:`plan_for` returns the reason. Without numba installed
+:data:`AVAILABLE` is false and every run takes the torch path.
 
 Transport gains below ``GAIN_RTOL`` times the largest are dropped: a least-squares fit of a
 band-limited bump leaves round-off (~1e-13 of the largest gain) on every other mode, and keeping
@@ -22,13 +22,14 @@ from __future__ import annotations
 import importlib
 import importlib.util
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import torch
 
 from . import _fastseal
 from .activation import Logistic, Tanh
+from .device import module_tensors
 from .energy import FourierQuadraticEnergy, LearnedFourierEnergy, QuadraticEnergy, SealEnergy
 from .inputs import Constant, Sine, Velocity, _Sampled
 
@@ -70,13 +71,18 @@ class Plan:
     lk_c: np.ndarray  # locking strengths (T,)
     lk_i: np.ndarray  # locking modes (T, 1 + F, 4), integers
     m2: np.ndarray  # multiplicity of each column of the block (K2,)
+    _casts: dict = field(default_factory=dict, repr=False, compare=False)
 
     def astype(self, dtype) -> Plan:
-        """The same plan with every floating table in ``dtype`` (float32 or float64)."""
-        conv = {k: (v.astype(dtype) if isinstance(v, np.ndarray) and v.dtype.kind == "f"
-                    else v) for k, v in self.__dict__.items()}
-        conv["tables"] = tuple(t.astype(dtype) for t in self.tables)
-        return Plan(**conv)
+        """The same plan with every floating table in ``dtype`` (float32 or float64), made once
+        per dtype and kept."""
+        key = np.dtype(dtype).name
+        if key not in self._casts:
+            conv = {k: (v.astype(dtype) if isinstance(v, np.ndarray) and v.dtype.kind == "f"
+                        else v) for k, v in self.__dict__.items() if k != "_casts"}
+            conv["tables"] = tuple(t.astype(dtype) for t in self.tables)
+            self._casts[key] = Plan(**conv)
+        return self._casts[key]
 
 
 def _axis_tables(n: int, ks: np.ndarray, mult: np.ndarray | None):
@@ -99,7 +105,7 @@ def plan_for(network) -> tuple[Plan | None, str]:
     if isinstance(network.energy_fn, SealEnergy):
         with torch.no_grad():
             network.energy_fn.refresh()  # the anchored slopes, before the key is read
-    tensors = list(network.parameters()) + list(network.buffers())
+    tensors = module_tensors(network)
     key = (tuple((id(t), t._version) for t in tensors), id(network.activation),
            id(network.energy_fn), id(network.transport), network.tau)
     cached = network.__dict__.get("_fastpath_plan")
