@@ -155,7 +155,8 @@ class RestorationResult:
 def restoration(network: HopfieldNetwork, count: int = 256,
                 kinds: tuple[str, ...] = ("noise", "shape", "amplitude", "lesion"),
                 strength: tuple[float, float] = (0.1, 0.5), duration: float = 20.0,
-                dt: float = 0.1, threshold: float = 0.01, seed: int = 0) -> RestorationResult:
+                dt: float = 0.1, threshold: float = 0.01, seed: int = 0,
+                device: str = "cpu") -> RestorationResult:
     """Relaxation of perturbed manifold states back to the manifold.
 
     For each kind, ``count`` states at random manifold points are perturbed with relative
@@ -178,6 +179,8 @@ def restoration(network: HopfieldNetwork, count: int = 256,
         Distance that counts as restored.
     seed : int
         Seeds the manifold points, strengths and perturbations.
+    device : str
+        Where the runs are simulated (the trajectories are returned on the CPU).
 
     Returns
     -------
@@ -207,7 +210,8 @@ def restoration(network: HopfieldNetwork, count: int = 256,
         psi = network.geometry.random_phase(count, gen)
         s = random_strengths(count, strength[0], strength[1], gen)
         u0 = perturb(m, psi, kind, s, gen)
-        tr = simulate(network, u0, duration, dt, save_every=max(1, int(round(1.0 / dt))))
+        tr = simulate(network, u0, duration, dt, save_every=max(1, int(round(1.0 / dt))),
+                      device=device).cpu()
         d = tr.distance
         stats[kind] = RestorationStats(
             fraction_within=float((d[-1] <= threshold).double().mean()),
@@ -256,7 +260,7 @@ class PathIntegrationResult:
 
 def path_integration(network: HopfieldNetwork, velocity: Velocity | str = "ou:0.2:10:0.5",
                      runs: int = 64, duration: float = 200.0, dt: float = 0.1,
-                     seed: int = 0) -> PathIntegrationResult:
+                     seed: int = 0, device: str = "cpu") -> PathIntegrationResult:
     """Velocity-driven bump motion compared with the integrated input velocity.
 
     .. math:: e(t) = \\mathrm{wrap}(\\hat\\psi(t) - \\psi(0) - \\int_0^t v(s)\\,ds)
@@ -273,6 +277,8 @@ def path_integration(network: HopfieldNetwork, velocity: Velocity | str = "ou:0.
         Simulated time and step (tau).
     seed : int
         Seeds the starting points and the velocity.
+    device : str
+        Where the runs are simulated (the trajectory is returned on the CPU).
 
     Returns
     -------
@@ -288,7 +294,8 @@ def path_integration(network: HopfieldNetwork, velocity: Velocity | str = "ou:0.
     """
     if isinstance(velocity, str):
         velocity = parse_velocity(velocity)
-    tr = _from_manifold(network, runs, duration, dt, seed, velocity=velocity, diagnostics=True)
+    tr = _from_manifold(network, runs, duration, dt, seed, velocity=velocity, diagnostics=True,
+                        device=device)
     err = path_integration_error(tr)
     steps = int(round(duration / dt))
     vmax = max(float(velocity(i * dt).abs().max()) for i in range(0, steps + 1))
@@ -299,7 +306,8 @@ def path_integration(network: HopfieldNetwork, velocity: Velocity | str = "ou:0.
 def _from_manifold(network: HopfieldNetwork, runs: int, duration: float, dt: float, seed: int,
                    **kwargs) -> SimulationResult:
     """Simulate ``runs`` states started at random points of the manifold (seeded), saving about
-    once per tau; ``kwargs`` go to :func:`~neurodyn.simulation.simulate`."""
+    once per tau; ``kwargs`` go to :func:`~neurodyn.simulation.simulate` (the result is
+    returned on the CPU)."""
     if network.manifold is None:
         raise ValueError("network: needs a target manifold to start from")
     if isinstance(runs, bool) or not isinstance(runs, int) or runs < 1:
@@ -307,7 +315,7 @@ def _from_manifold(network: HopfieldNetwork, runs: int, duration: float, dt: flo
     gen = torch.Generator().manual_seed(seed)
     u0 = network.manifold.u_star(network.geometry.random_phase(runs, gen))
     return simulate(network, u0, duration, dt, seed=seed,
-                    save_every=max(1, int(round(1.0 / dt))), **kwargs)
+                    save_every=max(1, int(round(1.0 / dt))), **kwargs).cpu()
 
 
 @dataclass(frozen=True)
@@ -361,7 +369,7 @@ class DiffusionResult:
 
 def diffusion(network: HopfieldNetwork, noise: float = 0.05, runs: int = 128,
               duration: float = 200.0, dt: float = 0.05, seed: int = 0,
-              lags: tuple[float, ...] | None = None) -> DiffusionResult:
+              lags: tuple[float, ...] | None = None, device: str = "cpu") -> DiffusionResult:
     """Bump diffusion under additive noise on ``u``, against the one-neuron-noise theory.
 
     .. math:: \\langle (\\psi(t + \\ell) - \\psi(t))^2 \\rangle = 2 D \\ell
@@ -384,6 +392,8 @@ def diffusion(network: HopfieldNetwork, noise: float = 0.05, runs: int = 128,
         Seeds the starting points, the noise and the bootstrap.
     lags : tuple of float or None
         Lags (tau) of the increments; default ``duration / 2**k`` for ``k = 6, 5, 4, 3``.
+    device : str
+        Where the runs are simulated.
 
     Returns
     -------
@@ -394,7 +404,8 @@ def diffusion(network: HopfieldNetwork, noise: float = 0.05, runs: int = 128,
     if isinstance(noise, bool) or not (isinstance(noise, (int, float)) and math.isfinite(noise)
                                        and noise > 0):
         raise ValueError(f"noise={noise!r}: must be a finite number > 0")
-    tr = _from_manifold(network, runs, duration, dt, seed, noise=noise, diagnostics=False)
+    tr = _from_manifold(network, runs, duration, dt, seed, noise=noise, diagnostics=False,
+                        device=device)
     if lags is None:
         lags = tuple(duration / 2 ** k for k in (6, 5, 4, 3))
     est = diffusion_estimate(tr.decoded, tr.t, lags=lags, seed=seed)

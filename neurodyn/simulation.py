@@ -7,9 +7,9 @@ Fixed-step runs (``euler``, ``midpoint``, ``rk4``; Euler-Maruyama with noise ``s
 the learned Fourier energy, SEAL's energy and the quadratic families run compiled, the whole
 loop in one call (:mod:`neurodyn.fastpath`, needs numba); other energies, ``dopri5``
 (adaptive) and non-CPU devices integrate with ``torchdiffeq.odeint``. Both paths use the same
-stage formulas and agree to round-off. Every ``check_every`` steps the state is checked: a state that is not finite or has
-left the range ``|u| <= state_limit`` stops the run with :class:`NonFiniteStateError` naming the
-time, the step and what to change.
+stage formulas and agree to round-off. Every ``check_every`` steps the state is checked: a
+state that is not finite or has left the range ``|u| <= state_limit`` stops the run with
+:class:`NonFiniteStateError` naming the time, the step and what to change.
 """
 
 from __future__ import annotations
@@ -102,6 +102,18 @@ class SimulationResult:
     decoded = property(lambda self: self._value("decoded"), doc="``(T, B, dim)`` phases.")
     distance = property(lambda self: self._value("distance"),
                         doc="``(T, B)`` relative distance to the manifold.")
+
+    def cpu(self) -> SimulationResult:
+        """The same result with every tensor on the CPU (itself when it is there already)."""
+        if self.u.device.type == "cpu":
+            return self
+
+        def move(x):
+            return None if x is None else x.cpu()
+
+        return SimulationResult(move(self.t), move(self.u), move(self.r), move(self.energy),
+                                move(self.decoded), move(self.distance), move(self.reference),
+                                self.nfe, self.method, self.dt, self.backend)
 
     def __repr__(self) -> str:
         return (f"SimulationResult(u={tuple(self.u.shape)}, method={self.method!r}, "
