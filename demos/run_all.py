@@ -57,7 +57,9 @@ DEMOS = [
      "small white, smooth, odd and amplitude perturbations against the prescribed rate; the "
      "power spectrum alone (control) keeps its phase directions at the leak rate 1/tau. "
      "Capacity sweep and ablation (Fourier construction, classic CANN, spectral SEAL, full SEAL) "
-     "at kappa = 2 on the same perturbations.",
+     "at kappa = 2 on the same perturbations. Fitted MLP energies (ring N=64, kappa 0.5 and 2) "
+     "with the MLP or the learned leak coefficient c0 removed. Hex torus restoring field with "
+     "the spectral polynomials in |z_k| and, as the control, in |z_k|^2.",
      {"ring: worst normal eigenvalue error": "kappa_sweep.ring_summary.worst_spectrum_relative",
       "ring: worst simulated decay error": "kappa_sweep.ring_summary.worst_decay_relative",
       "ring: worst restoring-field error": "kappa_sweep.ring_summary.worst_field_error",
@@ -67,7 +69,19 @@ DEMOS = [
           "kappa_sweep.ring_summary.spectral_only_max_eigenvalue",
       "torus: worst normal eigenvalue error": "kappa_sweep.torus_summary.worst_spectrum_relative",
       "torus: worst simulated decay error": "kappa_sweep.torus_summary.worst_decay_relative",
+      "torus: worst restoring-field error": "kappa_sweep.torus_summary.worst_field_error",
+      "torus: worst energy-ratio error": "kappa_sweep.torus_summary.worst_energy_error",
       "torus: slowest fit (s)": "kappa_sweep.torus_summary.slowest_fit_seconds",
+      "torus kappa=2, bump-height perturbations: field error, |z_k|":
+          "variable_control.amplitude.field_error.amplitude",
+      "torus kappa=2, bump-height perturbations: field error, |z_k|^2 (control)":
+          "variable_control.power.field_error.amplitude",
+      "MLP: worst normal eigenvalue error": "mlp_summary.worst_spectrum_relative",
+      "MLP: learned c0 (derivation: kappa - 1)": "mlp_summary.c0",
+      "MLP without c0: worst normal eigenvalue error":
+          "mlp_summary.without_c0_worst_spectrum_relative",
+      "MLP without the MLP: worst normal eigenvalue error":
+          "mlp_summary.without_mlp_worst_spectrum_relative",
       "ablation: Fourier construction slowest rate": "ablation.Fourier construction.slowest_rate",
       "ablation: classic CANN slowest rate": "ablation.classic CANN (cosine W).slowest_rate",
       "ablation: spectral SEAL slowest rate": "ablation.spectral SEAL.slowest_rate",

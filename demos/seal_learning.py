@@ -6,7 +6,11 @@
 - capacity sweep: which parts of the family are needed for the spectrum, the restoring field
   and the energy (ring, kappa = 2);
 - ablation: Fourier construction, a hand-wired classic CANN, spectral SEAL and full SEAL on the
-  same perturbations at prescribed kappa = 2.
+  same perturbations at prescribed kappa = 2;
+- fitted MLP energies (ring, kappa 0.5 and 2) with the MLP or the learned leak coefficient
+  removed;
+- the spectral variable on the hex torus: polynomials in |z_k| against |z_k|^2, per
+  perturbation kind (shrunken and grown bumps).
 
     python demos/seal_learning.py --out results/seal_learning [--quick]
 """
@@ -31,6 +35,8 @@ from neurodyn.seal_experiments import (  # noqa: E402
     ablation,
     capacity_sweep,
     kappa_sweep,
+    mlp_sweep,
+    variable_control,
 )
 from neurodyn.seal_plots import (  # noqa: E402
     plot_ablation,
@@ -86,6 +92,17 @@ def main(argv: list[str] | None = None) -> dict:
         net = fit(FitConfig(n=n_ring, kappa=2.0, family=family, seed=args.seed)).network
         spectra[family] = (jacobian_spectrum(net) * net.tau).tolist()
     save_figure(plot_normal_spectra(spectra, 2.0), out / "spectra_kappa2.png")
+    metrics["mlp"] = mlp_sweep((0.5, 2.0), 32 if args.quick else 64, 10 if args.quick else 120,
+                               8 if args.quick else 16, seed=args.seed)
+    metrics["variable_control"] = variable_control("torus", 2.0, n_torus, seed=args.seed)
+    metrics["mlp_summary"] = {
+        "worst_spectrum_relative": {f"kappa {k}": r["worst_relative"]
+                                    for k, r in metrics["mlp"].items()},
+        "c0": {f"kappa {k}": r["c0"] for k, r in metrics["mlp"].items()},
+        "without_c0_worst_spectrum_relative": {f"kappa {k}": r["without_c0"]["worst_relative"]
+                                               for k, r in metrics["mlp"].items()},
+        "without_mlp_worst_spectrum_relative": {
+            f"kappa {k}": r["without_mlp"]["worst_relative"] for k, r in metrics["mlp"].items()}}
     metrics["wall_time_s"] = time.perf_counter() - start
     write_json(metrics, out / "metrics.json")
     return metrics

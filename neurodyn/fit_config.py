@@ -29,6 +29,8 @@ class FitConfig:
         ring, 2 for the torus); degree : terms per mode (None: 5 ring, 4 torus).
         pointwise_degree, pointwise_inverse : the pointwise basis.
         phaselock : include phase-locking terms (None: for the torus only).
+        variable : the spectral polynomials' variable, ``"amplitude"`` ``|z_k|`` or
+        ``"power"`` ``|z_k|^2`` (see :class:`~neurodyn.energies.seal.SealEnergy`).
     steps : sampled batches; batch : manifold points per batch (each gives one probe of every
         kind and one finite perturbation of every kind).
     weight_linear, weight_field, weight_energy : weights of the residuals.
@@ -55,6 +57,7 @@ class FitConfig:
     pointwise_degree: int = 3
     pointwise_inverse: bool = True
     phaselock: bool | None = None
+    variable: str = "amplitude"
     steps: int = 4
     batch: int = 8
     hidden: int = 32
@@ -73,6 +76,8 @@ class FitConfig:
     def __post_init__(self):
         if self.geometry not in ("ring", "torus"):
             raise ValueError(f"geometry={self.geometry!r}: choose one of ('ring', 'torus')")
+        if self.variable not in ("amplitude", "power"):
+            raise ValueError(f"variable={self.variable!r}: choose one of ('amplitude', 'power')")
         if self.family not in FAMILIES:
             raise ValueError(f"family={self.family!r}: choose one of {FAMILIES}")
         for key in ("gain", "rmax", "c", "tau", "kappa", "strength", "lr"):

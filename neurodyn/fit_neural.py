@@ -1,14 +1,30 @@
 """Gradient-descent fitting of a general neural energy (SEAL's ``mlp`` family).
 
-The energy is ``F = S + M``: an MLP of the rates averaged over neuron translations (``M``) and
-the spectral slopes that keep every manifold point a fixed point (``S``, recomputed from ``M``
-at every step and differentiated through, see
-:meth:`neurodyn.energies.seal.SealEnergy.refresh`). ``M`` is not linear in its weights, so
-instead of the least squares of :func:`neurodyn.fit.fit` the same residuals (linearised normal
-field, finite restoring field, energy against ``kappa B``) are minimised by Adam with a cosine
-learning rate, one freshly sampled batch per step (seeded by ``seed`` and the step number).
-The checkpoint holds the weights, Adam's state and the history, so a resumed fit repeats the
-same arithmetic as an uninterrupted one.
+The energy is ``F = S + c0 sum_i G(r_i) + M``: an MLP of the rates averaged over neuron
+translations (``M``), the leak integral ``G`` with one learned coefficient ``c0``, and the
+spectral slopes that keep every manifold point a fixed point (``S``, recomputed from the other
+two at every step and differentiated through, see
+:meth:`neurodyn.energies.seal.SealEnergy.refresh`).
+
+Why ``c0``: a normal rate ``kappa`` asks the Hessian of ``F`` on the normal space to be
+``(kappa - 1) D^{-1}``, ``D = diag(phi'(u*))`` (:mod:`neurodyn.energies.seal`, step 3), the
+Hessian of ``(kappa - 1) sum_i G(r_i)``. For a logistic ``G`` is the negative binary entropy,
+curvature ``1 / (r (1 - r))``: about 400 at the bump's floor, 4 at its half height. A smooth MLP
+of bounded rates with weights of order one has curvatures of order one, so without ``c0`` a
+fitted MLP stays at the leak rate wherever the rates are low, whatever kappa it is fitted to.
+With it, ``c0`` is learned (no value is built in; it ends near ``kappa - 1``) and ``M`` supplies
+the rest (the radial stiffness of the bump's own modes, which ``S`` does not learn here).
+
+``M`` is not linear in its weights, so instead of the least squares of :func:`neurodyn.fit.fit`
+the same residuals (linearised normal field, finite restoring field, energy against
+``kappa B``) are minimised by Adam with a cosine learning rate, one freshly sampled batch per
+step (seeded by ``seed`` and the step number). Every residual is affine in ``c0`` (``F`` is
+linear in it and the slopes of ``S`` are linear in ``grad F``), so before each Adam step ``c0``
+is set to its weighted least-squares value on the step's batch, from the residuals at ``c0``
+and ``c0 + 1`` (a step of a variable-projection scheme: Adam with a step size suited to the
+network's weights would need hundreds of steps to carry ``c0`` to ``kappa - 1``, and
+overshoots it with a larger one). The checkpoint holds the weights, ``c0``, Adam's state and
+the history, so a resumed fit repeats the same arithmetic as an uninterrupted one.
 """
 
 from __future__ import annotations
@@ -21,7 +37,27 @@ from _runkit import atomic_torch_save
 
 from .progress import progress
 
-__all__ = ["train_neural"]
+__all__ = ["train_neural", "solve_leak_coefficient"]
+
+
+def solve_leak_coefficient(energy, residual_fn, batch, weights: dict) -> float:
+    """Set ``c0`` (``energy.pointwise.coef[0]``) to its weighted least-squares value on a batch.
+
+    The residuals are affine in ``c0``: ``R(c) = R(c0) + (c - c0) A`` with
+    ``A = R(c0 + 1) - R(c0)``; the minimiser of ``sum_k w_k |R_k(c)|^2`` is returned and
+    written. Residuals and the other parameters are left untouched.
+    """
+    coef = energy.pointwise.coef
+    with torch.no_grad():
+        c0 = float(coef[0])
+        base = residual_fn(batch)
+        coef[0] = c0 + 1.0
+        moved = residual_fn(batch)
+        num = sum(w * float((moved[k] - base[k]) @ base[k]) for k, w in weights.items())
+        den = sum(w * float(((moved[k] - base[k]) ** 2).sum()) for k, w in weights.items())
+        c = c0 - num / den if den > 0 else c0
+        coef[0] = c
+    return c
 
 
 def train_neural(net, manifold, config, ckpt: Path | None, resume: bool, progress_bar,
@@ -32,8 +68,7 @@ def train_neural(net, manifold, config, ckpt: Path | None, resume: bool, progres
     term, ``load_fn(path)`` reads and checks a checkpoint.
     """
     energy = net.energy_fn
-    params = [p for p in energy.neural.parameters()]
-    opt = torch.optim.Adam(params, lr=config.lr)
+    opt = torch.optim.Adam(list(energy.neural.parameters()), lr=config.lr)
     sched = torch.optim.lr_scheduler.CosineAnnealingLR(opt, max(config.steps, 1),
                                                        eta_min=0.01 * config.lr)
     weights = {"linear": config.weight_linear, "field": config.weight_field,
@@ -42,6 +77,8 @@ def train_neural(net, manifold, config, ckpt: Path | None, resume: bool, progres
     if ckpt is not None and resume and ckpt.exists():
         state = load_fn(ckpt)
         energy.neural.load_state_dict(state["neural"])
+        if energy.pointwise is not None:
+            energy.pointwise.load_state_dict(state["pointwise"])
         opt.load_state_dict(state["optimizer"])
         sched.load_state_dict(state["scheduler"])
         history, step0 = state["history"], int(state["step"])
@@ -52,6 +89,8 @@ def train_neural(net, manifold, config, ckpt: Path | None, resume: bool, progres
 
             atomic_torch_save({"format": "neurodyn.fit/2", "config": _checkpoint_config(config),
                                "neural": energy.neural.state_dict(),
+                               "pointwise": (energy.pointwise.state_dict()
+                                             if energy.pointwise is not None else None),
                                "optimizer": opt.state_dict(), "scheduler": sched.state_dict(),
                                "history": history, "step": step}, ckpt)
 
@@ -59,7 +98,11 @@ def train_neural(net, manifold, config, ckpt: Path | None, resume: bool, progres
     try:
         for step in range(step0, config.steps):
             opt.zero_grad()
-            res = residual_fn(batch_fn(step))
+            batch = batch_fn(step)
+            if energy.pointwise is not None:
+                solve_leak_coefficient(energy, residual_fn, batch, weights)
+                energy.pointwise.coef.grad = None
+            res = residual_fn(batch)
             losses = {k: (r**2).sum() for k, r in res.items()}
             loss = sum(weights[k] * losses[k] for k in weights)
             if not torch.isfinite(loss) or float(loss.detach()) > 1e8:

@@ -101,11 +101,16 @@ def build_network(config: FitConfig, manifold: TargetManifold) -> HopfieldNetwor
     lock = config.geometry == "torus" if config.phaselock is None else config.phaselock
     seal, mlp = config.family == "seal", config.family == "mlp"
     degree = config.degree or (5 if config.geometry == "ring" else 4)
+    # the mlp family carries the leak-integral term c0 sum_i G(r_i) alone (degree 0), learned
+    # with the network: see neurodyn.fit_neural for why an MLP of the rates cannot supply it
     energy = SealEnergy(g, manifold.activation, manifold.u0, config.bias, degree,
                         0 if mlp else min(_bandwidth(config), max(g.shape) // 2),
-                        pointwise=seal, pointwise_degree=config.pointwise_degree,
-                        pointwise_inverse=config.pointwise_inverse, phaselock=seal and lock,
-                        mlp_hidden=config.hidden if mlp else 0, seed=config.seed)
+                        pointwise=seal or mlp,
+                        pointwise_degree=0 if mlp else config.pointwise_degree,
+                        pointwise_inverse=mlp or config.pointwise_inverse,
+                        phaselock=seal and lock,
+                        mlp_hidden=config.hidden if mlp else 0, seed=config.seed,
+                        variable=config.variable)
     return HopfieldNetwork(g, manifold.activation, energy, bias=config.bias, tau=config.tau,
                            manifold=manifold)
 

@@ -1,16 +1,30 @@
-"""The neurodyn command line: file contracts, reproducibility and error messages."""
+"""The neurodyn command line: file contracts, reproducibility and error messages.
+
+In-process through ``main(argv)``; one real subprocess checks the exit status the shell sees.
+"""
 
 import json
 import subprocess
 import sys
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
 
+from neurodyn.cli import main
+
+N = 32  # neurons of the module's ring model
+
 
 def run(*args, check=True):
-    proc = subprocess.run([sys.executable, "-m", "neurodyn.cli", *map(str, args)],
-                          capture_output=True, text=True, timeout=300)
+    """Run ``neurodyn ARGS`` in this process; returns its exit status and stderr."""
+    import contextlib
+    import io
+
+    err = io.StringIO()
+    with contextlib.redirect_stderr(err):
+        code = main([str(a) for a in args])
+    proc = SimpleNamespace(returncode=code, stderr=err.getvalue())
     if check and proc.returncode != 0:
         raise AssertionError(f"exit {proc.returncode}: {proc.stderr}")
     return proc
@@ -19,7 +33,7 @@ def run(*args, check=True):
 @pytest.fixture(scope="module")
 def model_dir(tmp_path_factory):
     out = tmp_path_factory.mktemp("ring")
-    run("fit", "ring", "--out", out, "--n", 64, "--steps", 60, "--seed", 1)
+    run("fit", "ring", "--out", out, "--n", N, "--steps", 10, "--seed", 1)
     return out
 
 
@@ -29,7 +43,7 @@ def test_fit_writes_contract_files(model_dir):
         assert (model_dir / name).exists(), name
     metrics = json.loads((model_dir / "metrics.json").read_text())
     assert metrics["jacobian"]["n_zero"] == 1
-    assert json.loads((model_dir / "config.json").read_text())["config"]["n"] == 64
+    assert json.loads((model_dir / "config.json").read_text())["config"]["n"] == N
 
 
 def test_simulate_perturbed_contract(model_dir, tmp_path):
@@ -38,7 +52,7 @@ def test_simulate_perturbed_contract(model_dir, tmp_path):
         0.3, "--count", 5, "--duration", 10, "--dt", 0.1, "--save-every", 10)
     z = np.load(out / "trajectory.npz")
     assert z["t"].shape == (11,)
-    assert z["u"].shape == (11, 5, 64) and z["r"].shape == (11, 5, 64)
+    assert z["u"].shape == (11, 5, N) and z["r"].shape == (11, 5, N)
     for key in ("energy", "decoded", "distance"):
         assert z[key].shape == (11, 5), key
     assert np.all(np.diff(z["energy"], axis=0) <= 1e-9 * (1 + np.abs(z["energy"][:-1])))
@@ -87,11 +101,11 @@ def test_simulate_bad_input(model_dir, tmp_path, args, message):
 
 
 def test_bad_files(model_dir, tmp_path):
-    np.save(tmp_path / "bad.npy", np.zeros((3, 63)))
+    np.save(tmp_path / "bad.npy", np.zeros((3, N - 1)))
     proc = run("simulate", "--model", model_dir, "--out", tmp_path / "x", "--init",
                tmp_path / "bad.npy", check=False)
-    assert proc.returncode == 2 and "--init" in proc.stderr and "(B, 64)" in proc.stderr
-    nan = np.zeros((2, 64))
+    assert proc.returncode == 2 and "--init" in proc.stderr and f"(B, {N})" in proc.stderr
+    nan = np.zeros((2, N))
     nan[1, 3] = np.nan
     np.save(tmp_path / "nan.npy", nan)
     proc = run("simulate", "--model", model_dir, "--out", tmp_path / "x", "--init",
@@ -106,7 +120,10 @@ def test_bad_files(model_dir, tmp_path):
 
 
 def test_fit_rejects_small_population(tmp_path):
-    proc = run("fit", "ring", "--out", tmp_path / "x", "--n", 4, check=False)
+    proc = subprocess.run([sys.executable, "-m", "neurodyn.cli", "fit", "ring", "--out",
+                           str(tmp_path / "x"), "--n", "4"], capture_output=True, text=True,
+                          timeout=300)
     assert proc.returncode == 2 and "at least 8" in proc.stderr
+    assert "Traceback" not in proc.stderr and len(proc.stderr.strip().splitlines()) == 1
     proc = run("fit", "ring", "--out", tmp_path / "x", "--bogus", 1, check=False)
     assert proc.returncode == 2 and "unrecognized arguments" in proc.stderr

@@ -29,7 +29,8 @@ def _fit(args) -> dict:
                     weight_linear=args.weight_linear, weight_field=args.weight_field,
                     weight_energy=args.weight_energy, strength=args.strength,
                     kappa_tol=args.kappa_tol, check_kappa=not args.no_kappa_check,
-                    hidden=args.hidden, lr=args.lr, gain=args.gain, a=args.a, c=args.c)
+                    hidden=args.hidden, lr=args.lr, gain=args.gain, a=args.a, c=args.c,
+                    variable=args.variable)
     size = 128 if n is None else (n if isinstance(n, int) else n[0] * n[1])
     check_memory("--n", float(size) * (4 * cfg.batch + 4) * 8 * 48)
     with open_run(args, "fit", config=cfg.to_dict()) as run:
@@ -72,6 +73,9 @@ def register(sub) -> None:
                    help="highest wave number with learned curvature (default 4 ring, 2 torus)")
     f.add_argument("--degree", type=positive_int, default=None,
                    help="polynomial terms per mode (default 5 ring, 4 torus)")
+    f.add_argument("--variable", choices=("amplitude", "power"), default=d.variable,
+                   help="variable of the per-mode polynomials: the Fourier amplitude |z_k| or "
+                   f"the power |z_k|^2 (default {d.variable})")
     f.add_argument("--pointwise-degree", type=int, default=d.pointwise_degree,
                    help=f"powers of the rate in h' (default {d.pointwise_degree})")
     f.add_argument("--no-inverse", action="store_true",

@@ -6,6 +6,7 @@ from __future__ import annotations
 from _runkit import Registry
 
 from ..geometry import Geometry
+from .amplitude import AmplitudeFourierEnergy
 from .base import InteractionEnergy
 from .coupling import PhaseLockEnergy
 from .neural import MLPEnergy
@@ -44,6 +45,7 @@ ENERGIES.add("quadratic", _needs_state("quadratic"))
 ENERGIES.add("fourier", _needs_state("fourier"))
 ENERGIES.add("learned", _keyed(LearnedFourierEnergy,
                                ("bandwidth", "degree", "cross_hidden", "seed")))
+ENERGIES.add("amplitude", _keyed(AmplitudeFourierEnergy, ("bandwidth", "degree", "eps")))
 ENERGIES.add("mlp", _keyed(MLPEnergy, ("hidden", "scale", "seed", "symmetric")))
 ENERGIES.add("pointwise", lambda c, g, s: PointwiseEnergy.from_config(c, g))
 ENERGIES.add("phaselock", lambda c, g, s: PhaseLockEnergy.from_config(c, g))

@@ -40,7 +40,14 @@ Derivation (dynamics ``tau du/dt = -u - grad F(r) + b``, ``r = phi(u)``; manifol
    Hessian on the manifold is rank one along exactly that combination (its gradient and radial
    Hessian vanish there). Closed form of the solution: ``F = (kappa - 1) sum_i G(r_i) +
    kappa F_1`` with ``F_1`` the ``kappa = 1`` solution, i.e. the ``kappa = 1`` network run
-   ``kappa`` times faster; the fit is checked against it, it is not built in.
+   ``kappa`` times faster; the fit is checked against it, it is not built in. Beyond the
+   linearisation, ``F_1 = -max_psi <r, u*(psi)> + b sum_i r_i`` has the gradient
+   ``-u*(psi_hat) + b`` (envelope theorem, ``psi_hat`` of step 5), so the field is
+   ``-kappa (u - u*(psi_hat))`` at every state; on the ring, and on the torus with its triad
+   phase locked, the maximum is linear in the amplitudes ``|z_k|`` of the bump's modes. That is
+   why ``S``'s polynomials are in ``|z_k|``
+   (:class:`~neurodyn.energies.amplitude.AmplitudeFourierEnergy`): the anchored first term is
+   already exact, far from ``M`` too (a shrunken bump), where polynomials in ``|z_k|^2`` miss.
 5. *Energy and metric.* ``grad_u E = D (u + grad F - b) = -tau D du/dt``: the dynamics is the
    gradient flow of ``E`` in the metric ``D``, and on ``M``
    ``grad_u^2 E = D (I + H D) = kappa (D - De (De)^T / (e^T D e))``. So
@@ -59,11 +66,14 @@ import torch
 
 from ..activation import Activation, make_activation
 from ..geometry import Geometry
+from .amplitude import AmplitudeFourierEnergy
 from .base import InteractionEnergy
 from .coupling import PhaseLockEnergy
 from .neural import MLPEnergy
 from .pointwise import PointwiseEnergy
 from .spectral import LearnedFourierEnergy
+
+VARIABLES = ("amplitude", "power")
 
 __all__ = ["SealEnergy"]
 
@@ -87,6 +97,13 @@ class SealEnergy(InteractionEnergy):
         over neuron translations (:class:`~neurodyn.energies.neural.MLPEnergy`); its gradient
         enters the fixed-point slopes, differentiably, so it can be trained by gradient descent.
     seed : initialises ``M``.
+    variable : the variable of ``S``'s per-mode polynomials: ``"amplitude"`` ``|z_k|``
+        (:class:`~neurodyn.energies.amplitude.AmplitudeFourierEnergy`, in which the exact
+        solution of step 4 is linear; what :func:`neurodyn.fitting.fit` uses by default) or
+        ``"power"`` ``|z_k|^2`` through a saturating map
+        (:class:`~neurodyn.energies.spectral.LearnedFourierEnergy`, the earlier family: the
+        one saved models without this key hold, the one the compiled path
+        :mod:`neurodyn.fastpath` runs, and the control).
 
     Examples
     --------
@@ -105,8 +122,11 @@ class SealEnergy(InteractionEnergy):
     def __init__(self, geometry: Geometry, activation: Activation, u0: torch.Tensor | None = None,
                  bias: float = 0.0, degree: int = 3, curvature_bandwidth: int = 4,
                  pointwise: bool = True, pointwise_degree: int = 3, pointwise_inverse: bool = True,
-                 phaselock: bool = False, mlp_hidden: int = 0, seed: int = 0):
+                 phaselock: bool = False, mlp_hidden: int = 0, seed: int = 0,
+                 variable: str = "power"):
         super().__init__(geometry)
+        if variable not in VARIABLES:
+            raise ValueError(f"variable={variable!r}: choose one of {VARIABLES}")
         top = max(geometry.shape) // 2
         if isinstance(curvature_bandwidth, bool) or not isinstance(curvature_bandwidth, int) \
                 or not 0 <= curvature_bandwidth <= top:
@@ -117,7 +137,7 @@ class SealEnergy(InteractionEnergy):
                         "pointwise": bool(pointwise), "pointwise_degree": int(pointwise_degree),
                         "pointwise_inverse": bool(pointwise_inverse),
                         "phaselock": bool(phaselock), "mlp_hidden": int(mlp_hidden),
-                        "seed": int(seed)}
+                        "seed": int(seed), "variable": variable}
         u = torch.zeros(geometry.shape, dtype=torch.float64) if u0 is None else \
             torch.as_tensor(u0, dtype=torch.float64).clone()
         if tuple(u.shape) != geometry.shape or not torch.isfinite(u).all():
@@ -127,7 +147,10 @@ class SealEnergy(InteractionEnergy):
         p_star = geometry.power(activation(u))
         nonzero = geometry.wavevectors().abs().sum(0) > 0
         scale = p_star.clamp(min=max(1e-2 * float(p_star[nonzero].max()), 1e-300))
-        self.spectral = LearnedFourierEnergy(geometry, top, degree, scale)
+        if variable == "amplitude":
+            self.spectral = AmplitudeFourierEnergy(geometry, top, degree, scale)
+        else:
+            self.spectral = LearnedFourierEnergy(geometry, top, degree, scale)
         self.pointwise = (PointwiseEnergy(geometry, activation, pointwise_degree,
                                           pointwise_inverse) if pointwise else None)
         self.phaselock = PhaseLockEnergy(geometry) if phaselock else None
@@ -236,7 +259,8 @@ class SealEnergy(InteractionEnergy):
         config = dict(config)
         act = make_activation(config.pop("activation", None))
         allowed = {"bias", "degree", "curvature_bandwidth", "pointwise", "pointwise_degree",
-                   "pointwise_inverse", "phaselock", "mlp_hidden", "seed"}
+                   "pointwise_inverse", "phaselock", "mlp_hidden", "seed", "variable"}
+        config.setdefault("variable", "power")  # models saved before the amplitude family
         if set(config) - allowed:
             raise ValueError(f"seal energy: unknown keys {sorted(set(config) - allowed)}; "
                              f"allowed: {sorted(allowed)}")
