@@ -66,7 +66,9 @@ def _interaction(u, out, r, a_re, a_im, z_re, z_im, z0r, z0i, act, gain, rmax, n
     ``i2c, i2s (K2, n2)`` inverse tables (multiplicity ``m_k2`` times ``cos``, ``-sin``);
     ``spec``, ``scale``, ``gstar``, ``gam (K1, K2)``; ``hcoef (K1, K2, D)``; ``kh (K1, K2,
     dim)``; ``dense (N, N)`` or empty; ``a_*`` ``(n1, K2)`` and ``z_* (K1, K2)`` work arrays.
-    ``kind`` 0 a fixed spectrum ``A = spec``, 1 the learned filter, 2 none (dense only).
+    ``kind`` 0 a fixed spectrum ``A = spec``, 1 the learned filter in the power, 2 none
+    (dense only), 3 the learned filter in the amplitude ``a = sqrt(p / scale + gam)``,
+    ``A = Phi'(a) / a`` with ``Phi'`` the polynomial ``hcoef`` in ``a - gstar``.
     SEAL's parts: ``pw`` the pointwise coefficients (empty: none) and ``pwp`` its
     ``(u_lo, u_hi, r_lo, 1 / width)``; ``lk_c, lk_i`` the locking terms (see
     :func:`neurodyn._fastseal.lock_table`), ``m2 (K2,)`` the columns' multiplicities,
@@ -110,6 +112,14 @@ def _interaction(u, out, r, a_re, a_im, z_re, z_im, z0r, z0i, act, gain, rmax, n
                 for d in range(deg - 2, -1, -1):
                     acc = acc * y + hcoef[p, q, d]
                 f = 2.0 * g1 * acc
+            elif kind == 3:
+                a = np.sqrt(pwr / scale[p, q] + gam[p, q])
+                y = a - gstar[p, q]
+                deg = hcoef.shape[2]
+                acc = hcoef[p, q, deg - 1]
+                for d in range(deg - 2, -1, -1):
+                    acc = acc * y + hcoef[p, q, d]
+                f = acc / a
             else:
                 f = 0.0
             wr = f * sr

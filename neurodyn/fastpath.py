@@ -2,7 +2,8 @@
 
 A :class:`Plan` is the network reduced to tables: the activation (logistic or tanh), the bias,
 the interacting modes as a separable ``K1 x K2`` block of wave vectors with their per-mode filter
-(the learned Fourier energy's ``2 f'_k(|z_k|^2)``, or the Fourier construction's spectrum ``w_k``),
+(the learned Fourier energy's ``2 f'_k(|z_k|^2)``, in the power or in the amplitude ``|z_k|``, or
+the Fourier construction's spectrum ``w_k``),
 an optional dense matrix (the quadratic family), the transport gains ``k_a h_k`` and, for SEAL's
 energy, its pointwise and phase-locking parts (:mod:`neurodyn._fastseal`). The whole
 loop then runs compiled (numba), at ``O(N (K1 + K2))`` per evaluation for ``K`` interacting modes.
@@ -30,7 +31,13 @@ import torch
 from . import _fastseal
 from .activation import Logistic, Tanh
 from .device import module_tensors
-from .energy import FourierQuadraticEnergy, LearnedFourierEnergy, QuadraticEnergy, SealEnergy
+from .energy import (
+    AmplitudeFourierEnergy,
+    FourierQuadraticEnergy,
+    LearnedFourierEnergy,
+    QuadraticEnergy,
+    SealEnergy,
+)
 from .inputs import Constant, Sine, Velocity, _Sampled
 
 #: whether the optional numba dependency is installed (the kernels are imported on first use)
@@ -136,10 +143,10 @@ def _build_plan(network) -> tuple[Plan | None, str]:
             pw, pw_bounds = _fastseal.pointwise_table(energy.pointwise)
         lock = energy.phaselock
         energy = energy.spectral
-    if isinstance(energy, LearnedFourierEnergy):
-        if energy.cross is not None:
+    if isinstance(energy, (LearnedFourierEnergy, AmplitudeFourierEnergy)):
+        if getattr(energy, "cross", None) is not None:
             return None, "a learned energy with a cross-mode network is not compiled"
-        kind = 1
+        kind = 1 if isinstance(energy, LearnedFourierEnergy) else 3
         with torch.no_grad():
             coef = energy.effective_coef().detach().to(torch.float64).numpy()  # (*spec, D)
         inter = _fastseal.learned_modes(coef, energy.mask.numpy() > 0)
@@ -204,6 +211,12 @@ def _build_plan(network) -> tuple[Plan | None, str]:
         scale = np.where(band, pick(energy.scale.numpy()), 1.0)
         gstar = np.where(band, pick(gs_full), 0.0)
         gam = np.where(band, pick(gam_full), 1.0)
+    elif kind == 3:  # amplitude filter: gstar holds a*_k, gam the rounding eps
+        band = pick(_fastseal.learned_modes(coef, energy.mask.numpy() > 0))
+        hcoef = np.where(band[..., None], (coef[None] if g.dim == 1 else coef)[block], 0.0)
+        scale = np.where(band, pick(energy.scale.numpy()), 1.0)
+        gstar = np.where(band, pick(np.sqrt(energy.anchor_x.numpy() + energy.eps)), 0.0)
+        gam = np.where(band, energy.eps, 1.0)
     dim = g.dim
     kh = np.zeros(shape + (dim,))
     if gains is not None:
