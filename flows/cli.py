@@ -21,8 +21,10 @@ from _runkit import check_int, cli_main
 from _runkit.sweep import add_sweep_arguments, sweep_options
 
 from .coupling import COUPLINGS, OT_SOLVERS
+from .errors import FlowsError
 from .evaluation import METRICS
 from .field import REGIMES
+from .model import resolve_device
 from .path import PATHS
 from .run import (
     run_eval,
@@ -122,7 +124,7 @@ def add_train(sub) -> None:
     _opt(t, "--label-dropout", "probability that a training label becomes the null label "
                                "(classifier-free guidance), in [0, 1)", type=float)
     _opt(t, "--ot-solver", "exact assignment solver of --coupling ot", choices=OT_SOLVERS.names())
-    t.add_argument("--device", default="cpu",
+    t.add_argument("--device", default="cpu", type=_device_option,
                    help="cpu or cuda: the model, the batches and the OT costs (the assignment "
                         "itself runs on the CPU)")
     t.add_argument("--guidance", type=float, default=1.0,
@@ -137,6 +139,18 @@ def add_train(sub) -> None:
                    help="threads preparing coming batches (default: one per core for the ot "
                         "and sinkhorn couplings, 0 otherwise); results do not depend on it")
     t.set_defaults(func=cmd_train)
+
+
+def _device_option(value: str) -> str:
+    """``--device``: "cpu", "cuda" or "cuda:N", refused at parse time (exit 2, naming the
+    option) when unknown or not available on this machine."""
+    try:
+        resolve_device(value)
+    except FlowsError as exc:
+        why = "is not available here (no CUDA device)" if "available" in str(exc) else \
+            "is not a device; use cpu, cuda or cuda:N"
+        raise argparse.ArgumentTypeError(f"{value!r} {why}") from exc
+    return value
 
 
 def cmd_train(a: argparse.Namespace):
@@ -166,7 +180,8 @@ def add_sample(sub) -> None:
                         "0..K-1 in turn)")
     s.add_argument("--guidance", type=float, default=1.0,
                    help="classifier-free guidance scale (class-conditional model)")
-    s.add_argument("--device", default="cpu", help="cpu or cuda")
+    s.add_argument("--device", default="cpu", type=_device_option,
+                   help="cpu, cuda or cuda:N")
     s.add_argument("--steps", type=int, default=20,
                    help="solver steps from t=0 to t=1 (fixed-step solvers)")
     s.add_argument("--seed", type=int, default=0, help="seed of the source points (>= 0)")
