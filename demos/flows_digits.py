@@ -28,7 +28,9 @@ def main(argv: list[str] | None = None) -> dict:
                       n_eval=1000)
     m = run_training(cfg, a.out / "train", fresh=True, progress=False).to_dict()
     out = {"sliced_w": m["sliced_heldout"], "sliced_floor": m["sliced_floor"],
-           "w2": m["w2_heldout"], "w2_floor": m["w2_floor"], "n_eval": m["n_eval"],
+           "sliced_floor_std": m["sliced_floor_std"], "floor_pairs": m["floor_pairs"],
+           "w2": m["w2_heldout"], "w2_floor": m["w2_floor"], "w2_floor_std": m["w2_floor_std"],
+           "n_eval": m["n_eval"],
            "steps": steps,
            "train_wall_time_s": m["train_wall_time_s"],
            "figures": [f"train/{f}" for f in m["figures"]]}

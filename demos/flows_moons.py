@@ -42,7 +42,7 @@ def main(argv: list[str] | None = None) -> dict:
     # the memorizing reference: the exact velocity of the empirical training distribution
     ref_field = EmpiricalOptimalField(splits.train)
     x_ref = integrate(ref_field, x0, steps=100).x
-    mem_ref = memorization(x_ref, splits.train, baseline_points=0)
+    mem_ref = memorization(x_ref, splits.train)
     out = {"w2": metrics["w2_heldout"], "w2_floor": metrics["w2_floor"],
            "train_wall_time_s": metrics["train_wall_time_s"], "steps": steps,
            "normalized_path_energy": pe.normalized,

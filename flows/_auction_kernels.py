@@ -81,33 +81,34 @@ def auction(c, p0, eps0, eps_final, theta, max_bids):
 @numba.njit(cache=True, nogil=True)
 def sparse_graph(c, p, sigma, thr):
     n = c.shape[0]
-    best = np.empty(n)
     indptr = np.zeros(n + 1, np.int64)
-    for i in range(n):
+    ind = np.empty(16 * n, np.int64)
+    val = np.empty(16 * n)
+    row = np.empty(n)
+    e = 0
+    for i in range(n):  # one pass over the row; the edge buffers grow by doubling
         b = np.inf
         for j in range(n):
             v = c[i, j] + p[j]
+            row[j] = v
             if v < b:
                 b = v
-        best[i] = b
         lim = b + thr
-        count = 0
+        if e + n > ind.shape[0]:
+            size = max(2 * ind.shape[0], e + n)
+            ind2 = np.empty(size, np.int64)
+            val2 = np.empty(size)
+            ind2[:e] = ind[:e]
+            val2[:e] = val[:e]
+            ind, val = ind2, val2
         for j in range(n):
-            if c[i, j] + p[j] <= lim or j == sigma[i]:
-                count += 1
-        indptr[i + 1] = indptr[i] + count
-    ind = np.empty(indptr[n], np.int64)
-    val = np.empty(indptr[n])
-    for i in range(n):
-        lim = best[i] + thr
-        e = indptr[i]
-        for j in range(n):
-            v = c[i, j] + p[j]
+            v = row[j]
             if v <= lim or j == sigma[i]:
                 ind[e] = j
-                val[e] = v - best[i]
+                val[e] = v - b
                 e += 1
-    return indptr, ind, val
+        indptr[i + 1] = e
+    return indptr, ind[:e].copy(), val[:e].copy()
 
 
 @numba.njit(cache=True, nogil=True)
@@ -255,52 +256,56 @@ def reduced_squared_euclidean(x, y):
     n, d = x.shape
     c = np.empty((n, n))
     finite = True
-    for i in range(n):
+    best = np.zeros(n, np.int64)
+    low = np.full(n, np.inf)
+    for i in range(n):  # column minima, row by row, without storing C
         for j in range(n):
             s = 0.0
             for k in range(d):
                 diff = x[i, k] - y[j, k]
                 s += diff * diff
-            c[i, j] = s
-    best = np.zeros(n, np.int64)
-    low = np.full(n, np.inf)
-    for i in range(n):  # column minima, row by row (contiguous access)
-        for j in range(n):
-            if c[i, j] < low[j]:
-                low[j] = c[i, j]
+            if s < low[j]:
+                low[j] = s
                 best[j] = i
     for j in range(n):
         if not np.isfinite(low[j]):
             finite = False
+    xb = np.empty((d, n))  # x_{k_j} and x_{k_j} - 2 y_j by coordinate, contiguous in j
+    yb = np.empty((d, n))
+    for j in range(n):
+        for k in range(d):
+            xb[k, j] = x[best[j], k]
+            yb[k, j] = x[best[j], k] - 2.0 * y[j, k]
+    top = 0.0
+    total_sum = 0.0
+    row = np.empty(n)
     for i in range(n):
+        row[:] = 0.0
+        for k in range(d):
+            xi = x[i, k]
+            for j in range(n):
+                row[j] += (xi - xb[k, j]) * (xi + yb[k, j])
         rmin = np.inf
         for j in range(n):
-            kb = best[j]
-            s = 0.0
-            for k in range(d):
-                s += (x[i, k] - x[kb, k]) * (x[i, k] + x[kb, k] - 2.0 * y[j, k])
-            s = max(s, 0.0)
-            c[i, j] = s
+            s = max(row[j], 0.0)
+            row[j] = s
             if s < rmin:
                 rmin = s
         for j in range(n):
-            c[i, j] -= rmin
+            s = row[j] - rmin
+            c[i, j] = s
+            total_sum += s
+            if s > top:
+                top = s
+    if not np.isfinite(total_sum):
+        finite = False
     total = n * n
     stride = max(1, total // 2048)
     sample = np.empty((total + stride - 1) // stride)
-    top = 0.0
     m = 0
     for e in range(0, total, stride):
         sample[m] = c[e // n, e % n]
         m += 1
-    total_sum = 0.0
-    for i in range(n):
-        for j in range(n):
-            total_sum += c[i, j]
-            if c[i, j] > top:
-                top = c[i, j]
-    if not np.isfinite(total_sum):
-        finite = False
     typical = np.median(sample[:m])
     if typical <= 0.0:  # mostly ties: fall back to the mean
         typical = total_sum / total

@@ -1,4 +1,5 @@
-"""Command line: ``flows train | sample | eval | experiment``, a thin layer over :mod:`flows.run`.
+"""Command line: ``flows train | sample | eval | experiment``, a thin layer over :mod:`flows.run`
+and :mod:`flows.run_theory`.
 
 Each sub-command is one ``add_*`` function (its options, each with unit and default in
 ``--help``) and one ``cmd_*`` function (turns the parsed options into one :mod:`flows.run`
@@ -20,8 +21,10 @@ from _runkit import check_int, cli_main
 from _runkit.cli import add_sweep_arguments, sweep_options
 
 from .coupling import COUPLINGS, OT_SOLVERS
+from .errors import FlowsError
 from .evaluation import METRICS
 from .field import REGIMES
+from .model import resolve_device
 from .path import PATHS
 from .run import (
     run_eval,
@@ -29,6 +32,13 @@ from .run import (
     run_samples_experiment,
     run_training,
     run_width_experiment,
+)
+from .run_theory import (
+    MEMORIZATION_NS,
+    RISK_NS,
+    RISK_SEEDS,
+    run_memorization_experiment,
+    run_risk_experiment,
 )
 from .sample import SOLVERS
 from .training import TrainConfig
@@ -114,7 +124,7 @@ def add_train(sub) -> None:
     _opt(t, "--label-dropout", "probability that a training label becomes the null label "
                                "(classifier-free guidance), in [0, 1)", type=float)
     _opt(t, "--ot-solver", "exact assignment solver of --coupling ot", choices=OT_SOLVERS.names())
-    t.add_argument("--device", default="cpu",
+    t.add_argument("--device", default="cpu", type=_device_option,
                    help="cpu or cuda: the model, the batches and the OT costs (the assignment "
                         "itself runs on the CPU)")
     t.add_argument("--guidance", type=float, default=1.0,
@@ -129,6 +139,18 @@ def add_train(sub) -> None:
                    help="threads preparing coming batches (default: one per core for the ot "
                         "and sinkhorn couplings, 0 otherwise); results do not depend on it")
     t.set_defaults(func=cmd_train)
+
+
+def _device_option(value: str) -> str:
+    """``--device``: "cpu", "cuda" or "cuda:N", refused at parse time (exit 2, naming the
+    option) when unknown or not available on this machine."""
+    try:
+        resolve_device(value)
+    except FlowsError as exc:
+        why = "is not available here (no CUDA device)" if "available" in str(exc) else \
+            "is not a device; use cpu, cuda or cuda:N"
+        raise argparse.ArgumentTypeError(f"{value!r} {why}") from exc
+    return value
 
 
 def cmd_train(a: argparse.Namespace):
@@ -158,7 +180,8 @@ def add_sample(sub) -> None:
                         "0..K-1 in turn)")
     s.add_argument("--guidance", type=float, default=1.0,
                    help="classifier-free guidance scale (class-conditional model)")
-    s.add_argument("--device", default="cpu", help="cpu or cuda")
+    s.add_argument("--device", default="cpu", type=_device_option,
+                   help="cpu, cuda or cuda:N")
     s.add_argument("--steps", type=int, default=20,
                    help="solver steps from t=0 to t=1 (fixed-step solvers)")
     s.add_argument("--seed", type=int, default=0, help="seed of the source points (>= 0)")
@@ -190,8 +213,9 @@ def add_eval(sub) -> None:
                           "(default: none)")
     e.add_argument("--metric", choices=METRICS + ("memorization",), default="w2",
                    help="distance in data units (sinkhorn: squared units), or memorization: "
-                        "fraction of samples whose nearest training point is closer than 1/3 "
-                        "of the second nearest")
+                        "fraction of samples whose nearest training point is closer than c "
+                        "times the second nearest, c = min(1/3, calibrated so that fresh "
+                        "samples of the data are flagged about 2%% of the time)")
     e.add_argument("--floor-pairs", type=int, default=10, dest="floor_pairs",
                    help="independent true-data pairs behind the floor's mean and std (--data)")
     e.add_argument("--seed", type=int, default=0,
@@ -209,32 +233,92 @@ def cmd_eval(a: argparse.Namespace):
 
 
 def add_experiment(sub) -> None:
-    """Options of ``flows experiment width | samples``."""
+    """Options of ``flows experiment width | samples | risk | memorization``."""
     x = sub.add_parser("experiment", formatter_class=_Formatter,
                        help="theory-regime sweeps with figures",
                        description="Theory-regime sweeps over the width m or the number n of "
-                                   "training points.")
-    x.add_argument("kind", choices=("width", "samples"), help="what the sweep varies")
-    x.add_argument("--out", required=True, type=Path, help="run directory (created; locked)")
-    x.add_argument("--data", default="moons", help="dataset name or .npy/.csv file")
-    x.add_argument("--widths", type=_ints, default=[256, 1024, 4096, 16384],
-                   help="widths m of the width sweep (neurons, comma-separated)")
-    x.add_argument("--width", type=int, default=4096,
-                   help="width m of the samples sweep (neurons)")
-    x.add_argument("--n", type=int, default=256, help="training points of the width sweep")
-    x.add_argument("--ns", type=_ints, default=[32, 64, 128, 256, 512],
-                   help="numbers of training points of the samples sweep (comma-separated)")
-    x.add_argument("--k", type=int, default=4, help="fixed (t, x0) draws per training point")
-    x.add_argument("--steps", type=int, default=500, help="gradient-descent steps per run")
-    x.add_argument("--lr", type=float, help="step size (default: 2.0)")
-    x.add_argument("--seed", type=int, default=0, help="seed of every run (>= 0)")
-    add_sweep_arguments(x, without="the runs one after another in this process")
-    x.set_defaults(func=cmd_experiment)
+                                   "training points, excess risk over seeds, memorization.")
+    kinds = x.add_subparsers(dest="kind", required=True, metavar="KIND")
+    w = kinds.add_parser("width", formatter_class=_Formatter,
+                         help="loss curves against the infinite-width NTK prediction, drift, "
+                              "lambda_0 and W2 against the width m")
+    _experiment_common(w)
+    w.add_argument("--widths", type=_ints, default=[256, 1024, 4096, 16384],
+                   help="widths m (neurons, comma-separated)")
+    w.add_argument("--n", type=int, default=256, help="training points")
+    _theory_steps(w, "the NTK gap depends on lr x steps, the gradient-flow time; at "
+                     "n = 64 it falls with m from 256 to 16384 at lr x steps = 250, not at "
+                     "1000")
+    add_sweep_arguments(w, without="the runs one after another in this process")
+    w.set_defaults(func=cmd_experiment)
+    s = kinds.add_parser("samples", formatter_class=_Formatter,
+                         help="train and test objective, their excess over the population "
+                              "minimum, the gap beside its floor, and W2 with its floor "
+                              "against n")
+    _experiment_common(s)
+    s.add_argument("--ns", type=_ints, default=[32, 64, 128, 256, 512],
+                   help="numbers of training points (comma-separated)")
+    s.add_argument("--width", type=int, default=4096, help="width m (neurons)")
+    _theory_steps(s)
+    add_sweep_arguments(s, without="the runs one after another in this process")
+    s.set_defaults(func=cmd_experiment)
+    r = kinds.add_parser("risk", formatter_class=_Formatter,
+                         help="excess test and train risk against n over several seeds, with "
+                              "95%% intervals and slopes beside the bound's n^-1/2; the W2 "
+                              "bound beside the measured W2")
+    r.add_argument("--out", required=True, type=Path, help="run directory (created; locked)")
+    r.add_argument("--data", default="moons",
+                   help="dataset with a closed-form optimal field: normal, 8gaussians, "
+                        "gmm<d>, moons, circles, swissroll, spirals")
+    r.add_argument("--ns", type=_ints, default=list(RISK_NS),
+                   help="numbers of training points (comma-separated, distinct)")
+    r.add_argument("--seeds", type=_ints, default=list(RISK_SEEDS),
+                   help="one run per seed and n (comma-separated, distinct, >= 0); the "
+                        "intervals are Student-t over them")
+    r.add_argument("--width", type=int, default=1024, help="width m (neurons)")
+    _theory_steps(r)
+    r.add_argument("--n-test", type=int, default=20_000, dest="n_test",
+                   help="fresh test draws (points) behind each excess test risk")
+    r.add_argument("--n-samples", type=int, default=1000, dest="n_samples",
+                   help="generated points for W2, its floor and its bound (0: skip them)")
+    r.set_defaults(func=cmd_experiment)
+    m = kinds.add_parser("memorization", formatter_class=_Formatter,
+                         help="memorized fraction against n (trained fields and the exact "
+                              "empirical-optimal field) and along the reverse process")
+    m.add_argument("--out", required=True, type=Path, help="run directory (created; locked)")
+    m.add_argument("--data", default="moons", help="dataset name or .npy/.csv file")
+    m.add_argument("--ns", type=_ints, default=list(MEMORIZATION_NS),
+                   help="numbers of training points (comma-separated, distinct, >= 3)")
+    m.add_argument("--width", type=int, default=256, help="width m (neurons), practice regime")
+    m.add_argument("--steps", type=int, default=3000, help="Adam steps per training run")
+    m.add_argument("--n-samples", type=int, default=1000, dest="n_samples",
+                   help="generated points per field")
+    m.add_argument("--seed", type=int, default=0, help="seed of every run (>= 0)")
+    m.set_defaults(func=cmd_experiment)
+
+
+def _experiment_common(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--out", required=True, type=Path, help="run directory (created; locked)")
+    p.add_argument("--data", default="moons", help="dataset name or .npy/.csv file")
+    p.add_argument("--seed", type=int, default=0, help="seed of every run (>= 0)")
+
+
+def _theory_steps(p: argparse.ArgumentParser, lr_note: str = "") -> None:
+    p.add_argument("--k", type=int, default=4, help="fixed (t, x0) draws per training point")
+    p.add_argument("--steps", type=int, default=500, help="gradient-descent steps per run")
+    p.add_argument("--lr", type=float, help="gradient-descent step size (default: 2.0)"
+                   + (f"; {lr_note}" if lr_note else ""))
 
 
 def cmd_experiment(a: argparse.Namespace):
-    """``flows experiment``: :func:`flows.run.run_width_experiment` or the samples sweep."""
+    """``flows experiment``: one run function of :mod:`flows.run` / :mod:`flows.run_theory`."""
     _common(a)
+    if a.kind == "risk":
+        return run_risk_experiment(a.out, a.ns, a.seeds, a.data, a.width, a.k, a.steps, a.lr,
+                                   a.n_test, a.n_samples)
+    if a.kind == "memorization":
+        return run_memorization_experiment(a.out, a.ns, a.data, a.width, a.steps,
+                                           a.n_samples, a.seed)
     # with --workers or --scheduler the runs are cells on a Dask cluster (resumable)
     sweep = sweep_options(a) if (a.workers is not None or a.scheduler is not None) else None
     if a.kind == "width":

@@ -60,12 +60,23 @@ def width_figures(res: WidthExperiment) -> dict[str, Figure]:
 
 
 def samples_figures(res: SamplesExperiment) -> dict[str, Figure]:
-    """gap_vs_n.png and w2_vs_n.png."""
-    return {
-        "gap_vs_n.png": plot_metric_vs(res.ns, res.generalization_gap, None,
-                                       "training points n", "generalization gap"),
-        "w2_vs_n.png": plot_metric_vs(res.ns, res.w2, res.w2_floor, "training points n"),
-    }
+    """gap_vs_n.png (the raw gap, its floor and the corrected gap) and w2_vs_n.png."""
+    if res.gap_corrected is None:
+        gap = plot_metric_vs(res.ns, res.generalization_gap, None, "training points n",
+                             "generalization gap (raw: no closed-form floor for these data)")
+    else:
+        gap = plot_metric_vs(res.ns, res.gap_corrected, res.gap_floor, "training points n",
+                             "gap - floor (excess test - excess train)")
+        gap.axes[0].plot(res.ns, res.generalization_gap, "s:", color="#fde725",
+                         label="raw gap (test - train objective)")
+        gap.axes[0].legend(fontsize=8)
+    w2 = plot_metric_vs(res.ns, res.w2, res.w2_floor, "training points n")
+    if res.w2_floor_std is not None:
+        lo = [f - s for f, s in zip(res.w2_floor, res.w2_floor_std, strict=True)]
+        hi = [f + s for f, s in zip(res.w2_floor, res.w2_floor_std, strict=True)]
+        w2.axes[0].fill_between(res.ns, lo, hi, color="0.8", label="floor +- std")
+        w2.axes[0].legend(fontsize=8)
+    return {"gap_vs_n.png": gap, "w2_vs_n.png": w2}
 
 
 def class_figures(samples: torch.Tensor, labels: torch.Tensor, guidance: float

@@ -43,10 +43,16 @@ def plot_ntk_gap(widths: Sequence[int], gaps: Sequence[float], tolerances: Seque
 
 def plot_excess_vs_n(ns: Sequence[int], means: Sequence[float], halfs: Sequence[float],
                      train: Sequence[float] | None = None, slope: float | None = None,
-                     ax: Axes | None = None) -> Figure:
-    """Excess test risk against n with 95% intervals (log-log), the mean excess train risk, and
-    an n^{-1/2} reference line through the first point."""
+                     ax: Axes | None = None, gap: Sequence[float] | None = None,
+                     gap_halfs: Sequence[float] | None = None) -> Figure:
+    """Excess test risk against n with 95% intervals (log-log), the mean excess train risk,
+    optionally the excess gap (test minus train excess) with its intervals, and an n^{-1/2}
+    reference line through the first point."""
     fig, ax = _axes(ax)
+    if gap is not None:
+        ax.errorbar(np.asarray(ns, float), gap, yerr=None if gap_halfs is None else
+                    np.asarray(gap_halfs), fmt="d-.", capsize=3,
+                    label="excess test - excess train")
     ns_a, m = np.asarray(ns, float), np.asarray(means, float)
     ax.errorbar(ns_a, m, yerr=np.asarray(halfs), fmt="o-", capsize=3,
                 label="excess test risk" + (f" (slope {slope:.2f})" if slope is not None else ""))
@@ -54,7 +60,7 @@ def plot_excess_vs_n(ns: Sequence[int], means: Sequence[float], halfs: Sequence[
     if train is not None:
         ax.plot(ns_a, train, "s:", label="excess train risk (can be < 0)")
     ax.set_xscale("log")
-    if train is None or min(train) > 0:
+    if (train is None or min(train) > 0) and (gap is None or min(gap) > 0):
         ax.set_yscale("log")
     ax.axhline(0, color="0.6", lw=0.8)
     ax.set(xlabel="training points n", ylabel="objective - population minimum",
@@ -89,7 +95,7 @@ def plot_memorization(x: Sequence[float], fractions: dict[str, Sequence[float]],
         ax.axhline(baseline, color="k", ls=":", lw=1, label="i.i.d. sample (leave-one-out)")
     if log_x:
         ax.set_xscale("log")
-    ax.set(xlabel=xlabel, ylabel="fraction memorized (d1 < d2 / 3)", ylim=(-0.02, 1.02),
+    ax.set(xlabel=xlabel, ylabel="fraction memorized (d1 < c d2)", ylim=(-0.02, 1.02),
            title="memorization")
     ax.legend(fontsize=8)
     return fig

@@ -22,7 +22,7 @@ import numpy as np
 import torch
 
 from .data import load_dataset
-from .errors import FlowsError, check_positive_int, derive_seed
+from .errors import FlowsError, as_generator, check_positive_int, derive_seed
 from .evaluation import w2
 from .excess import Estimate, excess_risk, objective, population_minimum, target_mixture
 from .floors import noise_floor
@@ -61,7 +61,7 @@ def _samples_part(res, cfg, splits, source, mix, ex: Estimate, n_samples: int,
                         derive_seed(cfg.seed, "floor"))
     measured = w2(x, ref)
     b = w2_bound(res.field, mix, x0, ex, steps=bound_steps, pairs=pairs)
-    mem = memorization(x, splits.train, baseline_points=0)
+    mem = memorization(x, splits.train)
     return {"w2": measured, "w2_floor": floor.mean, "w2_floor_std": floor.std,
             "w2_bound": b.bound, "w2_bound_factor": b.factor, "w2_coupling": b.coupling,
             "w2_bound_holds": b.bound >= measured, "w2_bound_ratio": b.bound / measured,
@@ -114,8 +114,15 @@ def width_sweep(widths: list[int], base: TrainConfig, **kwargs) -> dict:
 
 def risk_point(cfg: TrainConfig, lstar: Estimate, n_test: int = 20_000, n_samples: int = 1000,
                sample_steps: int = 20, bound_steps: int = 40, pairs: int = 200,
-               floor_pairs: int = 3) -> dict:
-    """One theory-regime run at ``cfg.n_train`` points: excess risks, gap, W2 and its bound."""
+               floor_pairs: int = 3, samples: bool = True) -> dict:
+    """One theory-regime run at ``cfg.n_train`` points: excess risks, gap, W2 and its bound.
+
+    ``generalization_gap`` is the test objective minus the training objective;
+    ``gap_floor`` is the same difference for the population-optimal field u* on the same draws
+    (what a perfect field reads: noise of the two finite objectives), and ``excess_gap`` =
+    excess test - excess train = gap - gap floor. ``samples=False`` skips the samples, W2 and
+    its bound (the risks alone).
+    """
     cfg = cfg.resolved()
     mix = _mixture(cfg)
     splits, source = prepare_data(cfg)
@@ -125,54 +132,130 @@ def risk_point(cfg: TrainConfig, lstar: Estimate, n_test: int = 20_000, n_sample
     test = objective(res.field, ds.sample(n_test, derive_seed(cfg.seed, "test-x1")),
                      derive_seed(cfg.seed, "test-draws"))
     train_excess = _train_excess(res, cfg, splits, source, lstar)
+    floor = gap_floor(cfg, splits, source, mix, ds, n_test)
+    gap = test.value - (train_excess + lstar.value)
     out = {"n": cfg.n_train, "seed": cfg.seed, "excess_test": ex.value,
            "excess_test_se": ex.se, "excess_train": train_excess,
            "test_objective": test.value, "test_objective_se": test.se,
            "train_objective": train_excess + lstar.value,
-           "generalization_gap": test.value - (train_excess + lstar.value)}
+           "generalization_gap": gap, "gap_floor": floor, "excess_gap": gap - floor}
+    if not samples:
+        return out
     return out | _samples_part(res, cfg, splits, source, mix, ex, n_samples, sample_steps,
                                bound_steps, pairs, floor_pairs)
 
 
+def gap_floor(cfg: TrainConfig, splits, source, mix, ds, n_test: int) -> float:
+    """The generalization gap of the population-optimal field u* on a run's draws.
+
+    test objective of u* (``n_test`` fresh test draws, the seeds :func:`risk_point` uses)
+    minus its objective on the run's fixed training draws: 0 in expectation, so what a raw gap
+    reads for a perfect field at these sizes.
+    """
+    from .excess import optimal_velocity
+
+    def u_star(x, t):
+        return optimal_velocity(mix, x.double(), t.double())
+
+    test = objective(u_star, ds.sample(n_test, derive_seed(cfg.seed, "test-x1")),
+                     derive_seed(cfg.seed, "test-draws"))
+    x_t, t, u = training_draws(cfg, splits, source)
+    train = float((optimal_velocity(mix, x_t, t) - u).square().sum(1).mean())
+    return test.value - train
+
+
+def objective_draws(x1: torch.Tensor, source, k: int, path: str, sigma_min: float,
+                    seed: int) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """(x_t (N, d), t (N, 1), u (N, d)), float64, of the fixed objective on points x1 (n, d):
+    the draws behind :func:`flows.training.fixed_objective` with the same arguments (same
+    order, before the features), N = n k."""
+    from .path import get_path
+
+    g = as_generator(seed)
+    x1k = x1.repeat_interleave(check_positive_int("k", k), dim=0)
+    x0 = source.sample(x1k.shape[0], g)
+    t = torch.rand(x1k.shape[0], 1, generator=g)
+    ps = get_path(path, sigma_min).sample(x0, x1k, t, g)
+    return ps.x_t.double(), t.double(), ps.dx_t.double()
+
+
+def training_draws(cfg: TrainConfig, splits, source) -> tuple[torch.Tensor, torch.Tensor,
+                                                               torch.Tensor]:
+    """:func:`objective_draws` of a theory run's training objective (seed "objective")."""
+    return objective_draws(splits.train[: cfg.n_train], source, cfg.k_draws, cfg.path,
+                           cfg.sigma_min, derive_seed(cfg.seed, "objective"))
+
+
 def _pooled(vals: list[float], ses: list[float]) -> tuple[float, float]:
-    """Mean over seeds and its standard error (seed-to-seed spread and test noise)."""
+    """Mean over seeds and its 95% half-width: Student t over the seed-to-seed spread (one
+    seed: 1.96 x that run's test standard error)."""
+    from scipy.stats import t as student
+
     v = np.asarray(vals)
     if v.size == 1:
-        return float(v[0]), float(ses[0])
-    return float(v.mean()), float(v.std(ddof=1) / math.sqrt(v.size))
+        return float(v[0]), 1.96 * float(ses[0])
+    return float(v.mean()), float(student.ppf(0.975, v.size - 1) * v.std(ddof=1)
+                                  / math.sqrt(v.size))
+
+
+def _slope_interval(ns: list[int], seeds: list[int], runs: list[dict],
+                    key: str) -> tuple[float | None, float | None]:
+    """Log-log slope of the per-n mean of ``key`` against n, and a 95% half-width from the
+    spread of the per-seed slopes (Student t; None with one seed or a non-positive value)."""
+    means = [float(np.mean([r[key] for r in runs if r["n"] == n])) for n in ns]
+    if len(ns) < 2 or min(means) <= 0:
+        return None, None
+    slope = loglog_slope(ns, means).slope
+    per_seed = []
+    for s in seeds:
+        ys = [next(r[key] for r in runs if r["n"] == n and r["seed"] == s) for n in ns]
+        if min(ys) <= 0:
+            return slope, None
+        per_seed.append(loglog_slope(ns, ys).slope)
+    return slope, _pooled(per_seed, [0.0])[1] if len(per_seed) > 1 else None
 
 
 def risk_sweep(ns: list[int], base: TrainConfig, seeds: list[int], **kwargs) -> dict:
     """:func:`risk_point` for every n and seed; per-n means with 95% intervals over seeds.
 
-    ``intervals_separate`` is True when each n's interval lies strictly below the previous
-    one's; ``slope`` is the log-log slope of the mean excess test risk against n (the kernel
-    regime's generalization bounds decay like n^{-1/2}).
+    Intervals are Student-t over the seeds (with 3 seeds the factor is 4.30, not 1.96).
+    ``intervals_separate`` is True when each n's interval of the excess test risk lies strictly
+    below the previous one's; ``excess_slope`` is the log-log slope of its mean against n, with
+    ``excess_slope_ci95`` from the per-seed slopes; the kernel regime's generalization bounds
+    decay like n^{-1/2} (``bound_rate``). The excess test risk is the excess training risk
+    (what the ``steps`` of gradient descent leave unfitted) plus ``excess_gap`` (test minus
+    train excess, the gap with its floor removed), each reported with its own slope.
     """
     ns = [check_positive_int("n", n) for n in ns]
+    seeds = [int(s) for s in seeds]
     base = replace(base, regime="theory")
     lstar = population_minimum(load_dataset(base.data), seed=derive_seed(base.seed, "lstar"))
     runs = [risk_point(replace(base, n_train=n, seed=s), lstar, **kwargs)
             for n in ns for s in seeds]
-    means, halfs, gaps, gap_halfs = [], [], [], []
-    for n in ns:
-        rs = [r for r in runs if r["n"] == n]
-        m, se = _pooled([r["excess_test"] for r in rs], [r["excess_test_se"] for r in rs])
-        g, gse = _pooled([r["generalization_gap"] for r in rs],
-                         [r["test_objective_se"] for r in rs])
-        means.append(m)
-        halfs.append(1.96 * se)
-        gaps.append(g)
-        gap_halfs.append(1.96 * gse)
-    separate = all(means[i + 1] + halfs[i + 1] < means[i] - halfs[i] for i in range(len(ns) - 1))
-    fit = loglog_slope(ns, means) if len(ns) >= 2 else None
-    return {"runs": runs, "ns": ns, "seeds": list(seeds),
-            "population_minimum": lstar.to_dict(),
-            "excess_test": means, "excess_test_ci95": halfs,
-            "generalization_gap": gaps, "generalization_gap_ci95": gap_halfs,
-            "intervals_separate": bool(separate),
-            "excess_slope": None if fit is None else fit.slope, "bound_rate": -0.5,
-            "w2_bound_holds_all": all(r["w2_bound_holds"] for r in runs)}
+    out: dict = {"runs": runs, "ns": ns, "seeds": seeds,
+                 "population_minimum": lstar.to_dict()}
+    for key, se_key in (("excess_test", "excess_test_se"),
+                        ("generalization_gap", "test_objective_se"),
+                        ("excess_train", None), ("gap_floor", None), ("excess_gap", None)):
+        means, halfs = [], []
+        for n in ns:
+            rs = [r for r in runs if r["n"] == n]
+            m, h = _pooled([r[key] for r in rs], [r[se_key] if se_key else 0.0 for r in rs])
+            means.append(m)
+            halfs.append(h)
+        out[key], out[f"{key}_ci95"] = means, halfs
+    means, halfs = out["excess_test"], out["excess_test_ci95"]
+    out["intervals_separate"] = bool(all(means[i + 1] + halfs[i + 1] < means[i] - halfs[i]
+                                         for i in range(len(ns) - 1)))
+    out["endpoints_separate"] = bool(means[-1] + halfs[-1] < means[0] - halfs[0])
+    for key in ("excess_test", "excess_train", "excess_gap"):
+        slope, half = _slope_interval(ns, seeds, runs, key)
+        name = "excess" if key == "excess_test" else key
+        out[f"{name}_slope"], out[f"{name}_slope_ci95"] = slope, half
+    out["bound_rate"] = -0.5
+    if "w2_bound_holds" in runs[0]:
+        out["w2_bound_holds_all"] = all(r["w2_bound_holds"] for r in runs)
+    return out
 
 
 def memorization_vs_time(field, x0: torch.Tensor, train_pts: torch.Tensor, steps: int = 20,
@@ -190,20 +273,22 @@ def memorization_vs_time(field, x0: torch.Tensor, train_pts: torch.Tensor, steps
         with torch.no_grad():
             x1_hat = sol.trajectory[i] + (1 - t) * field(sol.trajectory[i], torch.tensor(t))
         ts.append(t)
-        fr.append(memorization(x1_hat, train_pts, baseline_points=0).fraction)
+        fr.append(memorization(x1_hat, train_pts).fraction)
     return ts, fr
 
 
 def memorization_sweep(ns: list[int], data: str = "moons", width: int = 256, steps: int = 3000,
-                       n_samples: int = 1000, seed: int = 0) -> dict:
+                       n_samples: int = 1000, seed: int = 0, reference_steps: int = 100) -> dict:
     """Memorized fraction against n for trained fields (practice regime) and for the exact
-    empirical-optimal field (the memorizing reference), beside the i.i.d. baseline; and
-    against time in the reverse process for the smallest and largest n.
+    empirical-optimal field (the memorizing reference, ``reference_steps`` midpoint steps),
+    beside the i.i.d. baseline; and against time in the reverse process for the smallest and
+    largest n. Per n also the calibrated ratio ``criterion`` and the trained fields' fraction
+    at the fixed 1/3 (``memorized_trained_fixed``).
     """
     from .optimal import EmpiricalOptimalField
 
     ns = [check_positive_int("n", n) for n in ns]
-    model, exact, base, curves = [], [], [], {}
+    model, fixed, crit, exact, base, curves = [], [], [], [], [], {}
     for n in ns:
         cfg = TrainConfig(data=data, n_train=n, width=width, steps=steps, seed=seed,
                           checkpoint_every=max(1, steps))
@@ -214,14 +299,17 @@ def memorization_sweep(ns: list[int], data: str = "moons", width: int = 256, ste
         ref = EmpiricalOptimalField(splits.train)
         m = memorization(x, splits.train, seed=seed)
         model.append(m.fraction)
+        fixed.append(m.fraction_fixed)
+        crit.append(m.criterion)
         base.append(m.baseline)
-        exact.append(memorization(integrate(ref, x0, "midpoint", 50).x, splits.train,
-                                  baseline_points=0).fraction)
+        exact.append(memorization(integrate(ref, x0, "midpoint", reference_steps).x,
+                                  splits.train).fraction)
         if n in (ns[0], ns[-1]):
             t, f = memorization_vs_time(res.field, x0, splits.train)
             curves[f"trained, n={n}"] = f
-            curves[f"empirical optimum, n={n}"] = memorization_vs_time(ref, x0, splits.train,
-                                                                       steps=50)[1]
+            curves[f"empirical optimum, n={n}"] = memorization_vs_time(
+                ref, x0, splits.train, steps=reference_steps)[1]
             curves["t"] = t
-    return {"ns": ns, "memorized_trained": model, "memorized_empirical_optimal": exact,
-            "iid_baseline": base, "vs_time": curves, "width": width, "steps": steps}
+    return {"ns": ns, "memorized_trained": model, "memorized_trained_fixed": fixed,
+            "criterion": crit, "memorized_empirical_optimal": exact, "iid_baseline": base,
+            "vs_time": curves, "width": width, "steps": steps}

@@ -57,7 +57,7 @@ class PathIntegrationResult(Result):
 
 def path_integration(network: HopfieldNetwork, velocity: Velocity | str = "ou:0.2:10:0.5",
                      runs: int = 64, duration: float = 200.0, dt: float = 0.1,
-                     seed: int = 0) -> PathIntegrationResult:
+                     seed: int = 0, device: str = "cpu") -> PathIntegrationResult:
     """Velocity-driven bump motion compared with the integrated input velocity.
 
     .. math:: e(t) = \\mathrm{wrap}(\\hat\\psi(t) - \\psi(0) - \\int_0^t v(s)\\,ds)
@@ -74,6 +74,8 @@ def path_integration(network: HopfieldNetwork, velocity: Velocity | str = "ou:0.
         Simulated time and step (tau).
     seed : int
         Seeds the starting points and the velocity.
+    device : str
+        Where the runs are simulated (the trajectory is returned on the CPU).
 
     Returns
     -------
@@ -89,7 +91,8 @@ def path_integration(network: HopfieldNetwork, velocity: Velocity | str = "ou:0.
     """
     if isinstance(velocity, str):
         velocity = parse_velocity(velocity)
-    tr = from_manifold(network, runs, duration, dt, seed, velocity=velocity, diagnostics=True)
+    tr = from_manifold(network, runs, duration, dt, seed, velocity=velocity, diagnostics=True,
+                       device=device)
     err = path_integration_error(tr)
     steps = int(round(duration / dt))
     vmax = max(float(velocity(i * dt).abs().max()) for i in range(0, steps + 1))
@@ -100,7 +103,8 @@ def path_integration(network: HopfieldNetwork, velocity: Velocity | str = "ou:0.
 def from_manifold(network: HopfieldNetwork, runs: int, duration: float, dt: float, seed: int,
                   **kwargs) -> SimulationResult:
     """Simulate ``runs`` states started at random points of the manifold (seeded), saving about
-    once per tau; ``kwargs`` go to :func:`~neurodyn.simulation.simulate`.
+    once per tau; ``kwargs`` go to :func:`~neurodyn.simulation.simulate` (the result is
+    returned on the CPU).
 
     Examples
     --------
@@ -116,7 +120,7 @@ def from_manifold(network: HopfieldNetwork, runs: int, duration: float, dt: floa
     gen = torch.Generator().manual_seed(seed)
     u0 = network.manifold.u_star(network.geometry.random_phase(runs, gen))
     return simulate(network, u0, duration, dt, seed=seed,
-                    save_every=max(1, int(round(1.0 / dt))), **kwargs)
+                    save_every=max(1, int(round(1.0 / dt))), **kwargs).cpu()
 
 
 @dataclass(frozen=True)
@@ -163,7 +167,7 @@ class DiffusionResult(Result):
 
 def diffusion(network: HopfieldNetwork, noise: float = 0.05, runs: int = 128,
               duration: float = 200.0, dt: float = 0.05, seed: int = 0,
-              lags: tuple[float, ...] | None = None) -> DiffusionResult:
+              lags: tuple[float, ...] | None = None, device: str = "cpu") -> DiffusionResult:
     """Bump diffusion under additive noise on ``u``, against the one-neuron-noise theory.
 
     .. math:: \\langle (\\psi(t + \\ell) - \\psi(t))^2 \\rangle = 2 D \\ell
@@ -186,6 +190,8 @@ def diffusion(network: HopfieldNetwork, noise: float = 0.05, runs: int = 128,
         Seeds the starting points, the noise and the bootstrap.
     lags : tuple of float or None
         Lags (tau) of the increments; default ``duration / 2**k`` for ``k = 6, 5, 4, 3``.
+    device : str
+        Where the runs are simulated.
 
     Returns
     -------
@@ -196,7 +202,8 @@ def diffusion(network: HopfieldNetwork, noise: float = 0.05, runs: int = 128,
     if isinstance(noise, bool) or not (isinstance(noise, (int, float)) and math.isfinite(noise)
                                        and noise > 0):
         raise ValueError(f"noise={noise!r}: must be a finite number > 0")
-    tr = from_manifold(network, runs, duration, dt, seed, noise=noise, diagnostics=False)
+    tr = from_manifold(network, runs, duration, dt, seed, noise=noise, diagnostics=False,
+                       device=device)
     if lags is None:
         lags = tuple(duration / 2 ** k for k in (6, 5, 4, 3))
     est = diffusion_estimate(tr.decoded, tr.t, lags=lags, seed=seed)

@@ -154,7 +154,8 @@ class RestorationResult(Result):
 def restoration(network: HopfieldNetwork, count: int = 256,
                 kinds: tuple[str, ...] = ("noise", "shape", "amplitude", "lesion"),
                 strength: tuple[float, float] = (0.1, 0.5), duration: float = 20.0,
-                dt: float = 0.1, threshold: float = 0.01, seed: int = 0) -> RestorationResult:
+                dt: float = 0.1, threshold: float = 0.01, seed: int = 0,
+                device: str = "cpu") -> RestorationResult:
     """Relaxation of perturbed manifold states back to the manifold.
 
     For each kind, ``count`` states at random manifold points are perturbed with relative
@@ -177,6 +178,8 @@ def restoration(network: HopfieldNetwork, count: int = 256,
         Distance that counts as restored.
     seed : int
         Seeds the manifold points, strengths and perturbations.
+    device : str
+        Where the runs are simulated (the trajectories are returned on the CPU).
 
     Returns
     -------
@@ -206,7 +209,8 @@ def restoration(network: HopfieldNetwork, count: int = 256,
         psi = network.geometry.random_phase(count, gen)
         s = random_strengths(count, strength[0], strength[1], gen)
         u0 = perturb(m, psi, kind, s, gen)
-        tr = simulate(network, u0, duration, dt, save_every=max(1, int(round(1.0 / dt))))
+        tr = simulate(network, u0, duration, dt, save_every=max(1, int(round(1.0 / dt))),
+                      device=device).cpu()
         d = tr.distance
         stats[kind] = RestorationStats(
             fraction_within=float((d[-1] <= threshold).double().mean()),

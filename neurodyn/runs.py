@@ -154,9 +154,10 @@ def write_network_report(network: HopfieldNetwork, out: str | Path,
 def restore_run(network: HopfieldNetwork, out: str | Path, count: int = 256,
                 kinds: tuple[str, ...] = ("noise", "shape", "amplitude", "lesion"),
                 strength: tuple[float, float] = (0.1, 0.5), duration: float = 20.0,
-                dt: float = 0.1, threshold: float = 0.01, seed: int = 0) -> dict:
-    """Run :func:`~neurodyn.experiments.restoration`; write ``restoration_KIND.png``,
-    ``energy_descent.png`` and ``metrics.json``.
+                dt: float = 0.1, threshold: float = 0.01, seed: int = 0,
+                device: str = "cpu") -> dict:
+    """Run :func:`~neurodyn.experiments.restoration` (simulated on ``device``); write
+    ``restoration_KIND.png``, ``energy_descent.png`` and ``metrics.json``.
 
     Returns
     -------
@@ -167,7 +168,7 @@ def restore_run(network: HopfieldNetwork, out: str | Path, count: int = 256,
     from .plotting import plot_distance, plot_energy, save_figure
 
     out = Path(out)
-    res = restoration(network, count, kinds, strength, duration, dt, threshold, seed)
+    res = restoration(network, count, kinds, strength, duration, dt, threshold, seed, device=device)
     for kind, tr in res.trajectories.items():
         fig = plot_distance(tr, threshold)
         fig.axes[0].set_title(f"restoration after '{kind}' perturbations")
@@ -180,9 +181,10 @@ def restore_run(network: HopfieldNetwork, out: str | Path, count: int = 256,
 
 def path_integrate_run(network: HopfieldNetwork, out: str | Path,
                        velocity: Velocity | str = "ou:0.2:10:0.5", runs: int = 64,
-                       duration: float = 200.0, dt: float = 0.1, seed: int = 0) -> dict:
-    """Run :func:`~neurodyn.experiments.path_integration`; write ``trajectory.npz`` (without
-    the states), ``path_integration.png`` and ``metrics.json``.
+                       duration: float = 200.0, dt: float = 0.1, seed: int = 0,
+                       device: str = "cpu") -> dict:
+    """Run :func:`~neurodyn.experiments.path_integration` (simulated on ``device``); write
+    ``trajectory.npz`` (without the states), ``path_integration.png`` and ``metrics.json``.
 
     Returns
     -------
@@ -193,7 +195,7 @@ def path_integrate_run(network: HopfieldNetwork, out: str | Path,
     from .plotting import plot_path_integration, save_figure
 
     out = Path(out)
-    res = path_integration(network, velocity, runs, duration, dt, seed)
+    res = path_integration(network, velocity, runs, duration, dt, seed, device=device)
     save_figure(plot_path_integration(res.trajectory), out / "path_integration.png")
     np.savez_compressed(out / "trajectory.npz", **{k: v for k, v in res.trajectory.arrays().items()
                                                    if k not in ("u", "r")})
@@ -203,8 +205,10 @@ def path_integrate_run(network: HopfieldNetwork, out: str | Path,
 
 
 def diffuse_run(network: HopfieldNetwork, out: str | Path, noise: float = 0.05, runs: int = 128,
-                duration: float = 200.0, dt: float = 0.05, seed: int = 0) -> dict:
-    """Run :func:`~neurodyn.experiments.diffusion` and write ``metrics.json``.
+                duration: float = 200.0, dt: float = 0.05, seed: int = 0,
+                device: str = "cpu") -> dict:
+    """Run :func:`~neurodyn.experiments.diffusion` (simulated on ``device``) and write
+    ``metrics.json``.
 
     Returns
     -------
@@ -213,7 +217,7 @@ def diffuse_run(network: HopfieldNetwork, out: str | Path, noise: float = 0.05, 
     """
     from .experiments import diffusion
 
-    metrics = diffusion(network, noise, runs, duration, dt, seed).to_dict()
+    metrics = diffusion(network, noise, runs, duration, dt, seed, device=device).to_dict()
     write_json(metrics, Path(out) / "metrics.json")
     return metrics
 

@@ -190,7 +190,8 @@ def variable_control(geometry: str = "torus", kappa: float = 2.0, n=None, seed: 
     for variable in ("amplitude", "power"):
         res = fit(FitConfig(geometry=geometry, n=n, kappa=kappa, seed=seed, variable=variable))
         fe = field_energy_error(res.network, kappa)
-        out[variable] = {"field_error": fe.field_error, "field_error_median": fe.field_error_median,
+        out[variable] = {"field_error": fe.field_error,
+                         "field_error_median": fe.field_error_median,
                          "energy_ratio": fe.energy_ratio, "fit_seconds": res.seconds,
                          "worst_relative": normal_spectrum(res.network, kappa, 0.1).worst_relative}
     return out

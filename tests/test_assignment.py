@@ -143,3 +143,50 @@ def test_outliers_ties_and_duplicates_stay_exact():
         assert sorted(s.tolist()) == list(range(n))
         assert _cost(c, s) == pytest.approx(ref, rel=1e-12, abs=1e-9), kind
         assert _cost(c, auction_assignment(c)) == pytest.approx(ref, rel=1e-12, abs=1e-9), kind
+
+
+@pytest.mark.parametrize("kind", ["moons", "outlier", "all tied", "duplicates", "grid"])
+def test_batches_of_512_match_scipy_and_pot_with_ties_and_duplicates(kind):
+    # the training batches' size: the compiled cost, auction and finish against two other exact
+    # solvers; ties and duplicated points leave many optimal assignments, all of the same cost
+    import ot
+
+    from flows.data import load_dataset
+
+    rng = np.random.default_rng(21)
+    n = 512
+    for seed in range(2):
+        x = rng.standard_normal((n, 2))
+        y = load_dataset("moons").sample(n, seed).double().numpy()
+        if kind == "outlier":
+            y[int(rng.integers(n))] = [1e4, -3e3]
+        elif kind == "all tied":
+            y[:] = y[0]
+        elif kind == "duplicates":
+            y = y[rng.integers(0, 32, n)]
+        elif kind == "grid":
+            x, y = np.round(x * 2) / 2, np.round(y * 2) / 2
+        c = ((x[:, None] - y[None]) ** 2).sum(-1)
+        ref = _cost(c, linear_sum_assignment(c)[1])
+        w = np.full(n, 1.0 / n)
+        emd = float((ot.emd(w, w, c, numItermax=10**7) * c).sum()) * n
+        assert emd == pytest.approx(ref, rel=1e-9)
+        for sigma in (squared_euclidean_assignment(x, y), auction_assignment(c)):
+            assert sorted(sigma.tolist()) == list(range(n))
+            assert _cost(c, sigma) == pytest.approx(ref, rel=1e-12, abs=1e-9), kind
+
+
+def test_the_reduced_cost_is_the_cost_less_column_then_row_minima():
+    from flows._auction_kernels import reduced_squared_euclidean
+
+    rng = np.random.default_rng(22)
+    for d, far in ((1, 0.0), (2, 0.0), (2, 1e4), (5, 0.0)):
+        x, y = rng.standard_normal((300, d)), rng.standard_normal((300, d))
+        y[7, 0] += far
+        c = ((x[:, None] - y[None]) ** 2).sum(-1)
+        direct = c - c.min(0)
+        direct -= direct.min(1, keepdims=True)
+        r, typical, top, finite = reduced_squared_euclidean(x, y)
+        assert finite and (r >= 0).all() and (r.min(1) == 0).all()
+        assert np.abs(r - direct).max() <= 1e-9 * max(1.0, far**2)
+        assert top == r.max() and 0 < typical <= top

@@ -107,3 +107,33 @@ def test_experiment_width_writes_figures(tmp_path, capsys):
     assert m["lambda_0"] > 0 and len(m["drift"]) == 2
     for f in m["figures"]:
         assert (tmp_path / f).is_file()
+
+
+@pytest.mark.slow
+def test_experiment_risk_and_memorization_write_their_runs(tmp_path, capsys):
+    code, stdout, _ = run(capsys, "experiment", "risk", "--out", tmp_path / "r", "--ns", "16,64",
+                          "--seeds", "1,2", "--width", 64, "--k", 2, "--steps", 20,
+                          "--n-test", 2000, "--n-samples", 200)
+    assert code == 0
+    m = json.loads((tmp_path / "r" / "metrics.json").read_text())
+    assert json.loads(stdout)["excess_test"] == m["excess_test"]
+    assert len(m["runs"]) == 4 and len(m["excess_test_ci95"]) == 2
+    assert m["w2_bound_holds_all"] in (True, False) and "excess_gap_slope" in m
+    for r in m["runs"]:  # excess test - excess train is the raw gap minus its floor
+        assert abs(r["excess_gap"] - (r["generalization_gap"] - r["gap_floor"])) < 1e-9
+    cfg = json.loads((tmp_path / "r" / "config.json").read_text())
+    assert cfg["command"] == "flows experiment risk" and cfg["config"]["seeds"] == [1, 2]
+    for f in m["figures"]:
+        assert (tmp_path / "r" / f).is_file()
+    code, _, _ = run(capsys, "experiment", "risk", "--out", tmp_path / "r2", "--ns", "16,64",
+                     "--seeds", "1,2", "--width", 64, "--k", 2, "--steps", 20, "--n-test", 2000,
+                     "--n-samples", 200)  # the same command gives the same numbers
+    assert code == 0 and ((tmp_path / "r2" / "metrics.json").read_bytes()
+                          == (tmp_path / "r" / "metrics.json").read_bytes())
+    code, _, _ = run(capsys, "experiment", "memorization", "--out", tmp_path / "m", "--ns",
+                     "8,64", "--width", 32, "--steps", 50, "--n-samples", 200)
+    m = json.loads((tmp_path / "m" / "metrics.json").read_text())
+    assert code == 0 and m["ns"] == [8, 64]
+    # the exact empirical-optimal field memorizes; the criterion is calibrated below 1/3
+    assert min(m["memorized_empirical_optimal"]) >= 0.9 and max(m["criterion"]) < 1 / 3
+    assert sorted(m["figures"]) == ["memorization_vs_n.png", "memorization_vs_time.png"]

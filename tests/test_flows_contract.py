@@ -101,6 +101,10 @@ def _bad_cases(d: Path) -> list[tuple[str, list, str]]:
           "--steps", "2"]
     xs = ["experiment", "samples", "--out", out, "--ns", "8,16", "--width", "8", "--k", "1",
           "--steps", "2"]
+    xr = ["experiment", "risk", "--out", out, "--ns", "8,16", "--seeds", "1,2", "--width", "8",
+          "--k", "1", "--steps", "2"]
+    xm = ["experiment", "memorization", "--out", out, "--ns", "8,16", "--width", "8",
+          "--steps", "2"]
     huge = str(10**13)
     cases = [
         # train: numbers
@@ -267,7 +271,27 @@ def _bad_cases(d: Path) -> list[tuple[str, list, str]]:
         ("samples-ns-zero", xs[:5] + ["0"] + xs[6:], "ns=0"),
         ("samples-width-zero", xs + ["--width", "0"], "width=0"),
         ("samples-ns-huge", xs[:5] + [str(10**12)] + xs[6:], "n is too large"),
-        ("experiment-kind", ["experiment", "depth", "--out", out], "kind"),
+        ("experiment-kind", ["experiment", "depth", "--out", out], "KIND"),
+        ("risk-ns-zero", xr[:5] + ["0,16"] + xr[6:], "ns=0"),
+        ("risk-ns-repeated", xr[:5] + ["16,16"] + xr[6:], "repeats"),
+        ("risk-seeds-negative", xr + ["--seeds=-1,2"], "seeds=-1"),
+        ("risk-seeds-text", xr + ["--seeds", "a"], "--seeds"),
+        ("risk-data-finite", xr + ["--data", "digits"], "data='digits'"),
+        ("risk-data-unknown", xr + ["--data", "blobs"], "data='blobs'"),
+        ("risk-n-test-zero", xr + ["--n-test", "0"], "n_test=0"),
+        ("risk-n-samples-negative", xr + ["--n-samples=-1"], "n_samples=-1"),
+        ("risk-width-huge", xr + ["--width", huge], "width is too large"),
+        ("risk-lr-nan", xr + ["--lr", "nan"], "lr=nan"),
+        ("risk-steps-zero", xr + ["--steps", "0"], "steps=0"),
+        ("risk-out-is-file", xr[:3] + [d / "afile"] + xr[4:], "out="),
+        ("memorization-ns-two", xm[:5] + ["2,16"] + xm[6:], "ns=2"),
+        ("memorization-steps-zero", xm + ["--steps", "0"], "steps=0"),
+        ("memorization-width-zero", xm + ["--width", "0"], "width=0"),
+        ("memorization-seed-negative", xm + ["--seed=-1"], "seed=-1"),
+        ("memorization-data-unknown", xm + ["--data", "blobs"], "data='blobs'"),
+        ("memorization-ns-above-rows", xm[:5] + ["5000"] + xm[6:] + ["--data", "digits"],
+         "1797 rows"),
+        ("memorization-n-samples-huge", xm + ["--n-samples", huge], "n_samples is too large"),
         # the command line itself
         ("no-command", [], "COMMAND"),
         ("unknown-command", ["fit"], "fit"),
@@ -458,7 +482,13 @@ def test_help_states_every_default(capsys):
     subs = [a for a in parser._actions if hasattr(a, "choices") and isinstance(a.choices, dict)]
     fmt = _Formatter("flows")
     checked = 0
-    for name, sub in subs[0].choices.items():
+    parsers = []
+    for name, sub in subs[0].choices.items():  # the commands, and the kinds of experiment
+        nested = [a for a in sub._actions if isinstance(getattr(a, "choices", None), dict)]
+        parsers += [(f"{name} {k}", p) for a in nested for k, p in a.choices.items()]
+        parsers.append((name, sub))
+    assert {"experiment risk", "experiment memorization"} <= {n for n, _ in parsers}
+    for name, sub in parsers:
         for action in sub._actions:
             if action.required or action.dest in ("help", "fresh", "debug", "kind"):
                 continue

@@ -145,7 +145,7 @@ def test_empirical_optimal_field_memorizes():
     mem = memorization(x, train)
     assert mem.median_ratio < 0.1 and mem.fraction > 0.9
     fresh = memorization(held, train)
-    assert fresh.median_ratio > 0.5 and fresh.fraction < 0.25
+    assert fresh.median_ratio > 0.5 and fresh.fraction <= 0.05
 
 
 def test_kernel_h_hand_computed():

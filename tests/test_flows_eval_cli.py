@@ -83,3 +83,15 @@ def test_training_metrics_hold_memorization_and_floor_spread(tmp_path, capsys):
     assert code == 0 and 0 <= m["memorized_fraction"] <= 1 and m["w2_floor_std"] > 0
     assert m["floor_pairs"] == 5 and 0 <= m["memorized_baseline"] <= 1
     assert load_dataset("moons").dim == 2
+
+
+def test_digits_floor_spans_several_splits(tmp_path, capsys):
+    code, _, _ = run(capsys, "train", "--data", "digits", "--out", tmp_path / "d", "--steps", 5,
+                     "--width", 16, "--batch", 32, "--n-eval", 200)
+    m = json.loads((tmp_path / "d" / "metrics.json").read_text())
+    assert code == 0 and m["floor_pairs"] == 5
+    # five disjoint-subset pairs give a spread; a single split would report none
+    assert m["sliced_floor_std"] > 0 and m["w2_floor_std"] > 0
+    assert m["w2_floor_std"] < 0.1 * m["w2_floor"]  # the floor is a number, not noise
+    # control: the samples of a 5-step field are far above that floor
+    assert m["w2_heldout"] > m["w2_floor"] + 3 * m["w2_floor_std"]

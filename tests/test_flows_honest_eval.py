@@ -10,6 +10,7 @@ import torch
 
 from flows.data import DATASETS, Dataset, load_dataset, moons
 from flows.entropic import entropic_ot, sinkhorn_divergence
+from flows.errors import FlowsError
 from flows.evaluation import w2
 from flows.floors import noise_floor
 from flows.memorization import memorization, two_nearest
@@ -114,17 +115,44 @@ def test_two_nearest_matches_brute_force():
 
 
 @pytest.mark.parametrize("n_train", [50, 2000, 20_000])
-def test_memorization_whatever_n_train(n_train):
-    g = torch.Generator().manual_seed(4)
-    train = moons(n_train, g)
+@pytest.mark.parametrize("data", ["moons", "spirals"])
+def test_memorization_whatever_n_train(data, n_train):
+    ds, g = load_dataset(data), torch.Generator().manual_seed(4)
+    train = ds.sample(n_train, g)
     copies = train[torch.randint(0, n_train, (300,), generator=g)]
-    assert memorization(copies, train, baseline_points=0).fraction >= 0.9
-    fresh = memorization(moons(1500, g), train, baseline_points=1500, seed=5)
-    k = min(1500, n_train)
-    se = math.sqrt(0.1 * 0.9 / 1500 + 0.1 * 0.9 / k)
-    assert abs(fresh.fraction - fresh.baseline) < 3 * se  # the leave-one-out baseline
-    if n_train >= 2000:  # locally uniform at the neighbour scale: (d1/d2)^2 ~ U(0, 1)
-        assert abs(fresh.fraction - 1 / 9) < 0.035 and abs(fresh.baseline - 1 / 9) < 0.035
+    assert memorization(copies, train).fraction >= 0.9
+    fresh = memorization(ds.sample(1500, g), train, seed=5)
+    assert fresh.fraction <= 0.05  # calibrated to a 2% null rate
+    # the control: the fixed ratio 1/3 flags about 3^-2 = 1/9 of the same fresh 2-D points
+    assert fresh.fraction_fixed > 0.08
+    assert 1.5 < fresh.null_dimension < 2.6 and fresh.criterion < 1 / 3
+    # the leave-one-out baseline is the same null, measured on training points
+    se = math.sqrt(0.02 * 0.98 / 1500 + 0.02 * 0.98 / min(2000, n_train))
+    assert abs(fresh.fraction - fresh.baseline) < 4 * se
+
+
+def test_memorization_sees_near_copies_and_a_partial_memorizer():
+    ds, g = load_dataset("moons"), torch.Generator().manual_seed(6)
+    train = ds.sample(5000, g)
+    d1, _ = two_nearest(train, train, exclude_self=True)
+    idx = torch.randint(0, 5000, (1000,), generator=g)
+    step = torch.randn(1000, 2, generator=g, dtype=torch.float64)
+    near = train[idx].double() + 0.02 * d1[idx, None] * step / step.norm(dim=1, keepdim=True)
+    assert memorization(near, train).fraction >= 0.9  # 2% of the spacing off a training point
+    half = torch.cat([train[idx[:500]], ds.sample(500, g)])
+    assert abs(memorization(half, train).fraction - 0.5) < 0.05
+
+
+def test_memorization_criterion_checks():
+    train = torch.randn(100, 2, generator=torch.Generator().manual_seed(0))
+    with pytest.raises(FlowsError, match="criterion='loose'"):
+        memorization(train, train, criterion="loose")
+    with pytest.raises(FlowsError, match="null_points=0"):
+        memorization(train, train, null_points=0)
+    with pytest.raises(FlowsError, match="null_rate=1.5"):
+        memorization(train, train, null_rate=1.5)
+    fixed = memorization(train[:10] + 0.5, train, criterion=1 / 3, null_points=0)
+    assert math.isnan(fixed.baseline) and fixed.criterion == 1 / 3
 
 
 def test_memorization_fresh_samples_in_higher_dimension():

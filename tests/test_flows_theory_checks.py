@@ -130,3 +130,63 @@ def test_w2_bound_holds_and_vanishes_for_the_exact_field():
     exact = lambda x, t: optimal_velocity(mix, x, t).float()  # noqa: E731
     b0 = w2_bound(exact, mix, x0, excess_risk(exact, ds, 2000), steps=10, pairs=50)
     assert b0.excess < 1e-8 and b0.coupling < 1e-4  # the exact field: both flows coincide
+
+
+def test_objective_draws_are_those_of_the_training_objective():
+    from flows.field import FieldSpec, features
+    from flows.theory_sweeps import objective_draws
+    from flows.training import fixed_objective, prepare_data
+
+    cfg = TrainConfig(data="moons", regime="theory", n_train=32, k_draws=3, width=8).resolved()
+    splits, source = prepare_data(cfg)
+    spec = FieldSpec(2, 8, "theory", True, cfg.fourier)
+    z, u = fixed_objective(splits.train[:32], source, 3, cfg.path, cfg.sigma_min, spec, 11)
+    x_t, t, uu = objective_draws(splits.train[:32], source, 3, cfg.path, cfg.sigma_min, 11)
+    assert torch.equal(features(x_t.float(), t.float(), spec.fourier, spec.normalize), z)
+    assert torch.equal(uu.float(), u)
+    # control: another seed gives other draws
+    assert not torch.equal(objective_draws(splits.train[:32], source, 3, cfg.path,
+                                           cfg.sigma_min, 12)[2].float(), u)
+
+
+def test_gap_floor_is_taken_on_the_draws_of_the_run():
+    from flows.excess import target_mixture
+    from flows.measure import _gap_floor
+    from flows.theory_sweeps import objective_draws
+    from flows.training import theory_test_loss
+
+    cfg = TrainConfig(data="moons", regime="theory", n_train=16, k_draws=2, width=8,
+                      n_eval=64).resolved()
+    splits, source = prepare_data(cfg)
+    field = TwoLayerReLUField(FieldSpec(2, 8, "theory", True, cfg.fourier), seed=3)
+
+    def loss(v, x1, tag):
+        x_t, t, u = objective_draws(x1, source, 2, cfg.path, cfg.sigma_min,
+                                    derive_seed(cfg.seed, tag))
+        with torch.no_grad():
+            return float((v(x_t, t).double() - u).square().sum(1).mean())
+
+    # the rebuilt test draws are those of the run's own test loss (and of its training loss)
+    net = lambda x, t: field(x.float(), t.float())  # noqa: E731
+    assert loss(net, splits.heldout[:16], "test-objective") == pytest.approx(
+        theory_test_loss(cfg, splits, source, field), rel=1e-5)
+    z, u = fixed_objective(splits.train[:16], source, 2, cfg.path, cfg.sigma_min, field.spec,
+                           derive_seed(cfg.seed, "objective"))
+    with torch.no_grad():
+        train_loss = float((field.forward_z(z) - u).square().sum(1).mean())
+    assert loss(net, splits.train[:16], "objective") == pytest.approx(train_loss, rel=1e-5)
+    # so the floor is the raw gap of u* at these sizes: far from 0 for 16 points x 2 draws
+    floor = _gap_floor(cfg, target_mixture("moons"))
+    assert abs(floor) > 0.05
+
+
+@pytest.mark.slow
+def test_ntk_gap_depends_on_the_horizon_not_on_the_step():
+    def gap(lr, steps):
+        return ntk_comparison(TrainConfig(data="moons", regime="theory", n_train=16, k_draws=4,
+                                          steps=steps, lr=lr, seed=0, width=256)).gap
+
+    same_horizon = gap(0.5, 400), gap(2.0, 100)  # lr x steps = 200 both
+    assert abs(same_horizon[0] - same_horizon[1]) < 0.05 * same_horizon[0]
+    # control: the same step for four times as long leaves the kernel's curve much further
+    assert gap(2.0, 400) > 1.5 * max(same_horizon)
