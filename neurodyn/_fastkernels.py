@@ -40,7 +40,7 @@ def _exp_clamped(x):
     return p
 
 
-@njit(cache=True, fastmath=_FAST, error_model="numpy")
+@njit(cache=True, fastmath=_FAST, error_model="numpy", _nrt=False)
 def _rates(u, r, act, gain, rmax):
     """``r = phi(u)``: ``act`` 0 logistic ``rmax sigma(gain u)``, 1 ``tanh(gain u)``."""
     n = u.shape[0]
@@ -56,21 +56,24 @@ def _rates(u, r, act, gain, rmax):
             r[j] = two / (one + _exp_clamped(g * u[j])) - one
 
 
-@njit(cache=True, fastmath=_FAST, error_model="numpy")
+@njit(cache=True, fastmath=_FAST, error_model="numpy", _nrt=False)
 def _interaction(u, out, r, a_re, a_im, z_re, z_im, z0r, z0i, act, gain, rmax, n1, n2,
                  f1c, f1s, f2c, f2s, i2c, i2s, kind, spec, scale, gstar, gam, hcoef, dense,
-                 kh, pw, pwp, lk_c, lk_i, m2, v, with_v):
+                 kh, pw, pwp, lk_c, lk_i, m2, xs, v, with_v):
     """``out = idft(A z + i (k.v) h z) + W r`` at ``r = phi(u)`` (the part of the field that is
     not the leak or the bias). Shapes: ``u, out, r (n1 * n2,)``; ``f1c, f1s (K1, n1)`` and
     ``f2c, f2s (K2, n2)`` forward tables (``cos``, ``-sin``, divided by the axis length),
     ``i2c, i2s (K2, n2)`` inverse tables (multiplicity ``m_k2`` times ``cos``, ``-sin``);
     ``spec``, ``scale``, ``gstar``, ``gam (K1, K2)``; ``hcoef (K1, K2, D)``; ``kh (K1, K2,
     dim)``; ``dense (N, N)`` or empty; ``a_*`` ``(n1, K2)`` and ``z_* (K1, K2)`` work arrays.
-    ``kind`` 0 a fixed spectrum ``A = spec``, 1 the learned filter, 2 none (dense only).
+    ``kind`` 0 a fixed spectrum ``A = spec``, 1 the learned filter in the power, 2 none
+    (dense only), 3 the learned filter in the amplitude ``a = sqrt(p / scale + gam)``,
+    ``A = Phi'(a) / a`` with ``Phi'`` the polynomial ``hcoef`` in ``a - gstar``.
     SEAL's parts: ``pw`` the pointwise coefficients (empty: none) and ``pwp`` its
     ``(u_lo, u_hi, r_lo, 1 / width)``; ``lk_c, lk_i`` the locking terms (see
-    :func:`neurodyn._fastseal.lock_table`), ``m2 (K2,)`` the columns' multiplicities and
-    ``z0r, z0i (K1, K2)`` the unfiltered modes they read."""
+    :func:`neurodyn._fastseal.lock_table`), ``m2 (K2,)`` the columns' multiplicities,
+    ``z0r, z0i (K1, K2)`` the unfiltered modes they read and ``xs`` a complex work array.
+    Compiled without reference counting (``_nrt=False``): the calls allocate nothing."""
     _rates(u, r, act, gain, rmax)
     k1n, k2n = f1c.shape[0], f2c.shape[0]
     # forward: along the last axis, then along the first
@@ -109,6 +112,14 @@ def _interaction(u, out, r, a_re, a_im, z_re, z_im, z0r, z0i, act, gain, rmax, n
                 for d in range(deg - 2, -1, -1):
                     acc = acc * y + hcoef[p, q, d]
                 f = 2.0 * g1 * acc
+            elif kind == 3:
+                a = np.sqrt(pwr / scale[p, q] + gam[p, q])
+                y = a - gstar[p, q]
+                deg = hcoef.shape[2]
+                acc = hcoef[p, q, deg - 1]
+                for d in range(deg - 2, -1, -1):
+                    acc = acc * y + hcoef[p, q, d]
+                f = acc / a
             else:
                 f = 0.0
             wr = f * sr
@@ -122,7 +133,7 @@ def _interaction(u, out, r, a_re, a_im, z_re, z_im, z0r, z0i, act, gain, rmax, n
             z_re[p, q] = wr
             z_im[p, q] = wi
     if lk_c.shape[0] > 0:
-        _lock(z0r, z0i, z_re, z_im, lk_c, lk_i, m2)
+        _lock(z0r, z0i, z_re, z_im, lk_c, lk_i, m2, xs)
     # inverse: along the first axis (complex), then the real sum along the last
     for i in range(n1):
         for q in range(k2n):
@@ -164,14 +175,14 @@ def _interaction(u, out, r, a_re, a_im, z_re, z_im, z0r, z0i, act, gain, rmax, n
             out[j] -= pw[0] * pot + acc
 
 
-@njit(cache=True, fastmath=_FAST, error_model="numpy")
-def _lock(z0r, z0i, z_re, z_im, lk_c, lk_i, m2):
+@njit(cache=True, fastmath=_FAST, error_model="numpy", _nrt=False)
+def _lock(z0r, z0i, z_re, z_im, lk_c, lk_i, m2, xs):
     """Add ``-grad L`` of the locking terms ``N c_t (|w_t| - Re w_t)``, ``w_t = z_A prod_B
-    conj(z_B)^n_B``, to the filtered modes ``z_re + i z_im`` (before the inverse DFT)."""
+    conj(z_B)^n_B``, to the filtered modes ``z_re + i z_im`` (before the inverse DFT);
+    ``xs (1 + F,)`` complex work array."""
     nf = lk_i.shape[1]
     for t in range(lk_c.shape[0]):
         c = lk_c[t]
-        xs = np.empty(nf, np.complex128)
         for f in range(nf):
             pos, qos = lk_i[t, f, 0], lk_i[t, f, 1]
             x = complex(z0r[pos, qos], z0i[pos, qos])
@@ -202,14 +213,14 @@ def _lock(z0r, z0i, z_re, z_im, lk_c, lk_i, m2):
             z_im[pos, qos] -= gz.imag / m2[qos]
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, error_model="numpy", _nrt=False)
 def _field(y, k, w, r, a_re, a_im, z_re, z_im, z0r, z0i, bias, inv_tau, act, gain, rmax,
            n1, n2, f1c, f1s, f2c, f2s, i2c, i2s, kind, spec, scale, gstar, gam, hcoef, dense,
-           kh, pw, pwp, lk_c, lk_i, m2, v, with_v):
+           kh, pw, pwp, lk_c, lk_i, m2, xs, v, with_v):
     """``k = (-y + b + interaction(y)) / tau`` (strict arithmetic: NaN propagates)."""
     _interaction(y, w, r, a_re, a_im, z_re, z_im, z0r, z0i, act, gain, rmax, n1, n2, f1c,
                  f1s, f2c, f2s, i2c, i2s, kind, spec, scale, gstar, gam, hcoef, dense, kh, pw,
-                 pwp, lk_c, lk_i, m2, v, with_v)
+                 pwp, lk_c, lk_i, m2, xs, v, with_v)
     for j in range(y.shape[0]):
         k[j] = (-y[j] + bias[j] + w[j]) * inv_tau
 
@@ -243,6 +254,7 @@ def integrate(u, first, nsteps, total, dt, inv_tau, method, save_every, saved, c
     z_im = np.empty((k1n, k2n), u.dtype)
     z0r = np.empty((k1n, k2n), u.dtype)
     z0i = np.empty((k1n, k2n), u.dtype)
+    xs = np.empty(lk_i.shape[1], np.complex128)
     with_v = vel.shape[0] > 0
     vdim = vel.shape[3] if with_v else 1
     vv = np.zeros(vdim, u.dtype)
@@ -281,7 +293,7 @@ def integrate(u, first, nsteps, total, dt, inv_tau, method, save_every, saved, c
                         vv[a] = vel[i, st, vb, a]
                 _field(y1, ks[st], w, r, a_re, a_im, z_re, z_im, z0r, z0i, bias, inv_tau, act,
                        gain, rmax, n1, n2, f1c, f1s, f2c, f2s, i2c, i2s, kind, spec, scale,
-                       gstar, gam, hcoef, dense, kh, pw, pwp, lk_c, lk_i, m2, vv, with_v)
+                       gstar, gam, hcoef, dense, kh, pw, pwp, lk_c, lk_i, m2, xs, vv, with_v)
             if method == 0:
                 if noise > 0:
                     for j in range(n):

@@ -12,7 +12,7 @@ import copy
 
 import torch
 
-__all__ = ["DEVICES", "check_device", "on_device"]
+__all__ = ["DEVICES", "check_device", "on_device", "module_tensors"]
 
 DEVICES = ("cpu", "cuda")
 
@@ -45,9 +45,19 @@ def check_device(device: str | torch.device) -> torch.device:
     return dev
 
 
+def module_tensors(module: torch.nn.Module) -> list[torch.Tensor]:
+    """Every parameter and buffer of ``module`` and its submodules (one walk of the tree).
+
+    >>> len(module_tensors(torch.nn.Linear(2, 3)))
+    2
+    """
+    return [t for m in module.modules()
+            for d in (m._parameters, m._buffers) for t in d.values() if t is not None]
+
+
 def on_device(module: torch.nn.Module, device: torch.device) -> torch.nn.Module:
     """``module`` itself if all its tensors live on ``device``, else a copy moved there."""
-    tensors = list(module.parameters()) + list(module.buffers())
+    tensors = module_tensors(module)
     if all(t.device == device or (device.index is None and t.device.type == device.type)
            for t in tensors):
         return module

@@ -2,15 +2,16 @@
 
 A :class:`Plan` is the network reduced to tables: the activation (logistic or tanh), the bias,
 the interacting modes as a separable ``K1 x K2`` block of wave vectors with their per-mode filter
-(the learned Fourier energy's ``2 f'_k(|z_k|^2)``, or the Fourier construction's spectrum ``w_k``),
+(the learned Fourier energy's ``2 f'_k(|z_k|^2)``, in the power or in the amplitude ``|z_k|``, or
+the Fourier construction's spectrum ``w_k``),
 an optional dense matrix (the quadratic family), the transport gains ``k_a h_k`` and, for SEAL's
 energy, its pointwise and phase-locking parts (:mod:`neurodyn._fastseal`). The whole
 loop then runs compiled (numba), at ``O(N (K1 + K2))`` per evaluation for ``K`` interacting modes.
 
 Families the plan does not cover (torch-module energies, a learned energy with a cross-mode
-network, a SEAL energy with a neural term, other activations), adaptive solvers and non-CPU devices use the torchdiffeq path;
-:func:`plan_for` returns the reason. Without numba installed :data:`AVAILABLE` is false and every
-run takes the torch path.
+network, a SEAL energy with a neural term, other activations), adaptive solvers and non-CPU
+devices use the torchdiffeq path; :func:`plan_for` returns the reason. Without numba installed
+:data:`AVAILABLE` is false and every run takes the torch path.
 
 Transport gains below ``GAIN_RTOL`` times the largest are dropped: a least-squares fit of a
 band-limited bump leaves round-off (~1e-13 of the largest gain) on every other mode, and keeping
@@ -22,14 +23,21 @@ from __future__ import annotations
 import importlib
 import importlib.util
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import torch
 
 from . import _fastseal
 from .activation import Logistic, Tanh
-from .energy import FourierQuadraticEnergy, LearnedFourierEnergy, QuadraticEnergy, SealEnergy
+from .device import module_tensors
+from .energy import (
+    AmplitudeFourierEnergy,
+    FourierQuadraticEnergy,
+    LearnedFourierEnergy,
+    QuadraticEnergy,
+    SealEnergy,
+)
 from .inputs import Constant, Sine, Velocity, _Sampled
 
 #: whether the optional numba dependency is installed (the kernels are imported on first use)
@@ -70,13 +78,18 @@ class Plan:
     lk_c: np.ndarray  # locking strengths (T,)
     lk_i: np.ndarray  # locking modes (T, 1 + F, 4), integers
     m2: np.ndarray  # multiplicity of each column of the block (K2,)
+    _casts: dict = field(default_factory=dict, repr=False, compare=False)
 
     def astype(self, dtype) -> Plan:
-        """The same plan with every floating table in ``dtype`` (float32 or float64)."""
-        conv = {k: (v.astype(dtype) if isinstance(v, np.ndarray) and v.dtype.kind == "f"
-                    else v) for k, v in self.__dict__.items()}
-        conv["tables"] = tuple(t.astype(dtype) for t in self.tables)
-        return Plan(**conv)
+        """The same plan with every floating table in ``dtype`` (float32 or float64), made once
+        per dtype and kept."""
+        key = np.dtype(dtype).name
+        if key not in self._casts:
+            conv = {k: (v.astype(dtype) if isinstance(v, np.ndarray) and v.dtype.kind == "f"
+                        else v) for k, v in self.__dict__.items() if k != "_casts"}
+            conv["tables"] = tuple(t.astype(dtype) for t in self.tables)
+            self._casts[key] = Plan(**conv)
+        return self._casts[key]
 
 
 def _axis_tables(n: int, ks: np.ndarray, mult: np.ndarray | None):
@@ -99,7 +112,7 @@ def plan_for(network) -> tuple[Plan | None, str]:
     if isinstance(network.energy_fn, SealEnergy):
         with torch.no_grad():
             network.energy_fn.refresh()  # the anchored slopes, before the key is read
-    tensors = list(network.parameters()) + list(network.buffers())
+    tensors = module_tensors(network)
     key = (tuple((id(t), t._version) for t in tensors), id(network.activation),
            id(network.energy_fn), id(network.transport), network.tau)
     cached = network.__dict__.get("_fastpath_plan")
@@ -130,10 +143,10 @@ def _build_plan(network) -> tuple[Plan | None, str]:
             pw, pw_bounds = _fastseal.pointwise_table(energy.pointwise)
         lock = energy.phaselock
         energy = energy.spectral
-    if isinstance(energy, LearnedFourierEnergy):
-        if energy.cross is not None:
+    if isinstance(energy, (LearnedFourierEnergy, AmplitudeFourierEnergy)):
+        if getattr(energy, "cross", None) is not None:
             return None, "a learned energy with a cross-mode network is not compiled"
-        kind = 1
+        kind = 1 if isinstance(energy, LearnedFourierEnergy) else 3
         with torch.no_grad():
             coef = energy.effective_coef().detach().to(torch.float64).numpy()  # (*spec, D)
         inter = _fastseal.learned_modes(coef, energy.mask.numpy() > 0)
@@ -198,6 +211,12 @@ def _build_plan(network) -> tuple[Plan | None, str]:
         scale = np.where(band, pick(energy.scale.numpy()), 1.0)
         gstar = np.where(band, pick(gs_full), 0.0)
         gam = np.where(band, pick(gam_full), 1.0)
+    elif kind == 3:  # amplitude filter: gstar holds a*_k, gam the rounding eps
+        band = pick(_fastseal.learned_modes(coef, energy.mask.numpy() > 0))
+        hcoef = np.where(band[..., None], (coef[None] if g.dim == 1 else coef)[block], 0.0)
+        scale = np.where(band, pick(energy.scale.numpy()), 1.0)
+        gstar = np.where(band, pick(np.sqrt(energy.anchor_x.numpy() + energy.eps)), 0.0)
+        gam = np.where(band, energy.eps, 1.0)
     dim = g.dim
     kh = np.zeros(shape + (dim,))
     if gains is not None:

@@ -53,8 +53,9 @@ def fit_run(config: FitConfig, out: str | Path, fresh: bool = False,
     metrics = {"resumed_from_step": result.resumed_from,
                "final_loss": {k: v[-1] for k, v in result.history.items() if v}}
     metrics.update(write_network_report(result.network, out, result.history))
-    metrics["attraction"] = attraction_report(result.network, config.kappa, config.tolerance)
-    failed = metrics["attraction"]["failed"]
+    report = attraction_report(result.network, config.kappa, config.tolerance)
+    metrics["attraction"] = report.to_dict()
+    failed = report.failed
     write_json(metrics, out / "metrics.json")
     if failed and config.check_kappa:
         raise FitFailed(f"kappa={config.kappa:g} not reached: " + "; ".join(failed)
@@ -109,12 +110,12 @@ def simulate_run(network: HopfieldNetwork, u0: torch.Tensor, duration: float, dt
                "distance_final_max": float(tr.distance[-1].max()),
                "distance_final_median": float(tr.distance[-1].median())}
     if velocity is None and noise == 0:
-        metrics["energy"] = energy_audit(tr) if len(tr.t) > 1 else None
+        metrics["energy"] = energy_audit(tr).to_dict() if len(tr.t) > 1 else None
         save_figure(plot_energy(tr), out / "energy.png")
     if velocity is not None:
         err = path_integration_error(tr)
-        metrics["path_error_rms_final"] = err["rms_final"]
-        metrics["path_error_max_final"] = err["max_final"]
+        metrics["path_error_rms_final"] = err.rms_final
+        metrics["path_error_max_final"] = err.max_final
         save_figure(plot_path_integration(tr), out / "path_integration.png")
     save_figure(plot_distance(tr), out / "distance.png")
     if network.geometry.dim == 1:
@@ -153,9 +154,10 @@ def write_network_report(network: HopfieldNetwork, out: str | Path,
 def restore_run(network: HopfieldNetwork, out: str | Path, count: int = 256,
                 kinds: tuple[str, ...] = ("noise", "shape", "amplitude", "lesion"),
                 strength: tuple[float, float] = (0.1, 0.5), duration: float = 20.0,
-                dt: float = 0.1, threshold: float = 0.01, seed: int = 0) -> dict:
-    """Run :func:`~neurodyn.experiments.restoration`; write ``restoration_KIND.png``,
-    ``energy_descent.png`` and ``metrics.json``.
+                dt: float = 0.1, threshold: float = 0.01, seed: int = 0,
+                device: str = "cpu") -> dict:
+    """Run :func:`~neurodyn.experiments.restoration` (simulated on ``device``); write
+    ``restoration_KIND.png``, ``energy_descent.png`` and ``metrics.json``.
 
     Returns
     -------
@@ -166,7 +168,7 @@ def restore_run(network: HopfieldNetwork, out: str | Path, count: int = 256,
     from .plotting import plot_distance, plot_energy, save_figure
 
     out = Path(out)
-    res = restoration(network, count, kinds, strength, duration, dt, threshold, seed)
+    res = restoration(network, count, kinds, strength, duration, dt, threshold, seed, device=device)
     for kind, tr in res.trajectories.items():
         fig = plot_distance(tr, threshold)
         fig.axes[0].set_title(f"restoration after '{kind}' perturbations")
@@ -179,9 +181,10 @@ def restore_run(network: HopfieldNetwork, out: str | Path, count: int = 256,
 
 def path_integrate_run(network: HopfieldNetwork, out: str | Path,
                        velocity: Velocity | str = "ou:0.2:10:0.5", runs: int = 64,
-                       duration: float = 200.0, dt: float = 0.1, seed: int = 0) -> dict:
-    """Run :func:`~neurodyn.experiments.path_integration`; write ``trajectory.npz`` (without
-    the states), ``path_integration.png`` and ``metrics.json``.
+                       duration: float = 200.0, dt: float = 0.1, seed: int = 0,
+                       device: str = "cpu") -> dict:
+    """Run :func:`~neurodyn.experiments.path_integration` (simulated on ``device``); write
+    ``trajectory.npz`` (without the states), ``path_integration.png`` and ``metrics.json``.
 
     Returns
     -------
@@ -192,7 +195,7 @@ def path_integrate_run(network: HopfieldNetwork, out: str | Path,
     from .plotting import plot_path_integration, save_figure
 
     out = Path(out)
-    res = path_integration(network, velocity, runs, duration, dt, seed)
+    res = path_integration(network, velocity, runs, duration, dt, seed, device=device)
     save_figure(plot_path_integration(res.trajectory), out / "path_integration.png")
     np.savez_compressed(out / "trajectory.npz", **{k: v for k, v in res.trajectory.arrays().items()
                                                    if k not in ("u", "r")})
@@ -202,8 +205,10 @@ def path_integrate_run(network: HopfieldNetwork, out: str | Path,
 
 
 def diffuse_run(network: HopfieldNetwork, out: str | Path, noise: float = 0.05, runs: int = 128,
-                duration: float = 200.0, dt: float = 0.05, seed: int = 0) -> dict:
-    """Run :func:`~neurodyn.experiments.diffusion` and write ``metrics.json``.
+                duration: float = 200.0, dt: float = 0.05, seed: int = 0,
+                device: str = "cpu") -> dict:
+    """Run :func:`~neurodyn.experiments.diffusion` (simulated on ``device``) and write
+    ``metrics.json``.
 
     Returns
     -------
@@ -212,7 +217,7 @@ def diffuse_run(network: HopfieldNetwork, out: str | Path, noise: float = 0.05, 
     """
     from .experiments import diffusion
 
-    metrics = diffusion(network, noise, runs, duration, dt, seed).to_dict()
+    metrics = diffusion(network, noise, runs, duration, dt, seed, device=device).to_dict()
     write_json(metrics, Path(out) / "metrics.json")
     return metrics
 

@@ -4,18 +4,17 @@
           + \\tau\\, \\sigma\\, dW
 
 Fixed-step runs (``euler``, ``midpoint``, ``rk4``; Euler-Maruyama with noise ``sigma > 0``) of
-the learned Fourier energy and the quadratic families run compiled, the whole loop in one call
-(:mod:`neurodyn.fastpath`, needs numba); other energies, ``dopri5`` (adaptive) and non-CPU devices
-integrate with ``torchdiffeq.odeint``. Both paths use the same stage formulas and agree to
-round-off. Every ``check_every`` steps the state is checked: a state that is not finite or has
-left the range ``|u| <= state_limit`` stops the run with :class:`NonFiniteStateError` naming the
-time, the step and what to change.
+the learned Fourier energy, SEAL's energy and the quadratic families run compiled, the whole
+loop in one call (:mod:`neurodyn.fastpath`, needs numba); other energies, ``dopri5``
+(adaptive) and non-CPU devices integrate with ``torchdiffeq.odeint``. Both paths use the same
+stage formulas and agree to round-off. Every ``check_every`` steps the state is checked: a
+state that is not finite or has left the range ``|u| <= state_limit`` stops the run with
+:class:`NonFiniteStateError` naming the time, the step and what to change.
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 
 import torch
 from torchdiffeq import odeint
@@ -60,7 +59,6 @@ class NonFiniteStateError(Diverged):
             f"{change}, or check the network's parameters", step=step, parameter="dt")
 
 
-@dataclass
 class SimulationResult:
     """Saved states of a simulation.
 
@@ -76,19 +74,50 @@ class SimulationResult:
     nfe : number of field evaluations.
     method, dt : the integration method and step.
     backend : ``"compiled"`` or ``"torch"``, the path that integrated the run.
+
+    ``r``, ``energy``, ``decoded`` and ``distance`` may be given as functions of no argument:
+    they are then computed on first access (a run without diagnostics pays for none of them
+    unless it reads them).
     """
 
-    t: torch.Tensor
-    u: torch.Tensor
-    r: torch.Tensor
-    energy: torch.Tensor
-    decoded: torch.Tensor
-    distance: torch.Tensor
-    reference: torch.Tensor | None
-    nfe: int
-    method: str
-    dt: float
-    backend: str = "torch"
+    _LAZY = ("r", "energy", "decoded", "distance")
+
+    def __init__(self, t: torch.Tensor, u: torch.Tensor, r, energy, decoded, distance,
+                 reference: torch.Tensor | None, nfe: int, method: str, dt: float,
+                 backend: str = "torch"):
+        self.t, self.u, self.reference = t, u, reference
+        self.nfe, self.method, self.dt, self.backend = nfe, method, dt, backend
+        self._values = {"r": r, "energy": energy, "decoded": decoded, "distance": distance}
+
+    def _value(self, name: str) -> torch.Tensor:
+        v = self._values[name]
+        if not isinstance(v, torch.Tensor):
+            with torch.no_grad():
+                v = v()
+            self._values[name] = v
+        return v
+
+    r = property(lambda self: self._value("r"), doc="``(T, B, *shape)`` rates.")
+    energy = property(lambda self: self._value("energy"), doc="``(T, B)`` Hopfield energy.")
+    decoded = property(lambda self: self._value("decoded"), doc="``(T, B, dim)`` phases.")
+    distance = property(lambda self: self._value("distance"),
+                        doc="``(T, B)`` relative distance to the manifold.")
+
+    def cpu(self) -> SimulationResult:
+        """The same result with every tensor on the CPU (itself when it is there already)."""
+        if self.u.device.type == "cpu":
+            return self
+
+        def move(x):
+            return None if x is None else x.cpu()
+
+        return SimulationResult(move(self.t), move(self.u), move(self.r), move(self.energy),
+                                move(self.decoded), move(self.distance), move(self.reference),
+                                self.nfe, self.method, self.dt, self.backend)
+
+    def __repr__(self) -> str:
+        return (f"SimulationResult(u={tuple(self.u.shape)}, method={self.method!r}, "
+                f"dt={self.dt}, backend={self.backend!r}, nfe={self.nfe})")
 
     def path_error(self) -> torch.Tensor:
         """Wrapped error ``decoded - reference`` per axis, ``(T, B, dim)`` (needs velocity)."""
@@ -188,7 +217,8 @@ def simulate(network: HopfieldNetwork, u0: torch.Tensor, duration: float, dt: fl
     seed : seeds the noise and random velocities (required when either is used).
     rtol, atol : tolerances of ``dopri5``.
     progress_bar : show a progress bar (default: only on a terminal).
-    diagnostics : compute energy, decoded phase and distance for the saved states.
+    diagnostics : compute energy, decoded phase and distance for the saved states (without:
+        the distance is NaN, and rates, energy and phases are computed when first read).
     dtype : floating type of the integration (``torch.float32`` roughly halves the cost; the
         energy audit then needs a float32 tolerance).
     check_every : steps between checks of the state (also checked at every saved step).
@@ -255,21 +285,24 @@ def simulate(network: HopfieldNetwork, u0: torch.Tensor, duration: float, dt: fl
     finally:
         bar.close()
     times = torch.tensor(save_steps, dtype=torch.float64) * dt
-    with torch.no_grad():
-        rs = network.rates(us)
-        energy = network.energy(us)
-        decoded = g.decode(rs)
-        if network.manifold is not None and diagnostics:
-            distance = network.manifold.distance(us).distance
-        else:
-            distance = torch.full(us.shape[:2], float("nan"), dtype=us.dtype, device=us.device)
-    reference = None
+    result = SimulationResult(
+        times.to(device), us, lambda: network.rates(us), lambda: network.energy(us),
+        lambda: g.decode(result.r), lambda: _distance(network, us, diagnostics), None, nfe,
+        method, dt, used)
+    if diagnostics:
+        for name in SimulationResult._LAZY:
+            getattr(result, name)
     if velocity is not None:
-        reference = reference_phase(velocity, times, dt,
-                                    decoded[0].to(torch.float64).cpu()).to(device)
         # unwrap the start so that reference and decoded differ only by the error
-    return SimulationResult(times.to(device), us, rs, energy, decoded, distance, reference, nfe,
-                      method, dt, used)
+        result.reference = reference_phase(velocity, times, dt,
+                                           result.decoded[0].to(torch.float64).cpu()).to(device)
+    return result
+
+
+def _distance(network, us, diagnostics):
+    if network.manifold is not None and diagnostics:
+        return network.manifold.distance(us).distance
+    return torch.full(us.shape[:2], float("nan"), dtype=us.dtype, device=us.device)
 
 
 def _torch_run(network, u0, steps, dt, method, velocity, current, noise, gen, save_steps,

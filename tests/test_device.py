@@ -48,3 +48,50 @@ def test_cuda_run_matches_cpu():
     b = simulate(net, u0, 5.0, 0.1, device="cpu")
     assert a.u.device.type == "cuda" and a.backend == "torch"
     assert float((a.u.cpu() - b.u).abs().max()) < 1e-10
+
+
+@pytest.fixture(scope="module")
+def ring_model(tmp_path_factory):
+    from neurodyn.fitting import FitConfig, fit
+    from neurodyn.io import save_model
+
+    root = tmp_path_factory.mktemp("device")
+    save_model(fit(FitConfig(n=16, steps=2, seed=0), progress_bar=False).network,
+               root / "m" / "model.pt")
+    return root / "m"
+
+
+COMMANDS = ["simulate", "restore", "path-integrate", "diffuse"]
+
+
+@pytest.mark.parametrize("command", COMMANDS)
+@pytest.mark.parametrize("device", ["cuda:7", "tpu"])
+def test_cli_unavailable_device_exits_2_naming_the_option(command, device, ring_model,
+                                                          tmp_path, capsys):
+    from neurodyn.cli import main
+
+    if device == "cuda:7" and torch.cuda.device_count() > 7:
+        pytest.skip("this machine has a CUDA device 7")
+    code = main([command, "--model", str(ring_model), "--out", str(tmp_path / "o"),
+                 "--device", device])
+    err = capsys.readouterr().err
+    assert code == 2, err
+    assert "--device" in err and "Traceback" not in err
+    assert not (tmp_path / "o" / "metrics.json").exists()
+
+
+@pytest.mark.parametrize("command,extra", [
+    ("simulate", ["--duration", "1", "--count", "2"]),
+    ("restore", ["--duration", "1", "--count", "2", "--kinds", "noise"]),
+    ("path-integrate", ["--duration", "1", "--runs", "2"]),
+    ("diffuse", ["--duration", "256", "--dt", "0.1", "--runs", "2"])])
+def test_cli_cpu_device_runs_every_simulating_command(command, extra, ring_model, tmp_path):
+    import json
+
+    from neurodyn.cli import main
+
+    out = tmp_path / command
+    assert main([command, "--model", str(ring_model), "--out", str(out), "--device", "cpu",
+                 *extra]) == 0
+    assert (out / "metrics.json").exists()
+    assert json.loads((out / "config.json").read_text())["config"]["device"] == "cpu"

@@ -213,14 +213,14 @@ def test_plan_follows_parameter_changes():
     assert float((b.u - c.u).abs().max()) < 1e-10 and float((a.u - b.u).abs().max()) > 1e-6
 
 
-def _seal_network(g, act, seed=0, transport=True):
+def _seal_network(g, act, seed=0, transport=True, variable="power"):
     """A SEAL energy with every part (spectral, pointwise, phase locking) non-trivial."""
     from neurodyn.energies import SealEnergy
 
     gen = torch.Generator().manual_seed(seed)
     m = TargetManifold.bump(g, act) if isinstance(act, Logistic) else None
     target = m.u0 if m is not None else 0.8 * torch.cos(g.coords()[0])
-    e = SealEnergy(g, act, target, bias=0.2, phaselock=True)
+    e = SealEnergy(g, act, target, bias=0.2, phaselock=True, variable=variable)
     with torch.no_grad():
         for part in (e.pointwise, e.phaselock, e.spectral):
             part.coef.normal_(0, 0.3, generator=gen)
@@ -239,9 +239,10 @@ SEAL_CASES = {"ring": (lambda: Ring(48), Logistic(1.5)),
 @needs_numba
 @pytest.mark.parametrize("case", sorted(SEAL_CASES))
 @pytest.mark.parametrize("method", ["euler", "rk4"])
-def test_compiled_seal_energy_matches_torchdiffeq(case, method):
+@pytest.mark.parametrize("variable", ["amplitude", "power"])
+def test_compiled_seal_energy_matches_torchdiffeq(case, method, variable):
     g, act = SEAL_CASES[case][0](), SEAL_CASES[case][1]
-    net, u0 = _seal_network(g, act)
+    net, u0 = _seal_network(g, act, variable=variable)
     plan, reason = fastpath.plan_for(net)
     assert plan is not None, reason
     assert plan.pw.size == 4 and plan.lk_c.size >= 1  # pointwise and locking terms compiled
@@ -259,9 +260,10 @@ def test_compiled_seal_energy_matches_torchdiffeq(case, method):
 
 @needs_numba
 @pytest.mark.parametrize("case", sorted(SEAL_CASES))
-def test_compiled_seal_energy_does_not_increase(case):
+@pytest.mark.parametrize("variable", ["amplitude", "power"])
+def test_compiled_seal_energy_does_not_increase(case, variable):
     g, act = SEAL_CASES[case][0](), SEAL_CASES[case][1]
-    net, u0 = _seal_network(g, act, seed=3, transport=False)
+    net, u0 = _seal_network(g, act, seed=3, transport=False, variable=variable)
     tr = simulate(net, u0, 20.0, 0.05, method="rk4", save_every=5, backend="compiled")
     assert tr.backend == "compiled"
     e = tr.energy.to(torch.float64)  # (T, B)
@@ -275,10 +277,9 @@ def test_default_fit_runs_compiled(geometry):
     from neurodyn.fitting import FitConfig, fit
 
     n = 32 if geometry == "ring" else (12, 12)
-    # the kernel's learned filter is the |z_k|^2 family; fits in |z_k| (the default) take the
-    # torch path until it has the amplitude filter too
-    net = fit(FitConfig(geometry=geometry, n=n, steps=5, seed=0, variable="power"),
-              progress_bar=False).network
+    net = fit(FitConfig(geometry=geometry, n=n, steps=5, seed=0), progress_bar=False).network
+    assert net.energy_fn.options["variable"] == "amplitude"  # the default family
+    assert fastpath.plan_for(net)[0].kind == 3
     plan, reason = fastpath.plan_for(net)
     assert plan is not None, reason
     assert (plan.lk_c.size > 0) == (geometry == "torus")  # the torus fit locks phases

@@ -104,6 +104,25 @@ nonnegative = _typed(_check_nonnegative, "a finite number >= 0")
 positive_int = _typed(check_positive_int, "int")
 
 
+def device_arg(text: str) -> str:
+    """argparse ``type=`` for ``--device``: ``cpu`` or ``cuda[:I]``, refused (exit 2, naming
+    the option) when torch finds no such device on this machine."""
+    from ..device import check_device
+
+    try:
+        check_device(text)
+    except ValueError as err:
+        raise argparse.ArgumentTypeError(str(err)) from None
+    return text
+
+
+def add_device_argument(parser: argparse.ArgumentParser) -> None:
+    """Add ``--device`` (default ``cpu``) to a command that simulates."""
+    parser.add_argument("--device", type=device_arg, default="cpu",
+                        help="cpu or cuda (cuda:I) where torch finds one; fixed-step runs on "
+                             "the CPU are compiled")
+
+
 def parse_velocity_arg(spec: str, name: str = "--velocity"):
     """:func:`~neurodyn.inputs.parse_velocity`, with errors naming the option."""
     from ..inputs import parse_velocity
@@ -154,10 +173,13 @@ def load_network(path: str):
 
 
 def open_run(args: argparse.Namespace, name: str, config: dict | None = None) -> RunDir:
-    """The locked run directory ``--out`` of sub-command ``name``, recording its config."""
+    """The locked run directory ``--out`` of sub-command ``name``, recording its config.
+
+    A sub-command with ``--fresh`` may start over in a directory whose ``config.json`` has an
+    older shape (:class:`~_runkit.RunDir`'s ``fresh``)."""
     return RunDir(Path(args.out), command=f"neurodyn {name}",
                   config=args_config(args) if config is None else config,
-                  seed=getattr(args, "seed", None))
+                  seed=getattr(args, "seed", None), fresh=getattr(args, "fresh", None))
 
 
 def check_states_memory(name: str, saved: int, batch: int, size: int) -> None:
@@ -168,7 +190,7 @@ def check_states_memory(name: str, saved: int, batch: int, size: int) -> None:
 def experiment_parser(sub, name: str, help: str, func, duration: float, dt: float
                       ) -> argparse.ArgumentParser:
     """A sub-command that runs an experiment on a fitted model: ``--model``, ``--out``,
-    ``--duration``, ``--dt`` (tau) and ``--seed``, with the given defaults."""
+    ``--duration``, ``--dt`` (tau), ``--seed`` and ``--device``, with the given defaults."""
     p = sub.add_parser(name, help=help, description=help,
                        formatter_class=argparse.ArgumentDefaultsHelpFormatter)
     p.add_argument("--model", required=True, help="directory holding model.pt (or the file)")
@@ -177,5 +199,6 @@ def experiment_parser(sub, name: str, help: str, func, duration: float, dt: floa
                    help="simulated time (units of tau)")
     p.add_argument("--dt", type=positive, default=dt, help="integration step (units of tau)")
     p.add_argument("--seed", type=int, default=0, help="seeds every random draw")
+    add_device_argument(p)
     p.set_defaults(func=command(func))
     return p

@@ -43,7 +43,7 @@ def _restore(args) -> dict:
     with open_run(args, "restore") as run:
         return restore_run(network, run.out, args.count, kinds,
                            (args.strength_min, args.strength_max), args.duration, args.dt,
-                           args.threshold, args.seed)
+                           args.threshold, args.seed, device=args.device)
 
 
 def _path_integrate(args) -> dict:
@@ -53,7 +53,7 @@ def _path_integrate(args) -> dict:
     check_states_memory("--runs/--duration", saved, args.runs, network.geometry.size)
     with open_run(args, "path-integrate") as run:
         return path_integrate_run(network, run.out, velocity, args.runs, args.duration, args.dt,
-                                  args.seed)
+                                  args.seed, device=args.device)
 
 
 def _diffuse(args) -> dict:
@@ -62,7 +62,7 @@ def _diffuse(args) -> dict:
     check_states_memory("--runs/--duration", saved, args.runs, network.geometry.size)
     with open_run(args, "diffuse") as run:
         return diffuse_run(network, run.out, args.noise, args.runs, args.duration, args.dt,
-                           args.seed)
+                           args.seed, device=args.device)
 
 
 def register(sub) -> None:

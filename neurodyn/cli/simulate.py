@@ -13,6 +13,7 @@ from ..perturbations import PERTURBATIONS, perturbed_states
 from ..runs import simulate_run
 from ..simulation import METHODS
 from ._common import (
+    add_device_argument,
     check_states_memory,
     command,
     load_network,
@@ -102,7 +103,6 @@ def register(sub) -> argparse.ArgumentParser:
     s.add_argument("--save-every", type=positive_int, default=10,
                    help="steps between saved states")
     s.add_argument("--seed", type=int, default=0, help="seeds perturbations and noise")
-    s.add_argument("--device", default="cpu",
-                   help="cpu or cuda (cuda:I); fixed-step runs on the CPU are compiled")
+    add_device_argument(s)
     s.set_defaults(func=command(_simulate))
     return s

@@ -102,8 +102,8 @@ class SealEnergy(InteractionEnergy):
         solution of step 4 is linear; what :func:`neurodyn.fitting.fit` uses by default) or
         ``"power"`` ``|z_k|^2`` through a saturating map
         (:class:`~neurodyn.energies.spectral.LearnedFourierEnergy`, the earlier family: the
-        one saved models without this key hold, the one the compiled path
-        :mod:`neurodyn.fastpath` runs, and the control).
+        one saved models without this key hold, and the control); the compiled path
+        :mod:`neurodyn.fastpath` runs both.
 
     Examples
     --------
