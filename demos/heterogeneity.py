@@ -68,8 +68,8 @@ def measure(net, sd: float, duration: float, seed: int) -> tuple[dict, np.ndarra
     ratio = moved[-1] / (VELOCITY * duration)
     row = {"sd": sd, "rms_drift_rad": float(np.sqrt(np.mean(drift[-1] ** 2))),
            "max_drift_rad": float(np.abs(drift[-1]).max()),
-           "end_phases": _distinct(track[-1]), "energy_non_increasing": audit["ok"],
-           "energy_max_increase": audit["max_increase"],
+           "end_phases": _distinct(track[-1]), "energy_non_increasing": audit.ok,
+           "energy_max_increase": audit.max_increase,
            "speed_ratio_median": float(np.median(ratio)), "speed_ratio_min": float(ratio.min()),
            "speed_ratio_max": float(ratio.max()),
            "speed_ratio_worst_error": float(np.abs(ratio - 1).max())}
