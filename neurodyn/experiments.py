@@ -12,16 +12,85 @@ from dataclasses import dataclass, field
 
 import torch
 
-from .diagnostics import energy_audit, path_integration_error
+from .diagnostics import (
+    ConnectivityProfile,
+    SpectrumSummary,
+    connectivity_profile,
+    energy_audit,
+    fixed_point_residual,
+    jacobian_spectrum,
+    path_integration_error,
+    summarize_spectrum,
+)
 from .inputs import Velocity, parse_velocity
 from .network import HopfieldNetwork
 from .perturbations import PERTURBATIONS, perturb, random_strengths
-from .reporting import NetworkReport, network_report
 from .simulation import SimulationResult, simulate
 
 __all__ = ["NetworkReport", "network_report", "RestorationStats", "RestorationResult",
            "restoration", "PathIntegrationResult", "path_integration", "DiffusionResult",
            "diffusion"]
+
+
+@dataclass(frozen=True)
+class NetworkReport:
+    """Jacobian spectrum, connectivity and fixed-point residual of a network at its manifold.
+
+    Attributes
+    ----------
+    fixed_point_residual : float
+        Relative residual of the fixed-point equation on the manifold.
+    spectrum : SpectrumSummary
+        Neutral eigenvalues and the slowest decaying one.
+    eigenvalues : Tensor, shape (N,)
+        The Jacobian's eigenvalues (1/tau), descending.
+    connectivity : ConnectivityProfile
+        The effective connectivity profile ``w(delta)``.
+    """
+
+    fixed_point_residual: float
+    spectrum: SpectrumSummary
+    eigenvalues: torch.Tensor = field(repr=False, compare=False)
+    connectivity: ConnectivityProfile = field(repr=False, compare=False)
+
+    def to_dict(self) -> dict:
+        """``fixed_point_residual``; ``jacobian`` (``n_zero``, ``zero``, ``slowest_nonzero``,
+        ``zero_tol``); ``connectivity`` (``w0``, ``min_far`` = most negative weight beyond
+        pi/3, ``zero_crossings``)."""
+        s, prof = self.spectrum, self.connectivity
+        return {
+            "fixed_point_residual": self.fixed_point_residual,
+            "jacobian": {"n_zero": s.n_zero, "zero": s.zero,
+                         "slowest_nonzero": s.slowest_nonzero, "zero_tol": s.zero_tol},
+            "connectivity": {"w0": prof.at_zero, "min_far": prof.min_beyond(math.pi / 3),
+                             "zero_crossings": prof.zero_crossings()},
+        }
+
+
+def network_report(network: HopfieldNetwork, zero_tol: float = 1e-3) -> NetworkReport:
+    """Spectrum, connectivity and fixed-point residual of a network at its manifold.
+
+    Parameters
+    ----------
+    network : HopfieldNetwork
+        A network with a target manifold.
+    zero_tol : float
+        Eigenvalues with ``|lambda| <= zero_tol`` count as neutral.
+
+    Returns
+    -------
+    NetworkReport
+
+    Examples
+    --------
+    >>> from neurodyn.fitting import FitConfig, fit
+    >>> report = network_report(fit(FitConfig(n=32, steps=5)).network)
+    >>> report.spectrum.n_zero, sorted(report.to_dict())
+    (1, ['connectivity', 'fixed_point_residual', 'jacobian'])
+    """
+    ev = jacobian_spectrum(network)
+    return NetworkReport(fixed_point_residual(network), summarize_spectrum(ev, zero_tol), ev,
+                         connectivity_profile(network))
 
 
 @dataclass(frozen=True)
