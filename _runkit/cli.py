@@ -58,7 +58,7 @@ from .errors import BadInput, RunFailed, exit_code
 from .files import to_jsonable
 from .rundir import _ARGV
 
-__all__ = ["cli_main"]
+__all__ = ["cli_main", "add_sweep_arguments", "sweep_options"]
 
 
 def _subparser_action(parser: argparse.ArgumentParser) -> argparse._SubParsersAction | None:
@@ -166,3 +166,30 @@ def cli_main(prog: str, parser: argparse.ArgumentParser,
     if result is not None:
         print(json.dumps(to_jsonable(result), sort_keys=True, allow_nan=False))
     return 0
+
+
+def add_sweep_arguments(parser: argparse.ArgumentParser,
+                        without: str = "a local cluster of one worker process per core") -> None:
+    """Add ``--workers`` and ``--scheduler`` to an argparse parser.
+
+    Parameters
+    ----------
+    parser : the (sub-)command's parser.
+    without : what the command does when neither option is given (stated in the help).
+    """
+    parser.add_argument("--workers", type=int, default=None,
+                        help="worker processes of a local Dask cluster; 0 runs the cells in "
+                             f"this process (default: {without})")
+    parser.add_argument("--scheduler", default=None, metavar="ADDRESS",
+                        help="address of an existing Dask scheduler, e.g. tcp://host:8786 "
+                             "(default: none)")
+
+
+def sweep_options(args: argparse.Namespace) -> dict:
+    """``workers`` and ``scheduler`` from parsed arguments (for :func:`_runkit.sweep.run_sweep`).
+
+    >>> sweep_options(argparse.Namespace(workers=2))
+    {'workers': 2, 'scheduler': None}
+    """
+    return {"workers": getattr(args, "workers", None),
+            "scheduler": getattr(args, "scheduler", None)}

@@ -9,7 +9,9 @@ Entering it
    second writer is refused (exit 2) naming the holder's pid; the lock is released when the
    block ends or the process dies (the ``.lock`` file itself stays, empty of meaning),
 3. refuses a directory whose ``config.json`` was written by another command (a run never
-   writes into another run's directory),
+   writes into another run's directory), or has another shape than the one below (written by
+   an earlier version, or by hand): the message names the file and its missing and extra
+   keys; a command with ``--fresh`` (``fresh=True``) starts over in it instead,
 4. writes ``config.json`` atomically in the one shape::
 
        {"command": "flows train", "config": {...as run...}, "seed": 0,
@@ -37,13 +39,14 @@ from __future__ import annotations
 
 import contextvars
 import fcntl
+import io
 import os
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from .errors import BadInput
-from .files import read_json, to_jsonable, write_json
+from .files import atomic_write_bytes, read_json, to_jsonable, write_json
 
 __all__ = ["RunDir", "out_lock", "run_record", "library_version", "CONFIG_KEYS",
            "current_argv"]
@@ -163,6 +166,11 @@ class RunDir:
         The command line; by default the one ``cli_main`` is running, or None from Python.
     version : str, optional
         Library version recorded; by default :func:`library_version`.
+    fresh : bool or None
+        What to do with a ``config.json`` of another shape: ``True`` replaces it (the command's
+        ``--fresh``: start over), ``False`` refuses it suggesting ``--fresh``, ``None`` (a
+        command without ``--fresh``) refuses it suggesting another ``--out``. A config.json of
+        another command is refused in every case.
 
     Attributes
     ----------
@@ -171,8 +179,10 @@ class RunDir:
     """
 
     def __init__(self, out: str | Path, *, command: str, config: Any, seed: int | None = None,
-                 argv: Sequence[str] | None = None, version: str | None = None):
+                 argv: Sequence[str] | None = None, version: str | None = None,
+                 fresh: bool | None = None):
         self.out = Path(out)
+        self.fresh = fresh
         self.command = command
         self.config = config
         self.seed = seed
@@ -202,14 +212,30 @@ class RunDir:
             return
         try:
             old = read_json(cfg, what="config")
-        except BadInput:
-            old = None
-        if not isinstance(old, dict) or set(old) != set(CONFIG_KEYS):
-            raise BadInput(f"out={str(self.out)!r} holds a config.json this library did not "
-                           "write; choose another --out")
-        if old["command"] != self.command:
-            raise BadInput(f"out={str(self.out)!r} holds a {old['command']!r} run; "
+        except BadInput as err:
+            raise BadInput(f"out={str(self.out)!r}: {err}; choose another --out") from None
+        if not isinstance(old, dict):
+            raise BadInput(f"out={str(self.out)!r}: {str(cfg)!r} holds a JSON "
+                           f"{type(old).__name__}, not a run's config object; this library did "
+                           "not write it; choose another --out")
+        command = old.get("command")
+        if command is not None and command != self.command:
+            raise BadInput(f"out={str(self.out)!r} holds a {command!r} run; "
                            f"{self.command!r} does not write into it; choose another --out")
+        if set(old) != set(CONFIG_KEYS) and not self.fresh:
+            raise BadInput(self._shape_message(cfg, old))
+
+    def _shape_message(self, cfg: Path, old: dict) -> str:
+        missing = sorted(set(CONFIG_KEYS) - set(old))
+        extra = sorted(set(old) - set(CONFIG_KEYS))
+        parts = [f"missing keys {missing}" if missing else "",
+                 f"extra keys {extra}" if extra else ""]
+        what = "; ".join(p for p in parts if p)
+        fix = ("use --fresh to start over in it (its run files are replaced) or choose another "
+               "--out" if self.fresh is False else
+               f"choose another --out (or remove {cfg.name} to reuse the directory)")
+        return (f"out={str(self.out)!r}: {str(cfg)!r} has an older shape than this library "
+                f"writes ({what}; expected exactly {sorted(CONFIG_KEYS)}); {fix}")
 
     def __enter__(self) -> RunDir:
         self._prepare()
@@ -246,3 +272,17 @@ class RunDir:
         path = self.path(name)
         write_json(obj, path)
         return path
+
+    def write_figures(self, figures: Mapping[str, Any], dpi: int = 120) -> list[str]:
+        """Write each ``{name: matplotlib Figure}`` as PNG to ``out / name`` (atomically).
+
+        Returns
+        -------
+        list of str
+            The names written, in order.
+        """
+        for name, fig in figures.items():
+            buf = io.BytesIO()
+            fig.savefig(buf, format="png", dpi=dpi)
+            atomic_write_bytes(buf.getvalue(), self.path(name))
+        return list(figures)

@@ -10,6 +10,9 @@ at the end writes one table ``OUT/table.csv`` in grid order. Because each cell's
 only on its coordinates and the sweep's base seed, the table does not depend on the number of
 workers or the order in which cells finish.
 
+The command-line options of a sweep (``--workers``, ``--scheduler``) are added by
+:func:`_runkit.cli.add_sweep_arguments`.
+
 Without the optional ``dask[distributed]`` dependency (extra ``cluster``) a sweep runs its
 cells one after another in this process (``workers=0`` asks for that explicitly).
 
@@ -43,8 +46,7 @@ from .errors import BadInput, RunFailed
 from .files import atomic_write_text, read_json, to_jsonable, write_json
 from .progress import progress
 
-__all__ = ["SweepResult", "cell_seed", "grid_cells", "run_sweep", "add_sweep_arguments",
-           "sweep_options", "DASK_AVAILABLE"]
+__all__ = ["SweepResult", "cell_seed", "grid_cells", "run_sweep", "DASK_AVAILABLE"]
 
 #: whether dask.distributed is installed (extra ``cluster``)
 DASK_AVAILABLE = importlib.util.find_spec("distributed") is not None
@@ -244,26 +246,3 @@ def _csv(rows: list[dict]) -> str:
                         json.dumps(v) if isinstance(v, (list, dict)) else v)
                     for k, v in row.items()})
     return buf.getvalue()
-
-
-def add_sweep_arguments(parser, without: str = "a local cluster of one worker process per "
-                                               "core") -> None:
-    """Add ``--workers`` and ``--scheduler`` to an argparse parser.
-
-    Parameters
-    ----------
-    parser : the (sub-)command's parser.
-    without : what the command does when neither option is given (stated in the help).
-    """
-    parser.add_argument("--workers", type=int, default=None,
-                        help="worker processes of a local Dask cluster; 0 runs the cells in "
-                             f"this process (default: {without})")
-    parser.add_argument("--scheduler", default=None, metavar="ADDRESS",
-                        help="address of an existing Dask scheduler, e.g. tcp://host:8786 "
-                             "(default: none)")
-
-
-def sweep_options(args) -> dict:
-    """``workers`` and ``scheduler`` from parsed arguments (for :func:`run_sweep`)."""
-    return {"workers": getattr(args, "workers", None),
-            "scheduler": getattr(args, "scheduler", None)}

@@ -29,13 +29,13 @@ sys.path.insert(0, str(HERE))
 from _models import cache_dir, demo_parser, fitted  # noqa: E402
 
 from neurodyn.anchoring import cue_conflict, landmark_anchoring  # noqa: E402
+from neurodyn.bump_motion import from_manifold  # noqa: E402
 from neurodyn.drift import (  # noqa: E402
     diffusion_estimate,
     diffusion_tensor_theory,
     integration_horizon,
     unwrap_track,
 )
-from neurodyn.experiments import _from_manifold  # noqa: E402
 from neurodyn.fitting import FitConfig  # noqa: E402
 from neurodyn.io import write_json  # noqa: E402
 from neurodyn.spatial_figures import (  # noqa: E402
@@ -49,7 +49,7 @@ LAGS = (2.0, 4.0, 8.0, 16.0)
 
 def ring_diffusion(net, n: int, noise: float, runs: int, duration: float, seed: int) -> dict:
     """One (N, noise) cell of the diffusion check."""
-    tr = _from_manifold(net, runs, duration, 0.05, seed, noise=noise, diagnostics=False)
+    tr = from_manifold(net, runs, duration, 0.05, seed, noise=noise, diagnostics=False)
     est = diffusion_estimate(tr.decoded, tr.t, lags=LAGS, seed=seed)
     theory = float(diffusion_tensor_theory(net, noise)[0, 0])
     drift = unwrap_track(tr.decoded.numpy())

@@ -18,7 +18,7 @@ from pathlib import Path
 import torch
 
 from _runkit import check_int, cli_main
-from _runkit.sweep import add_sweep_arguments, sweep_options
+from _runkit.cli import add_sweep_arguments, sweep_options
 
 from .coupling import COUPLINGS, OT_SOLVERS
 from .errors import FlowsError

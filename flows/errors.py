@@ -26,12 +26,16 @@ from _runkit import (
     check_positive_int,
 )
 
+SEED_MAX = 2**63 - 1
+"""The largest seed the command lines accept (seeds are 63-bit non-negative integers)."""
+
 FlowsError = BadInput
 """Invalid input to a ``flows`` function (the same class as :class:`_runkit.BadInput`)."""
 
 __all__ = ["FlowsError", "BadInput", "RunFailed", "Diverged", "check_choice", "check_float",
            "check_int", "check_memory", "check_nonnegative", "check_positive",
-           "check_positive_int", "check_finite", "derive_seed", "as_generator", "numpy_rng"]
+           "check_positive_int", "check_finite", "derive_seed", "as_generator", "numpy_rng",
+           "SEED_MAX"]
 
 
 def check_finite(name: str, x: torch.Tensor) -> torch.Tensor:

@@ -35,6 +35,8 @@ from dataclasses import asdict, dataclass
 
 import torch
 
+from _runkit import Result
+
 from .data import Dataset, gaussian_mixture_means
 from .errors import FlowsError, as_generator, check_positive_int
 
@@ -165,7 +167,7 @@ def path_draws(x1: torch.Tensor, seed: int | torch.Generator):
 
 
 @dataclass(frozen=True)
-class Estimate:
+class Estimate(Result):
     """A Monte Carlo estimate: value, its standard error and a 95% interval half-width.
 
     ``error`` adds a known systematic error (e.g. of an empirical minimum), else 0.

@@ -225,22 +225,22 @@ def width_experiment(widths: list[int], data: str = "moons", n: int = 256, k: in
     z, _ = fixed_objective(splits.train[:n], source, k, cfg.path, cfg.sigma_min, spec,
                            derive_seed(seed, "objective"))
     ev = torch.linalg.eigvalsh(kernel_h(z)).numpy()
-    runs = res["runs"]
+    runs = res.runs
     rate = guaranteed_log_rate(float(ev[0]), float(cfg.lr), n * k)  # type: ignore[arg-type]
-    late = [log_loss_slope(r["losses"], steps // 5) for r in runs]  # after the fast transient
+    late = [log_loss_slope(r.losses, steps // 5) for r in runs]  # after the fast transient
     return WidthExperiment(
         widths=list(widths), n=n, k=k, steps=steps, lambda_0=float(ev[0]),
-        drift_slope=res.get("drift_slope"), drift=[r["drift"] for r in runs],
-        log_loss_slope=[r["slope"] for r in runs], log_loss_r2=[r["slope_r2"] for r in runs],
+        drift_slope=res.drift_slope, drift=[r.drift for r in runs],
+        log_loss_slope=[r.slope for r in runs], log_loss_r2=[r.slope_r2 for r in runs],
         log_loss_slope_late=[f.slope for f in late], log_loss_r2_late=[f.r2 for f in late],
         guaranteed_log_rate=rate,
-        ntk_gap=[r["ntk_gap"] for r in runs], ntk_tolerance=[r["ntk_tolerance"] for r in runs],
-        ntk_within=[r["ntk_within"] for r in runs], flipped=[r["flipped"] for r in runs],
-        final_train_loss=[r["train_loss"] for r in runs], test_loss=[r["test_loss"] for r in runs],
-        w2=[r["w2"] for r in runs], w2_floor=[r["floor"] for r in runs],
+        ntk_gap=[r.ntk_gap for r in runs], ntk_tolerance=[r.ntk_tolerance for r in runs],
+        ntk_within=[r.ntk_within for r in runs], flipped=[r.flipped for r in runs],
+        final_train_loss=[r.train_loss for r in runs], test_loss=[r.test_loss for r in runs],
+        w2=[r.w2 for r in runs], w2_floor=[r.floor for r in runs],
         horizon=float(cfg.lr) * steps,  # type: ignore[arg-type]
         step_stability=2.0 * float(cfg.lr) * float(ev[-1]) / (n * k),  # type: ignore[arg-type]
-        losses={r["width"]: np.asarray(r["losses"]) for r in runs}, eigenvalues=ev,
+        losses={r.width: np.asarray(r.losses) for r in runs}, eigenvalues=ev,
         fits=[(steps // 5, f.slope, f.intercept) for f in late])
 
 
@@ -312,9 +312,9 @@ def samples_experiment(ns: list[int], data: str = "moons", width: int = 4096, k:
 
     base = replace(theory_base(data, ns[0], k, steps, lr, seed), width=width)
     runs = sample_sweep(ns, base, sample_steps=sample_steps, with_lambda=False,
-                        sweep=sweep)["runs"]
+                        sweep=sweep).runs
     ds = load_dataset(data, name="data")
-    gaps = [r["test_loss"] - r["train_loss"] for r in runs]
+    gaps = [r.test_loss - r.train_loss for r in runs]
     floors, by_size, excess = [], {}, {}
     for n in ns:  # generated points (theory_run's 1000) against each run's held-out points
         n_ref = prepare_data(replace(base, n_train=n).resolved())[0].heldout.shape[0]
@@ -327,13 +327,13 @@ def samples_experiment(ns: list[int], data: str = "moons", width: int = 4096, k:
         lstar = population_minimum(ds, seed=derive_seed(seed, "lstar"))
         gf = [_gap_floor(replace(base, n_train=n), mix) for n in ns]
         excess = {"gap_floor": gf, "gap_corrected": [g - f for g, f in zip(gaps, gf, strict=True)],
-                  "excess_train": [r["train_loss"] - lstar.value for r in runs],
-                  "excess_test": [r["test_loss"] - lstar.value for r in runs],
+                  "excess_train": [r.train_loss - lstar.value for r in runs],
+                  "excess_test": [r.test_loss - lstar.value for r in runs],
                   "population_minimum": lstar.value, "population_minimum_se": lstar.se}
-    w2s = [r["w2"] for r in runs]
+    w2s = [r.w2 for r in runs]
     return SamplesExperiment(
-        ns=list(ns), width=width, k=k, steps=steps, train_loss=[r["train_loss"] for r in runs],
-        test_loss=[r["test_loss"] for r in runs], generalization_gap=gaps, w2=w2s,
+        ns=list(ns), width=width, k=k, steps=steps, train_loss=[r.train_loss for r in runs],
+        test_loss=[r.test_loss for r in runs], generalization_gap=gaps, w2=w2s,
         w2_floor=[f.mean for f in floors], w2_floor_std=[f.std for f in floors],
         w2_excess=[w - f.mean for w, f in zip(w2s, floors, strict=True)],
         floor_pairs=floor_pairs, **excess)

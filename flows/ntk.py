@@ -28,10 +28,12 @@ constants (the theorem hides them) for failure probability delta.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 
 import numpy as np
 import torch
+
+from _runkit import Result
 
 from .errors import FlowsError, check_positive, check_positive_int
 from .theory import kernel_h
@@ -101,7 +103,7 @@ def empirical_ntk(w: torch.Tensor, a: torch.Tensor, z: torch.Tensor) -> torch.Te
 
 
 @dataclass(frozen=True)
-class KernelDrift:
+class KernelDrift(Result):
     """Empirical NTK at the start and end of training against the infinite-width kernel.
 
     Attributes
@@ -121,10 +123,6 @@ class KernelDrift:
     lambda_min_start: float
     lambda_min_end: float
     flipped: float
-
-    def to_dict(self) -> dict:
-        """JSON-ready dict."""
-        return asdict(self)
 
 
 def kernel_drift(w0: torch.Tensor, w_end: torch.Tensor, a: torch.Tensor,
@@ -154,7 +152,7 @@ def curve_gap(observed: np.ndarray | list, predicted: np.ndarray | list) -> floa
 
 
 @dataclass(frozen=True)
-class TheoremRequirements:
+class TheoremRequirements(Result):
     """Width and step size the convergence theorem asks for, with unit constants.
 
     Attributes
@@ -170,10 +168,6 @@ class TheoremRequirements:
     width: float
     lr: float
     delta: float
-
-    def to_dict(self) -> dict:
-        """JSON-ready dict."""
-        return asdict(self)
 
 
 def theorem_requirements(n_points: int, lambda0: float, delta: float = 0.1) -> TheoremRequirements:
@@ -192,7 +186,7 @@ def theorem_requirements(n_points: int, lambda0: float, delta: float = 0.1) -> T
 
 
 @dataclass(frozen=True)
-class NTKComparison:
+class NTKComparison(Result):
     """A theory-regime run beside its infinite-width prediction on the same draws.
 
     Attributes
@@ -223,10 +217,6 @@ class NTKComparison:
     within: bool
     drift: KernelDrift
     requirements: TheoremRequirements
-
-    def to_dict(self) -> dict:
-        """JSON-ready dict."""
-        return asdict(self)
 
 
 NTK_TOLERANCE = 4.0

@@ -1,7 +1,7 @@
 """The figures of the flows runs, built from their results (no files written here).
 
-Each function returns ``{file name: Figure}``; :mod:`flows.run` writes them into the run
-directory.
+Each function returns ``{file name: Figure}``; :mod:`flows.run` and :mod:`flows.run_experiments`
+write them into the run directory.
 """
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ from matplotlib.figure import Figure
 from .measure import SamplesExperiment, WidthExperiment
 from .plotting import (
     plot_digits,
+    plot_digits_by_class,
     plot_drift,
     plot_lambda0,
     plot_loss,
@@ -21,7 +22,7 @@ from .plotting import (
     plot_trajectories,
 )
 
-__all__ = ["training_figures", "width_figures", "samples_figures"]
+__all__ = ["training_figures", "class_figures", "width_figures", "samples_figures"]
 
 
 def training_figures(losses: torch.Tensor, samples: torch.Tensor, heldout: torch.Tensor,
@@ -76,3 +77,19 @@ def samples_figures(res: SamplesExperiment) -> dict[str, Figure]:
         w2.axes[0].fill_between(res.ns, lo, hi, color="0.8", label="floor +- std")
         w2.axes[0].legend(fontsize=8)
     return {"gap_vs_n.png": gap, "w2_vs_n.png": w2}
+
+
+def class_figures(samples: torch.Tensor, labels: torch.Tensor, guidance: float
+                  ) -> dict[str, Figure]:
+    """samples_by_class.png: generated 8x8 digits by class (a class-conditional digits run).
+
+    Parameters
+    ----------
+    samples : torch.Tensor, shape (n, 64)
+    labels : torch.Tensor, shape (n,)
+        The class of each sample.
+    guidance : float
+        The guidance scale they were drawn at (in the title).
+    """
+    return {"samples_by_class.png": plot_digits_by_class(
+        samples, labels, title=f"generated digits by class (guidance {guidance:g})")}

@@ -15,15 +15,15 @@ one shape, ``metrics.json`` with the numbers the seeds determine, figures as PNG
 
 from __future__ import annotations
 
-import io
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
-from _runkit import BadInput, Result, RunDir, atomic_write_bytes, check_int, check_positive_int
+from _runkit import BadInput, Result, RunDir, check_int, check_positive_int
 
 from .data import load_dataset
+from .errors import SEED_MAX
 from .excess import target_mixture
 from .memory import check_terms, theory_sweep_bytes
 from .theory_plots import plot_excess_vs_n, plot_memorization, plot_w2_bound
@@ -33,7 +33,6 @@ from .training import TrainConfig
 __all__ = ["run_risk_experiment", "run_memorization_experiment", "TheoryExperimentRun",
            "RISK_NS", "RISK_SEEDS", "MEMORIZATION_NS"]
 
-SEED_MAX = 2**63 - 1
 RISK_NS = (32, 64, 128, 256, 512, 1024)
 RISK_SEEDS = (1, 2, 3, 4, 5, 6, 7, 8)
 MEMORIZATION_NS = (8, 32, 128, 512, 2048)
@@ -63,14 +62,6 @@ def _values(values, name: str, lo: int = 1) -> list[int]:
     if len(set(out)) != len(out):
         raise BadInput(f"{name}={list(values)!r} repeats a value; give each value once")
     return out
-
-
-def _write_figures(run: RunDir, figs: dict) -> list[str]:
-    for name, fig in figs.items():
-        buf = io.BytesIO()
-        fig.savefig(buf, format="png", dpi=120)
-        atomic_write_bytes(buf.getvalue(), run.path(name))
-    return list(figs)
 
 
 def _sized(terms: dict, extra: dict) -> dict:
@@ -146,7 +137,7 @@ def run_risk_experiment(out: str | Path, ns: list[int] = RISK_NS,
                 ns, _mean_by_n(rr, ns, "w2"), _mean_by_n(rr, ns, "w2_floor"),
                 _mean_by_n(rr, ns, "w2_bound"), _mean_by_n(rr, ns, "w2_coupling"),
                 "training points n")
-        done = TheoryExperimentRun(str(run.out), "risk", res, _write_figures(run, figs))
+        done = TheoryExperimentRun(str(run.out), "risk", res, run.write_figures(figs))
         run.write_json("metrics.json", done)
     return done
 
@@ -202,6 +193,6 @@ def run_memorization_experiment(out: str | Path, ns: list[int] = MEMORIZATION_NS
                 t, curves, None, "time t of the reverse process", log_x=False),
         }
         done = TheoryExperimentRun(str(run.out), "memorization", res,
-                                   _write_figures(run, figs))
+                                   run.write_figures(figs))
         run.write_json("metrics.json", done)
     return done

@@ -16,15 +16,16 @@ div v ~ eps^T (dv/dx) eps with a fixed Rademacher probe eps drawn from a seed.
 
 from __future__ import annotations
 
+import contextlib
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 import torch
 from torch import nn
 from torchdiffeq import odeint
 
-from _runkit import Registry, RunFailed
+from _runkit import Diverged, Registry, RunFailed
 
 from .errors import FlowsError, as_generator, check_choice, check_positive, check_positive_int
 
@@ -70,24 +71,126 @@ def _check_budget(nfe: int, max_nfe: int | None, rtol: float, atol: float) -> No
                              "tolerances, or use a fixed-step method")
 
 
+class SamplingDiverged(Diverged):
+    """The velocity (or the state) became non-finite while integrating (exit code 1).
+
+    ``str(err)`` names the time, the step and the parameter to change with the library's
+    names (``steps``, ``method``, ``rtol``); :meth:`message` names them as a command line does.
+
+    Attributes
+    ----------
+    step : int
+        The fixed step (1..steps) of the evaluation, or the evaluation count for dopri5.
+    parameter : str
+        The parameter to change, as named: ``steps`` (``rtol`` for dopri5), or ``field`` when
+        the velocity is non-finite already at the starting points.
+    t : float
+        Time at which a non-finite value appeared.
+    nfe : int
+        The velocity evaluation that gave it.
+    method : str
+    steps : int or None
+        Steps of a fixed-step method (None for dopri5).
+    rtol : float
+    what : str
+        What became non-finite (``"velocity"``, ``"velocity or divergence"``).
+    """
+
+    def __init__(self, t: float, nfe: int, method: str, steps: int | None, rtol: float,
+                 what: str = "velocity", span: tuple[float, float] = (0.0, 1.0),
+                 names: dict[str, str | None] | None = None):
+        self.t, self.nfe, self.method, self.steps, self.rtol, self.what = \
+            t, nfe, method, steps, rtol, what
+        self.span = span
+        self.names = {"steps": "steps", "method": "method", "rtol": "rtol", "field": "field",
+                      **(names or {})}
+        if nfe == 1:  # non-finite at the initial states: no step size is to blame
+            parameter = self.names["field"]
+        elif steps is not None:
+            parameter = self.names["steps"]
+        else:
+            parameter = self.names["rtol"] or self.names["method"]
+        super().__init__(self.message(**self.names), step=self.step_index or nfe,
+                         parameter=parameter)
+
+    def __reduce__(self):
+        # rebuilt from its fields (sweep cells send exceptions between processes)
+        return (SamplingDiverged, (self.t, self.nfe, self.method, self.steps, self.rtol,
+                                   self.what, self.span, self.names))
+
+    @property
+    def step_index(self) -> int | None:
+        """The fixed step (1..steps) whose evaluation gave the value (None for dopri5)."""
+        if self.steps is None:
+            return None
+        t0, t1 = self.span
+        done = (self.t - t0) / (t1 - t0) if t1 != t0 else 0.0
+        return max(1, min(self.steps, int(done * self.steps + 1e-9) + 1))
+
+    def renamed(self, **names: str | None) -> SamplingDiverged:
+        """The same failure naming the parameters as given (``steps="sample_steps"``;
+        ``rtol=None`` where there is no tolerance to set)."""
+        return SamplingDiverged(self.t, self.nfe, self.method, self.steps, self.rtol, self.what,
+                                self.span, {**self.names, **names})
+
+    def message(self, steps: str = "steps", method: str = "method",
+                rtol: str | None = "rtol", field: str = "field") -> str:
+        """The one-line message, naming the parameters ``steps``, ``method``, ``rtol`` and
+        ``field`` as given (e.g. ``sample_steps``, ``solver`` and ``model`` on the command line;
+        ``rtol=None``: there is none)."""
+        if self.nfe == 1:
+            return (f"the {self.what} is non-finite at the starting points (t={self.t:.6g}, "
+                    f"first evaluation): the {field} itself is broken (from a diverged "
+                    f"training?); check or retrain the {field}")
+        where = f"the {self.what} became non-finite at t={self.t:.6g}"
+        if self.steps is not None:
+            return (f"{where} (step {self.step_index} of {self.steps}, evaluation "
+                    f"{self.nfe}): the state diverged; raise {steps} (now {self.steps}) or "
+                    f"choose a higher-order {method} than {self.method!r}")
+        fix = f"lower {rtol} (now {self.rtol:g}) or choose" if rtol else "choose"
+        return (f"{where} (evaluation {self.nfe} of the adaptive {self.method!r}): the state "
+                f"diverged; {fix} a fixed-step {method} with more {steps}")
+
+
+@contextlib.contextmanager
+def parameter_names(**names: str | None) -> Iterator[None]:
+    """Within the block a :class:`SamplingDiverged` names the parameters as given.
+
+    A run layer whose options are called differently from :func:`integrate`'s arguments
+    (``--solver`` for ``method``, ``--sample-steps`` for ``steps``) wraps its sampling in it.
+
+    >>> with parameter_names(steps="sample_steps", method="solver"):  # doctest: +ELLIPSIS
+    ...     _ = integrate(lambda x, t: x / (0.5 - t), torch.ones(2, 1), "euler", 2)
+    Traceback (most recent call last):
+    ...
+    flows.sample.SamplingDiverged: the velocity became non-finite at t=0.5 (step 2 of 2, ...
+    """
+    try:
+        yield
+    except SamplingDiverged as err:
+        raise err.renamed(**names) from None
+
+
 class _Counted(nn.Module):
     """ODE right-hand side f(t, x) = v(x, t) that counts calls, stops on non-finite values and
     on an exhausted evaluation budget."""
 
     def __init__(self, field: Field, max_nfe: int | None = None, rtol: float = 0.0,
-                 atol: float = 0.0) -> None:
+                 atol: float = 0.0, method: str = "dopri5", steps: int | None = None,
+                 span: tuple[float, float] = (0.0, 1.0)) -> None:
         super().__init__()
         self.field = field
         self.nfe = 0
         self.max_nfe, self.rtol, self.atol = max_nfe, rtol, atol
+        self.method, self.steps, self.span = method, steps, span
 
     def forward(self, t: torch.Tensor, x: torch.Tensor) -> torch.Tensor:
         self.nfe += 1
         _check_budget(self.nfe, self.max_nfe, self.rtol, self.atol)
         v = self.field(x, t)
         if not torch.isfinite(v).all():
-            raise FlowsError(f"the velocity became non-finite at t={float(t):.6g} "
-                             f"(evaluation {self.nfe}); the state or the field diverged")
+            raise SamplingDiverged(float(t), self.nfe, self.method, self.steps, self.rtol,
+                                   span=self.span)
         return v
 
 
@@ -141,8 +244,10 @@ def integrate(field: Field, x0: torch.Tensor, method: str = "midpoint", steps: i
     _check_solve(method, rtol, atol, max_nfe)
     if x0.ndim != 2 or x0.shape[0] == 0:
         raise FlowsError(f"x0 has shape {tuple(x0.shape)}; a non-empty (N, d) tensor is required")
-    f = _Counted(field, max_nfe, rtol, atol)
-    n_t = (check_positive_int("steps", steps) + 1) if METHODS.get(method) else 21
+    fixed = METHODS.get(method)
+    f = _Counted(field, max_nfe, rtol, atol, method,
+                 check_positive_int("steps", steps) if fixed else None, (t0, t1))
+    n_t = (steps + 1) if fixed else 21
     times = torch.linspace(t0, t1, n_t if save_trajectory else 2, dtype=x0.dtype,
                            device=x0.device)
     with torch.no_grad():
@@ -254,7 +359,9 @@ def log_likelihood(field: Field, x: torch.Tensor, method: str = "dopri5", steps:
         v, div = velocity_divergence(field, state[:, :d], t, probe)
         out = torch.cat([v, div[:, None]], 1)
         if not torch.isfinite(out).all():
-            raise FlowsError(f"the velocity or divergence became non-finite at t={float(t):.6g}")
+            raise SamplingDiverged(float(t), counter["nfe"], method,
+                                   steps if METHODS.get(method) else None, rtol,
+                                   "velocity or divergence", span=(1.0, 0.0))
         return out
 
     state = torch.cat([x, torch.zeros(n, 1, dtype=x.dtype, device=x.device)], 1)

@@ -14,10 +14,12 @@
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass, fields, replace
+from dataclasses import dataclass, fields, replace
 
 import numpy as np
 import torch
+
+from _runkit import Result
 
 from .errors import FlowsError, check_positive_int, derive_seed
 from .evaluation import w2
@@ -56,7 +58,7 @@ def lambda_0(z: torch.Tensor) -> float:
 
 
 @dataclass(frozen=True)
-class LogLinearFit:
+class LogLinearFit(Result):
     """Least-squares fit log y = intercept + slope * x, with its coefficient of determination."""
 
     slope: float
@@ -106,8 +108,14 @@ def weight_drift(w: torch.Tensor, w0: torch.Tensor) -> float:
 
 
 @dataclass(frozen=True)
-class TheoryRun:
-    """One theory-regime training run summarised for the sweeps."""
+class TheoryRun(Result):
+    """One theory-regime training run summarised for the sweeps (:func:`theory_run`).
+
+    Width m, n points with k draws each, lambda_0 (NaN when not computed), the final training
+    and held-out objectives and their gap, the weight drift, the log-linear loss fit (slope, R^2),
+    W2 of the samples and its floor, the loss curve, and with the NTK comparison its gap,
+    tolerance, whether it holds and the flipped fraction of activations.
+    """
 
     width: int
     n: int
@@ -172,46 +180,76 @@ def theory_run(config: TrainConfig, n_samples: int = 1000, solver: str = "midpoi
                          ntk.gap, ntk.tolerance, ntk.within, ntk.drift.flipped)))
 
 
+@dataclass(frozen=True)
+class TheorySweep(Result):
+    """Theory runs along one axis (``"width"`` or ``"n_train"``), in the order of ``values``.
+
+    Attributes
+    ----------
+    axis : str
+        The config field varied.
+    values : list of int
+        Its values.
+    runs : list of TheoryRun
+        One run per value.
+    drift_slope : float or None
+        Log-log slope of the weight drift against the width (expected ~ -1/2); a width sweep
+        of at least two widths only.
+    """
+
+    axis: str
+    values: list[int]
+    runs: list[TheoryRun]
+    drift_slope: float | None = None
+
+
 def width_sweep(widths: list[int], base: TrainConfig, sweep: dict | None = None,
-                **kwargs) -> dict:
+                **kwargs) -> TheorySweep:
     """Theory runs at several widths m (same data, n, k, seed).
 
-    Returns a dict with the runs and the log-log slope of drift versus width (expected ~ -1/2).
+    Returns the runs and the log-log slope of drift versus width (expected ~ -1/2).
     ``kwargs`` go to :func:`theory_run`; ``sweep`` (``{"out": DIR, "workers": ...,
     "scheduler": ...}``) runs the widths as cells of :func:`_runkit.sweep.run_sweep` (a Dask
     cluster, stored and resumable in ``DIR``).
+
+    Returns
+    -------
+    TheorySweep
     """
     widths = [check_positive_int("width", w) for w in widths]
-    out: dict = {"runs": _runs("width", widths, base, sweep, kwargs)}
-    runs = [TheoryRun(**r) for r in out["runs"]]
-    if len(widths) >= 2:
-        out["drift_slope"] = loglog_slope(widths, [r.drift for r in runs]).slope
-    return out
+    runs = _runs("width", widths, base, sweep, kwargs)
+    slope = loglog_slope(widths, [r.drift for r in runs]).slope if len(widths) >= 2 else None
+    return TheorySweep("width", widths, runs, slope)
 
 
 def sample_sweep(ns: list[int], base: TrainConfig, sweep: dict | None = None,
-                 **kwargs) -> dict:
+                 **kwargs) -> TheorySweep:
     """Theory runs at several numbers n of training points (same width, k, seed).
 
     ``sweep`` as in :func:`width_sweep`.
 
-    Returns a dict with the runs (generalization gap and W2 with floor versus n).
+    Returns
+    -------
+    TheorySweep
+        The runs (generalization gap and W2 with floor versus n); no drift slope.
     """
     ns = [check_positive_int("n", n) for n in ns]
-    return {"runs": _runs("n_train", ns, base, sweep, kwargs)}
+    return TheorySweep("n_train", ns, _runs("n_train", ns, base, sweep, kwargs))
 
 
 def theory_cell(params: dict) -> dict:
     """One sweep cell: :func:`theory_run` of ``params["base"]`` at the cell's ``width`` or
-    ``n_train`` (``params["run_kwargs"]`` go to it); the run as a dict."""
+    ``n_train`` (``params["run_kwargs"]`` go to it); the run as the JSON row the sweep engine
+    stores (:meth:`TheoryRun.to_dict`)."""
     changes = {k: params[k] for k in ("width", "n_train") if k in params}
-    return asdict(theory_run(replace(params["base"], regime="theory", **changes),
-                             **params.get("run_kwargs", {})))
+    return theory_run(replace(params["base"], regime="theory", **changes),
+                      **params.get("run_kwargs", {})).to_dict()
 
 
-def _runs(axis: str, values: list, base: TrainConfig, sweep: dict | None, kwargs: dict) -> list:
+def _runs(axis: str, values: list, base: TrainConfig, sweep: dict | None,
+          kwargs: dict) -> list[TheoryRun]:
     if sweep is None:
-        return [asdict(theory_run(replace(base, regime="theory", **{axis: v}), **kwargs))
+        return [theory_run(replace(base, regime="theory", **{axis: v}), **kwargs)
                 for v in values]
     from _runkit.sweep import run_sweep
 
@@ -220,5 +258,5 @@ def _runs(axis: str, values: list, base: TrainConfig, sweep: dict | None, kwargs
                     fixed={"base": base, "run_kwargs": kwargs}, **opts)
     names = [f.name for f in fields(TheoryRun)]
     unjson = {"nan": math.nan, "inf": math.inf, "-inf": -math.inf}
-    return [{k: unjson.get(r[k], r[k]) if isinstance(r[k], str) else r[k] for k in names}
-            for r in res.rows]
+    return [TheoryRun(**{k: unjson.get(r[k], r[k]) if isinstance(r[k], str) else r[k]
+                         for k in names}) for r in res.rows]

@@ -235,12 +235,42 @@ EXPLODED = 1e3
 def check_loss(cfg: TrainConfig, losses: torch.Tensor, step: int) -> None:
     """Raise :class:`~_runkit.Diverged` if the loss of step ``step`` is non-finite or exploded.
 
-    Exploded: above ``EXPLODED`` times the loss of the first step (a stable run stays below it).
+    Exploded: above ``EXPLODED`` times the reference loss, the first positive loss of the run
+    (the loss of step 1 unless that is 0; a stable run stays below it). While every loss so
+    far is 0 the field matches its targets exactly and there is no scale to explode from: only
+    a non-finite loss counts then, and the first positive loss becomes the reference.
+
+    Parameters
+    ----------
+    cfg : TrainConfig
+        The run's config (its ``lr`` is named in the message).
+    losses : torch.Tensor, shape (steps,)
+        Losses of steps 1..``step`` in ``losses[:step]`` (squared errors, so >= 0).
+    step : int
+        The step just done, >= 1.
+
+    Examples
+    --------
+    >>> cfg = TrainConfig(data="moons", lr=0.1)
+    >>> check_loss(cfg, torch.tensor([0.0, 0.0, 5.0, 4000.0]), 3)  # 5 sets the scale
+    >>> check_loss(cfg, torch.tensor([0.0, 0.0, 5.0, 6000.0]), 4)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    _runkit.errors.Diverged: the training loss diverged at step 4 (loss 6e+03, 1.2e+03 times ...
     """
-    loss, first = float(losses[step - 1]), float(losses[0])
-    if not (math.isfinite(loss) and loss <= EXPLODED * first):
-        raise Diverged(f"the training loss diverged at step {step} (loss {loss:.3g}, first "
-                       f"{first:.3g}); lower lr (now {cfg.lr:g})", step=step, parameter="lr")
+    loss = float(losses[step - 1])
+    if not math.isfinite(loss):
+        raise Diverged(f"the training loss diverged at step {step} (loss {loss:.3g}); lower lr "
+                       f"(now {cfg.lr:g})", step=step, parameter="lr")
+    ref, at = float(losses[0]), 1
+    if ref <= 0 < loss:  # only a positive loss can have exploded; find the scale it is on
+        positive = torch.nonzero(losses[:step] > 0)
+        at = int(positive[0, 0]) + 1
+        ref = float(losses[at - 1])
+    if ref > 0 and loss > EXPLODED * ref:
+        raise Diverged(f"the training loss diverged at step {step} (loss {loss:.3g}, "
+                       f"{loss / ref:.3g} times the loss {ref:.3g} of step {at}); lower lr "
+                       f"(now {cfg.lr:g})", step=step, parameter="lr")
 
 
 @contextlib.contextmanager

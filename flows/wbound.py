@@ -29,10 +29,12 @@ held-out data with its floor.
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 
 import numpy as np
 import torch
+
+from _runkit import Result
 
 from .errors import check_positive_int
 from .excess import Mixture, optimal_velocity
@@ -87,7 +89,7 @@ def groenwall_factor(mu: np.ndarray, dt: float) -> float:
 
 
 @dataclass(frozen=True)
-class WassersteinBound:
+class WassersteinBound(Result):
     """The Groenwall bound on W2(q_1, p_1) and what it is made of.
 
     Attributes
@@ -114,10 +116,6 @@ class WassersteinBound:
     mu_max: float
     lipschitz_max: float
     mu: list
-
-    def to_dict(self) -> dict:
-        """JSON-ready dict."""
-        return asdict(self)
 
 
 def w2_bound(field, mix: Mixture, x0: torch.Tensor, excess, steps: int = 40,

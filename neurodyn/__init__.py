@@ -10,11 +10,13 @@ True
 The names below are the public API; each is imported from its module on first use, so
 ``import neurodyn`` stays cheap. Modules by purpose:
 
-- populations and dynamics: :mod:`~neurodyn.geometry` (Ring, Torus), :mod:`~neurodyn.activation`,
+- populations and dynamics: :mod:`~neurodyn.geometry` (Ring, Torus; the transforms in
+  :mod:`~neurodyn.geometry_base`), :mod:`~neurodyn.activation`,
   :mod:`~neurodyn.energy`, :mod:`~neurodyn.manifold` (the target bump manifold),
   :mod:`~neurodyn.network` (HopfieldNetwork, Transport), :mod:`~neurodyn.fitting`,
   :mod:`~neurodyn.simulation`, :mod:`~neurodyn.perturbations`, :mod:`~neurodyn.inputs` (velocities);
-- measurements: :mod:`~neurodyn.diagnostics`, :mod:`~neurodyn.experiments` (typed results),
+- measurements: :mod:`~neurodyn.diagnostics`, :mod:`~neurodyn.experiments` (typed results;
+  path integration and diffusion in :mod:`~neurodyn.bump_motion`),
   :mod:`~neurodyn.activity`, :mod:`~neurodyn.landscape`, :mod:`~neurodyn.embedding`,
   :mod:`~neurodyn.topology`, :mod:`~neurodyn.survey`;
 - grid cells: :mod:`~neurodyn.agent`, :mod:`~neurodyn.gridcells`, :mod:`~neurodyn.ratemaps`;
@@ -45,8 +47,8 @@ for _module, _names in {
     "diagnostics": ("fixed_point_residual", "jacobian_spectrum", "summarize_spectrum",
                     "connectivity_profile", "energy_audit", "path_integration_error",
                     "diffusion_coefficient", "diffusion_theory"),
-    "experiments": ("network_report", "NetworkReport", "restoration", "RestorationResult",
-                    "path_integration", "PathIntegrationResult", "diffusion",
+    "experiments": ("network_report", "NetworkReport", "restoration", "RestorationResult"),
+    "bump_motion": ("path_integration", "PathIntegrationResult", "diffusion",
                     "DiffusionResult"),
     "activity": ("manifold_activity", "ManifoldActivity", "path_on_manifold"),
     "landscape": ("energy_landscape", "EnergyLandscape"),

@@ -19,13 +19,15 @@ from dataclasses import asdict, dataclass
 
 import torch
 
+from _runkit import Result
+
 from .diagnostics import jacobian_spectrum
 from .manifold import TargetManifold
 from .network import HopfieldNetwork
 
 __all__ = ["PROBES", "probe_directions", "nearest_point", "bregman", "NormalSpectrum",
            "normal_spectrum", "FieldEnergyError", "field_energy_error", "oblique_projection",
-           "DecayRates", "decay_rates", "attraction_report"]
+           "DecayRates", "decay_rates", "AttractionReport", "attraction_report"]
 
 PROBES = ("white", "smooth", "odd", "amplitude")
 
@@ -288,25 +290,62 @@ def decay_rates(network: HopfieldNetwork, kappa: float, count: int = 4, size: fl
         e, lt = e * network.tau, lt * network.tau
         early[kind] = float(e[(e - kappa).abs().argmax()])
         late[kind] = float(lt[(lt - kappa).abs().argmax()])
-        ok[kind] = energy_audit(tr)["ok"]
+        ok[kind] = energy_audit(tr).ok
     return DecayRates(float(kappa), early, late, ok, size)
 
 
+@dataclass(frozen=True)
+class AttractionReport(Result):
+    """Outcome of :func:`attraction_report`.
+
+    Attributes
+    ----------
+    kappa : float
+        The prescribed rate (1/tau).
+    normal_spectrum : NormalSpectrum
+    field_energy : FieldEnergyError
+        Perturbations up to relative size 0.3.
+    field_error_max, energy_ratio_error_max : float
+        Their worst relative errors.
+    failed : list of str
+        The measures that missed ``kappa`` (the spectrum by ``tol``, the neutral count, the
+        simulated rates by ``3 tol``, the energy audit), each with its numbers; empty if none.
+    decay : DecayRates or None
+        Simulated decay rates (None when not asked; then left out of ``to_dict``).
+    decay_worst_relative : float or None
+        Their worst relative distance from ``kappa``.
+    """
+
+    kappa: float
+    normal_spectrum: NormalSpectrum
+    field_energy: FieldEnergyError
+    field_error_max: float
+    energy_ratio_error_max: float
+    failed: list[str]
+    decay: DecayRates | None = None
+    decay_worst_relative: float | None = None
+
+    def to_dict(self) -> dict:
+        """The fields as JSON (``decay`` entries only when measured)."""
+        out = super().to_dict()
+        if self.decay is None:
+            del out["decay"], out["decay_worst_relative"]
+        return out
+
+
 def attraction_report(network: HopfieldNetwork, kappa: float, tol: float = 0.05,
-                      decay: bool = True) -> dict:
+                      decay: bool = True) -> AttractionReport:
     """Normal spectrum, restoring field, energy ratio and (optionally) simulated decay rates.
 
     Returns
     -------
-    dict with ``normal_spectrum``, ``field_energy`` (perturbations up to relative size 0.3),
-    ``decay`` and ``failed``: the names of the measures that missed ``kappa`` (the spectrum
-    by ``tol``, the neutral count, the simulated rates by ``3 tol``).
+    AttractionReport
+        With ``failed``: the names of the measures that missed ``kappa`` (the spectrum by
+        ``tol``, the neutral count, the simulated rates by ``3 tol``).
     """
     dim = network.geometry.dim
     ns = normal_spectrum(network, kappa, tol)
     fe = field_energy_error(network, kappa)
-    out = {"kappa": kappa, "normal_spectrum": ns.to_dict(), "field_energy": fe.to_dict(),
-           "field_error_max": fe.worst_field(), "energy_ratio_error_max": fe.worst_energy()}
     failed = []
     if ns.worst_relative > tol:
         failed.append(f"normal_spectrum (eigenvalues in [{ns.min:.4g}, {ns.max:.4g}] tau^-1, "
@@ -314,13 +353,13 @@ def attraction_report(network: HopfieldNetwork, kappa: float, tol: float = 0.05,
     if ns.n_zero != dim:
         failed.append(f"neutral eigenvalues ({ns.n_zero} within {ns.zero_tol:g} of 0, "
                       f"expected {dim})")
+    dr = worst = None
     if decay:
         dr = decay_rates(network, kappa, count=2)
-        out["decay"] = dr.to_dict()
-        out["decay_worst_relative"] = dr.worst_relative()
-        if dr.worst_relative() > 3 * tol:
-            failed.append(f"decay (simulated rates {dr.worst_relative():.0%} from kappa)")
+        worst = dr.worst_relative()
+        if worst > 3 * tol:
+            failed.append(f"decay (simulated rates {worst:.0%} from kappa)")
         if not all(dr.energy_ok.values()):
             failed.append("energy audit (the energy rose along a relaxation)")
-    out["failed"] = failed
-    return out
+    return AttractionReport(kappa, ns, fe, fe.worst_field(), fe.worst_energy(), failed, dr,
+                            worst)

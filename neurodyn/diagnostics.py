@@ -12,14 +12,17 @@ from dataclasses import dataclass
 
 import torch
 
+from _runkit import Result
+
 from .geometry import wrap_angle
 from .network import HopfieldNetwork
 from .simulation import SimulationResult
 
 __all__ = [
     "jacobian_spectrum", "SpectrumSummary", "summarize_spectrum", "ConnectivityProfile",
-    "connectivity_profile", "energy_audit", "path_integration_error", "diffusion_coefficient",
-    "diffusion_theory", "fixed_point_residual",
+    "connectivity_profile", "energy_audit", "EnergyAudit", "path_integration_error",
+    "PathErrorStats", "diffusion_coefficient", "DiffusionFit", "diffusion_theory",
+    "fixed_point_residual",
 ]
 
 
@@ -152,15 +155,36 @@ def connectivity_profile(network: HopfieldNetwork, psi=None) -> ConnectivityProf
     return ConnectivityProfile(kernel, uniq, weight)
 
 
-def energy_audit(trajectory: SimulationResult, rtol: float = 1e-10) -> dict:
+@dataclass(frozen=True)
+class EnergyAudit(Result):
+    """Outcome of :func:`energy_audit`.
+
+    Attributes
+    ----------
+    max_increase : float
+        Largest increase of the energy between saved steps (absolute; <= 0 when it only falls).
+    violations : int
+        (step, run) pairs whose increase exceeds the tolerance.
+    tolerance_rtol : float
+        The relative tolerance ``rtol``.
+    ok : bool
+        No violation.
+    """
+
+    max_increase: float
+    violations: int
+    tolerance_rtol: float
+    ok: bool
+
+
+def energy_audit(trajectory: SimulationResult, rtol: float = 1e-10) -> EnergyAudit:
     """Check that the energy never increases between saved steps (autonomous runs).
 
     An increase counts only if it exceeds ``rtol * (1 + |E|)`` (float rounding).
 
     Returns
     -------
-    dict with ``max_increase`` (absolute), ``violations`` (count of (step, run) pairs),
-    ``tolerance`` and ``ok``.
+    EnergyAudit
     """
     e = trajectory.energy
     if e.shape[0] < 2:
@@ -168,25 +192,62 @@ def energy_audit(trajectory: SimulationResult, rtol: float = 1e-10) -> dict:
     inc = e[1:] - e[:-1]
     tol = rtol * (1 + e[:-1].abs())
     bad = inc > tol
-    return {"max_increase": float(inc.max()), "violations": int(bad.sum()),
-            "tolerance_rtol": rtol, "ok": not bool(bad.any())}
+    return EnergyAudit(float(inc.max()), int(bad.sum()), rtol, not bool(bad.any()))
 
 
-def path_integration_error(trajectory: SimulationResult) -> dict:
+@dataclass(frozen=True)
+class PathErrorStats(Result):
+    """Outcome of :func:`path_integration_error` (radians).
+
+    Attributes
+    ----------
+    rms_final : float
+        RMS over runs and axes at the last saved step.
+    max_final : float
+        Largest absolute error at the last saved step.
+    rms_over_time : list of float
+        RMS per saved step.
+    """
+
+    rms_final: float
+    max_final: float
+    rms_over_time: list[float]
+
+
+def path_integration_error(trajectory: SimulationResult) -> PathErrorStats:
     """Wrapped error between decoded phase and integrated input velocity.
 
     Returns
     -------
-    dict with ``rms_final`` (RMS over runs and axes at the last saved step), ``max_final``,
-    ``rms_over_time`` (list per saved step) — all in radians.
+    PathErrorStats
     """
     err = trajectory.path_error()  # (T, B, dim)
     rms_t = err.pow(2).mean(dim=(1, 2)).sqrt()
-    return {"rms_final": float(rms_t[-1]), "max_final": float(err[-1].abs().max()),
-            "rms_over_time": [float(x) for x in rms_t]}
+    return PathErrorStats(float(rms_t[-1]), float(err[-1].abs().max()),
+                          [float(x) for x in rms_t])
 
 
-def diffusion_coefficient(trajectory: SimulationResult, skip: float = 0.0) -> dict:
+@dataclass(frozen=True)
+class DiffusionFit(Result):
+    """Outcome of :func:`diffusion_coefficient`.
+
+    Attributes
+    ----------
+    D : float
+        Diffusion coefficient per axis (rad^2 per time unit), ``slope / 2``.
+    slope : float
+        Least-squares slope of the MSD through the origin.
+    t, msd : list of float
+        Elapsed times and mean squared displacements the fit used.
+    """
+
+    D: float
+    slope: float
+    t: list[float]
+    msd: list[float]
+
+
+def diffusion_coefficient(trajectory: SimulationResult, skip: float = 0.0) -> DiffusionFit:
     """Bump diffusion from the mean squared displacement of the decoded phase.
 
     .. math:: \\mathrm{MSD}(t) = \\langle (\\psi(t) - \\psi(t_0))^2 \\rangle = 2 D (t - t_0)
@@ -200,7 +261,7 @@ def diffusion_coefficient(trajectory: SimulationResult, skip: float = 0.0) -> di
 
     Returns
     -------
-    dict with ``D`` (rad^2 per time unit), ``slope``, ``t`` and ``msd`` lists.
+    DiffusionFit
     """
     t = trajectory.t
     sel = t >= skip
@@ -210,8 +271,7 @@ def diffusion_coefficient(trajectory: SimulationResult, skip: float = 0.0) -> di
     msd = unwrapped.pow(2).sum(-1).mean(-1) / psi.shape[-1]  # per axis
     tt = t[sel] - t[sel][0]
     slope = float((tt * msd).sum() / (tt * tt).sum())
-    return {"D": slope / 2, "slope": slope, "t": [float(x) for x in tt],
-            "msd": [float(x) for x in msd]}
+    return DiffusionFit(slope / 2, slope, [float(x) for x in tt], [float(x) for x in msd])
 
 
 def diffusion_theory(network: HopfieldNetwork, noise: float) -> float:

@@ -53,8 +53,9 @@ def fit_run(config: FitConfig, out: str | Path, fresh: bool = False,
     metrics = {"resumed_from_step": result.resumed_from,
                "final_loss": {k: v[-1] for k, v in result.history.items() if v}}
     metrics.update(write_network_report(result.network, out, result.history))
-    metrics["attraction"] = attraction_report(result.network, config.kappa, config.tolerance)
-    failed = metrics["attraction"]["failed"]
+    report = attraction_report(result.network, config.kappa, config.tolerance)
+    metrics["attraction"] = report.to_dict()
+    failed = report.failed
     write_json(metrics, out / "metrics.json")
     if failed and config.check_kappa:
         raise FitFailed(f"kappa={config.kappa:g} not reached: " + "; ".join(failed)
@@ -109,12 +110,12 @@ def simulate_run(network: HopfieldNetwork, u0: torch.Tensor, duration: float, dt
                "distance_final_max": float(tr.distance[-1].max()),
                "distance_final_median": float(tr.distance[-1].median())}
     if velocity is None and noise == 0:
-        metrics["energy"] = energy_audit(tr) if len(tr.t) > 1 else None
+        metrics["energy"] = energy_audit(tr).to_dict() if len(tr.t) > 1 else None
         save_figure(plot_energy(tr), out / "energy.png")
     if velocity is not None:
         err = path_integration_error(tr)
-        metrics["path_error_rms_final"] = err["rms_final"]
-        metrics["path_error_max_final"] = err["max_final"]
+        metrics["path_error_rms_final"] = err.rms_final
+        metrics["path_error_max_final"] = err.max_final
         save_figure(plot_path_integration(tr), out / "path_integration.png")
     save_figure(plot_distance(tr), out / "distance.png")
     if network.geometry.dim == 1:

@@ -349,6 +349,29 @@ def test_planted_pickles_never_run(files, tmp_path, capsys):
     marker.unlink()
 
 
+def test_planted_files_at_the_other_load_sites_run_nothing(files, tmp_path, capsys):
+    """The labels file of a class-conditional training, the training set of the memorization
+    metric, and a model file whose recorded user-module target names a function that runs a
+    command: each is refused (exit 2) and nothing runs."""
+    marker = files / "pwned"
+    code, _, err = run(capsys, "train", "--data", "moons", "--labels", files / "objects.npy",
+                       "--out", tmp_path / "lab", *TINY)
+    assert code == 2 and "labels=" in err and not (tmp_path / "lab").exists()
+    code, _, err = run(capsys, "eval", "--samples", files / "ok.npy", "--metric",
+                       "memorization", "--train", files / "objects.npy")
+    assert code == 2 and "train=" in err
+    blob = torch.load(files / "run" / "model.pt", weights_only=True)
+    evil = {"format": blob["format"], "kind": "module", "state_dict": {}, "config": {},
+            "spec": {"target": "subprocess:run", "args": {"args": ["touch", str(marker)]},
+                     "classes": 0, "dim": 2}}
+    torch.save(evil, tmp_path / "evil.pt")
+    code, _, err = run(capsys, "sample", "--model", tmp_path / "evil.pt", "--n", 2, "--out",
+                       tmp_path / "s.npy")
+    assert code == 2 and "subprocess:run" in err and "not a torch.nn.Module" in err
+    assert len(err.splitlines()) == 1 and "Traceback" not in err
+    assert not marker.exists() and not (tmp_path / "s.npy").exists()
+
+
 def test_checkpoint_of_another_config_is_refused_and_fresh_starts_over(files, tmp_path,
                                                                        capsys):
     out = tmp_path / "run"
@@ -363,6 +386,41 @@ def test_checkpoint_of_another_config_is_refused_and_fresh_starts_over(files, tm
     code, _, _ = run(capsys, "train", "--data", "moons", "--out", out, *wider, "--fresh")
     assert code == 0
     assert json.loads((out / "config.json").read_text())["config"]["width"] == 17
+
+
+def test_config_json_of_an_older_shape_is_refused_naming_its_keys(tmp_path, capsys):
+    out = tmp_path / "old"
+    out.mkdir()
+    older = json.dumps({"command": "flows train", "config": {"width": 16}, "seed": 1})
+    (out / "config.json").write_text(older)
+    code, stdout, err = run(capsys, "train", "--data", "moons", "--out", out, *TINY)
+    assert code == 2 and stdout == "" and "Traceback" not in err
+    line, = err.splitlines()
+    assert str(out / "config.json") in line and "older shape" in line
+    assert "missing keys ['argv', 'version']" in line and "--fresh" in line
+    assert (out / "config.json").read_text() == older  # left as it was
+    # a command without --fresh names the keys and suggests another --out
+    ev = tmp_path / "ev"
+    ev.mkdir()
+    (ev / "config.json").write_text(json.dumps({"command": "flows eval", "metric": "w2"}))
+    code, _, err = run(capsys, "eval", "--samples", tmp_path / "none.npy", "--data", "moons",
+                       "--out", ev)
+    assert code == 2  # the missing samples file is refused first
+    np.save(tmp_path / "s.npy", np.zeros((5, 2)))
+    code, _, err = run(capsys, "eval", "--samples", tmp_path / "s.npy", "--data", "moons",
+                       "--out", ev)
+    line, = err.splitlines()
+    assert code == 2 and "extra keys ['metric']" in line and "choose another --out" in line
+
+
+@pytest.mark.slow
+def test_fresh_training_replaces_a_config_json_of_an_older_shape(tmp_path, capsys):
+    out = tmp_path / "old"
+    out.mkdir()
+    (out / "config.json").write_text(json.dumps({"command": "flows train", "seed": 1}))
+    assert run(capsys, "train", "--data", "moons", "--out", out, *TINY, "--fresh")[0] == 0
+    assert sorted(json.loads((out / "config.json").read_text())) == [
+        "argv", "command", "config", "seed", "version"]
 
 
 def test_config_json_shape_and_same_seed_same_files(files, tmp_path, capsys):
@@ -476,3 +534,34 @@ def test_ctrl_c_exits_130_and_resume_equals_uninterrupted(tmp_path, capsys):
     a, b = (torch.load(d / "model.pt", weights_only=True) for d in (out, tmp_path / "whole"))
     a, b = a["state_dict"], b["state_dict"]
     assert torch.equal(a["W"], b["W"]) and torch.equal(a["A"], b["A"])
+
+
+def _scaled_model(files: Path, name: str, factor: float) -> Path:
+    """The trained model with W and A multiplied by ``factor`` (finite, but explosive)."""
+    blob = torch.load(files / "run" / "model.pt", weights_only=True)
+    for k in ("W", "A"):
+        blob["state_dict"][k] = blob["state_dict"][k] * factor
+    torch.save(blob, files / name)
+    return files / name
+
+
+def test_sampling_that_diverges_exits_1_naming_time_and_steps(files, tmp_path, capsys):
+    model = _scaled_model(files, "explosive.pt", 3e3)
+    out = tmp_path / "s.npy"
+    code, stdout, err = run(capsys, "sample", "--model", model, "--n", 50, "--out", out,
+                            "--solver", "euler", "--steps", 20)
+    assert code == 1 and stdout == "" and "Traceback" not in err
+    line, = err.splitlines()
+    assert line.startswith("flows sample: ") and "became non-finite at t=" in line
+    assert "raise steps (now 20)" in line and "solver than 'euler'" in line
+    step = int(line.split("(step ")[1].split()[0])
+    assert 1 < step <= 20
+    assert not out.exists() and not out.with_suffix(".json").exists()
+    # a field that is non-finite at the source points already names the model
+    broken = _scaled_model(files, "broken.pt", 1e30)
+    code, _, err = run(capsys, "sample", "--model", broken, "--n", 5, "--out", out)
+    line, = err.splitlines()
+    assert code == 1 and "first evaluation" in line and "retrain the model" in line
+    # the control: the trained model itself samples fine with the same options
+    assert run(capsys, "sample", "--model", files / "run", "--n", 50, "--out", out,
+               "--solver", "euler", "--steps", 20)[0] == 0

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 import torch
 
-from _runkit import BadInput
+from _runkit import BadInput, Diverged
 from flows import (
     EmpiricalOptimalField,
     FieldSpec,
@@ -119,8 +119,20 @@ def test_nfe_counts_and_accuracy(solver, per_step):
 def test_adaptive_solver_and_nonfinite_velocity():
     res = integrate(lambda x, t: -x, torch.ones(3, 1), method="dopri5")
     assert res.nfe > 0 and abs(float(res.x[0, 0]) - math.exp(-1)) < 1e-4
-    with pytest.raises(FlowsError, match="non-finite at t="):
+    with pytest.raises(Diverged, match=r"non-finite at t=0.5 \(step 2 of 2") as info:
         integrate(lambda x, t: x / (0.5 - t), torch.ones(2, 1), "euler", 2)
+    assert info.value.step == 2 and info.value.parameter == "steps"
+    assert "raise steps (now 2)" in str(info.value)
+    with pytest.raises(Diverged, match="lower rtol") as info:
+        integrate(lambda x, t: x / (0.5 - t), torch.ones(2, 1), "dopri5", max_nfe=None)
+    assert info.value.parameter == "rtol"
+    import pickle
+
+    again = pickle.loads(pickle.dumps(info.value))  # as sweep workers send it
+    assert str(again) == str(info.value) and again.parameter == "rtol"
+    # the log-likelihood integrates back from t = 1: t = 0.5 is step 3 of 4
+    with pytest.raises(Diverged, match=r"at t=0.5 \(step 3 of 4"):
+        log_likelihood(lambda x, t: x / (0.5 - t), torch.ones(2, 1), "euler", steps=4)
     with pytest.raises(BadInput, match="method='leapfrog'.*euler, midpoint, rk4, dopri5"):
         integrate(lambda x, t: x, torch.ones(2, 1), "leapfrog")
 

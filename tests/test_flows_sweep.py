@@ -17,10 +17,15 @@ def test_width_and_sample_sweeps_through_the_engine(tmp_path):
     cells = width_sweep([16, 64], _base(), sweep={"out": tmp_path / "w", "workers": 0,
                                                   "progress_bar": False}, **kw)
     # the same numbers (JSON text compares NaN == NaN)
-    assert json.dumps(cells["runs"]) == json.dumps(serial["runs"])
-    assert cells["drift_slope"] == serial["drift_slope"]
+    assert json.dumps([r.to_dict() for r in cells.runs]) == \
+        json.dumps([r.to_dict() for r in serial.runs])
+    assert cells.drift_slope == serial.drift_slope and serial.drift_slope is not None
+    assert serial.axis == "width" and serial.values == [16, 64]
+    assert [r.width for r in serial.runs] == [16, 64]
     assert len(list((tmp_path / "w" / "cells").glob("*.json"))) == 2
     again = sample_sweep([16, 32], _base(), sweep={"out": tmp_path / "n", "workers": 0,
                                                    "progress_bar": False}, **kw)
-    assert [r["n"] for r in again["runs"]] == [16, 32]
-    assert again["runs"][0]["train_loss"] != again["runs"][1]["train_loss"]
+    assert [r.n for r in again.runs] == [16, 32] and again.drift_slope is None
+    assert again.runs[0].train_loss != again.runs[1].train_loss
+    assert sorted(again.to_dict()) == ["axis", "drift_slope", "runs", "values"]
+    assert again.to_dict()["runs"][0]["n"] == 16

@@ -103,3 +103,29 @@ def test_short_moons_training_reaches_w2_bound():
     assert ev.metric == "w2" and ev.floor == pytest.approx(floor)
     assert ev.floor < ev.heldout < 0.4, ev  # untrained: W2 > 1
     assert ev.nfe == 40
+
+
+def test_check_loss_when_the_first_loss_is_zero():
+    from _runkit import Diverged
+    from flows.training import EXPLODED, check_loss
+
+    cfg = TrainConfig(data="moons", lr=0.5)
+    zeros = torch.zeros(5)
+    for step in range(1, 6):  # a field that matches its targets exactly has not diverged
+        check_loss(cfg, zeros, step)
+    # a small positive loss after a zero one is not an explosion; it sets the scale
+    losses = torch.tensor([0.0, 0.0, 1e-6, 0.9e-3, 1.1e-3])
+    for step in (1, 2, 3, 4):
+        check_loss(cfg, losses, step)
+    with pytest.raises(Diverged) as info:
+        check_loss(cfg, losses, 5)
+    assert info.value.step == 5 and info.value.parameter == "lr"
+    assert "step 5" in str(info.value) and "of step 3" in str(info.value)
+    assert "lower lr (now 0.5)" in str(info.value)
+    for bad in (float("nan"), float("inf")):
+        with pytest.raises(Diverged, match="diverged at step 2"):
+            check_loss(cfg, torch.tensor([0.0, bad]), 2)
+    # a positive first loss is the reference: EXPLODED times it is the limit
+    check_loss(cfg, torch.tensor([2.0, 2.0 * EXPLODED]), 2)
+    with pytest.raises(Diverged, match="of step 1"):
+        check_loss(cfg, torch.tensor([2.0, 2.0 * EXPLODED * 1.01]), 2)

@@ -113,11 +113,11 @@ HUGE = "100000000000"
 # (case id, argv builder, word the one-line message must contain)
 CASES = [
     # fit
-    ("fit-n-zero", lambda r: _fit(r, "--n", "0"), "n"),
-    ("fit-n-negative", lambda r: _fit(r, "--n", "-8"), "n"),
+    ("fit-n-zero", lambda r: _fit(r, "--n", "0"), "--n"),
+    ("fit-n-negative", lambda r: _fit(r, "--n", "-8"), "--n"),
     ("fit-n-float", lambda r: _fit(r, "--n", "1.5"), "--n"),
     ("fit-n-text", lambda r: _fit(r, "--n", "many"), "--n"),
-    ("fit-n-small", lambda r: _fit(r, "--n", "4"), "8"),
+    ("fit-n-small", lambda r: _fit(r, "--n", "4"), "n=(4,)"),
     ("fit-n-huge", lambda r: _fit(r, "--n", HUGE), "--n"),
     ("fit-torus-n-huge", lambda r: _fit(r, "--n", "200000", "200000", manifold="torus"), "--n"),
     ("fit-ring-two-sizes", lambda r: _fit(r, "--n", "16", "16"), "--n"),
@@ -322,6 +322,58 @@ def test_planted_fit_checkpoint_runs_nothing(tmp_path, capsys):
     capsys.readouterr()
     assert not marker.exists(), "a planted pickle ran"
     assert code == 2
+
+
+def test_fit_into_a_config_json_of_an_older_shape(tmp_path, capsys):
+    out = tmp_path / "fit"
+    out.mkdir()
+    older = json.dumps({"command": "neurodyn fit", "config": {"n": 16}, "version": "0.0.1"})
+    (out / "config.json").write_text(older)
+    argv = ["fit", "ring", "--out", str(out), "--n", "16", "--steps", "2"]
+    code = main(argv)
+    err = capsys.readouterr().err
+    line, = err.strip().splitlines()
+    assert code == 2 and "Traceback" not in err
+    assert str(out / "config.json") in line and "missing keys ['argv', 'seed']" in line
+    assert "--fresh" in line and (out / "config.json").read_text() == older
+
+
+@pytest.mark.slow
+def test_fresh_fit_replaces_a_config_json_of_an_older_shape(tmp_path):
+    out = tmp_path / "fit"
+    out.mkdir()
+    (out / "config.json").write_text(json.dumps({"command": "neurodyn fit", "seed": 3}))
+    argv = ["fit", "ring", "--out", str(out), "--n", "16", "--steps", "2"]
+    assert main(argv + ["--fresh", "--no-kappa-check"]) == 0
+    assert json.loads((out / "config.json").read_text())["seed"] == 0
+
+
+def test_planted_arrays_run_nothing(files, tmp_path, capsys):
+    """Object arrays whose unpickling runs a command, at every array load site: the initial
+    states (--init), the velocity series (--velocity-file) and the positions of grid-cells
+    (--trajectory .npy and .npz)."""
+    marker = tmp_path / "PWNED"
+    evil = np.array([_Evil(marker), 1.0], dtype=object)
+    np.save(tmp_path / "evil.npy", evil, allow_pickle=True)
+    np.savez(tmp_path / "evil.npz", position=evil, t=evil)
+    sim = ["simulate", "--model", str(files / "ring"), "--out", str(tmp_path / "o"),
+           "--duration", "1"]
+    gc = ["grid-cells", "--model", str(files / "torus"), "--out", str(tmp_path / "g"),
+          "--cells", "2"]
+    for argv, name in ((sim + ["--init", str(tmp_path / "evil.npy")], "--init"),
+                       (sim + ["--velocity-file", str(tmp_path / "evil.npy")], "velocity-file"),
+                       (gc + ["--trajectory", str(tmp_path / "evil.npy"), "--dt", "0.02"],
+                        "--trajectory"),
+                       (gc + ["--trajectory", str(tmp_path / "evil.npz")], "--trajectory")):
+        code = main(argv)
+        err = capsys.readouterr().err
+        line, = err.strip().splitlines()
+        assert code == 2 and name in line and "Traceback" not in err, (argv, err)
+    assert not marker.exists(), "a planted pickle ran"
+    assert not (tmp_path / "o").exists() and not (tmp_path / "g").exists()
+    # the control: loading the same array with pickles allowed does run it
+    np.load(tmp_path / "evil.npy", allow_pickle=True)
+    assert marker.exists()
 
 
 def test_torus_init_flat_is_accepted(files, tmp_path):

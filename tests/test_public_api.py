@@ -39,3 +39,27 @@ def test_unknown_attribute_is_an_attribute_error():
         assert "no_such_thing" in str(exc)
     else:
         raise AssertionError("expected AttributeError")
+
+
+def test_split_modules_keep_their_names_importable():
+    import neurodyn.bump_motion as motion
+    import neurodyn.experiments as experiments
+    import neurodyn.geometry as geometry
+    import neurodyn.geometry_base as base
+
+    for name in ("path_integration", "PathIntegrationResult", "diffusion", "DiffusionResult"):
+        assert getattr(experiments, name) is getattr(motion, name) is getattr(nd, name), name
+    for name in ("Geometry", "wrap_angle", "MIN_NEURONS"):
+        assert getattr(geometry, name) is getattr(base, name), name
+    assert nd.Geometry is base.Geometry and issubclass(nd.Ring, nd.Geometry)
+
+
+def test_experiment_results_are_typed_results():
+    from _runkit import Result
+    from neurodyn import bump_motion, experiments
+
+    for cls in (experiments.NetworkReport, experiments.RestorationStats,
+                experiments.RestorationResult, bump_motion.PathIntegrationResult,
+                bump_motion.DiffusionResult):
+        assert issubclass(cls, Result), cls
+        assert cls.__dataclass_params__.frozen, cls

@@ -344,15 +344,45 @@ def test_rundir_refuses_other_runs_and_bad_outs(tmp_path):
             pass
     foreign = tmp_path / "foreign"
     foreign.mkdir()
-    (foreign / "config.json").write_text('{"width": 3}')
-    with pytest.raises(BadInput, match="holds a config.json this library did not write"):
+    (foreign / "config.json").write_text('[1, 2]')
+    with pytest.raises(BadInput, match=r"holds a JSON list, not a run's config object"):
         rk.RunDir(foreign, command="c", config={}).__enter__()
-    assert (foreign / "config.json").read_text() == '{"width": 3}'
+    (foreign / "config.json").write_text('{"width": 3')
+    with pytest.raises(BadInput, match=r"config.json.*; choose another --out"):
+        rk.RunDir(foreign, command="c", config={}, fresh=True).__enter__()
+    assert (foreign / "config.json").read_text() == '{"width": 3'
     (tmp_path / "file").write_text("x")
     with pytest.raises(BadInput, match="exists and is not a directory"):
         rk.RunDir(tmp_path / "file", command="c", config={}).__enter__()
     with pytest.raises(BadInput, match="cannot be created"):
         rk.RunDir(tmp_path / "file" / "sub", command="c", config={}).__enter__()
+
+
+def test_rundir_older_config_shape_names_the_keys_and_fresh_replaces_it(tmp_path):
+    out = tmp_path / "old"
+    out.mkdir()
+    older = '{"command": "flows train", "config": {"n": 1}, "seed": 0, "solver": "euler"}'
+    (out / "config.json").write_text(older)
+    for fresh, fix in ((False, "use --fresh to start over"), (None, "choose another --out")):
+        with pytest.raises(BadInput) as info:
+            rk.RunDir(out, command="flows train", config={}, fresh=fresh).__enter__()
+        msg = str(info.value)
+        assert "\n" not in msg and str(out / "config.json") in msg
+        assert "missing keys ['argv', 'version']" in msg and "extra keys ['solver']" in msg
+        assert fix in msg and ("--fresh" in msg) == (fresh is False)
+        assert (out / "config.json").read_text() == older  # refused: left alone
+    # a hand-written config without a command: only the keys are named
+    (out / "config.json").write_text('{"width": 3}')
+    with pytest.raises(BadInput, match=r"missing keys \['argv', 'command', 'config', 'seed', "
+                                       r"'version'\]; extra keys \['width'\]"):
+        rk.RunDir(out, command="c", config={}, fresh=False).__enter__()
+    # another command's run stays refused even with fresh
+    (out / "config.json").write_text(older)
+    with pytest.raises(BadInput, match="holds a 'flows train' run"):
+        rk.RunDir(out, command="flows eval", config={}, fresh=True).__enter__()
+    with rk.RunDir(out, command="flows train", config={"n": 2}, seed=1, fresh=True):
+        pass
+    assert sorted(rk.read_json(out / "config.json")) == sorted(rk.rundir.CONFIG_KEYS)
 
 
 def test_out_lock_on_a_file_output(tmp_path):

@@ -134,7 +134,7 @@ def test_heterogeneity_pins_the_bump_and_keeps_energy_descent(ring_net):
     b = simulate(het, u, 50.0, 0.1, save_every=50, diagnostics=False)
     assert abs(float(a.decoded[-1, 0, 0]) - 1.0) < 1e-6
     assert abs(float(b.decoded[-1, 0, 0]) - 1.0) > 1e-3
-    assert energy_audit(b)["ok"]
+    assert energy_audit(b).ok
     with pytest.raises(ValueError, match="gain_sd"):
         Heterogeneity(gain_sd=-1.0)
 

@@ -103,7 +103,7 @@ def test_restoration_every_kind_with_energy_descent(lattice, hex_net, square_net
         assert m["initial_max"] > top - 0.2, (kind, m)
         assert m["fraction_within"] == 1.0, (kind, m)
         assert m["energy"]["ok"], (kind, m["energy"])
-        assert energy_audit(trajs[kind])["ok"]
+        assert energy_audit(trajs[kind]).ok
 
 
 def test_restored_state_keeps_its_place_on_the_torus(hex_net):

@@ -173,10 +173,13 @@ def load_network(path: str):
 
 
 def open_run(args: argparse.Namespace, name: str, config: dict | None = None) -> RunDir:
-    """The locked run directory ``--out`` of sub-command ``name``, recording its config."""
+    """The locked run directory ``--out`` of sub-command ``name``, recording its config.
+
+    A sub-command with ``--fresh`` may start over in a directory whose ``config.json`` has an
+    older shape (:class:`~_runkit.RunDir`'s ``fresh``)."""
     return RunDir(Path(args.out), command=f"neurodyn {name}",
                   config=args_config(args) if config is None else config,
-                  seed=getattr(args, "seed", None))
+                  seed=getattr(args, "seed", None), fresh=getattr(args, "fresh", None))
 
 
 def check_states_memory(name: str, saved: int, batch: int, size: int) -> None:

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from _runkit.sweep import add_sweep_arguments, run_sweep, sweep_options
+from _runkit.cli import add_sweep_arguments, sweep_options
+from _runkit.sweep import run_sweep
 
 from ..io import write_json
 from ..plotting import plot_sweep, save_figure
