@@ -8,6 +8,7 @@ with :class:`~_runkit.BadInput` naming it, without running anything from it.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from pathlib import Path
 
 import torch
@@ -79,12 +80,14 @@ def _model_file(path: Path) -> Path:
     return path
 
 
-def load_model(path: str | Path, model: torch.nn.Module | None = None
-               ) -> tuple[torch.nn.Module, dict]:
+def load_model(path: str | Path, model: torch.nn.Module | None = None,
+               trust: Iterable[str] = ()) -> tuple[torch.nn.Module, dict]:
     """Load ``model.pt`` (or a directory holding it); returns (field, training config dict).
 
     A user module is rebuilt by importing its recorded class (or is ``model``) and filled with
     the saved tensors; nothing in the file is executed (:func:`flows.model.field_from_blob`).
+    A recorded class whose module is not imported yet is imported only if ``trust`` names the
+    module (or a package holding it): importing runs the module's code.
 
     Examples
     --------
@@ -101,4 +104,4 @@ def load_model(path: str | Path, model: torch.nn.Module | None = None
     config = blob.get("config")
     if not isinstance(config, dict):
         raise BadInput(f"model={str(path)!r} is damaged: its config is missing")
-    return field_from_blob(blob, model, what=f"model={str(path)!r}"), config
+    return field_from_blob(blob, model, what=f"model={str(path)!r}", trust=trust), config

@@ -185,6 +185,10 @@ def add_sample(sub) -> None:
     s.add_argument("--steps", type=int, default=20,
                    help="solver steps from t=0 to t=1 (fixed-step solvers)")
     s.add_argument("--seed", type=int, default=0, help="seed of the source points (>= 0)")
+    s.add_argument("--trust-module", action="append", default=[], metavar="MODULE",
+                   help="module of a model of your own (--model-class) that may be imported to "
+                        "rebuild it; repeatable (default: none: a model file cannot make flows "
+                        "import code)")
     s.set_defaults(func=cmd_sample)
 
 
@@ -192,7 +196,7 @@ def cmd_sample(a: argparse.Namespace):
     """``flows sample``: :func:`flows.run.run_sample`."""
     _common(a)
     return run_sample(a.model, a.n, a.out, a.solver, a.steps, a.seed, label=a.label,
-                      guidance=a.guidance, device=a.device)
+                      guidance=a.guidance, device=a.device, trust=tuple(a.trust_module))
 
 
 def add_eval(sub) -> None:

@@ -12,7 +12,10 @@ It is trained by autograd with ``torch.optim.Adam`` (the built-in field keeps it
 gradients). A model named by import path, ``"pkg.module:Class"`` with JSON keyword arguments,
 is saved as that spec plus its ``state_dict``: loading imports the class from the recorded path
 (the user's own code) and fills in the tensors, so nothing is executed from the file itself
-(checkpoints load with ``weights_only=True``).
+(checkpoints load with ``weights_only=True``). Importing a module runs its code, so a model file
+may name only a class whose module is already imported in this process or is trusted by the
+caller (``trust=`` of :func:`~flows.checkpoint.load_model`, ``--trust-module`` on the command
+line): a planted file cannot make the loader import anything else.
 """
 
 from __future__ import annotations
@@ -20,6 +23,8 @@ from __future__ import annotations
 import importlib
 import json
 import re
+import sys
+from collections.abc import Iterable
 
 import torch
 from torch import nn
@@ -191,7 +196,35 @@ def model_blob(field: nn.Module, config: dict) -> dict:
             "config": config}
 
 
-def field_from_blob(blob: dict, model: nn.Module | None = None, what: str = "model") -> nn.Module:
+def check_trusted(target: str, trust: Iterable[str] = (), what: str = "model") -> None:
+    """Refuse to import the module of ``target`` unless it is imported already or trusted.
+
+    ``trust`` lists module names (a package trusts its submodules). Raises
+    :class:`FlowsError` naming the module and how to trust it.
+
+    Examples
+    --------
+    >>> check_trusted("torch.nn:Linear")  # imported already
+    >>> check_trusted("not_yet_imported_pkg.models:Net", trust=["not_yet_imported_pkg"])
+    >>> try:
+    ...     check_trusted("not_yet_imported_pkg.models:Net")
+    ... except FlowsError as err:
+    ...     print(str(err).split(";")[0])
+    model names class 'not_yet_imported_pkg.models:Net', whose module is not imported
+    """
+    module_name = str(target).split(":")[0]
+    if module_name in sys.modules:
+        return
+    for name in trust:
+        if module_name == name or module_name.startswith(f"{name}."):
+            return
+    raise FlowsError(f"{what} names class {target!r}, whose module is not imported; importing "
+                     f"it runs its code, so trust it first: trust=[{module_name!r}] (command "
+                     f"line: --trust-module {module_name})")
+
+
+def field_from_blob(blob: dict, model: nn.Module | None = None, what: str = "model",
+                    trust: Iterable[str] = ()) -> nn.Module:
     """Rebuild the field saved by :func:`model_blob`.
 
     A user module is rebuilt by importing its recorded class (the user's code, not anything in
@@ -211,6 +244,7 @@ def field_from_blob(blob: dict, model: nn.Module | None = None, what: str = "mod
         raise FlowsError(f"{what} holds a {spec['target']} module passed in built (its "
                          "arguments are unknown); rebuild it and pass it as model=")
     else:
+        check_trusted(spec["target"], trust, what)
         field = ModuleField(build_module(spec["target"], spec["args"], 0), spec["classes"],
                             spec.get("dim"))
     state = blob.get("state_dict")

@@ -83,14 +83,16 @@ def _sidecar_owner(npy: Path, sidecar: Path) -> None:
 
 def run_sample(model: str | Path, n: int, out: str | Path, solver: str = "midpoint",
                steps: int = 20, seed: int = 0, label: int | None = None,
-               guidance: float = 1.0, device: str = "cpu") -> SampleRun:
+               guidance: float = 1.0, device: str = "cpu",
+               trust: tuple[str, ...] = ()) -> SampleRun:
     """Draw ``n`` samples from a trained model into ``out`` (.npy) with a sidecar ``.json``.
 
     The sidecar holds the command, the config as run (model, n, solver, steps, seed, and for a
     class-conditional model the labels and guidance), the library version, the command line and
     the NFE. A class-conditional model draws class ``label`` for every sample, or classes
     0..K-1 in turn (sample i has class i mod K); ``out.labels.npy`` is not written: the rule
-    recovers them. A user model is rebuilt from its recorded import path. See the module
+    recovers them. A user model is rebuilt from its recorded import path, whose module must be
+    imported already or named in ``trust`` (:func:`flows.model.check_trusted`). See the module
     docstring for the sidecar rule. A velocity that becomes non-finite raises
     :class:`~flows.sample.SamplingDiverged` naming the time, the step and ``steps``/``solver``
     (nothing is written).
@@ -105,7 +107,7 @@ def run_sample(model: str | Path, n: int, out: str | Path, solver: str = "midpoi
         raise BadInput(f"out={str(out)!r} is not allowed; it must end in .npy")
     if out.is_dir():
         raise BadInput(f"out={str(out)!r} is a directory; a .npy file name is expected")
-    field, cfg = load_model(model)
+    field, cfg = load_model(model, trust=trust)
     spec = getattr(field, "spec", None)
     dim = spec.dim if spec is not None else field.dim
     classes = spec.classes if spec is not None else field.classes

@@ -190,3 +190,48 @@ def test_cli_class_conditional_digits_and_sampling_by_class(tmp_path, capsys):
     capsys.readouterr()
     assert main(["sample", "--model", str(out), "--n", "2", "--out", str(tmp_path / "e.npy"),
                  "--label", "10"]) == 2
+
+
+_PLANTED_MODULE = '''
+import pathlib
+from torch import nn
+
+pathlib.Path(__file__).with_name("imported.marker").write_text("module code ran")
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(3, 2)
+
+    def forward(self, x, t):
+        return self.lin(__import__("torch").cat([x, t], -1))
+'''
+
+
+def test_a_model_file_cannot_make_the_loader_import_a_module(tmp_path, monkeypatch, capsys):
+    import sys
+
+    from flows.cli import main
+
+    code_dir = tmp_path / "code"
+    code_dir.mkdir()
+    (code_dir / "side_effect_models.py").write_text(_PLANTED_MODULE)
+    marker = code_dir / "imported.marker"
+    monkeypatch.syspath_prepend(str(code_dir))
+    field = ModuleField(import_class("side_effect_models:Net")(), dim=2)
+    save_model(tmp_path / "run" / "model.pt", field, {"model": "side_effect_models:Net",
+                                                      "model_args": {}, "source": "normal"})
+    marker.unlink()
+    monkeypatch.delitem(sys.modules, "side_effect_models")
+    with pytest.raises(FlowsError, match="--trust-module side_effect_models"):
+        load_model(tmp_path / "run")
+    assert main(["sample", "--model", str(tmp_path / "run"), "--n", "4", "--out",
+                 str(tmp_path / "a.npy")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "--trust-module" in err and "Traceback" not in err
+    assert not marker.exists() and not (tmp_path / "a.npy").exists()
+    # control: trusting the module imports it (its code runs) and the model loads
+    assert main(["sample", "--model", str(tmp_path / "run"), "--n", "4", "--out",
+                 str(tmp_path / "b.npy"), "--trust-module", "side_effect_models"]) == 0
+    assert marker.exists() and np.load(tmp_path / "b.npy").shape == (4, 2)
