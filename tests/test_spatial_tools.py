@@ -215,7 +215,7 @@ def test_velocity_of_the_ratinabox_example_is_finite():
 
 
 def test_boundary_encounters_reset_the_noisy_integrator(hex_net):
-    traj = generate_trajectory(15.0, 0.02, Box(1.0), seed=5, start=np.array([0.15, 0.5]))
+    traj = generate_trajectory(8.0, 0.02, Box(1.0), seed=5, start=np.array([0.15, 0.5]))
     near = np.minimum(traj.position, 1 - traj.position).min(1) < 0.1
     assert near.any() and not near.all()
     kw = {"modules": [0.5, 0.5], "cells": 4, "method": "euler", "noise": 0.2, "seed": 2,
