@@ -28,15 +28,14 @@ from __future__ import annotations
 import math
 
 import torch
-from torch import nn
 
 from ..geometry import Geometry
-from .base import InteractionEnergy
+from .banded import BandedSpectralEnergy
 
 __all__ = ["AmplitudeFourierEnergy"]
 
 
-class AmplitudeFourierEnergy(InteractionEnergy):
+class AmplitudeFourierEnergy(BandedSpectralEnergy):
     """Per-mode polynomials in the Fourier amplitude ``sqrt(p_k / s_k + eps)``, anchored.
 
     Invariant under every continuous spectral rotation (it depends on ``|z_k|`` only). Only
@@ -59,6 +58,7 @@ class AmplitudeFourierEnergy(InteractionEnergy):
     >>> with torch.no_grad():
     ...     _ = e.coef.normal_(0, 1, generator=torch.Generator().manual_seed(0))
     >>> r = 0.1 + 0.8 * torch.rand(16, dtype=torch.float64)
+    >>> from neurodyn.energies.base import InteractionEnergy
     >>> bool(torch.allclose(e.grad(r), InteractionEnergy.grad(e, r)))
     True
     """
@@ -67,60 +67,20 @@ class AmplitudeFourierEnergy(InteractionEnergy):
 
     def __init__(self, geometry: Geometry, bandwidth: int = 4, degree: int = 3,
                  scale: torch.Tensor | None = None, eps: float = 1e-3):
-        super().__init__(geometry)
-        if not 0 <= bandwidth <= max(geometry.shape) // 2:
-            raise ValueError(f"bandwidth={bandwidth}: must be in [0, {max(geometry.shape) // 2}]")
-        if not 1 <= degree <= 8:
-            raise ValueError(f"degree={degree}: must be in [1, 8]")
         if not (math.isfinite(eps) and eps > 0):
             raise ValueError(f"eps={eps!r}: must be a finite number > 0")
-        self.bandwidth, self.degree, self.eps = int(bandwidth), int(degree), float(eps)
-        k = geometry.wavevectors()
-        mask = (k.abs().amax(0) <= bandwidth).to(torch.float64)
-        self.register_buffer("mask", mask)
-        self.register_buffer("band", mask.flatten().nonzero().squeeze(-1), persistent=False)
-        s = torch.ones(geometry.spectral_shape, dtype=torch.float64) if scale is None else scale
-        s = torch.as_tensor(s, dtype=torch.float64)
-        if tuple(s.shape) != geometry.spectral_shape or not (s > 0).all():
-            raise ValueError(f"scale: must be positive with shape {geometry.spectral_shape}")
-        self.register_buffer("scale", s.clone())
-        self.coef = nn.Parameter(torch.zeros(geometry.spectral_shape + (degree,),
-                                             dtype=torch.float64))
-        self.register_buffer("anchor_x", torch.zeros(geometry.spectral_shape, dtype=torch.float64))
-        self.register_buffer("anchor_slope",
-                             torch.zeros(geometry.spectral_shape, dtype=torch.float64))
-        self.register_buffer("anchored", torch.zeros((), dtype=torch.bool))
-
-    # ---------------------------------------------------------------- anchoring
-    def anchor(self, power: torch.Tensor, slope: torch.Tensor) -> None:
-        """Impose ``f'_k(power_k) = slope_k`` exactly on every interacting mode.
-
-        This fixes ``c_{k,1} = 2 a*_k slope_k`` (the other terms vanish at the anchor);
-        ``coef[..., 0]`` is then ignored.
-        """
-        with torch.no_grad():
-            self.anchor_x.copy_(torch.as_tensor(power, dtype=torch.float64) / self.scale)
-            self.anchor_slope.copy_(torch.as_tensor(slope, dtype=torch.float64) * self.mask)
-            self.anchored.fill_(True)
+        super().__init__(geometry, bandwidth, degree, scale, min_bandwidth=0)
+        self.eps = float(eps)
 
     def effective_coef(self) -> torch.Tensor:
-        """The coefficients in use, shape ``(*spectral_shape, degree)``."""
+        """The coefficients in use, shape ``(*spectral_shape, degree)``; with an anchor the first
+        is ``c_{k,1} = 2 a*_k slope_k`` (the other terms vanish at the anchor)."""
         if not bool(self.anchored):
             return self.coef
         first = 2 * torch.sqrt(self.anchor_x + self.eps) * self.anchor_slope
         return torch.cat([first.unsqueeze(-1), self.coef[..., 1:]], dim=-1)
 
     # ---------------------------------------------------------------- per-mode functions
-    def _band(self, x: torch.Tensor) -> torch.Tensor:
-        return x.flatten(-self.geometry.dim)[..., self.band]
-
-    def _unband(self, y: torch.Tensor) -> torch.Tensor:
-        g = self.geometry
-        out = torch.zeros(y.shape[:-1] + (math.prod(g.spectral_shape),), dtype=y.dtype,
-                          device=y.device)
-        out[..., self.band] = y
-        return out.reshape(y.shape[:-1] + g.spectral_shape)
-
     def _band_functions(self, pb: torch.Tensor, order: tuple[int, ...]) -> list[torch.Tensor]:
         """``f``, ``f'`` and/or ``f''`` (``order`` in 0, 1, 2) on band powers ``pb (..., M)``."""
         coef = self._band(self.effective_coef().movedim(-1, 0)).T.to(pb.dtype)  # (M, D)
@@ -141,43 +101,6 @@ class AmplitudeFourierEnergy(InteractionEnergy):
                 dh = (coef[:, 1:] * (d[1:] - 1) * ypow[..., :-1]).sum(-1)  # Phi''(a)
                 out.append((a * dh - h) / (4 * s * a**3))
         return out
-
-    def mode_value(self, p: torch.Tensor) -> torch.Tensor:
-        """``f_k(p)`` per mode, ``p`` of shape ``(..., *spectral_shape)`` (zero off the band)."""
-        return self._unband(self._band_functions(self._band(p), (0,))[0])
-
-    def mode_slope(self, p: torch.Tensor) -> torch.Tensor:
-        """``f'_k(p)`` per mode (zero off the band)."""
-        return self._unband(self._band_functions(self._band(p), (1,))[0])
-
-    def mode_curvature(self, p: torch.Tensor) -> torch.Tensor:
-        """``f''_k(p)`` per mode (zero off the band)."""
-        return self._unband(self._band_functions(self._band(p), (2,))[0])
-
-    # ---------------------------------------------------------------- interface
-    def _spectrum(self, r):
-        zb = self._band(self.geometry.dft(r))
-        return zb, zb.real**2 + zb.imag**2
-
-    def forward(self, r):
-        g = self.geometry
-        _, pb = self._spectrum(r)
-        m = self._band(g.multiplicity(r.dtype, r.device))
-        (f,) = self._band_functions(pb, (0,))
-        return -g.size * (m * f).sum(-1)
-
-    def grad(self, r):
-        zb, pb = self._spectrum(r)
-        (f1,) = self._band_functions(pb, (1,))
-        return -2 * self.geometry.idft(self._unband(f1 * zb))
-
-    def hvp(self, r, v):
-        g = self.geometry
-        zb, pb = self._spectrum(r)
-        zv = self._band(g.dft(v.expand_as(r)))
-        dp = 2 * (zb.real * zv.real + zb.imag * zv.imag)
-        f1, f2 = self._band_functions(pb, (1, 2))
-        return -2 * g.idft(self._unband(f2 * dp * zb + f1 * zv))
 
     def config(self):
         return {"family": self.family, "bandwidth": self.bandwidth, "degree": self.degree,

@@ -8,12 +8,13 @@ import torch
 from torch import nn
 
 from ..geometry import Geometry
+from .banded import BandedSpectralEnergy
 from .base import InteractionEnergy
 
 __all__ = ["LearnedFourierEnergy"]
 
 
-class LearnedFourierEnergy(InteractionEnergy):
+class LearnedFourierEnergy(BandedSpectralEnergy):
     """SEAL's learned Fourier energy, invariant under every continuous spectral rotation.
 
     .. math:: F(r) = -N \\sum_k m_k f_k(|z_k|^2) - N h(x), \\qquad
@@ -53,36 +54,13 @@ class LearnedFourierEnergy(InteractionEnergy):
         cross_hidden: int = 0,
         seed: int = 0,
     ):
-        super().__init__(geometry)
-        if not 1 <= bandwidth <= max(geometry.shape) // 2:
-            raise ValueError(
-                f"bandwidth={bandwidth}: must be in [1, {max(geometry.shape) // 2}]"
-            )
-        if not 1 <= degree <= 8:
-            raise ValueError(f"degree={degree}: must be in [1, 8]")
         if cross_hidden < 0:
             raise ValueError(f"cross_hidden={cross_hidden}: must be >= 0")
-        self.bandwidth, self.degree, self.cross_hidden, self.seed = (
-            bandwidth, degree, cross_hidden, seed)
-        k = geometry.wavevectors()
-        mask = (k.abs().amax(0) <= bandwidth).to(torch.float64)
-        self.register_buffer("mask", mask)
-        self.register_buffer("band", mask.flatten().nonzero().squeeze(-1), persistent=False)
-        s = torch.ones(geometry.spectral_shape, dtype=torch.float64) if scale is None else scale
-        s = torch.as_tensor(s, dtype=torch.float64)
-        if tuple(s.shape) != geometry.spectral_shape or not (s > 0).all():
-            raise ValueError(f"scale: must be positive with shape {geometry.spectral_shape}")
-        self.register_buffer("scale", s.clone())
-        self.coef = nn.Parameter(torch.zeros(geometry.spectral_shape + (degree,),
-                                             dtype=torch.float64))
-        # Optional anchor: f'_k(p*_k) = slope_k imposed exactly (fixed points of a target).
-        self.register_buffer("anchor_x", torch.zeros(geometry.spectral_shape, dtype=torch.float64))
-        self.register_buffer("anchor_slope",
-                             torch.zeros(geometry.spectral_shape, dtype=torch.float64))
-        self.register_buffer("anchored", torch.zeros((), dtype=torch.bool))
+        super().__init__(geometry, bandwidth, degree, scale, min_bandwidth=1)
+        self.cross_hidden, self.seed = cross_hidden, seed
         self.cross = None
         if cross_hidden:
-            n_in = int(mask.sum())
+            n_in = int(self.mask.sum())
             gen = torch.Generator().manual_seed(seed)
             self.cross = nn.Sequential(
                 nn.Linear(n_in, cross_hidden, dtype=torch.float64),
@@ -95,24 +73,9 @@ class LearnedFourierEnergy(InteractionEnergy):
                     layer.bias.zero_()
 
     # ---------------------------------------------------------------- anchoring
-    def anchor(self, power: torch.Tensor, slope: torch.Tensor) -> None:
-        """Impose ``f'_k(power_k) = slope_k`` exactly on every learned mode.
-
-        The constraint fixes the first coefficient of each mode, ``c_{k,1} = slope_k / g'(x*_k)``
-        (the others vanish at the anchor); ``coef[..., 0]`` is then ignored.
-
-        Parameters
-        ----------
-        power : ``p*_k``, shape ``spectral_shape``.
-        slope : ``f'_k(p*_k)``, shape ``spectral_shape``.
-        """
-        with torch.no_grad():
-            self.anchor_x.copy_(torch.as_tensor(power, dtype=torch.float64) / self.scale)
-            self.anchor_slope.copy_(torch.as_tensor(slope, dtype=torch.float64) * self.mask)
-            self.anchored.fill_(True)
-
     def effective_coef(self) -> torch.Tensor:
-        """The polynomial coefficients in use, shape ``(*spectral_shape, degree)``."""
+        """The polynomial coefficients in use, shape ``(*spectral_shape, degree)``; with an anchor
+        the first is ``c_{k,1} = slope_k / g'(x*_k)``."""
         if not torch.is_grad_enabled():
             key = (id(self.coef), self.coef._version, self.anchor_x._version,
                    id(self.anchor_slope), self.anchor_slope._version,
@@ -135,18 +98,6 @@ class LearnedFourierEnergy(InteractionEnergy):
         return torch.cat([first.unsqueeze(-1), self.coef[..., 1:]], dim=-1)
 
     # ---------------------------------------------------------------- per-mode functions
-    def _band(self, x: torch.Tensor) -> torch.Tensor:
-        """Restrict ``(..., *spectral_shape)`` to the learned modes: ``(..., M)``."""
-        return x.flatten(-self.geometry.dim)[..., self.band]
-
-    def _unband(self, y: torch.Tensor) -> torch.Tensor:
-        """Scatter ``(..., M)`` back to ``(..., *spectral_shape)`` with zeros elsewhere."""
-        g = self.geometry
-        out = torch.zeros(y.shape[:-1] + (math.prod(g.spectral_shape),), dtype=y.dtype,
-                          device=y.device)
-        out[..., self.band] = y
-        return out.reshape(y.shape[:-1] + g.spectral_shape)
-
     @staticmethod
     def _horner(x: torch.Tensor, coefs: torch.Tensor) -> torch.Tensor:
         """``sum_j coefs[:, j] x^j`` for ``x (..., M)``, ``coefs (M, J)``."""
@@ -193,18 +144,6 @@ class LearnedFourierEnergy(InteractionEnergy):
                 out.append((-2 * g1 / (1 + x) * h + g1 * g1 * dh) / s)
         return out
 
-    def mode_value(self, p: torch.Tensor) -> torch.Tensor:
-        """``f_k(p)`` per mode, ``p`` of shape ``(..., *spectral_shape)`` (zero off the band)."""
-        return self._unband(self._band_functions(self._band(p), (0,))[0])
-
-    def mode_slope(self, p: torch.Tensor) -> torch.Tensor:
-        """``f'_k(p)`` per mode (zero off the band)."""
-        return self._unband(self._band_functions(self._band(p), (1,))[0])
-
-    def mode_curvature(self, p: torch.Tensor) -> torch.Tensor:
-        """``f''_k(p)`` per mode (zero off the band)."""
-        return self._unband(self._band_functions(self._band(p), (2,))[0])
-
     def _cross_input(self, pb):
         return pb / self._band(self.scale).to(pb.dtype)
 
@@ -222,32 +161,16 @@ class LearnedFourierEnergy(InteractionEnergy):
 
     # ---------------------------------------------------------------- interface
     def forward(self, r):
-        g = self.geometry
-        zb = self._band(g.dft(r))
-        pb = zb.real**2 + zb.imag**2
-        m = self._band(g.multiplicity(r.dtype, r.device))
-        (f,) = self._band_functions(pb, (0,))
-        out = -g.size * (m * f).sum(-1)
+        out = super().forward(r)
         if self.cross is not None:
-            out = out - g.size * self.cross(self._cross_input(pb)).squeeze(-1)
+            _, pb = self._spectrum(r)
+            out = out - self.geometry.size * self.cross(self._cross_input(pb)).squeeze(-1)
         return out
-
-    def grad(self, r):
-        g = self.geometry
-        zb = self._band(g.dft(r))
-        pb = zb.real**2 + zb.imag**2
-        return -2 * g.idft(self._unband(self._band_filter(pb) * zb))
 
     def hvp(self, r, v):
         if self.cross is not None:
-            return super().hvp(r, v)
-        g = self.geometry
-        zb = self._band(g.dft(r))
-        zv = self._band(g.dft(v.expand_as(r)))
-        pb = zb.real**2 + zb.imag**2
-        dp = 2 * (zb.real * zv.real + zb.imag * zv.imag)
-        f1, f2 = self._band_functions(pb, (1, 2))
-        return -2 * g.idft(self._unband(f2 * dp * zb + f1 * zv))
+            return InteractionEnergy.hvp(self, r, v)
+        return super().hvp(r, v)
 
     def config(self):
         return {"family": self.family, "bandwidth": self.bandwidth, "degree": self.degree,
