@@ -22,13 +22,14 @@ env: $(STAMP)
 demo: $(STAMP)
 	$(BIN)/python demos/run_all.py --out results
 
-## The default test suite (slow acceptance checks excluded).
+## The default test suite (slow acceptance checks excluded), on two processes (a file per
+## process at a time, so each module's fixtures are built once).
 test: $(STAMP)
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q -n 2 --dist loadfile
 
 ## The slow acceptance checks.
 test-slow: $(STAMP)
-	$(BIN)/python -m pytest -q -m slow
+	$(BIN)/python -m pytest -q -m slow -n 2 --dist loadfile
 
 ## Benchmarks (the flows one compares with TorchCFM from the optional bench extra).
 bench: $(STAMP)

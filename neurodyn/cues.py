@@ -158,7 +158,7 @@ def pull_rate(network: HopfieldNetwork, strength: float) -> np.ndarray:
     Examples
     --------
     >>> from neurodyn.fitting import FitConfig, fit
-    >>> net = fit(FitConfig(geometry="ring", n=64, steps=50)).network
+    >>> net = fit(FitConfig(geometry="ring", n=64, steps=1)).network  # the bump sets k
     >>> round(float(pull_rate(net, 0.4)[0, 0]), 4)  # A / c with c = 4
     0.1
     """

@@ -5,6 +5,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 DEMOS = "restoration,moving_bump,energy_comparison,connectivity,manifold,grid_cells"
 
 
@@ -31,6 +33,7 @@ def test_quick_demos_and_results_page(tmp_path):
     assert set(comparison) >= {"learned (SEAL)", "Fourier construction", "classic hand-wired"}
 
 
+@pytest.mark.slow  # the GIF writer itself is checked in test_visualize; this is the demo end to end
 def test_flow_animation_gif(tmp_path):
     from PIL import Image
 

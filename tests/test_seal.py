@@ -209,7 +209,21 @@ def _cli(*args, cwd):
                           capture_output=True, text=True, timeout=300)
 
 
+def _cli_in_process(*args):
+    """``neurodyn ARGS`` through ``main(argv)``: exit status and stderr."""
+    import contextlib
+    import io
+
+    from neurodyn.cli import main
+
+    err = io.StringIO()
+    with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
+        code = main(list(args))
+    return code, err.getvalue()
+
+
 def test_cli_fit_is_deterministic_and_fails_loudly(tmp_path):
+    # two separate processes: nothing run-to-run (hash seeds, thread timing) enters the files
     runs = []
     for name in ("a", "b"):
         p = _cli("fit", "ring", "--n", "32", "--steps", "2", "--batch", "4", "--kappa", "2",
@@ -224,15 +238,16 @@ def test_cli_fit_is_deterministic_and_fails_loudly(tmp_path):
     ns = metrics["attraction"]["normal_spectrum"]
     assert ns["worst_relative"] <= 0.05 and metrics["attraction"]["failed"] == []
     # the spectral family cannot reach kappa = 2: exit 1 naming the measure, no model
-    p = _cli("fit", "ring", "--n", "32", "--steps", "2", "--batch", "4", "--kappa", "2",
-             "--family", "spectral", "--out", str(tmp_path / "c"), cwd=tmp_path)
-    assert p.returncode == 1 and "normal_spectrum" in p.stderr, p.stderr
-    assert len(p.stderr.strip().splitlines()) == 1
+    code, err = _cli_in_process("fit", "ring", "--n", "32", "--steps", "2", "--batch", "4",
+                                "--kappa", "2", "--family", "spectral", "--out",
+                                str(tmp_path / "c"))
+    assert code == 1 and "normal_spectrum" in err, err
+    assert len(err.strip().splitlines()) == 1
     assert not (tmp_path / "c" / "model.pt").exists()
     # a checkpoint of another config is refused with exit 2 naming the key
-    p = _cli("fit", "ring", "--n", "32", "--steps", "2", "--batch", "4", "--kappa", "3",
-             "--out", str(runs[0]), cwd=tmp_path)
-    assert p.returncode == 2 and "kappa" in p.stderr, p.stderr
+    code, err = _cli_in_process("fit", "ring", "--n", "32", "--steps", "2", "--batch", "4",
+                                "--kappa", "3", "--out", str(runs[0]))
+    assert code == 2 and "kappa" in err, err
 
 
 # ---------------------------------------------------------------- acceptance (slow)
