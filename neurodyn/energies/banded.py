@@ -88,8 +88,14 @@ class BandedSpectralEnergy(InteractionEnergy):
         out[..., self.band] = y
         return out.reshape(y.shape[:-1] + g.spectral_shape)
 
+    def effective_coef(self) -> torch.Tensor:
+        """The coefficients in use, shape ``(*spectral_shape, degree)`` (the family's own)."""
+        raise NotImplementedError(f"{type(self).__name__} does not define effective_coef")
+
     def _band_functions(self, pb: torch.Tensor, order: tuple[int, ...]) -> list[torch.Tensor]:
-        raise NotImplementedError
+        """``f``, ``f'`` and/or ``f''`` (``order`` in 0, 1, 2) on band powers ``pb (..., M)``;
+        each family defines its own."""
+        raise NotImplementedError(f"{type(self).__name__} does not define _band_functions")
 
     def mode_value(self, p: torch.Tensor) -> torch.Tensor:
         """``f_k(p)`` per mode, ``p`` of shape ``(..., *spectral_shape)`` (zero off the band)."""
