@@ -33,8 +33,8 @@ from .geometry import make_geometry
 from .manifold import TargetManifold
 from .network import HopfieldNetwork, Transport
 
-__all__ = ["save_model", "load_model", "LoadedModel", "load_states", "load_velocity_array", "atomic_torch_save",
-           "write_json", "read_json", "to_jsonable", "ModelFormatError"]
+__all__ = ["save_model", "load_model", "LoadedModel", "load_states", "load_velocity_array",
+           "atomic_torch_save", "write_json", "read_json", "to_jsonable", "ModelFormatError"]
 
 FORMAT = "neurodyn.model/1"
 
