@@ -22,8 +22,8 @@ def test_risk_path_reads_the_run_that_train_makes():
     p = risk_path(_cfg(), lstar, [40, 0, 20], n_test=2000)
     r = risk_point(_cfg(steps=40), lstar, n_test=2000, samples=False)
     assert p.steps == [0, 20, 40]
-    assert p.at(40)[0] == pytest.approx(r["excess_test"], rel=1e-6)
-    assert p.at(40)[2] == pytest.approx(r["excess_train"], rel=1e-5, abs=1e-6)
+    assert p.at(40)[0] == pytest.approx(r.excess_test, rel=1e-6)
+    assert p.at(40)[2] == pytest.approx(r.excess_train, rel=1e-5, abs=1e-6)
     assert p.excess_test[2] < p.excess_test[0]
     with pytest.raises(FlowsError, match="was not read"):
         p.at(30)
