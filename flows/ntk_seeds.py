@@ -10,7 +10,9 @@ of the mean gap strictly below the previous one's).
 The gap max_t |L_obs - L_NTK| / L_obs(0) is reached where the two curves are farthest apart;
 ``at_end`` is the fraction of runs where that is the last step (the finite network falls
 behind the kernel's prediction and does not catch up within the horizon), and
-``end_ratio`` the mean L_obs(T) / L_NTK(T) at the last step.
+``end_ratio`` L_obs(T) / L_NTK(T) at the last step, with its interval. The gap is relative to
+L_obs(0), which varies from seed to seed with the initial network's outputs (a Gaussian process
+draw whose size does not shrink with m); the end ratio does not carry that spread.
 """
 
 from __future__ import annotations
@@ -59,8 +61,10 @@ class GapSweep(Result):
         Every width's gap interval lies strictly below the previous width's.
     at_end : list of float
         Per width, the fraction of seeds whose largest gap is at the last step.
-    end_ratio : list of float
-        Per width, mean L_obs(T) / L_NTK(T).
+    end_ratio, end_ratio_ci95 : list of float
+        Per width, mean L_obs(T) / L_NTK(T) over seeds and its Student-t 95% half-width.
+    end_ratios : list of list of float
+        end_ratios[i][j]: width i, seed j.
     flipped : list of float
         Per width, mean fraction of activation patterns flipped by the end.
     """
@@ -81,6 +85,8 @@ class GapSweep(Result):
     intervals_separate: bool
     at_end: list
     end_ratio: list
+    end_ratio_ci95: list
+    end_ratios: list
     flipped: list
 
 
@@ -114,7 +120,7 @@ def gap_sweep(widths: list[int], base: TrainConfig, seeds: list[int]) -> GapSwee
             fl.append(c.drift.flipped)
         gaps.append(row)
         at_end.append(float(np.mean(ends)))
-        ratio.append(float(np.mean(rat)))
+        ratio.append(rat)
         flipped.append(float(np.mean(fl)))
     g = np.asarray(gaps)
     stats = [_mean_ci(r) for r in g]
@@ -125,4 +131,5 @@ def gap_sweep(widths: list[int], base: TrainConfig, seeds: list[int]) -> GapSwee
                     int(cfg.steps), float(cfg.lr) * cfg.steps, g.tolist(),
                     [m for m, _ in stats], [h for _, h in stats], [m for m, _ in drops],
                     [h for _, h in drops], bool(all(m - h > 0 for m, h in drops)), bool(sep),
-                    at_end, ratio, flipped)
+                    at_end, [_mean_ci(r)[0] for r in ratio], [_mean_ci(r)[1] for r in ratio],
+                    ratio, flipped)
