@@ -23,6 +23,7 @@ as regularization, ridge ~ n^{-1/2}).
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass, replace
 
@@ -95,6 +96,16 @@ class RiskPath(Result):
         return self.excess_test[i], self.excess_test_se[i], self.excess_train[i]
 
 
+@functools.lru_cache(maxsize=4)
+def _test_draws(data: str, seed: int, n_test: int):
+    """(x_t, t) float32 and u*(x_t, t) float64 of the excess test risk: the draws of
+    :func:`flows.excess.excess_risk` for a run of ``seed`` (the same for every n, so a sweep
+    computes them once per seed)."""
+    g = as_generator(derive_seed(seed, "excess"))
+    x_t, t, _ = path_draws(load_dataset(data).sample(n_test, g), g)
+    return x_t.float(), t.float(), optimal_velocity(target_mixture(data), x_t, t)
+
+
 def risk_path(cfg: TrainConfig, lstar: Estimate, read_at: list[int], n_test: int = 20_000,
               targets: str = "data") -> RiskPath:
     """Train ``cfg`` (theory regime) by full-batch gradient descent and read the excess risks
@@ -128,11 +139,7 @@ def risk_path(cfg: TrainConfig, lstar: Estimate, read_at: list[int], n_test: int
     if targets == "shuffled":
         g = as_generator(derive_seed(cfg.seed, "shuffle-targets"))
         u = u[torch.randperm(u.shape[0], generator=g)]
-    g = as_generator(derive_seed(cfg.seed, "excess"))
-    x_t, t, _ = path_draws(load_dataset(cfg.data).sample(check_positive_int("n_test", n_test),
-                                                         g), g)
-    u_star = optimal_velocity(mix, x_t, t)
-    x_t, t = x_t.float(), t.float()
+    x_t, t, u_star = _test_draws(cfg.data, cfg.seed, check_positive_int("n_test", n_test))
     ex, se, tr = [], [], []
     step = 0
     for target in reads:
