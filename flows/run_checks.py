@@ -14,9 +14,10 @@ seeds determine, figures as PNG.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 
-from _runkit import BadInput, RunDir, check_positive_int
+from _runkit import BadInput, Result, RunDir, check_positive_int
 
 from .data import load_dataset
 from .errors import derive_seed
@@ -24,13 +25,28 @@ from .excess import population_minimum, target_mixture
 from .memory import check_terms, theory_sweep_bytes
 from .ntk_seeds import gap_sweep
 from .risk_paths import PROTOCOLS, protocol_sweep
-from .run_theory import RISK_NS, RISK_SEEDS, TheoryExperimentRun, _sized, _values
+from .run_theory import RISK_NS, RISK_SEEDS, _sized, _values
 from .theory_plots import plot_gap_seeds, plot_stopping
 from .training import TrainConfig
 
-__all__ = ["run_stopping_experiment", "run_ntk_gap_experiment", "TARGETS"]
+__all__ = ["run_stopping_experiment", "run_ntk_gap_experiment", "CheckRun", "TARGETS"]
 
 TARGETS = ("data", "shuffled")
+
+
+@dataclass(frozen=True)
+class CheckRun(Result):
+    """What ``flows experiment stopping | ntk-gap`` wrote: the numbers (a JSON-ready dict) and
+    the figure names; ``to_dict()`` is the content of ``metrics.json``."""
+
+    out: str
+    kind: str
+    result: dict
+    figures: list[str]
+
+    def to_dict(self) -> dict:
+        """The numbers with the kind and the figure names."""
+        return {"kind": self.kind, **self.result, "figures": self.figures}
 
 
 def run_stopping_experiment(out: str | Path, ns: list[int] = RISK_NS,
@@ -38,7 +54,7 @@ def run_stopping_experiment(out: str | Path, ns: list[int] = RISK_NS,
                             width: int = 1024, k: int = 4, steps: int = 500,
                             lr: float | None = None, n_test: int = 20_000,
                             protocols: list[str] = ("fixed", "sqrt"),
-                            targets: list[str] = TARGETS) -> TheoryExperimentRun:
+                            targets: list[str] = TARGETS) -> CheckRun:
     """Excess test risk against n per stopping rule (:mod:`flows.risk_paths`); writes ``out``.
 
     Each (n, seed) is trained once, by full-batch gradient descent in the theory regime, and
@@ -65,7 +81,7 @@ def run_stopping_experiment(out: str | Path, ns: list[int] = RISK_NS,
 
     Returns
     -------
-    TheoryExperimentRun
+    CheckRun
         ``result`` holds, per target and protocol, a
         :class:`flows.risk_paths.ProtocolSummary` dict under ``"{target}/{protocol}"``.
     """
@@ -101,7 +117,7 @@ def run_stopping_experiment(out: str | Path, ns: list[int] = RISK_NS,
                 res[f"{tgt}/{p}"] = sweep[p].to_dict()
                 summaries[f"{p}" if tgt == "data" else f"{p}, shuffled targets"] = sweep[p]
         figs = {"stopping_vs_n.png": plot_stopping(summaries)}
-        done = TheoryExperimentRun(str(run.out), "stopping", res, run.write_figures(figs))
+        done = CheckRun(str(run.out), "stopping", res, run.write_figures(figs))
         run.write_json("metrics.json", done)
     return done
 
@@ -109,7 +125,7 @@ def run_stopping_experiment(out: str | Path, ns: list[int] = RISK_NS,
 def run_ntk_gap_experiment(out: str | Path, widths: list[int] = (256, 1024, 4096, 16384),
                            seeds: list[int] = RISK_SEEDS, data: str = "moons", n: int = 64,
                            k: int = 4, steps: int = 500,
-                           lr: float | None = None) -> TheoryExperimentRun:
+                           lr: float | None = None) -> CheckRun:
     """NTK-curve gap against width over seeds (:func:`flows.ntk_seeds.gap_sweep`); writes
     ``out``. ``result`` is the :class:`flows.ntk_seeds.GapSweep` dict."""
     widths, seeds = _values(widths, "widths"), _values(seeds, "seeds", lo=0)
@@ -127,7 +143,7 @@ def run_ntk_gap_experiment(out: str | Path, widths: list[int] = (256, 1024, 4096
     with RunDir(out, command="flows experiment ntk-gap", config=config, seed=seeds[0]) as run:
         res = gap_sweep(widths, base, seeds)
         figs = {"ntk_gap_seeds.png": plot_gap_seeds(res)}
-        done = TheoryExperimentRun(str(run.out), "ntk-gap", res.to_dict(),
+        done = CheckRun(str(run.out), "ntk-gap", res.to_dict(),
                                    run.write_figures(figs))
         run.write_json("metrics.json", done)
     return done

@@ -97,8 +97,16 @@ def test_ntk_gap_sweep_decides_monotonicity_on_paired_seeds():
         gap_sweep([64, 16], cfg, [1, 2])
 
 
-def test_cli_ntk_gap_refuses_one_seed(tmp_path, capsys):
+def test_cli_ntk_gap_writes_its_run_and_refuses_one_seed(tmp_path, capsys):
     from flows.cli import main
 
+    out = tmp_path / "ok"
+    code = main(["experiment", "ntk-gap", "--out", str(out), "--widths", "8,64", "--n", "4",
+                 "--k", "1", "--steps", "5", "--seeds", "1,2"])
+    assert code == 0, capsys.readouterr().err
+    m = json.loads((out / "metrics.json").read_text())
+    assert m["kind"] == "ntk-gap" and len(m["gaps"]) == 2 and len(m["end_ratios"][0]) == 2
+    assert (out / "ntk_gap_seeds.png").is_file()
+    capsys.readouterr()
     code = main(["experiment", "ntk-gap", "--out", str(tmp_path / "g"), "--seeds", "1"])
     assert code == 2 and "seeds" in capsys.readouterr().err
