@@ -5,6 +5,7 @@ import math
 import numpy as np
 import pytest
 import torch
+from drift_theory import null_vector_theory
 
 from neurodyn.anchoring import cue_conflict, followed_fraction_theory, landmark_anchoring
 from neurodyn.cues import Landmark, cue_current, pull_rate
@@ -56,6 +57,19 @@ def test_estimate_is_wrap_invariant_and_torus_tensor():
 def test_tensor_theory_matches_ring_closed_form(ring64):
     assert diffusion_tensor_theory(ring64, 0.1)[0, 0] == pytest.approx(
         diffusion_theory(ring64, 0.1), rel=1e-12)
+
+
+def test_theory_is_the_projection_on_the_jacobian_null_vectors(ring64):
+    """The closed form is the exact finite-N linear theory: the same number from the null
+    vectors of the 64 x 64 Jacobian, not from the tangent formula; the decoder's gradient is
+    parallel to the left null vector (no first-order decoding jitter); and the orthogonal
+    projection (right null vector only), a plausible wrong theory, is 30% off."""
+    d, left, grad, tang = null_vector_theory(ring64, 0.1)
+    assert diffusion_tensor_theory(ring64, 0.1)[0, 0] == pytest.approx(d[0, 0], rel=1e-8)
+    cos = abs(left[0] @ grad[0]) / (np.linalg.norm(left[0]) * np.linalg.norm(grad[0]))
+    assert cos == pytest.approx(1.0, abs=1e-10)
+    orthogonal = 0.1**2 / (2 * tang[0] @ tang[0])
+    assert abs(orthogonal / d[0, 0] - 1) > 0.3
 
 
 def test_ring_diffusion_interval_contains_theory(ring64):
