@@ -154,10 +154,10 @@ def test_heterogeneity_pins_the_bump_and_keeps_energy_descent(ring_net):
     assert torch.equal(same.field(u), ring_net.field(u))
     het = heterogeneous(ring_net, Heterogeneity(gain_sd=0.05, threshold_sd=0.05,
                                                 weight_sd=0.05, seed=3))
-    a = simulate(ring_net, u, 50.0, 0.1, save_every=50, diagnostics=False)
-    b = simulate(het, u, 50.0, 0.1, save_every=50, diagnostics=False)
+    a = simulate(ring_net, u, 20.0, 0.1, save_every=20, diagnostics=False)
+    b = simulate(het, u, 20.0, 0.1, save_every=20, diagnostics=False)
     assert abs(float(a.decoded[-1, 0, 0]) - 1.0) < 1e-6
-    assert abs(float(b.decoded[-1, 0, 0]) - 1.0) > 1e-3
+    assert abs(float(b.decoded[-1, 0, 0]) - 1.0) > 1e-2  # 0.025 rad in 20 tau
     assert energy_audit(b).ok
     with pytest.raises(ValueError, match="gain_sd"):
         Heterogeneity(gain_sd=-1.0)
