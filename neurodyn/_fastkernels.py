@@ -175,19 +175,20 @@ def _interaction(u, kout, r, aw, zw, xs, v, with_v, n1, n2, kind, t1, t2, md, hc
             aw[1, i, q] = si0
             aw[0, i, q1] = sr1
             aw[1, i, q1] = si1
+    for p in range(k1n):  # the columns innermost: contiguous, vectorised
+        for q in range(k2n):
+            zw[2, p, q] = zero
+            zw[3, p, q] = zero
+        for i in range(n1):
+            c = t1[0, p, i]
+            s = t1[1, p, i]
+            for q in range(k2n):
+                zw[2, p, q] += c * aw[0, i, q] - s * aw[1, i, q]
+                zw[3, p, q] += c * aw[1, i, q] + s * aw[0, i, q]
     for p in range(k1n):
         for q in range(k2n):
-            sr = zero
-            si = zero
-            for i in range(n1):
-                c = t1[0, p, i]
-                s = t1[1, p, i]
-                sr += c * aw[0, i, q] - s * aw[1, i, q]
-                si += c * aw[1, i, q] + s * aw[0, i, q]
-            zw[2, p, q] = sr
-            zw[3, p, q] = si
             # filter and transport on the mode (p, q), in float64
-            fr, fi = float(sr), float(si)
+            fr, fi = float(zw[2, p, q]), float(zw[3, p, q])
             pwr = fr * fr + fi * fi
             if kind == 0:
                 f = float(md[0, p, q])
@@ -226,15 +227,14 @@ def _interaction(u, kout, r, aw, zw, xs, v, with_v, n1, n2, kind, t1, t2, md, hc
     # a pass; the field formed in the last pass when nothing else adds to it)
     for i in range(n1):
         for q in range(k2n):
-            sr = zero
-            si = zero
-            for p in range(k1n):
-                c = t1[0, p, i] * n1
-                s = -t1[1, p, i] * n1  # +sin(k1 theta_i)
-                sr += c * zw[0, p, q] - s * zw[1, p, q]
-                si += c * zw[1, p, q] + s * zw[0, p, q]
-            aw[0, i, q] = sr
-            aw[1, i, q] = si
+            aw[0, i, q] = zero
+            aw[1, i, q] = zero
+        for p in range(k1n):
+            c = t1[0, p, i] * n1
+            s = -t1[1, p, i] * n1  # +sin(k1 theta_i)
+            for q in range(k2n):
+                aw[0, i, q] += c * zw[0, p, q] - s * zw[1, p, q]
+                aw[1, i, q] += c * zw[1, p, q] + s * zw[0, p, q]
     direct = dense.shape[0] == 0 and pw.shape[0] == 0 and k2n > 0
     for i in range(n1):
         base = i * n2
