@@ -140,7 +140,7 @@ class PhaseLockEnergy(InteractionEnergy):
     def grad(self, r):
         g = self.geometry
         zf = g.dft(r).flatten(-g.dim)
-        gz = torch.zeros_like(zf)
+        where, adds = [], []  # every term's contributions, added into the spectrum at once
         for t, (a, xa, factors, xs, w) in enumerate(self._monomials(zf)):
             aw = w.abs()
             unit = torch.where(aw > 0, w / aw.clamp(min=torch.finfo(aw.dtype).tiny), 0)
@@ -157,9 +157,22 @@ class PhaseLockEnergy(InteractionEnergy):
                         rest = rest * torch.conj(y) ** m
                 contrib.append((b, (torch.conj(unit) - 1) * n * rest))
             for (idx, conj), gx in contrib:
-                gz[..., idx] = gz[..., idx] + c * (torch.conj(gx) if conj else gx)
+                where.append(idx)
+                adds.append(c * (torch.conj(gx) if conj else gx))
+        # out of place (so it runs under torch.func.vmap over the coefficients); repeated
+        # indices are summed in the order of the terms
+        gz = torch.zeros_like(zf).index_add(-1, torch.tensor(where, device=zf.device),
+                                            torch.stack(adds, -1))
         gz = gz.reshape(zf.shape[:-1] + g.spectral_shape) / g.multiplicity(r.dtype, r.device)
         return g.idft(gz)
+
+    def hvp(self, r, v):
+        """Hessian-vector product: the forward-mode derivative of the closed-form :meth:`grad`
+        along ``v`` (``r`` and ``v`` broadcast together). Unlike the double backward of the
+        base class it runs inside ``torch.func`` transforms (the batched design of
+        :func:`neurodyn.fitting.fit`)."""
+        r, v = (x.contiguous() for x in torch.broadcast_tensors(r, v.to(r.dtype)))
+        return torch.func.jvp(self.grad, (r,), (v,))[1]
 
     def config(self):
         return {"family": self.family,
