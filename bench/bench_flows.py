@@ -9,7 +9,10 @@ Parts (``--parts``, comma-separated; default all):
   finish), batches prepared by worker threads (one per core); TorchCFM:
   ``ConditionalFlowMatcher`` / ``ExactOptimalTransportConditionalFlowMatcher`` (POT's network
   simplex), autograd and ``torch.optim.Adam``. Reports steps/s, the flows/TorchCFM ratio, the
-  flows OT step over the flows independent step, and W2 beside its floor.
+  flows OT step over the flows independent step, and W2 beside its floor. flows' OT run is
+  timed twice: with its default batch threads (the coupling of coming steps solved on the other
+  core while a step trains) and with ``workers=0`` (every coupling solved in the training
+  thread: the single-core cost); both draw the same batches and give the same weights.
 - ``selu``: a user-defined 3 x 64 SELU MLP (``bench/bench_models.py``) trained by flows (the
   ``model`` option: autograd, the library's batches and schedule) and by TorchCFM for the same
   steps from the same initial weights; W2 of 1,000 samples to 1,000 held-out points, over
@@ -17,13 +20,18 @@ Parts (``--parts``, comma-separated; default all):
 - ``adversarial``: the exact assignment on 200 batches of 512 built to be hard (one point at
   distance 1e4, all points tied, heavy duplicates, coordinates on a coarse grid) against 200
   typical batches; thread CPU time per batch, worst over median.
+- ``assignment``: the exact assignment alone on 100 typical batches of 512 (N(0, I) -> moons,
+  squared Euclidean cost): flows' auction with candidate lists, the same auction scanning every
+  row in full (``list_length=0``), POT's network simplex and scipy's linear_sum_assignment;
+  thread CPU time per batch, medians and ratios.
 - ``likelihood``: log-likelihood of 1,000 held-out moons points under a trained field with
   dopri5 at rtol = atol = 1e-5 (wall time and NFE).
 
 Every timed comparison alternates the sides over ``--repeats`` rounds and reports the median of
 the per-round ratios (the machine may be shared). Writes ``bench_flows.json`` into ``--out``.
 
-    python bench/bench_flows.py --out results/bench [--parts speed,selu,adversarial,likelihood]
+    python bench/bench_flows.py --out results/bench [--parts speed,selu,adversarial,assignment,
+                                                              likelihood]
 
 TorchCFM is an optional dependency (the ``bench`` extra); the parts that need it exit with a
 message without it.
@@ -45,7 +53,7 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from flows.assignment import squared_euclidean_assignment  # noqa: E402
+from flows.assignment import auction_assignment, squared_euclidean_assignment  # noqa: E402
 from flows.data import load_dataset  # noqa: E402
 from flows.errors import derive_seed  # noqa: E402
 from flows.evaluation import w2  # noqa: E402
@@ -135,6 +143,7 @@ def bench_speed(a: argparse.Namespace) -> dict:
     for cfg in cfgs.values():  # first-touch allocations and compilation, untimed
         warm = replace(cfg, steps=20)
         train(warm, splits=splits, source=source, progress=False)
+        train(warm, splits=splits, source=source, progress=False, workers=0)
         run_torchcfm(warm.resolved(), splits.train, TwoLayer(*_initial(cfg)),
                      cfg.coupling == "ot")
     rounds = []
@@ -147,6 +156,10 @@ def bench_speed(a: argparse.Namespace) -> dict:
             one[f"flows_{c}_step_s"] = ours.wall_time / cfg.steps
             one[f"torchcfm_{c}_step_s"] = t_theirs / cfg.steps
             one[f"_{c}"] = (ours, theirs)
+        serial = train(cfgs["ot"], splits=splits, source=source, progress=False, workers=0)
+        if not torch.equal(serial.field.W, one["_ot"][0].field.W):
+            raise RuntimeError("the OT run with workers=0 differs from the threaded one")
+        one["flows_ot_serial_step_s"] = serial.wall_time / cfgs["ot"].steps
         rounds.append(one)
     floor = w2(splits.floor, splits.heldout)
     for c in cfgs:
@@ -165,6 +178,10 @@ def bench_speed(a: argparse.Namespace) -> dict:
             "w2_flows": w_ours, "w2_torchcfm": w_theirs, "w2_floor": floor}
     result["ot_step_over_independent_step"] = float(np.median(
         [r["flows_ot_step_s"] / r["flows_independent_step_s"] for r in rounds]))
+    result["ot_serial_steps_per_s"] = 1 / float(np.median(
+        [r["flows_ot_serial_step_s"] for r in rounds]))
+    result["ot_serial_step_over_independent_step"] = float(np.median(
+        [r["flows_ot_serial_step_s"] / r["flows_independent_step_s"] for r in rounds]))
     result["rounds"] = [{k: v for k, v in r.items() if not k.startswith("_")} for r in rounds]
     for c in cfgs:
         row = result[c]
@@ -172,8 +189,9 @@ def bench_speed(a: argparse.Namespace) -> dict:
               f"{row['torchcfm_steps_per_s']:8.1f} steps/s | ratio {row['speed_ratio']:5.2f} | "
               f"W2 {row['w2_flows']:.4f} vs {row['w2_torchcfm']:.4f} (floor {floor:.4f})",
               flush=True)
-    print(f"flows OT step / independent step: {result['ot_step_over_independent_step']:.2f}",
-          flush=True)
+    print(f"flows OT step / independent step: {result['ot_step_over_independent_step']:.2f} "
+          f"with batch threads, {result['ot_serial_step_over_independent_step']:.2f} with "
+          f"workers=0 ({result['ot_serial_steps_per_s']:.1f} steps/s)", flush=True)
     return result
 
 
@@ -260,6 +278,40 @@ def bench_adversarial(a: argparse.Namespace) -> dict:
     return out
 
 
+def bench_assignment(a: argparse.Namespace) -> dict:
+    """The exact assignment alone: flows (lists, plain), POT and scipy on typical batches."""
+    import ot
+    from scipy.optimize import linear_sum_assignment
+
+    moons = load_dataset("moons")
+    w = np.full(a.batch, 1.0 / a.batch)
+    solvers = {
+        "flows (from points)": lambda x, y, c: squared_euclidean_assignment(x, y),
+        "flows auction, lists": lambda x, y, c: auction_assignment(c),
+        "flows auction, plain": lambda x, y, c: auction_assignment(c, list_length=0),
+        "POT emd": lambda x, y, c: ot.emd(w, w, c, numItermax=10**7),
+        "scipy lsa": lambda x, y, c: linear_sum_assignment(c),
+    }
+    times: dict = {k: [] for k in solvers}
+    for s in range(-1, 100):  # batch -1 compiles / loads, untimed
+        rng = np.random.default_rng(20_000 + abs(s))
+        x0 = rng.standard_normal((a.batch, 2))
+        x1 = moons.sample(a.batch, 20_000 + abs(s)).double().numpy()
+        c = ((x0[:, None] - x1[None]) ** 2).sum(-1)
+        for name, fn in solvers.items():
+            t0 = time.thread_time()
+            fn(x0, x1, c)
+            if s >= 0:
+                times[name].append(time.thread_time() - t0)
+    med = {k: 1e3 * float(np.median(v)) for k, v in times.items()}
+    ref = med["flows (from points)"]
+    out = {"batches": 100, "batch": a.batch, "median_ms": med,
+           "over_flows": {k: v / ref for k, v in med.items()}}
+    print("assignment alone, batch " + str(a.batch) + ": " + " | ".join(
+        f"{k} {v:.2f} ms ({v / ref:.2f}x)" for k, v in med.items()), flush=True)
+    return out
+
+
 def bench_likelihood(a: argparse.Namespace) -> dict:
     """log p of 1,000 held-out moons points, dopri5 at rtol = atol = 1e-5."""
     cfg = TrainConfig(data="moons", steps=a.steps, width=a.width, seed=a.seed, n_eval=1000)
@@ -276,7 +328,7 @@ def bench_likelihood(a: argparse.Namespace) -> dict:
 
 
 PARTS = {"speed": bench_speed, "selu": bench_selu, "adversarial": bench_adversarial,
-         "likelihood": bench_likelihood}
+         "assignment": bench_assignment, "likelihood": bench_likelihood}
 
 
 def main(argv: list[str] | None = None) -> dict:
