@@ -10,9 +10,10 @@ Parts (``--parts``, comma-separated; default all):
   ``ConditionalFlowMatcher`` / ``ExactOptimalTransportConditionalFlowMatcher`` (POT's network
   simplex), autograd and ``torch.optim.Adam``. Reports steps/s, the flows/TorchCFM ratio, the
   flows OT step over the flows independent step, and W2 beside its floor. flows' OT run is
-  timed twice: with its default batch threads (the coupling of coming steps solved on the other
-  core while a step trains) and with ``workers=0`` (every coupling solved in the training
-  thread: the single-core cost); both draw the same batches and give the same weights.
+  timed with its default batch threads (the coupling of coming steps solved on the other core
+  while a step trains) and with ``workers=0`` (every coupling solved in the training thread: the
+  single-core cost), each with the auction's candidate lists and without (the plain auction);
+  all draw the same batches and must give the same weights.
 - ``selu``: a user-defined 3 x 64 SELU MLP (``bench/bench_models.py``) trained by flows (the
   ``model`` option: autograd, the library's batches and schedule) and by TorchCFM for the same
   steps from the same initial weights; W2 of 1,000 samples to 1,000 held-out points, over
@@ -53,7 +54,9 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from flows.assignment import auction_assignment, squared_euclidean_assignment  # noqa: E402
+from flows import assignment  # noqa: E402
+from flows.assignment import (LIST_LENGTH, auction_assignment,  # noqa: E402
+                              squared_euclidean_assignment)
 from flows.data import load_dataset  # noqa: E402
 from flows.errors import derive_seed  # noqa: E402
 from flows.evaluation import w2  # noqa: E402
@@ -64,6 +67,12 @@ from flows.sample import log_likelihood  # noqa: E402
 from flows.training import TrainConfig, prepare_data, train  # noqa: E402
 
 SELU_MODEL = "bench_models:SeluMLP"
+
+# flows' exact-OT run again, by (workers, candidate-list length): None = the default batch
+# threads, 0 = every coupling in the training thread (single core); list length 0 = the plain
+# auction, every bid scanning its row in full (flows.assignment.LIST_LENGTH, set for that run)
+OT_VARIANTS = {"single core": (0, LIST_LENGTH), "plain auction": (None, 0),
+               "plain, single core": (0, 0)}
 
 
 def _torchcfm():
@@ -144,6 +153,9 @@ def bench_speed(a: argparse.Namespace) -> dict:
         warm = replace(cfg, steps=20)
         train(warm, splits=splits, source=source, progress=False)
         train(warm, splits=splits, source=source, progress=False, workers=0)
+        assignment.LIST_LENGTH = 0
+        train(warm, splits=splits, source=source, progress=False, workers=0)
+        assignment.LIST_LENGTH = LIST_LENGTH
         run_torchcfm(warm.resolved(), splits.train, TwoLayer(*_initial(cfg)),
                      cfg.coupling == "ot")
     rounds = []
@@ -156,10 +168,18 @@ def bench_speed(a: argparse.Namespace) -> dict:
             one[f"flows_{c}_step_s"] = ours.wall_time / cfg.steps
             one[f"torchcfm_{c}_step_s"] = t_theirs / cfg.steps
             one[f"_{c}"] = (ours, theirs)
-        serial = train(cfgs["ot"], splits=splits, source=source, progress=False, workers=0)
-        if not torch.equal(serial.field.W, one["_ot"][0].field.W):
-            raise RuntimeError("the OT run with workers=0 differs from the threaded one")
-        one["flows_ot_serial_step_s"] = serial.wall_time / cfgs["ot"].steps
+        for name, (workers, lists) in OT_VARIANTS.items():
+            assignment.LIST_LENGTH = lists
+            try:
+                run = train(cfgs["ot"], splits=splits, source=source, progress=False,
+                            workers=workers)
+            finally:
+                assignment.LIST_LENGTH = LIST_LENGTH
+            same = torch.equal(run.field.W, one["_ot"][0].field.W)
+            if lists == LIST_LENGTH and not same:  # threads never change a batch
+                raise RuntimeError(f"the OT run {name} differs from the default one")
+            one[f"flows_{name}_step_s"] = run.wall_time / cfgs["ot"].steps
+            one[f"flows_{name}_same_weights"] = same
         rounds.append(one)
     floor = w2(splits.floor, splits.heldout)
     for c in cfgs:
@@ -178,10 +198,13 @@ def bench_speed(a: argparse.Namespace) -> dict:
             "w2_flows": w_ours, "w2_torchcfm": w_theirs, "w2_floor": floor}
     result["ot_step_over_independent_step"] = float(np.median(
         [r["flows_ot_step_s"] / r["flows_independent_step_s"] for r in rounds]))
-    result["ot_serial_steps_per_s"] = 1 / float(np.median(
-        [r["flows_ot_serial_step_s"] for r in rounds]))
-    result["ot_serial_step_over_independent_step"] = float(np.median(
-        [r["flows_ot_serial_step_s"] / r["flows_independent_step_s"] for r in rounds]))
+    result["ot_variants"] = {name: {
+        "workers": "default" if workers is None else workers, "list_length": lists,
+        "same_weights": all(r[f"flows_{name}_same_weights"] for r in rounds),
+        "steps_per_s": 1 / float(np.median([r[f"flows_{name}_step_s"] for r in rounds])),
+        "step_over_independent_step": float(np.median(
+            [r[f"flows_{name}_step_s"] / r["flows_independent_step_s"] for r in rounds]))}
+        for name, (workers, lists) in OT_VARIANTS.items()}
     result["rounds"] = [{k: v for k, v in r.items() if not k.startswith("_")} for r in rounds]
     for c in cfgs:
         row = result[c]
@@ -189,9 +212,12 @@ def bench_speed(a: argparse.Namespace) -> dict:
               f"{row['torchcfm_steps_per_s']:8.1f} steps/s | ratio {row['speed_ratio']:5.2f} | "
               f"W2 {row['w2_flows']:.4f} vs {row['w2_torchcfm']:.4f} (floor {floor:.4f})",
               flush=True)
-    print(f"flows OT step / independent step: {result['ot_step_over_independent_step']:.2f} "
-          f"with batch threads, {result['ot_serial_step_over_independent_step']:.2f} with "
-          f"workers=0 ({result['ot_serial_steps_per_s']:.1f} steps/s)", flush=True)
+    print(f"flows OT step / independent step: {result['ot_step_over_independent_step']:.2f}",
+          flush=True)
+    for name, row in result["ot_variants"].items():
+        print(f"  {name:18s} (workers {row['workers']}, lists {row['list_length']}): "
+              f"{row['steps_per_s']:7.1f} steps/s, OT step / independent step "
+              f"{row['step_over_independent_step']:.2f}", flush=True)
     return result
 
 
