@@ -16,6 +16,13 @@ Examples
 >>> err = Diverged("loss 3.2e+14 at step 12; lower lr (now 1e+06)", step=12, parameter="lr")
 >>> err.step, err.parameter, exit_code(err)
 (12, 'lr', 1)
+
+Every one survives pickling (type, message and attributes), whatever its ``__init__`` takes:
+
+>>> import pickle
+>>> back = pickle.loads(pickle.dumps(err))
+>>> type(back).__name__, str(back), back.step, back.parameter
+('Diverged', 'loss 3.2e+14 at step 12; lower lr (now 1e+06)', 12, 'lr')
 """
 
 from __future__ import annotations
@@ -29,11 +36,28 @@ EXIT_BAD_INPUT = 2
 EXIT_INTERRUPTED = 130
 
 
-class BadInput(ValueError):
+def _rebuild(cls: type, args: tuple, state: dict) -> BaseException:
+    """Unpickle an exception without calling its ``__init__``: its ``args`` and attributes."""
+    err = cls.__new__(cls, *args)
+    err.args = args
+    err.__dict__.update(state)
+    return err
+
+
+class _Picklable:
+    """Pickles as its type, ``args`` and attributes, so a subclass whose ``__init__`` takes
+    other arguments than the message (``NonFiniteStateError(time, step, ...)``) still
+    unpickles: exceptions travel between processes (the Dask workers of a sweep)."""
+
+    def __reduce__(self):
+        return (_rebuild, (type(self), self.args, dict(self.__dict__)))
+
+
+class BadInput(_Picklable, ValueError):
     """Refused input: the message names the parameter, the value received and what is allowed."""
 
 
-class RunFailed(RuntimeError):
+class RunFailed(_Picklable, RuntimeError):
     """A run that started but could not produce a valid result (exit code 1)."""
 
 

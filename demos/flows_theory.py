@@ -28,7 +28,7 @@ from flows.theory_plots import (  # noqa: E402
     plot_ntk_gap,
     plot_w2_bound,
 )
-from flows.theory_sweeps import memorization_sweep, risk_sweep, width_sweep  # noqa: E402
+from flows.theory_sweeps import memorization_sweep, ntk_width_sweep, risk_sweep  # noqa: E402
 from flows.training import TrainConfig  # noqa: E402
 
 FULL = {"widths": [256, 1024, 4096, 16384], "n": 64, "k": 4, "steps": 500, "width_lr": 0.5,
@@ -55,69 +55,72 @@ def main(argv: list[str] | None = None) -> dict:
     a.out.mkdir(parents=True, exist_ok=True)
     base = TrainConfig(data="moons", regime="theory", n_train=c["n"], k_draws=c["k"],
                        steps=c["steps"], lr=c["width_lr"], seed=a.seed)
-    wid = width_sweep(c["widths"], base, **c["point"])
+    wid = ntk_width_sweep(c["widths"], base, **c["point"])
     rb = TrainConfig(data="moons", regime="theory", width=c["risk_width"], k_draws=c["k"],
                      steps=c["steps"], lr=c["risk_lr"], seed=a.seed)
     risk = risk_sweep(c["ns"], rb, c["seeds"], **c["point"])
     mem = memorization_sweep(c["mem_ns"], steps=c["mem_steps"], seed=a.seed,
                              n_samples=c["point"].get("n_samples", 1000))
-    wr, rr = wid["runs"], risk["runs"]
-    mean_by_n = {n: [r for r in rr if r["n"] == n] for n in risk["ns"]}
+    wr, rr = wid.runs, risk.runs
+    mean_by_n = {n: [r for r in rr if r.n == n] for n in risk.ns}
 
     def avg(key):
-        return [sum(r[key] for r in rs) / len(rs) for rs in mean_by_n.values()]
+        return [sum(getattr(r.samples, key) for r in rs) / len(rs) for rs in mean_by_n.values()]
 
-    t = mem["vs_time"].pop("t")
+    def each(key):
+        return [getattr(r.samples, key) for r in wr]
+
+    curves = dict(mem.vs_time)
+    t = curves.pop("t")
     figs = [
         _save(plot_ntk_curves(wr), a.out, "ntk_curves.png"),
-        _save(plot_ntk_gap(wid["widths"], wid["ntk_gap"], [r["ntk_tolerance"] for r in wr],
-                           [r["kernel"]["flipped"] for r in wr]), a.out, "ntk_gap.png"),
-        _save(plot_excess_vs_n(risk["ns"], risk["excess_test"], risk["excess_test_ci95"],
-                               risk["excess_train"], risk["excess_slope"],
-                               gap=risk["excess_gap"], gap_halfs=risk["excess_gap_ci95"]),
+        _save(plot_ntk_gap(wid.widths, wid.ntk_gap, [r.ntk_tolerance for r in wr],
+                           [r.kernel.flipped for r in wr]), a.out, "ntk_gap.png"),
+        _save(plot_excess_vs_n(risk.ns, risk.excess_test, risk.excess_test_ci95,
+                               risk.excess_train, risk.excess_slope,
+                               gap=risk.excess_gap, gap_halfs=risk.excess_gap_ci95),
               a.out, "excess_vs_n.png"),
-        _save(plot_w2_bound(risk["ns"], avg("w2"), avg("w2_floor"), avg("w2_bound"),
+        _save(plot_w2_bound(risk.ns, avg("w2"), avg("w2_floor"), avg("w2_bound"),
                             avg("w2_coupling"), "training points n"), a.out, "w2_bound_vs_n.png"),
-        _save(plot_w2_bound(wid["widths"], [r["w2"] for r in wr], [r["w2_floor"] for r in wr],
-                            [r["w2_bound"] for r in wr], [r["w2_coupling"] for r in wr],
-                            "width m"), a.out, "w2_bound_vs_width.png"),
-        _save(plot_memorization(mem["ns"], {
-            "trained field": mem["memorized_trained"],
-            "empirical optimum": mem["memorized_empirical_optimal"]},
-            sum(mem["iid_baseline"]) / len(mem["iid_baseline"])), a.out, "memorization_vs_n.png"),
-        _save(plot_memorization(t, mem["vs_time"], None, "time t of the reverse process",
+        _save(plot_w2_bound(wid.widths, each("w2"), each("w2_floor"), each("w2_bound"),
+                            each("w2_coupling"), "width m"), a.out, "w2_bound_vs_width.png"),
+        _save(plot_memorization(mem.ns, {
+            "trained field": mem.memorized_trained,
+            "empirical optimum": mem.memorized_empirical_optimal},
+            sum(mem.iid_baseline) / len(mem.iid_baseline)), a.out, "memorization_vs_n.png"),
+        _save(plot_memorization(t, curves, None, "time t of the reverse process",
                                 log_x=False), a.out, "memorization_vs_time.png"),
     ]
-    ratios = [r["w2_bound_ratio"] for r in wr + rr]
-    out = {"config": {k: v for k, v in c.items()}, "widths": wid["widths"],
-           "lambda_0": wr[0]["lambda_0"], "ntk_gap": wid["ntk_gap"],
-           "ntk_tolerance": [r["ntk_tolerance"] for r in wr],
-           "ntk_within": [r["ntk_within"] for r in wr], "ntk_gap_monotone": wid["gap_monotone"],
-           "kernel_flipped": [r["kernel"]["flipped"] for r in wr],
-           "kernel_start_vs_limit": [r["kernel"]["start_vs_limit"] for r in wr],
-           "kernel_end_vs_start": [r["kernel"]["end_vs_start"] for r in wr],
-           "required_width": wr[0]["required_width"], "required_lr": wr[0]["required_lr"],
-           "final_loss": [r["final_loss"] for r in wr],
-           "final_ntk_loss": [r["final_ntk_loss"] for r in wr],
-           "population_minimum": risk["population_minimum"],
-           "ns": risk["ns"], "excess_test": risk["excess_test"],
-           "excess_test_ci95": risk["excess_test_ci95"], "excess_train": risk["excess_train"],
-           "excess_intervals_separate": risk["intervals_separate"],
-           "excess_endpoints_separate": risk["endpoints_separate"],
-           "excess_slope": risk["excess_slope"], "excess_slope_ci95": risk["excess_slope_ci95"],
-           "excess_gap": risk["excess_gap"], "excess_gap_ci95": risk["excess_gap_ci95"],
-           "excess_gap_slope": risk["excess_gap_slope"],
-           "excess_gap_slope_ci95": risk["excess_gap_slope_ci95"],
-           "gap_floor": risk["gap_floor"], "bound_rate": risk["bound_rate"],
+    ratios = [r.samples.w2_bound_ratio for r in wr + rr]
+    out = {"config": {k: v for k, v in c.items()}, "widths": wid.widths,
+           "lambda_0": wr[0].lambda_0, "ntk_gap": wid.ntk_gap,
+           "ntk_tolerance": [r.ntk_tolerance for r in wr],
+           "ntk_within": [r.ntk_within for r in wr], "ntk_gap_monotone": wid.gap_monotone,
+           "kernel_flipped": [r.kernel.flipped for r in wr],
+           "kernel_start_vs_limit": [r.kernel.start_vs_limit for r in wr],
+           "kernel_end_vs_start": [r.kernel.end_vs_start for r in wr],
+           "required_width": wr[0].required_width, "required_lr": wr[0].required_lr,
+           "final_loss": [r.final_loss for r in wr],
+           "final_ntk_loss": [r.final_ntk_loss for r in wr],
+           "population_minimum": risk.population_minimum.to_dict(),
+           "ns": risk.ns, "excess_test": risk.excess_test,
+           "excess_test_ci95": risk.excess_test_ci95, "excess_train": risk.excess_train,
+           "excess_intervals_separate": risk.intervals_separate,
+           "excess_endpoints_separate": risk.endpoints_separate,
+           "excess_slope": risk.excess_slope, "excess_slope_ci95": risk.excess_slope_ci95,
+           "excess_gap": risk.excess_gap, "excess_gap_ci95": risk.excess_gap_ci95,
+           "excess_gap_slope": risk.excess_gap_slope,
+           "excess_gap_slope_ci95": risk.excess_gap_slope_ci95,
+           "gap_floor": risk.gap_floor, "bound_rate": risk.bound_rate,
            "ntk_horizon": c["width_lr"] * c["steps"],
-           "generalization_gap": risk["generalization_gap"],
-           "generalization_gap_ci95": risk["generalization_gap_ci95"],
+           "generalization_gap": risk.generalization_gap,
+           "generalization_gap_ci95": risk.generalization_gap_ci95,
            "w2_vs_n": avg("w2"), "w2_floor_vs_n": avg("w2_floor"),
-           "w2_bound_vs_n": avg("w2_bound"), "w2_vs_width": [r["w2"] for r in wr],
-           "w2_bound_vs_width": [r["w2_bound"] for r in wr],
-           "w2_bound_holds_all": wid["w2_bound_holds_all"] and risk["w2_bound_holds_all"],
+           "w2_bound_vs_n": avg("w2_bound"), "w2_vs_width": each("w2"),
+           "w2_bound_vs_width": each("w2_bound"),
+           "w2_bound_holds_all": wid.w2_bound_holds_all and risk.w2_bound_holds_all,
            "w2_bound_looseness_min": min(ratios), "w2_bound_looseness_max": max(ratios),
-           "memorization": mem, "figures": figs}
+           "memorization": {**mem.to_dict(), "vs_time": curves}, "figures": figs}
     return finish(out, a.out)
 
 

@@ -46,19 +46,20 @@ from neurodyn.seal_plots import (  # noqa: E402
 )
 
 
-def _summary(sweep: dict) -> dict:
-    rows = sweep["seal"]
-    return {"worst_spectrum_relative": max(r["worst_relative"] for r in rows.values()),
-            "worst_decay_relative": max(r["decay_worst_relative"] for r in rows.values()),
-            "worst_field_error": max(r["field_error"] for r in rows.values()),
-            "worst_energy_error": max(r["energy_error"] for r in rows.values()),
-            "slowest_fit_seconds": max(r["fit_seconds"] for r in rows.values()),
-            "spectral_only_max_eigenvalue": {k: r["spectrum_max"]
-                                             for k, r in sweep["spectral"].items()}}
+def _summary(sweep) -> dict:
+    rows = sweep.families["seal"].values()
+    return {"worst_spectrum_relative": max(r.worst_relative for r in rows),
+            "worst_decay_relative": max(r.decay_worst_relative for r in rows),
+            "worst_field_error": max(r.field_error for r in rows),
+            "worst_energy_error": max(r.energy_error for r in rows),
+            "slowest_fit_seconds": max(r.fit_seconds for r in rows),
+            "spectral_only_max_eigenvalue": {k: r.spectrum_max
+                                             for k, r in sweep.families["spectral"].items()}}
 
 
 def main(argv: list[str] | None = None) -> dict:
-    """Run the three experiments; returns their metrics."""
+    """Run the experiments; returns their metrics (typed results, as written to
+    OUT/metrics.json by their ``to_dict()``)."""
     p = demo_parser(__doc__, "seal_learning", cache=False)
     args = p.parse_args(argv)
     torch.set_num_threads(1)
@@ -92,17 +93,18 @@ def main(argv: list[str] | None = None) -> dict:
         net = fit(FitConfig(n=n_ring, kappa=2.0, family=family, seed=args.seed)).network
         spectra[family] = (jacobian_spectrum(net) * net.tau).tolist()
     save_figure(plot_normal_spectra(spectra, 2.0), out / "spectra_kappa2.png")
-    metrics["mlp"] = mlp_sweep((0.5, 2.0), 32 if args.quick else 64, 10 if args.quick else 120,
-                               8 if args.quick else 16, seed=args.seed)
+    mlp = mlp_sweep((0.5, 2.0), 32 if args.quick else 64, 10 if args.quick else 120,
+                    8 if args.quick else 16, seed=args.seed)
+    metrics["mlp"] = mlp
     metrics["variable_control"] = variable_control("torus", 2.0, n_torus, seed=args.seed)
     metrics["mlp_summary"] = {
-        "worst_spectrum_relative": {f"kappa {k}": r["worst_relative"]
-                                    for k, r in metrics["mlp"].items()},
-        "c0": {f"kappa {k}": r["c0"] for k, r in metrics["mlp"].items()},
-        "without_c0_worst_spectrum_relative": {f"kappa {k}": r["without_c0"]["worst_relative"]
-                                               for k, r in metrics["mlp"].items()},
+        "worst_spectrum_relative": {f"kappa {k}": r.worst_relative
+                                    for k, r in mlp.kappas.items()},
+        "c0": {f"kappa {k}": r.c0 for k, r in mlp.kappas.items()},
+        "without_c0_worst_spectrum_relative": {f"kappa {k}": r.without_c0.worst_relative
+                                               for k, r in mlp.kappas.items()},
         "without_mlp_worst_spectrum_relative": {
-            f"kappa {k}": r["without_mlp"]["worst_relative"] for k, r in metrics["mlp"].items()}}
+            f"kappa {k}": r.without_mlp.worst_relative for k, r in mlp.kappas.items()}}
     metrics["wall_time_s"] = time.perf_counter() - start
     write_json(metrics, out / "metrics.json")
     return metrics

@@ -14,7 +14,8 @@ coupling), ``data`` (datasets), ``training`` (training, checkpoints), ``sample``
 evaluation that cannot flatter: ``floors`` (noise floors with their spread), ``entropic``
 (log-domain Sinkhorn), ``memorization`` (against the whole training set); the theory's claims
 as numbers: ``ntk`` (predicted loss curves, empirical kernels), ``excess`` (population minimum,
-excess risk), ``wbound`` (Groenwall W2 bound), ``theory_sweeps`` and ``theory_plots``;
+excess risk), ``wbound`` (Groenwall W2 bound), ``theory_sweeps`` (typed results in
+``theory_results``) and ``theory_plots``;
 for runs: ``measure`` (typed measurements of fields and sweeps), ``memory`` (size estimates
 checked before allocation), ``run_figures`` (their figures), ``run`` (run directories, on the
 shared run contract of :mod:`_runkit`), ``checkpoint`` (weights-only files) and ``cli``.

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from pathlib import Path
+from typing import NamedTuple
 
 import torch
 
@@ -18,7 +19,7 @@ from _runkit import BadInput, atomic_torch_save, safe_torch_load, write_json
 from .model import MODEL_FORMAT, field_from_blob, model_blob
 
 __all__ = ["atomic_save", "atomic_write_json", "load", "save_model", "load_model",
-           "MODEL_FORMAT"]
+           "LoadedModel", "MODEL_FORMAT"]
 
 
 def atomic_save(obj: object, path: str | Path) -> None:
@@ -80,9 +81,25 @@ def _model_file(path: Path) -> Path:
     return path
 
 
+class LoadedModel(NamedTuple):
+    """What :func:`load_model` returns: a named pair, so ``field, cfg = load_model(p)`` works.
+
+    Attributes
+    ----------
+    field : torch.nn.Module
+        The velocity field, rebuilt and filled with its saved tensors.
+    config : dict
+        The training config it was saved with.
+    """
+
+    field: torch.nn.Module
+    config: dict
+
+
 def load_model(path: str | Path, model: torch.nn.Module | None = None,
-               trust: Iterable[str] = ()) -> tuple[torch.nn.Module, dict]:
-    """Load ``model.pt`` (or a directory holding it); returns (field, training config dict).
+               trust: Iterable[str] = ()) -> LoadedModel:
+    """Load ``model.pt`` (or a directory holding it): a :class:`LoadedModel` (``.field``, the
+    training ``.config`` dict), which unpacks as the pair ``(field, config)``.
 
     A user module is rebuilt by importing its recorded class (or is ``model``) and filled with
     the saved tensors; nothing in the file is executed (:func:`flows.model.field_from_blob`).
@@ -95,13 +112,15 @@ def load_model(path: str | Path, model: torch.nn.Module | None = None,
     >>> from flows.field import FieldSpec, TwoLayerReLUField
     >>> d = pathlib.Path(tempfile.mkdtemp())
     >>> save_model(d / "model.pt", TwoLayerReLUField(FieldSpec(2, 8), seed=0), {"seed": 0})
-    >>> field, cfg = load_model(d)
-    >>> field.spec.width, cfg
+    >>> loaded = load_model(d)
+    >>> loaded.field.spec.width, loaded.config
     (8, {'seed': 0})
+    >>> field, cfg = loaded
     """
     path = _model_file(Path(path))
     blob = load(path, what="model")
     config = blob.get("config")
     if not isinstance(config, dict):
         raise BadInput(f"model={str(path)!r} is damaged: its config is missing")
-    return field_from_blob(blob, model, what=f"model={str(path)!r}", trust=trust), config
+    return LoadedModel(field_from_blob(blob, model, what=f"model={str(path)!r}", trust=trust),
+                       config)

@@ -24,6 +24,7 @@ from .coupling import COUPLINGS, OT_SOLVERS
 from .errors import FlowsError
 from .evaluation import METRICS
 from .field import REGIMES
+from .memorization import NULL_RATE
 from .model import resolve_device
 from .path import PATHS
 from .run import (
@@ -218,8 +219,13 @@ def add_eval(sub) -> None:
     e.add_argument("--metric", choices=METRICS + ("memorization",), default="w2",
                    help="distance in data units (sinkhorn: squared units), or memorization: "
                         "fraction of samples whose nearest training point is closer than c "
-                        "times the second nearest, c = min(1/3, calibrated so that fresh "
-                        "samples of the data are flagged about 2%% of the time)")
+                        "times the second nearest (see --criterion, --null-rate)")
+    e.add_argument("--criterion", default="calibrated",
+                   help="with --metric memorization: 'calibrated' or a fixed ratio c in (0, 1) "
+                        "(the literature's is 0.3333)")
+    e.add_argument("--null-rate", type=float, default=NULL_RATE, dest="null_rate",
+                   help="with --metric memorization and --criterion calibrated: the rate at "
+                        "which fresh samples of the data are to be flagged, in (0, 1)")
     e.add_argument("--floor-pairs", type=int, default=10, dest="floor_pairs",
                    help="independent true-data pairs behind the floor's mean and std (--data)")
     e.add_argument("--seed", type=int, default=0,
@@ -233,7 +239,7 @@ def cmd_eval(a: argparse.Namespace):
     """``flows eval``: :func:`flows.run.run_eval`."""
     _common(a)
     return run_eval(a.samples, a.reference, a.data, a.metric, a.seed, a.out, a.train,
-                    a.floor_pairs)
+                    a.floor_pairs, a.criterion, a.null_rate)
 
 
 def add_experiment(sub) -> None:

@@ -9,8 +9,9 @@
 - Sampling with classifier-free guidance (Ho and Salimans, 2022) at scale w:
   v_w(x, t, c) = v(x, t, K) + w (v(x, t, c) - v(x, t, K)); w = 1 is the conditional field.
 - Per-class evaluation compares the samples generated for each class with that class's held-out
-  points, beside the floor of the same metric between as many training points of the class and
-  the same held-out points.
+  points, beside the floor of the same metric at the same sizes between two disjoint subsets
+  of the class's other rows (mean and spread over a few independent pairs, as every floor of
+  :mod:`flows.floors`).
 """
 
 from __future__ import annotations
@@ -144,29 +145,39 @@ class Guided(torch.nn.Module):
 
 
 def per_class_metric(samples: torch.Tensor, sample_labels: torch.Tensor,
-                     splits: LabelledSplits, metric: str, seed: int) -> list[dict]:
+                     splits: LabelledSplits, metric: str, seed: int,
+                     floor_pairs: int = 3) -> list[dict]:
     """metric(generated class c, held-out class c) beside its floor, for every class.
 
-    The floor is the same metric between as many training points of class c (a seeded subset)
-    and the same held-out points. Returns one dict per class: class, n, value, floor, ratio.
+    The floor is :func:`flows.floors.noise_floor` of class c at the same sizes: the metric
+    between two disjoint random subsets of n rows each (n = held-out points of class c) of the
+    class's training and floor-split rows, mean and standard deviation over ``floor_pairs``
+    independent pairs. Returns one dict per class: class, n, value, floor, floor_std,
+    floor_pairs, ratio (value / floor). A class with fewer than 2 held-out or generated points,
+    or fewer than 2 n rows for the floor, has None for the numbers.
     """
-    from .evaluation import evaluate
+    from .evaluation import metric_fn
+    from .floors import noise_floor
 
+    pairs = check_positive_int("floor_pairs", floor_pairs)
     out = []
     for k in range(splits.classes):
         held = splits.heldout[splits.heldout_labels == k]
         gen = samples[sample_labels.to(samples.device) == k].cpu()
-        pool = splits.train[splits.train_labels == k]
+        pool = torch.cat([splits.train[splits.train_labels == k],
+                          splits.floor[splits.floor_labels == k]])
         n = held.shape[0]
-        if n < 2 or gen.shape[0] < 2 or pool.shape[0] < n:
-            out.append({"class": k, "n": n, "value": None, "floor": None, "ratio": None})
+        if n < 2 or gen.shape[0] < 2 or pool.shape[0] < 2 * n:
+            out.append({"class": k, "n": n, "value": None, "floor": None, "floor_std": None,
+                        "floor_pairs": 0, "ratio": None})
             continue
-        g = torch.Generator().manual_seed(derive_seed(seed, f"class-floor-{k}"))
-        floor_pts = pool[torch.randperm(pool.shape[0], generator=g)[:n]]
-        s = derive_seed(seed, f"class-metric-{k}") % 2**31
-        m = evaluate(gen, held, metric, floor_pts, seed=s)
-        out.append({"class": k, "n": n, "value": m.value, "floor": m.floor,
-                    "ratio": m.value / m.floor if m.floor else None})
+        f = metric_fn(metric, derive_seed(seed, f"class-metric-{k}") % 2**31)
+        value = float(f(gen, held))
+        fl = noise_floor(Dataset(f"class {k}", held.shape[1], pool=pool), f, n, n, pairs,
+                         derive_seed(seed, f"class-floor-{k}"))
+        out.append({"class": k, "n": n, "value": value, "floor": fl.mean,
+                    "floor_std": fl.std, "floor_pairs": pairs,
+                    "ratio": value / fl.mean if fl.mean else None})
     return out
 
 

@@ -27,6 +27,7 @@ from _runkit import (
     RunDir,
     atomic_write_bytes,
     check_choice,
+    check_float,
     check_int,
     check_positive_int,
     read_json,
@@ -40,7 +41,7 @@ from .data import load_array, load_dataset, source_for
 from .errors import SEED_MAX
 from .evaluation import METRICS, evaluate
 from .measure import reference_for, sample_field
-from .memorization import memorization
+from .memorization import NULL_RATE, memorization
 from .memory import check_terms, distance_bytes, sampling_bytes
 from .model import resolve_device
 from .sample import SOLVERS, parameter_names
@@ -153,7 +154,8 @@ def run_sample(model: str | Path, n: int, out: str | Path, solver: str = "midpoi
 
 def run_eval(samples: str | Path, reference: str | Path | None = None, data: str | None = None,
              metric: str = "w2", seed: int = 0, out: str | Path | None = None,
-             train: str | Path | None = None, floor_pairs: int = 10):
+             train: str | Path | None = None, floor_pairs: int = 10,
+             criterion: float | str = "calibrated", null_rate: float = NULL_RATE):
     """metric(samples, reference) with, for a named ``data`` reference, its noise floor; or the
     memorized fraction of the samples against a training set.
 
@@ -162,8 +164,14 @@ def run_eval(samples: str | Path, reference: str | Path | None = None, data: str
       ``floor_pairs`` pairs of independent samples of the true distribution at the same sizes
       (:func:`flows.floors.noise_floor`).
     - ``metric="memorization"``: ``train`` (.npy/.csv, the whole training set) is required;
-      returns :class:`flows.memorization.Memorization` (fraction with nearest training point
-      closer than 1/3 of the second nearest, beside its leave-one-out i.i.d. baseline).
+      returns :class:`flows.memorization.Memorization`: the fraction of samples whose nearest
+      training point is closer than c times the second nearest, beside the fraction the
+      leave-one-out training points score at that c (what an i.i.d. sample reads) and the
+      fraction at the literature's fixed 1/3. ``criterion="calibrated"`` (the default) sets
+      c = min(1/3, null_rate^(1/D)) with D the intrinsic dimension of the training set, so that
+      a fresh sample of the data is flagged with probability about ``null_rate``; a number is
+      used as c directly (``null_rate`` is then unused). ``criterion`` and ``null_rate`` are
+      only for this metric.
 
     With ``out``, writes ``config.json`` and ``metrics.json`` there.
     """
@@ -178,10 +186,16 @@ def run_eval(samples: str | Path, reference: str | Path | None = None, data: str
         if tr.shape[1] != x.shape[1]:
             raise BadInput(f"samples have dimension {x.shape[1]} but train has {tr.shape[1]}; "
                            "they must be equal")
-        config = {"samples": str(samples), "train": str(train), "metric": metric}
-        return _write_eval(out, config, seed, lambda: memorization(x, tr, seed=seed))
+        criterion, null_rate = _memorization_options(criterion, null_rate)
+        config = {"samples": str(samples), "train": str(train), "metric": metric,
+                  "criterion": criterion, "null_rate": null_rate}
+        return _write_eval(out, config, seed, lambda: memorization(
+            x, tr, criterion=criterion, null_rate=null_rate, seed=seed))
     if train is not None:
         raise BadInput(f"--train is only used by --metric memorization, not --metric {metric}")
+    if criterion != "calibrated" or null_rate != NULL_RATE:
+        raise BadInput(f"criterion={criterion!r} and null_rate={null_rate!r} are only used by "
+                       f"--metric memorization, not --metric {metric}")
     if (reference is None) == (data is None):
         raise BadInput("give exactly one of --reference (a file) and --data (a dataset name); "
                        "--metric memorization takes --train instead")
@@ -205,6 +219,26 @@ def run_eval(samples: str | Path, reference: str | Path | None = None, data: str
               "data": data, "metric": metric, "floor_pairs": floor_pairs}
     return _write_eval(out, config, seed, lambda: evaluate(x, ref, metric, seed=seed,
                                                            dataset=ds, pairs=floor_pairs))
+
+
+def _memorization_options(criterion, null_rate) -> tuple[float | str, float]:
+    """criterion ("calibrated" or a ratio in (0, 1)) and null_rate (in (0, 1)), checked."""
+    if isinstance(criterion, str):
+        if criterion != "calibrated":
+            try:
+                criterion = float(criterion)
+            except ValueError:
+                raise BadInput(f"criterion={criterion!r} is not allowed; give 'calibrated' or "
+                               "a ratio in (0, 1)") from None
+    if not isinstance(criterion, str):
+        criterion = check_float("criterion", criterion)
+        if not 0 < criterion < 1:
+            raise BadInput(f"criterion={criterion!r} is not allowed; a ratio d1 / d2 threshold "
+                           "lies in (0, 1)")
+    null_rate = check_float("null_rate", null_rate)
+    if not 0 < null_rate < 1:
+        raise BadInput(f"null_rate={null_rate!r} is not allowed; it must lie in (0, 1)")
+    return criterion, null_rate
 
 
 def _write_eval(out, config: dict, seed: int, compute):

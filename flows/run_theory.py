@@ -27,6 +27,7 @@ from .errors import SEED_MAX
 from .excess import target_mixture
 from .memory import check_terms, theory_sweep_bytes
 from .theory_plots import plot_excess_vs_n, plot_memorization, plot_w2_bound
+from .theory_results import MemorizationSweep, RiskPoint, RiskSweep
 from .theory_sweeps import memorization_sweep, risk_sweep
 from .training import TrainConfig
 
@@ -47,12 +48,12 @@ class TheoryExperimentRun(Result):
 
     out: str
     kind: str
-    result: dict
+    result: RiskSweep | MemorizationSweep
     figures: list[str]
 
     def to_dict(self) -> dict:
-        """The sweep's numbers with the kind and the figure names."""
-        return {"kind": self.kind, **self.result, "figures": self.figures}
+        """The sweep's numbers (``result.to_dict()``) with the kind and the figure names."""
+        return {"kind": self.kind, **self.result.to_dict(), "figures": self.figures}
 
 
 def _values(values, name: str, lo: int = 1) -> list[int]:
@@ -73,8 +74,9 @@ def _sized(terms: dict, extra: dict) -> dict:
     return terms
 
 
-def _mean_by_n(runs: list[dict], ns: list[int], key: str) -> list[float]:
-    return [float(np.mean([r[key] for r in runs if r["n"] == n])) for n in ns]
+def _mean_by_n(runs: list[RiskPoint], ns: list[int], key: str) -> list[float]:
+    """Mean over seeds, per n, of one sample check (``w2``, ``w2_floor``, ...)."""
+    return [float(np.mean([getattr(r.samples, key) for r in runs if r.n == n])) for n in ns]
 
 
 def run_risk_experiment(out: str | Path, ns: list[int] = RISK_NS,
@@ -129,10 +131,10 @@ def run_risk_experiment(out: str | Path, ns: list[int] = RISK_NS,
     with RunDir(out, command="flows experiment risk", config=config, seed=seeds[0]) as run:
         res = risk_sweep(ns, base, seeds, **point)
         figs = {"excess_vs_n.png": plot_excess_vs_n(
-            ns, res["excess_test"], res["excess_test_ci95"], res["excess_train"],
-            res["excess_slope"], gap=res["excess_gap"], gap_halfs=res["excess_gap_ci95"])}
+            ns, res.excess_test, res.excess_test_ci95, res.excess_train,
+            res.excess_slope, gap=res.excess_gap, gap_halfs=res.excess_gap_ci95)}
         if n_samples:
-            rr = res["runs"]
+            rr = res.runs
             figs["w2_bound_vs_n.png"] = plot_w2_bound(
                 ns, _mean_by_n(rr, ns, "w2"), _mean_by_n(rr, ns, "w2_floor"),
                 _mean_by_n(rr, ns, "w2_bound"), _mean_by_n(rr, ns, "w2_coupling"),
@@ -182,13 +184,13 @@ def run_memorization_experiment(out: str | Path, ns: list[int] = MEMORIZATION_NS
               "steps": steps, "n_samples": n_samples}
     with RunDir(out, command="flows experiment memorization", config=config, seed=seed) as run:
         res = memorization_sweep(ns, data, width, steps, n_samples, seed)
-        curves = dict(res["vs_time"])
+        curves = dict(res.vs_time)
         t = curves.pop("t")
         figs = {
             "memorization_vs_n.png": plot_memorization(
-                ns, {"trained field": res["memorized_trained"],
-                     "empirical optimum": res["memorized_empirical_optimal"]},
-                float(np.mean(res["iid_baseline"]))),
+                ns, {"trained field": res.memorized_trained,
+                     "empirical optimum": res.memorized_empirical_optimal},
+                float(np.mean(res.iid_baseline))),
             "memorization_vs_time.png": plot_memorization(
                 t, curves, None, "time t of the reverse process", log_x=False),
         }

@@ -113,11 +113,6 @@ class SamplingDiverged(Diverged):
         super().__init__(self.message(**self.names), step=self.step_index or nfe,
                          parameter=parameter)
 
-    def __reduce__(self):
-        # rebuilt from its fields (sweep cells send exceptions between processes)
-        return (SamplingDiverged, (self.t, self.nfe, self.method, self.steps, self.rtol,
-                                   self.what, self.span, self.names))
-
     @property
     def step_index(self) -> int | None:
         """The fixed step (1..steps) whose evaluation gave the value (None for dopri5)."""

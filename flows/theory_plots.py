@@ -4,6 +4,7 @@ pyplot) and returns the figure; no global matplotlib state is touched."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
 from matplotlib.axes import Axes
@@ -11,16 +12,20 @@ from matplotlib.figure import Figure
 
 from .plotting import _axes, _colors
 
+if TYPE_CHECKING:
+    from .theory_results import WidthPoint
 
-def plot_ntk_curves(runs: Sequence[dict], ax: Axes | None = None) -> Figure:
+
+def plot_ntk_curves(runs: Sequence[WidthPoint], ax: Axes | None = None) -> Figure:
     """Observed training loss (solid) and the infinite-width NTK prediction (dashed) per width.
 
-    ``runs`` are :func:`flows.theory_sweeps.width_point` dicts (``losses``, ``ntk_losses``).
+    ``runs`` are :func:`flows.theory_sweeps.width_point` results (``losses``, ``ntk_losses``,
+    ``width``, ``ntk_gap``).
     """
     fig, ax = _axes(ax, (6.0, 4.2))
     for r, c in zip(runs, _colors(len(runs)), strict=True):
-        ax.plot(r["losses"], color=c, lw=1.3, label=f"m={r['width']} (gap {r['ntk_gap']:.3f})")
-        ax.plot(r["ntk_losses"], color=c, lw=1.0, ls="--")
+        ax.plot(r.losses, color=c, lw=1.3, label=f"m={r.width} (gap {r.ntk_gap:.3f})")
+        ax.plot(r.ntk_losses, color=c, lw=1.0, ls="--")
     ax.set(xlabel="gradient-descent step t", ylabel="training loss",
            title="observed (solid) vs NTK $(I - 2\\,lr\\,H/N)^t$ (dashed)")
     ax.legend(fontsize=8)

@@ -1,6 +1,6 @@
 """Sweeps that put the theory's claims against measurements, run by run.
 
-- :func:`width_point` / :func:`width_sweep`: the observed training-loss curve beside the
+- :func:`width_point` / :func:`ntk_width_sweep`: the observed training-loss curve beside the
   infinite-width NTK prediction on the same draws (:mod:`flows.ntk`), its gap against the
   tolerance K m^{-1/2}, the empirical kernel at start and end, flipped activations, the
   theorem's width, and the W2 bound.
@@ -10,7 +10,8 @@
   rate of the kernel-regime generalization bounds, and the W2 bound against the measured W2
   and its floor.
 
-Every point returns a plain dict (JSON-ready), written by the run layer.
+Every function returns a typed result (:mod:`flows.theory_results`) whose ``to_dict()`` is
+the JSON the run layer writes.
 """
 
 from __future__ import annotations
@@ -30,6 +31,14 @@ from .memorization import memorization
 from .ntk import ntk_comparison
 from .sample import integrate
 from .theory import loglog_slope
+from .theory_results import (
+    MemorizationSweep,
+    NTKWidthSweep,
+    RiskPoint,
+    RiskSweep,
+    SampleChecks,
+    WidthPoint,
+)
 from .training import TrainConfig, fixed_objective, prepare_data, train
 from .wbound import w2_bound
 
@@ -53,7 +62,8 @@ def _train_excess(res, cfg, splits, source, lstar: Estimate) -> float:
 
 
 def _samples_part(res, cfg, splits, source, mix, ex: Estimate, n_samples: int,
-                  sample_steps: int, bound_steps: int, pairs: int, floor_pairs: int) -> dict:
+                  sample_steps: int, bound_steps: int, pairs: int,
+                  floor_pairs: int) -> SampleChecks:
     x0 = source.sample(n_samples, derive_seed(cfg.seed, "theory-samples"))
     x = integrate(res.field, x0, "midpoint", sample_steps).x
     ref = splits.heldout
@@ -62,21 +72,24 @@ def _samples_part(res, cfg, splits, source, mix, ex: Estimate, n_samples: int,
     measured = w2(x, ref)
     b = w2_bound(res.field, mix, x0, ex, steps=bound_steps, pairs=pairs)
     mem = memorization(x, splits.train)
-    return {"w2": measured, "w2_floor": floor.mean, "w2_floor_std": floor.std,
-            "w2_bound": b.bound, "w2_bound_factor": b.factor, "w2_coupling": b.coupling,
-            "w2_bound_holds": b.bound >= measured, "w2_bound_ratio": b.bound / measured,
-            "mu_max": b.mu_max, "lipschitz_max": b.lipschitz_max,
-            "memorized_fraction": mem.fraction}
+    return SampleChecks(w2=measured, w2_floor=floor.mean, w2_floor_std=floor.std,
+                        w2_bound=b.bound, w2_bound_factor=b.factor, w2_coupling=b.coupling,
+                        w2_bound_holds=b.bound >= measured, w2_bound_ratio=b.bound / measured,
+                        mu_max=b.mu_max, lipschitz_max=b.lipschitz_max,
+                        memorized_fraction=mem.fraction)
 
 
 def width_point(cfg: TrainConfig, lstar: Estimate, n_test: int = 20_000, n_samples: int = 1000,
                 sample_steps: int = 20, bound_steps: int = 40, pairs: int = 200,
-                floor_pairs: int = 5) -> dict:
+                floor_pairs: int = 5) -> WidthPoint:
     """One theory-regime run at width ``cfg.width``: NTK comparison, excess risk, W2 bound.
 
-    Returns a dict with the observed and predicted curves (``losses``, ``ntk_losses``), the gap
-    and its tolerance, kernel drift, flipped fraction, the theorem's width and step, the excess
-    risks, W2 with floor (mean, std) and the bound.
+    Returns
+    -------
+    WidthPoint
+        The observed and predicted curves (``losses``, ``ntk_losses``), the gap and its
+        tolerance, kernel drift, flipped fraction, the theorem's width and step, the excess
+        risks, W2 with floor (mean, std) and the bound.
     """
     cfg = cfg.resolved()
     mix = _mixture(cfg)
@@ -84,37 +97,44 @@ def width_point(cfg: TrainConfig, lstar: Estimate, n_test: int = 20_000, n_sampl
     res = train(cfg, splits=splits, source=source, progress=False)
     cmp = ntk_comparison(cfg, splits, source, result=res)
     ex = excess_risk(res.field, load_dataset(cfg.data), n_test, derive_seed(cfg.seed, "excess"))
-    out = {"width": cfg.width, "n": cfg.n_train, "k": cfg.k_draws, "lr": cfg.lr,
-           "steps": cfg.steps, "lambda_0": cmp.lambda_0, "losses": cmp.observed,
-           "ntk_losses": cmp.predicted, "ntk_gap": cmp.gap, "ntk_tolerance": cmp.tolerance,
-           "ntk_within": cmp.within, "kernel": cmp.drift.to_dict(),
-           "required_width": cmp.requirements.width, "required_lr": cmp.requirements.lr,
-           "final_loss": cmp.observed[-1], "final_ntk_loss": cmp.predicted[-1],
-           "excess_test": ex.value, "excess_test_ci95": ex.half_width,
-           "excess_train": _train_excess(res, cfg, splits, source, lstar)}
-    return out | _samples_part(res, cfg, splits, source, mix, ex, n_samples, sample_steps,
-                               bound_steps, pairs, floor_pairs)
+    return WidthPoint(
+        width=cfg.width, n=cfg.n_train, k=cfg.k_draws, lr=cfg.lr, steps=cfg.steps,
+        lambda_0=cmp.lambda_0, losses=cmp.observed, ntk_losses=cmp.predicted, ntk_gap=cmp.gap,
+        ntk_tolerance=cmp.tolerance, ntk_within=cmp.within, kernel=cmp.drift,
+        required_width=cmp.requirements.width, required_lr=cmp.requirements.lr,
+        final_loss=cmp.observed[-1], final_ntk_loss=cmp.predicted[-1], excess_test=ex.value,
+        excess_test_ci95=ex.half_width,
+        excess_train=_train_excess(res, cfg, splits, source, lstar),
+        samples=_samples_part(res, cfg, splits, source, mix, ex, n_samples, sample_steps,
+                              bound_steps, pairs, floor_pairs))
 
 
-def width_sweep(widths: list[int], base: TrainConfig, **kwargs) -> dict:
-    """:func:`width_point` at each width (same data, n, k, lr, seed).
+def ntk_width_sweep(widths: list[int], base: TrainConfig, **kwargs) -> NTKWidthSweep:
+    """:func:`width_point` at each width (same data, n, k, lr, seed): the NTK loss curves,
+    excess risks and W2 bound against m.
 
-    Adds ``gap_monotone`` (the NTK gap falls strictly with m) and the population minimum.
+    Not :func:`flows.theory.width_sweep` (drift, lambda_0 and W2 of plain theory runs);
+    ``kwargs`` go to :func:`width_point`.
+
+    Returns
+    -------
+    NTKWidthSweep
+        The runs, the population minimum, the gaps, ``gap_monotone`` (the NTK gap falls
+        strictly with m) and whether the W2 bound holds in every run.
     """
     widths = [check_positive_int("width", w) for w in widths]
     base = replace(base, regime="theory")
     lstar = population_minimum(load_dataset(base.data), seed=derive_seed(base.seed, "lstar"))
     runs = [width_point(replace(base, width=w), lstar, **kwargs) for w in widths]
-    gaps = [r["ntk_gap"] for r in runs]
+    gaps = [r.ntk_gap for r in runs]
     falls = all(gaps[i + 1] < gaps[i] for i in range(len(gaps) - 1))
-    return {"runs": runs, "widths": widths, "population_minimum": lstar.to_dict(),
-            "ntk_gap": gaps, "gap_monotone": bool(falls),
-            "w2_bound_holds_all": all(r["w2_bound_holds"] for r in runs)}
+    return NTKWidthSweep(runs, widths, lstar, gaps, bool(falls),
+                         all(r.samples.w2_bound_holds for r in runs))
 
 
 def risk_point(cfg: TrainConfig, lstar: Estimate, n_test: int = 20_000, n_samples: int = 1000,
                sample_steps: int = 20, bound_steps: int = 40, pairs: int = 200,
-               floor_pairs: int = 3, samples: bool = True) -> dict:
+               floor_pairs: int = 3, samples: bool = True) -> RiskPoint:
     """One theory-regime run at ``cfg.n_train`` points: excess risks, gap, W2 and its bound.
 
     ``generalization_gap`` is the test objective minus the training objective;
@@ -122,6 +142,10 @@ def risk_point(cfg: TrainConfig, lstar: Estimate, n_test: int = 20_000, n_sample
     (what a perfect field reads: noise of the two finite objectives), and ``excess_gap`` =
     excess test - excess train = gap - gap floor. ``samples=False`` skips the samples, W2 and
     its bound (the risks alone).
+
+    Returns
+    -------
+    RiskPoint
     """
     cfg = cfg.resolved()
     mix = _mixture(cfg)
@@ -134,15 +158,15 @@ def risk_point(cfg: TrainConfig, lstar: Estimate, n_test: int = 20_000, n_sample
     train_excess = _train_excess(res, cfg, splits, source, lstar)
     floor = gap_floor(cfg, splits, source, mix, ds, n_test)
     gap = test.value - (train_excess + lstar.value)
-    out = {"n": cfg.n_train, "seed": cfg.seed, "excess_test": ex.value,
-           "excess_test_se": ex.se, "excess_train": train_excess,
-           "test_objective": test.value, "test_objective_se": test.se,
-           "train_objective": train_excess + lstar.value,
-           "generalization_gap": gap, "gap_floor": floor, "excess_gap": gap - floor}
-    if not samples:
-        return out
-    return out | _samples_part(res, cfg, splits, source, mix, ex, n_samples, sample_steps,
+    checks = None
+    if samples:
+        checks = _samples_part(res, cfg, splits, source, mix, ex, n_samples, sample_steps,
                                bound_steps, pairs, floor_pairs)
+    return RiskPoint(n=cfg.n_train, seed=cfg.seed, excess_test=ex.value,
+                     excess_test_se=ex.se, excess_train=train_excess,
+                     test_objective=test.value, test_objective_se=test.se,
+                     train_objective=train_excess + lstar.value, generalization_gap=gap,
+                     gap_floor=floor, excess_gap=gap - floor, samples=checks)
 
 
 def gap_floor(cfg: TrainConfig, splits, source, mix, ds, n_test: int) -> float:
@@ -198,24 +222,24 @@ def _pooled(vals: list[float], ses: list[float]) -> tuple[float, float]:
                                   / math.sqrt(v.size))
 
 
-def _slope_interval(ns: list[int], seeds: list[int], runs: list[dict],
+def _slope_interval(ns: list[int], seeds: list[int], runs: list[RiskPoint],
                     key: str) -> tuple[float | None, float | None]:
     """Log-log slope of the per-n mean of ``key`` against n, and a 95% half-width from the
     spread of the per-seed slopes (Student t; None with one seed or a non-positive value)."""
-    means = [float(np.mean([r[key] for r in runs if r["n"] == n])) for n in ns]
+    means = [float(np.mean([getattr(r, key) for r in runs if r.n == n])) for n in ns]
     if len(ns) < 2 or min(means) <= 0:
         return None, None
     slope = loglog_slope(ns, means).slope
     per_seed = []
     for s in seeds:
-        ys = [next(r[key] for r in runs if r["n"] == n and r["seed"] == s) for n in ns]
+        ys = [next(getattr(r, key) for r in runs if r.n == n and r.seed == s) for n in ns]
         if min(ys) <= 0:
             return slope, None
         per_seed.append(loglog_slope(ns, ys).slope)
     return slope, _pooled(per_seed, [0.0])[1] if len(per_seed) > 1 else None
 
 
-def risk_sweep(ns: list[int], base: TrainConfig, seeds: list[int], **kwargs) -> dict:
+def risk_sweep(ns: list[int], base: TrainConfig, seeds: list[int], **kwargs) -> RiskSweep:
     """:func:`risk_point` for every n and seed; per-n means with 95% intervals over seeds.
 
     Intervals are Student-t over the seeds (with 3 seeds the factor is 4.30, not 1.96).
@@ -225,6 +249,10 @@ def risk_sweep(ns: list[int], base: TrainConfig, seeds: list[int], **kwargs) -> 
     decay like n^{-1/2} (``bound_rate``). The excess test risk is the excess training risk
     (what the ``steps`` of gradient descent leave unfitted) plus ``excess_gap`` (test minus
     train excess, the gap with its floor removed), each reported with its own slope.
+
+    Returns
+    -------
+    RiskSweep
     """
     ns = [check_positive_int("n", n) for n in ns]
     seeds = [int(s) for s in seeds]
@@ -232,15 +260,15 @@ def risk_sweep(ns: list[int], base: TrainConfig, seeds: list[int], **kwargs) -> 
     lstar = population_minimum(load_dataset(base.data), seed=derive_seed(base.seed, "lstar"))
     runs = [risk_point(replace(base, n_train=n, seed=s), lstar, **kwargs)
             for n in ns for s in seeds]
-    out: dict = {"runs": runs, "ns": ns, "seeds": seeds,
-                 "population_minimum": lstar.to_dict()}
+    out: dict = {}
     for key, se_key in (("excess_test", "excess_test_se"),
                         ("generalization_gap", "test_objective_se"),
                         ("excess_train", None), ("gap_floor", None), ("excess_gap", None)):
         means, halfs = [], []
         for n in ns:
-            rs = [r for r in runs if r["n"] == n]
-            m, h = _pooled([r[key] for r in rs], [r[se_key] if se_key else 0.0 for r in rs])
+            rs = [r for r in runs if r.n == n]
+            m, h = _pooled([getattr(r, key) for r in rs],
+                           [getattr(r, se_key) if se_key else 0.0 for r in rs])
             means.append(m)
             halfs.append(h)
         out[key], out[f"{key}_ci95"] = means, halfs
@@ -252,10 +280,11 @@ def risk_sweep(ns: list[int], base: TrainConfig, seeds: list[int], **kwargs) -> 
         slope, half = _slope_interval(ns, seeds, runs, key)
         name = "excess" if key == "excess_test" else key
         out[f"{name}_slope"], out[f"{name}_slope_ci95"] = slope, half
-    out["bound_rate"] = -0.5
-    if "w2_bound_holds" in runs[0]:
-        out["w2_bound_holds_all"] = all(r["w2_bound_holds"] for r in runs)
-    return out
+    holds = None
+    if runs[0].samples is not None:
+        holds = all(r.samples.w2_bound_holds for r in runs)
+    return RiskSweep(runs=runs, ns=ns, seeds=seeds, population_minimum=lstar, bound_rate=-0.5,
+                     w2_bound_holds_all=holds, **out)
 
 
 def memorization_vs_time(field, x0: torch.Tensor, train_pts: torch.Tensor, steps: int = 20,
@@ -278,12 +307,17 @@ def memorization_vs_time(field, x0: torch.Tensor, train_pts: torch.Tensor, steps
 
 
 def memorization_sweep(ns: list[int], data: str = "moons", width: int = 256, steps: int = 3000,
-                       n_samples: int = 1000, seed: int = 0, reference_steps: int = 100) -> dict:
+                       n_samples: int = 1000, seed: int = 0,
+                       reference_steps: int = 100) -> MemorizationSweep:
     """Memorized fraction against n for trained fields (practice regime) and for the exact
     empirical-optimal field (the memorizing reference, ``reference_steps`` midpoint steps),
     beside the i.i.d. baseline; and against time in the reverse process for the smallest and
     largest n. Per n also the calibrated ratio ``criterion`` and the trained fields' fraction
     at the fixed 1/3 (``memorized_trained_fixed``).
+
+    Returns
+    -------
+    MemorizationSweep
     """
     from .optimal import EmpiricalOptimalField
 
@@ -310,6 +344,6 @@ def memorization_sweep(ns: list[int], data: str = "moons", width: int = 256, ste
             curves[f"empirical optimum, n={n}"] = memorization_vs_time(
                 ref, x0, splits.train, steps=reference_steps)[1]
             curves["t"] = t
-    return {"ns": ns, "memorized_trained": model, "memorized_trained_fixed": fixed,
-            "criterion": crit, "memorized_empirical_optimal": exact, "iid_baseline": base,
-            "vs_time": curves, "width": width, "steps": steps}
+    return MemorizationSweep(ns=ns, memorized_trained=model, memorized_trained_fixed=fixed,
+                             criterion=crit, memorized_empirical_optimal=exact,
+                             iid_baseline=base, vs_time=curves, width=width, steps=steps)

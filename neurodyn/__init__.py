@@ -59,7 +59,7 @@ for _module, _names in {
     "gridcells": ("run_grid_cells", "GridCellsResult"),
     "ratemaps": ("rate_maps", "grid_scores", "gridness"),
     "runs": ("manifold_report",),
-    "io": ("save_model", "load_model", "load_states"),
+    "io": ("save_model", "load_model", "LoadedModel", "load_states"),
 }.items():
     for _name in _names:
         _NAMES[_name] = _module

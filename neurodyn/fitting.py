@@ -156,29 +156,73 @@ def _residuals(net: HopfieldNetwork, manifold: TargetManifold, config: FitConfig
     return out
 
 
-def _design(net, manifold, config, b):
-    """``A, y`` per term with residual ``= A theta - y`` (the residuals are affine in theta)."""
+#: elements of one batched state tensor (parameter sets x states x neurons) per vmap chunk
+_DESIGN_CHUNK_ELEMENTS = 2**22
+
+
+def _theta_tensors(net: HopfieldNetwork, theta: torch.Tensor) -> dict[str, torch.Tensor]:
+    """The network's learnable tensors with ``theta`` written into their free entries, out of
+    place (:meth:`SealEnergy.set_theta` without mutation), by their names in ``net``, plus
+    private copies of the spectral anchor buffers that :meth:`SealEnergy.refresh` writes."""
     energy = net.energy_fn
-    theta0 = energy.theta()
-    p = theta0.numel()
+    names = {id(t): k for k, t in (*net.named_parameters(), *net.named_buffers())}
+    out, i = {}, 0
+    for t, m in energy.free_parameters():
+        idx = m.flatten().nonzero().squeeze(-1)
+        flat = torch.zeros(t.numel(), dtype=torch.float64).index_copy(0, idx,
+                                                                      theta[i:i + idx.numel()])
+        out[names[id(t)]] = torch.where(m, flat.reshape(t.shape), t.detach())
+        i += idx.numel()
+    for buf in ("anchor_x", "anchored"):  # written by refresh, the same for every theta
+        t = getattr(energy.spectral, buf)
+        out[names[id(t)]] = t.detach().clone()
+    t = energy.spectral.anchor_slope  # depends on theta: batched under vmap (+ 0 theta)
+    out[names[id(t)]] = t.detach() + 0.0 * theta.sum()
+    return out
+
+
+def _design(net, manifold, config, b):
+    """``A, y`` per term with residual ``= A theta - y`` (the residuals are affine in theta).
+
+    The residuals at theta = 0 and at every unit vector e_j are evaluated in one batched pass
+    (:func:`torch.func.vmap` over the parameter sets, through
+    :func:`torch.func.functional_call`; what does not depend on theta is computed once), in
+    chunks of at most ``_DESIGN_CHUNK_ELEMENTS`` state entries. Column j of ``A`` is
+    ``residual(e_j) - residual(0)``; the network's own parameters are left untouched.
+    """
+    energy = net.energy_fn
+    p = energy.theta().numel()
+    thetas = torch.cat([torch.zeros(1, p, dtype=torch.float64),
+                        torch.eye(p, dtype=torch.float64)])
+
+    call = _ResidualCall(net)
+
+    def residuals(theta):
+        energy._key = None  # the tensors are replaced: refresh the slopes for them
+        tensors = {f"net.{k}": v for k, v in _theta_tensors(net, theta).items()}
+        return torch.func.functional_call(call, tensors, (manifold, config, b),
+                                          tie_weights=False, strict=False)
+
+    per_set = max(1, b["u"].numel() + b["dirs"].numel())
+    chunk = max(1, _DESIGN_CHUNK_ELEMENTS // per_set)
     try:
-        energy.set_theta(torch.zeros(p, dtype=torch.float64))
         with torch.no_grad():
-            base = _residuals(net, manifold, config, b)
-        cols = {k: [] for k in TERMS}
-        for j in range(p):
-            e = torch.zeros(p, dtype=torch.float64)
-            e[j] = 1.0
-            energy.set_theta(e)
-            with torch.no_grad():
-                res = _residuals(net, manifold, config, b)
-            for k in TERMS:
-                cols[k].append(res[k] - base[k])
+            res = torch.func.vmap(residuals, chunk_size=min(chunk, p + 1))(thetas)
     finally:
-        energy.set_theta(theta0)
-    return {k: (torch.stack(cols[k], -1) if p else torch.zeros(base[k].numel(), 0,
-                                                               dtype=torch.float64), -base[k])
-            for k in TERMS}
+        energy._key = None
+        energy.spectral._coef_cache = None
+    return {k: ((res[k][1:] - res[k][0]).T.contiguous(), -res[k][0]) for k in TERMS}
+
+
+class _ResidualCall(torch.nn.Module):
+    """:func:`_residuals` as a module call (what :func:`torch.func.functional_call` runs)."""
+
+    def __init__(self, net: HopfieldNetwork):
+        super().__init__()
+        self.net = net
+
+    def forward(self, manifold, config, b):
+        return _residuals(self.net, manifold, config, b)
 
 
 def _weights(config: FitConfig) -> dict[str, float]:

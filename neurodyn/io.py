@@ -12,6 +12,7 @@ interrupted run never leaves a half-written file.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
 import torch
@@ -32,8 +33,8 @@ from .geometry import make_geometry
 from .manifold import TargetManifold
 from .network import HopfieldNetwork, Transport
 
-__all__ = ["save_model", "load_model", "load_states", "load_velocity_array", "atomic_torch_save",
-           "write_json", "read_json", "to_jsonable", "ModelFormatError"]
+__all__ = ["save_model", "load_model", "LoadedModel", "load_states", "load_velocity_array",
+           "atomic_torch_save", "write_json", "read_json", "to_jsonable", "ModelFormatError"]
 
 FORMAT = "neurodyn.model/1"
 
@@ -66,7 +67,22 @@ def save_model(network: HopfieldNetwork, path: str | Path, extra: dict | None = 
     atomic_torch_save(payload, path)
 
 
-def load_model(path: str | Path, what: str = "model") -> tuple[HopfieldNetwork, dict]:
+class LoadedModel(NamedTuple):
+    """What :func:`load_model` returns: a named pair, so ``net, extra = load_model(p)`` works.
+
+    Attributes
+    ----------
+    network : HopfieldNetwork
+        The rebuilt network.
+    extra : dict
+        The metadata stored with it (:func:`save_model`'s ``extra``, e.g. the fit config).
+    """
+
+    network: HopfieldNetwork
+    extra: dict
+
+
+def load_model(path: str | Path, what: str = "model") -> LoadedModel:
     """Load a network saved by :func:`save_model` (``weights_only``: no code in it can run).
 
     Parameters
@@ -78,10 +94,20 @@ def load_model(path: str | Path, what: str = "model") -> tuple[HopfieldNetwork, 
 
     Returns
     -------
-    network : HopfieldNetwork
-        The rebuilt network.
-    extra : dict
-        The stored metadata.
+    LoadedModel
+        ``.network`` (the rebuilt network) and ``.extra`` (the stored metadata); it unpacks
+        as the pair ``(network, extra)``.
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> from neurodyn.fitting import FitConfig, fit
+    >>> d = pathlib.Path(tempfile.mkdtemp())
+    >>> save_model(fit(FitConfig(n=32, steps=1)).network, d / "model.pt", extra={"seed": 0})
+    >>> loaded = load_model(d)
+    >>> loaded.network.geometry.shape, loaded.extra
+    ((32,), {'seed': 0})
+    >>> net, extra = loaded
 
     Raises
     ------
@@ -114,7 +140,7 @@ def load_model(path: str | Path, what: str = "model") -> tuple[HopfieldNetwork, 
     except (KeyError, TypeError, ValueError, RuntimeError, AttributeError) as err:
         raise ModelFormatError(f"{what}={str(path)!r} is a damaged {FORMAT} file "
                                f"({type(err).__name__}: {err})") from None
-    return net, payload.get("extra", {})
+    return LoadedModel(net, payload.get("extra", {}))
 
 
 def _load_npy(path: str | Path, name: str) -> np.ndarray:

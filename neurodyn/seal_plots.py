@@ -9,11 +9,12 @@ import numpy as np
 from matplotlib.figure import Figure
 
 from .plotting import new_axes
+from .seal_results import Ablation, CapacitySweep, KappaSweep
 
 __all__ = ["plot_kappa_sweep", "plot_capacity", "plot_ablation", "plot_normal_spectra"]
 
 
-def plot_kappa_sweep(sweep: dict, ax=None, title: str = "") -> Figure:
+def plot_kappa_sweep(sweep: KappaSweep, ax=None, title: str = "") -> Figure:
     """Measured normal rates (spectrum range and simulated decay) against prescribed kappa.
 
     Parameters
@@ -23,14 +24,14 @@ def plot_kappa_sweep(sweep: dict, ax=None, title: str = "") -> Figure:
     fig, ax = new_axes(ax)
     markers = {"seal": ("C0", "full SEAL"), "spectral": ("C3", "spectral only")}
     top = 0.0
-    for family, rows in sweep.items():
+    for family, rows in sweep.families.items():
         colour, label = markers.get(family, ("C2", family))
         k = np.array([float(x) for x in rows])
-        lo = np.array([-rows[x]["spectrum_min"] for x in rows])
-        hi = np.array([-rows[x]["spectrum_max"] for x in rows])
+        lo = np.array([-r.spectrum_min for r in rows.values()])
+        hi = np.array([-r.spectrum_max for r in rows.values()])
         ax.vlines(k, hi, lo, colors=colour, lw=4, alpha=0.5)
         ax.plot(k, hi, "o", color=colour, label=f"{label}: normal eigenvalues (range)")
-        late = [min(rows[x]["decay_late"].values()) for x in rows if "decay_late" in rows[x]]
+        late = [min(r.decay_late.values()) for r in rows.values() if r.decay_late is not None]
         if late:
             ax.plot(k, late, "x", color=colour, ms=8, label=f"{label}: slowest simulated decay")
         top = max(top, float(k.max()), float(lo.max()))
@@ -42,15 +43,17 @@ def plot_kappa_sweep(sweep: dict, ax=None, title: str = "") -> Figure:
     return fig
 
 
-def plot_capacity(sweep: dict, ax=None) -> Figure:
-    """Field, energy and spectrum errors per family variant (log scale)."""
+def plot_capacity(sweep: CapacitySweep, ax=None) -> Figure:
+    """Field, energy and spectrum errors per family variant (log scale); ``sweep`` from
+    :func:`neurodyn.seal_experiments.capacity_sweep`."""
     fig, ax = new_axes(ax, figsize=(7.0, 3.8))
-    names = list(sweep)
+    rows = sweep.variants
+    names = list(rows)
     x = np.arange(len(names))
     for i, (key, label) in enumerate((("worst_relative", "normal spectrum"),
                                       ("field_error", "restoring field"),
                                       ("energy_error", "energy vs kappa B"))):
-        vals = np.array([max(sweep[n][key], 1e-6) for n in names])
+        vals = np.array([max(getattr(rows[n], key), 1e-6) for n in names])
         ax.bar(x + (i - 1) * 0.27, vals, 0.27, label=label)
     ax.axhline(0.05, color="k", lw=0.8, ls="--")
     ax.axhline(0.10, color="k", lw=0.8, ls=":")
@@ -64,17 +67,19 @@ def plot_capacity(sweep: dict, ax=None) -> Figure:
     return fig
 
 
-def plot_ablation(result: dict, ax=None) -> Figure:
-    """Simulated late decay rate per perturbation kind for each network, against kappa."""
+def plot_ablation(result: Ablation, ax=None) -> Figure:
+    """Simulated late decay rate per perturbation kind for each network, against kappa;
+    ``result`` from :func:`neurodyn.seal_experiments.ablation`."""
     fig, ax = new_axes(ax, figsize=(6.5, 3.6))
-    names = [n for n in result if isinstance(result[n], dict)]
-    kinds = list(result[names[0]]["decay_late"])
+    rows = result.networks
+    names = list(rows)
+    kinds = list(rows[names[0]].decay_late)
     x = np.arange(len(kinds))
     w = 0.8 / len(names)
     for i, n in enumerate(names):
-        ax.bar(x + (i - (len(names) - 1) / 2) * w, [result[n]["decay_late"][k] for k in kinds],
+        ax.bar(x + (i - (len(names) - 1) / 2) * w, [rows[n].decay_late[k] for k in kinds],
                w, label=n)
-    ax.axhline(result["kappa"], color="k", ls="--", lw=1, label="prescribed kappa")
+    ax.axhline(result.kappa, color="k", ls="--", lw=1, label="prescribed kappa")
     ax.set_xticks(x)
     ax.set_xticklabels(kinds)
     ax.set_ylabel("decay rate (1/tau)")

@@ -61,6 +61,31 @@ def test_eval_memorization_against_the_whole_training_set(tmp_path, capsys):
     assert code == 2 and "needs --train" in err
 
 
+def test_eval_memorization_criterion_and_null_rate(tmp_path, capsys):
+    np.save(tmp_path / "train.npy", moons(3000, 1).numpy())
+    np.save(tmp_path / "fresh.npy", moons(1500, 2).numpy())
+    args = ("eval", "--samples", tmp_path / "fresh.npy", "--metric", "memorization", "--train",
+            tmp_path / "train.npy")
+    default = json.loads(run(capsys, *args)[1])
+    code, out, _ = run(capsys, *args, "--criterion", "0.3333333333333333", "--out",
+                       tmp_path / "fixed")
+    fixed = json.loads(out)
+    # the literature's fixed 1/3 flags ~ 1/9 of a fresh 2-D sample; the calibrated ratio ~ 2%
+    assert code == 0 and fixed["criterion"] == 1 / 3 and fixed["null_rate"] is None
+    assert fixed["fraction"] == default["fraction_fixed"] > 0.06 > 0.04 > default["fraction"]
+    config = json.loads((tmp_path / "fixed" / "config.json").read_text())
+    assert config["config"]["criterion"] == 1 / 3
+    loose = json.loads(run(capsys, *args, "--null-rate", "0.1")[1])
+    assert loose["null_rate"] == 0.1 and loose["criterion"] > default["criterion"]
+    assert default["fraction"] < loose["fraction"] < 0.16
+    for bad in (("--criterion", "2"), ("--criterion", "nearest"), ("--null-rate", "1.5")):
+        code, _, err = run(capsys, *args, *bad)
+        assert code == 2 and bad[0][2:].replace("-", "_") in err
+    code, _, err = run(capsys, "eval", "--samples", tmp_path / "fresh.npy", "--data", "moons",
+                       "--criterion", "0.2")
+    assert code == 2 and "only used by --metric memorization" in err
+
+
 def test_eval_sinkhorn_far_apart_and_noise_against_digits(tmp_path, capsys):
     g = torch.Generator().manual_seed(0)
     np.save(tmp_path / "a.npy", torch.randn(300, 2, generator=g).numpy())

@@ -5,7 +5,7 @@ import pytest
 import torch
 
 from flows import TrainConfig, train
-from flows.checkpoint import load_model, save_model
+from flows.checkpoint import LoadedModel, load_model, save_model
 from flows.errors import FlowsError
 from flows.evaluation import w2
 from flows.field import FieldSpec, TwoLayerReLUField
@@ -53,7 +53,10 @@ def test_saved_module_is_rebuilt_from_its_import_path(tmp_path):
     save_model(tmp_path / "model.pt", res.field, cfg.to_dict())
     blob = torch.load(tmp_path / "model.pt", weights_only=True)  # nothing but data inside
     assert blob["spec"] == {"target": SELU, "args": {"hidden": 32}, "classes": 0, "dim": 2}
-    field, config = load_model(tmp_path)
+    loaded = load_model(tmp_path)
+    assert isinstance(loaded, LoadedModel) and loaded._fields == ("field", "config")
+    field, config = loaded  # still unpacks as the pair
+    assert field is loaded.field and config is loaded.config
     x = torch.randn(7, 2, generator=torch.Generator().manual_seed(0))
     assert torch.equal(field(x, 0.3), res.field(x, 0.3)) and config["model"] == SELU
     # control: a fresh build from the same path differs until the tensors are loaded

@@ -17,7 +17,7 @@ from neurodyn.diagnostics import (
 from neurodyn.experiments import diffusion, path_integration, restoration
 from neurodyn.fitting import FitConfig, fit
 from neurodyn.inputs import ArrayVelocity, Constant, OrnsteinUhlenbeck, parse_velocity
-from neurodyn.io import load_model, save_model
+from neurodyn.io import LoadedModel, load_model, save_model
 from neurodyn.perturbations import perturb
 from neurodyn.simulation import NonFiniteStateError, simulate
 
@@ -181,8 +181,10 @@ def test_velocity_spec_errors():
 
 def test_save_load_roundtrip(ring_net, tmp_path):
     save_model(ring_net, tmp_path / "model.pt", extra={"note": "x"})
-    net, extra = load_model(tmp_path)
-    assert extra == {"note": "x"}
+    loaded = load_model(tmp_path)
+    assert isinstance(loaded, LoadedModel) and loaded._fields == ("network", "extra")
+    net, extra = loaded  # still unpacks as the pair
+    assert net is loaded.network and extra == loaded.extra == {"note": "x"}
     u = ring_net.manifold.u_star(torch.tensor([[0.3]], dtype=torch.float64)) + 0.1
     v = torch.tensor([[0.2]], dtype=torch.float64)
     assert torch.allclose(net.field(u, v), ring_net.field(u, v).detach(), atol=1e-14)

@@ -85,8 +85,9 @@ class BandedSpectralEnergy(InteractionEnergy):
         g = self.geometry
         out = torch.zeros(y.shape[:-1] + (math.prod(g.spectral_shape),), dtype=y.dtype,
                           device=y.device)
-        out[..., self.band] = y
-        return out.reshape(y.shape[:-1] + g.spectral_shape)
+        # out of place, so the energy can be evaluated under torch.func.vmap over its
+        # coefficients (the batched design matrix of neurodyn.fitting)
+        return out.index_copy(-1, self.band, y).reshape(y.shape[:-1] + g.spectral_shape)
 
     def effective_coef(self) -> torch.Tensor:
         """The coefficients in use, shape ``(*spectral_shape, degree)`` (the family's own)."""

@@ -156,10 +156,19 @@ class PhaseLockEnergy(InteractionEnergy):
                     if i != j:
                         rest = rest * torch.conj(y) ** m
                 contrib.append((b, (torch.conj(unit) - 1) * n * rest))
-            for (idx, conj), gx in contrib:
-                gz[..., idx] = gz[..., idx] + c * (torch.conj(gx) if conj else gx)
+            for (idx, conj), gx in contrib:  # out of place (vmap over the coefficients)
+                add = c * (torch.conj(gx) if conj else gx)
+                gz = gz.index_add(-1, torch.tensor([idx], device=gz.device), add.unsqueeze(-1))
         gz = gz.reshape(zf.shape[:-1] + g.spectral_shape) / g.multiplicity(r.dtype, r.device)
         return g.idft(gz)
+
+    def hvp(self, r, v):
+        """Hessian-vector product: the forward-mode derivative of the closed-form :meth:`grad`
+        along ``v`` (``r`` and ``v`` broadcast together). Unlike the double backward of the
+        base class it runs inside ``torch.func`` transforms (the batched design of
+        :func:`neurodyn.fitting.fit`)."""
+        r, v = (x.contiguous() for x in torch.broadcast_tensors(r, v.to(r.dtype)))
+        return torch.func.jvp(self.grad, (r,), (v,))[1]
 
     def config(self):
         return {"family": self.family,
