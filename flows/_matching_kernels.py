@@ -73,19 +73,24 @@ def _relax(i, d0, indptr, ind, w, u, v, dist, done, pred, touched, nt, hd, hj, s
 
 @numba.njit(cache=True, nogil=True)
 def sparse_assignment(indptr, ind, w):
-    """Min-cost perfect matching on a sparse bipartite graph with costs w >= 0, each row
-    having at least one zero-cost edge: greedy matching on zero edges, then one Dijkstra
-    shortest augmenting path (Hungarian potentials) per free row. Returns (row -> col), or
-    an all -1 array when the graph has no perfect matching."""
+    """Min-cost perfect matching on a sparse bipartite graph with costs w >= 0: potentials
+    u = 0 and v = the column minima (so w - u - v >= 0 and every column has a tight edge),
+    greedy matching on tight edges, then one Dijkstra shortest augmenting path (Hungarian
+    potentials) per free row. With ties the column minima leave far fewer free rows than the
+    rows' zero edges alone. Returns (row -> col), or an all -1 array when the graph has no
+    perfect matching."""
     n = indptr.shape[0] - 1
     u = np.zeros(n)
     v = np.zeros(n)
     rowsol = -np.ones(n, np.int64)
     colsol = -np.ones(n, np.int64)
+    v[:] = np.inf  # column potentials: the column minima (every column has an edge)
+    for e in range(ind.shape[0]):
+        v[ind[e]] = min(v[ind[e]], w[e])
     for i in range(n):
         for e in range(indptr[i], indptr[i + 1]):
             j = ind[e]
-            if w[e] == 0.0 and colsol[j] < 0:
+            if w[e] - v[j] == 0.0 and colsol[j] < 0:
                 rowsol[i] = j
                 colsol[j] = i
                 break
