@@ -29,7 +29,7 @@ from .excess import Estimate
 from .ntk import KernelDrift
 
 __all__ = ["SampleChecks", "WidthPoint", "NTKWidthSweep", "RiskPoint", "RiskSweep",
-           "MemorizationSweep"]
+           "MemorizationCurve", "MemorizationSweep"]
 
 def _flat(result: Result, nested: str) -> dict[str, Any]:
     """``result.to_dict()`` with the sub-result ``nested`` merged into the top level (left out
@@ -260,6 +260,22 @@ class RiskSweep(Result):
         if self.w2_bound_holds_all is None:
             del out["w2_bound_holds_all"]
         return out
+
+
+@dataclass(frozen=True)
+class MemorizationCurve(Result):
+    """Memorized fraction along the reverse process (:func:`~.memorization_vs_time`).
+
+    Attributes
+    ----------
+    t : list of float
+        Times in [0, 1] at which the endpoint prediction was judged.
+    fraction : list of float
+        Its memorized fraction at each time.
+    """
+
+    t: list[float]
+    fraction: list[float]
 
 
 @dataclass(frozen=True)

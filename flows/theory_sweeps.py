@@ -32,6 +32,7 @@ from .ntk import ntk_comparison
 from .sample import integrate
 from .theory import loglog_slope
 from .theory_results import (
+    MemorizationCurve,
     MemorizationSweep,
     NTKWidthSweep,
     RiskPoint,
@@ -288,11 +289,14 @@ def risk_sweep(ns: list[int], base: TrainConfig, seeds: list[int], **kwargs) -> 
 
 
 def memorization_vs_time(field, x0: torch.Tensor, train_pts: torch.Tensor, steps: int = 20,
-                         times: int = 11) -> tuple[list[float], list[float]]:
+                         times: int = 11) -> MemorizationCurve:
     """Memorized fraction of the endpoint prediction x1_hat = x_t + (1 - t) v(x_t, t) along the
     reverse (sampling) process, at ``times`` equally spaced t in [0, 1]; x0 (N, d).
 
-    Returns (t values, fractions).
+    Returns
+    -------
+    MemorizationCurve
+        The times and the fraction at each.
     """
     sol = integrate(field, x0, "midpoint", steps, save_trajectory=True)
     idx = np.linspace(0, steps, times).round().astype(int)
@@ -303,7 +307,7 @@ def memorization_vs_time(field, x0: torch.Tensor, train_pts: torch.Tensor, steps
             x1_hat = sol.trajectory[i] + (1 - t) * field(sol.trajectory[i], torch.tensor(t))
         ts.append(t)
         fr.append(memorization(x1_hat, train_pts).fraction)
-    return ts, fr
+    return MemorizationCurve(ts, fr)
 
 
 def memorization_sweep(ns: list[int], data: str = "moons", width: int = 256, steps: int = 3000,
@@ -339,11 +343,11 @@ def memorization_sweep(ns: list[int], data: str = "moons", width: int = 256, ste
         exact.append(memorization(integrate(ref, x0, "midpoint", reference_steps).x,
                                   splits.train).fraction)
         if n in (ns[0], ns[-1]):
-            t, f = memorization_vs_time(res.field, x0, splits.train)
-            curves[f"trained, n={n}"] = f
+            trained = memorization_vs_time(res.field, x0, splits.train)
+            curves[f"trained, n={n}"] = trained.fraction
             curves[f"empirical optimum, n={n}"] = memorization_vs_time(
-                ref, x0, splits.train, steps=reference_steps)[1]
-            curves["t"] = t
+                ref, x0, splits.train, steps=reference_steps).fraction
+            curves["t"] = trained.t
     return MemorizationSweep(ns=ns, memorized_trained=model, memorized_trained_fixed=fixed,
                              criterion=crit, memorized_empirical_optimal=exact,
                              iid_baseline=base, vs_time=curves, width=width, steps=steps)

@@ -92,6 +92,7 @@ def test_memorization_sweep_rows_keep_their_keys():
                       "steps"}
     assert set(d["vs_time"]) == {"t", "trained, n=8", "empirical optimum, n=8",
                                  "trained, n=16", "empirical optimum, n=16"}
+    assert len(d["vs_time"]["t"]) == len(d["vs_time"]["trained, n=16"]) == 11
 
 
 def test_the_two_width_sweeps_have_different_names():

@@ -334,7 +334,9 @@ def test_cli_ctrl_c_saves_a_checkpoint_and_resume_equals_uninterrupted(tmp_path)
     import time
 
     env = dict(os.environ, PYTHONPATH=str(ROOT), OMP_NUM_THREADS="1")
-    args = ["fit", "ring", "--steps", "40", "--batch", "8", "--kappa", "2"]
+    # enough steps that the signal, sent once the first checkpoint exists, lands inside the
+    # fit loop even on a loaded machine (a step of this ring takes ~0.2 s)
+    args = ["fit", "ring", "--steps", "100", "--batch", "8", "--kappa", "2"]
     out = tmp_path / "cut"
     proc = subprocess.Popen([sys.executable, "-m", "neurodyn.cli", *args, "--out", str(out)],
                             env=env, stderr=subprocess.PIPE, text=True)

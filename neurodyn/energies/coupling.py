@@ -140,7 +140,7 @@ class PhaseLockEnergy(InteractionEnergy):
     def grad(self, r):
         g = self.geometry
         zf = g.dft(r).flatten(-g.dim)
-        gz = torch.zeros_like(zf)
+        where, adds = [], []  # every term's contributions, added into the spectrum at once
         for t, (a, xa, factors, xs, w) in enumerate(self._monomials(zf)):
             aw = w.abs()
             unit = torch.where(aw > 0, w / aw.clamp(min=torch.finfo(aw.dtype).tiny), 0)
@@ -156,9 +156,13 @@ class PhaseLockEnergy(InteractionEnergy):
                     if i != j:
                         rest = rest * torch.conj(y) ** m
                 contrib.append((b, (torch.conj(unit) - 1) * n * rest))
-            for (idx, conj), gx in contrib:  # out of place (vmap over the coefficients)
-                add = c * (torch.conj(gx) if conj else gx)
-                gz = gz.index_add(-1, torch.tensor([idx], device=gz.device), add.unsqueeze(-1))
+            for (idx, conj), gx in contrib:
+                where.append(idx)
+                adds.append(c * (torch.conj(gx) if conj else gx))
+        # out of place (so it runs under torch.func.vmap over the coefficients); repeated
+        # indices are summed in the order of the terms
+        gz = torch.zeros_like(zf).index_add(-1, torch.tensor(where, device=zf.device),
+                                            torch.stack(adds, -1))
         gz = gz.reshape(zf.shape[:-1] + g.spectral_shape) / g.multiplicity(r.dtype, r.device)
         return g.idft(gz)
 
