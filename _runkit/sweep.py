@@ -6,7 +6,8 @@ the fixed settings and a ``seed`` derived from the coordinates) and a grid ``{ax
 one single-threaded worker process per core by default, or an existing scheduler by address),
 writes each finished cell atomically to ``OUT/cells/<key>.json`` as it arrives (so an
 interrupted sweep loses only the cells in flight, and a rerun runs only the missing ones), and
-at the end writes one table ``OUT/table.csv`` in grid order. Because each cell's seed depends
+at the end writes one table ``OUT/table.csv`` in grid order (and ``OUT/table.parquet`` when
+pyarrow is installed, extra ``parquet``). Because each cell's seed depends
 only on its coordinates and the sweep's base seed, the table does not depend on the number of
 workers or the order in which cells finish.
 
@@ -29,6 +30,7 @@ Examples
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import hashlib
 import importlib.util
@@ -43,13 +45,16 @@ from pathlib import Path
 from typing import Any
 
 from .errors import BadInput, RunFailed
-from .files import atomic_write_text, read_json, to_jsonable, write_json
+from .files import atomic_write_bytes, atomic_write_text, read_json, to_jsonable, write_json
 from .progress import progress
 
-__all__ = ["SweepResult", "cell_seed", "grid_cells", "run_sweep", "DASK_AVAILABLE"]
+__all__ = ["SweepResult", "cell_seed", "grid_cells", "local_cluster", "run_sweep",
+           "DASK_AVAILABLE", "PARQUET_AVAILABLE", "PRELOAD"]
 
 #: whether dask.distributed is installed (extra ``cluster``)
 DASK_AVAILABLE = importlib.util.find_spec("distributed") is not None
+#: whether pyarrow is installed (extra ``parquet``): the table is then also ``table.parquet``
+PARQUET_AVAILABLE = importlib.util.find_spec("pyarrow") is not None
 
 
 def cell_seed(base_seed: int, coords: Mapping[str, Any]) -> int:
@@ -93,6 +98,7 @@ class SweepResult:
     ----------
     rows : one dict per cell in grid order: coordinates, ``seed``, then the cell's results.
     table : path of ``table.csv``.
+    parquet : path of ``table.parquet`` (the same table), ``None`` without pyarrow.
     ran : cells computed by this call (the others were already stored).
     seconds : wall time of this call.
     """
@@ -101,11 +107,13 @@ class SweepResult:
     table: Path
     ran: int
     seconds: float
+    parquet: Path | None = None
 
     def to_dict(self) -> dict:
         """Summary for ``metrics.json``."""
         return {"cells": len(self.rows), "ran": self.ran, "seconds": self.seconds,
-                "table": str(self.table)}
+                "table": str(self.table),
+                "parquet": None if self.parquet is None else str(self.parquet)}
 
 
 def _run_cell(cell: Callable[[dict], dict], params: dict) -> dict:
@@ -142,23 +150,77 @@ def _load_done(cell_dir: Path, cells: list[dict]) -> dict[str, dict]:
     return done
 
 
-def _client(workers: int | None, scheduler: str | None):
-    """A Dask client and the cluster it started (``None`` for an existing scheduler)."""
+#: modules every local worker process starts with (imported once, in the forkserver)
+PRELOAD = ("torch", "numpy")
+
+
+def _forkserver_context(preload: Sequence[str]):
+    """The multiprocessing context of Dask's worker processes: a forkserver that has imported
+    ``preload`` (and what Dask preloads itself), so that a worker starts as a fork of a process
+    that already holds torch and the sweep's modules instead of importing them again. The
+    forkserver starts with the first local cluster of the process and keeps the environment
+    and ``sys.path`` it started with."""
+    import multiprocessing
+    import multiprocessing.forkserver as fs
+
+    import dask
+    from distributed import utils
+
+    with dask.config.set({"distributed.worker.multiprocessing-method": "forkserver"}):
+        ctx = utils.get_mp_context()
+    server = getattr(fs, "_forkserver", None)
+    if server is not None and getattr(server, "_forkserver_pid", None) is None:
+        have = list(getattr(server, "_preload_modules", []) or [])
+        ctx.set_forkserver_preload(have + [m for m in preload if m not in have])
+    return ctx if isinstance(ctx, multiprocessing.context.BaseContext) else None
+
+
+def _start_cluster(workers: int | None, preload: Sequence[str]):
+    import dask
     from distributed import Client, LocalCluster
+
+    n = (os.cpu_count() or 1) if workers is None else workers
+    _forkserver_context(list(PRELOAD) + [m for m in preload if m and m != "__main__"])
+    with dask.config.set({"distributed.worker.multiprocessing-method": "forkserver"}):
+        cluster = LocalCluster(n_workers=n, threads_per_worker=1, processes=True,
+                               dashboard_address=None, silence_logs=40)
+    return Client(cluster), cluster
+
+
+@contextlib.contextmanager
+def local_cluster(workers: int | None = None, preload: Sequence[str] = ()):
+    """A Dask client on a new ``LocalCluster`` of ``workers`` single-threaded worker processes
+    (default: one per core), started from a forkserver that preloads :data:`PRELOAD` and
+    ``preload``; both are closed on leaving the block. Pass the client to several
+    :func:`run_sweep` calls (``client=``) to pay the start-up once::
+
+        with local_cluster(2, preload=["neurodyn.sweeps"]) as client:
+            for grid in grids:
+                run_sweep(cell, grid, out, client=client)
+    """
+    client, cluster = _start_cluster(workers, preload)
+    try:
+        yield client
+    finally:
+        client.close()
+        cluster.close()
+
+
+def _client(workers: int | None, scheduler: str | None, preload: Sequence[str]):
+    """A Dask client and the cluster it started (``None`` for an existing scheduler)."""
+    from distributed import Client
 
     if scheduler is not None:
         return Client(scheduler), None
-    n = (os.cpu_count() or 1) if workers is None else workers
-    cluster = LocalCluster(n_workers=n, threads_per_worker=1, processes=True,
-                           dashboard_address=None, silence_logs=40)
-    return Client(cluster), cluster
+    return _start_cluster(workers, preload)
 
 
 def run_sweep(cell: Callable[[dict], dict], grid: Mapping[str, Sequence], out: str | Path, *,
               fixed: Mapping[str, Any] | None = None, seed: int = 0,
               workers: int | None = None, scheduler: str | None = None,
               progress_bar: bool | None = None,
-              figures: Callable[[list, Path], Any] | None = None) -> SweepResult:
+              figures: Callable[[list, Path], Any] | None = None,
+              client=None, preload: Sequence[str] = ()) -> SweepResult:
     """Run every cell of ``grid`` not yet stored in ``out``; write the table (and figures).
 
     Parameters
@@ -175,6 +237,10 @@ def run_sweep(cell: Callable[[dict], dict], grid: Mapping[str, Sequence], out: s
         ``workers``.
     progress_bar : a bar over cells (default: on a terminal).
     figures : optional ``figures(rows, out)`` drawing the sweep's figures from the table rows.
+    client : an existing Dask client (e.g. :func:`local_cluster`) to run the cells on, kept
+        open; overrides ``workers`` and ``scheduler``.
+    preload : modules a new local cluster's worker processes import before they start (the
+        cell's own module is always among them).
 
     Returns
     -------
@@ -210,7 +276,10 @@ def run_sweep(cell: Callable[[dict], dict], grid: Mapping[str, Sequence], out: s
         elif todo:
             from distributed import as_completed
 
-            client, cluster = _client(workers, scheduler)
+            own = client is None
+            if own:
+                client, cluster = _client(workers, scheduler,
+                                          [getattr(cell, "__module__", ""), *preload])
             try:
                 futures = {client.submit(_run_cell, cell, params[_key(c)], pure=False,
                                          key=f"cell-{out.name}-{_key(c)}"): c for c in todo}
@@ -220,18 +289,23 @@ def run_sweep(cell: Callable[[dict], dict], grid: Mapping[str, Sequence], out: s
                     done[k] = _store(cell_dir, k, c, params[k]["seed"], fut.result())
                     bar.update(1)
             finally:
-                client.close()
-                if cluster is not None:
-                    cluster.close()
+                if own:
+                    client.close()
+                    if cluster is not None:
+                        cluster.close()
     finally:
         bar.close()
     rows = [{**done[_key(c)]["coords"], "seed": done[_key(c)]["seed"],
              **done[_key(c)]["result"]} for c in cells]
     table = out / "table.csv"
     atomic_write_text(_csv(rows), table)
+    parquet = None
+    if PARQUET_AVAILABLE:
+        parquet = out / "table.parquet"
+        atomic_write_bytes(_parquet(rows), parquet)
     if figures is not None:
         figures(rows, out)
-    return SweepResult(rows, table, len(todo), time.perf_counter() - start)
+    return SweepResult(rows, table, len(todo), time.perf_counter() - start, parquet)
 
 
 def _csv(rows: list[dict]) -> str:
@@ -246,3 +320,25 @@ def _csv(rows: list[dict]) -> str:
                         json.dumps(v) if isinstance(v, (list, dict)) else v)
                     for k, v in row.items()})
     return buf.getvalue()
+
+
+def _parquet(rows: list[dict]) -> bytes:
+    """The table as Parquet bytes: the columns of :func:`_csv` in its order, numbers and
+    strings typed (a column mixing them is stored as text), lists and dicts as JSON text."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    columns: list[str] = []
+    for row in rows:
+        columns += [k for k in row if k not in columns]
+    arrays = {}
+    for name in columns:
+        values = [row.get(name) for row in rows]
+        values = [json.dumps(v) if isinstance(v, (list, dict)) else v for v in values]
+        try:
+            arrays[name] = pa.array(values)
+        except (pa.ArrowInvalid, pa.ArrowTypeError):
+            arrays[name] = pa.array([None if v is None else str(v) for v in values])
+    sink = pa.BufferOutputStream()
+    pq.write_table(pa.table(arrays), sink)
+    return sink.getvalue().to_pybytes()

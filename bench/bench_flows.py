@@ -9,7 +9,11 @@ Parts (``--parts``, comma-separated; default all):
   finish), batches prepared by worker threads (one per core); TorchCFM:
   ``ConditionalFlowMatcher`` / ``ExactOptimalTransportConditionalFlowMatcher`` (POT's network
   simplex), autograd and ``torch.optim.Adam``. Reports steps/s, the flows/TorchCFM ratio, the
-  flows OT step over the flows independent step, and W2 beside its floor.
+  flows OT step over the flows independent step, and W2 beside its floor. flows' OT run is
+  timed with its default batch threads (the coupling of coming steps solved on the other core
+  while a step trains) and with ``workers=0`` (every coupling solved in the training thread: the
+  single-core cost), each with the auction's candidate lists and without (the plain auction);
+  all draw the same batches and must give the same weights.
 - ``selu``: a user-defined 3 x 64 SELU MLP (``bench/bench_models.py``) trained by flows (the
   ``model`` option: autograd, the library's batches and schedule) and by TorchCFM for the same
   steps from the same initial weights; W2 of 1,000 samples to 1,000 held-out points, over
@@ -17,13 +21,18 @@ Parts (``--parts``, comma-separated; default all):
 - ``adversarial``: the exact assignment on 200 batches of 512 built to be hard (one point at
   distance 1e4, all points tied, heavy duplicates, coordinates on a coarse grid) against 200
   typical batches; thread CPU time per batch, worst over median.
+- ``assignment``: the exact assignment alone on 100 typical batches of 512 (N(0, I) -> moons,
+  squared Euclidean cost): flows' auction with candidate lists, the same auction scanning every
+  row in full (``list_length=0``), POT's network simplex and scipy's linear_sum_assignment;
+  thread CPU time per batch, medians and ratios.
 - ``likelihood``: log-likelihood of 1,000 held-out moons points under a trained field with
   dopri5 at rtol = atol = 1e-5 (wall time and NFE).
 
 Every timed comparison alternates the sides over ``--repeats`` rounds and reports the median of
 the per-round ratios (the machine may be shared). Writes ``bench_flows.json`` into ``--out``.
 
-    python bench/bench_flows.py --out results/bench [--parts speed,selu,adversarial,likelihood]
+    python bench/bench_flows.py --out results/bench [--parts speed,selu,adversarial,assignment,
+                                                              likelihood]
 
 TorchCFM is an optional dependency (the ``bench`` extra); the parts that need it exit with a
 message without it.
@@ -45,7 +54,9 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from flows.assignment import squared_euclidean_assignment  # noqa: E402
+from flows import assignment  # noqa: E402
+from flows.assignment import (LIST_LENGTH, auction_assignment,  # noqa: E402
+                              squared_euclidean_assignment)
 from flows.data import load_dataset  # noqa: E402
 from flows.errors import derive_seed  # noqa: E402
 from flows.evaluation import w2  # noqa: E402
@@ -56,6 +67,12 @@ from flows.sample import log_likelihood  # noqa: E402
 from flows.training import TrainConfig, prepare_data, train  # noqa: E402
 
 SELU_MODEL = "bench_models:SeluMLP"
+
+# flows' exact-OT run again, by (workers, candidate-list length): None = the default batch
+# threads, 0 = every coupling in the training thread (single core); list length 0 = the plain
+# auction, every bid scanning its row in full (flows.assignment.LIST_LENGTH, set for that run)
+OT_VARIANTS = {"single core": (0, LIST_LENGTH), "plain auction": (None, 0),
+               "plain, single core": (0, 0)}
 
 
 def _torchcfm():
@@ -135,6 +152,10 @@ def bench_speed(a: argparse.Namespace) -> dict:
     for cfg in cfgs.values():  # first-touch allocations and compilation, untimed
         warm = replace(cfg, steps=20)
         train(warm, splits=splits, source=source, progress=False)
+        train(warm, splits=splits, source=source, progress=False, workers=0)
+        assignment.LIST_LENGTH = 0
+        train(warm, splits=splits, source=source, progress=False, workers=0)
+        assignment.LIST_LENGTH = LIST_LENGTH
         run_torchcfm(warm.resolved(), splits.train, TwoLayer(*_initial(cfg)),
                      cfg.coupling == "ot")
     rounds = []
@@ -147,6 +168,18 @@ def bench_speed(a: argparse.Namespace) -> dict:
             one[f"flows_{c}_step_s"] = ours.wall_time / cfg.steps
             one[f"torchcfm_{c}_step_s"] = t_theirs / cfg.steps
             one[f"_{c}"] = (ours, theirs)
+        for name, (workers, lists) in OT_VARIANTS.items():
+            assignment.LIST_LENGTH = lists
+            try:
+                run = train(cfgs["ot"], splits=splits, source=source, progress=False,
+                            workers=workers)
+            finally:
+                assignment.LIST_LENGTH = LIST_LENGTH
+            same = torch.equal(run.field.W, one["_ot"][0].field.W)
+            if lists == LIST_LENGTH and not same:  # threads never change a batch
+                raise RuntimeError(f"the OT run {name} differs from the default one")
+            one[f"flows_{name}_step_s"] = run.wall_time / cfgs["ot"].steps
+            one[f"flows_{name}_same_weights"] = same
         rounds.append(one)
     floor = w2(splits.floor, splits.heldout)
     for c in cfgs:
@@ -165,6 +198,13 @@ def bench_speed(a: argparse.Namespace) -> dict:
             "w2_flows": w_ours, "w2_torchcfm": w_theirs, "w2_floor": floor}
     result["ot_step_over_independent_step"] = float(np.median(
         [r["flows_ot_step_s"] / r["flows_independent_step_s"] for r in rounds]))
+    result["ot_variants"] = {name: {
+        "workers": "default" if workers is None else workers, "list_length": lists,
+        "same_weights": all(r[f"flows_{name}_same_weights"] for r in rounds),
+        "steps_per_s": 1 / float(np.median([r[f"flows_{name}_step_s"] for r in rounds])),
+        "step_over_independent_step": float(np.median(
+            [r[f"flows_{name}_step_s"] / r["flows_independent_step_s"] for r in rounds]))}
+        for name, (workers, lists) in OT_VARIANTS.items()}
     result["rounds"] = [{k: v for k, v in r.items() if not k.startswith("_")} for r in rounds]
     for c in cfgs:
         row = result[c]
@@ -174,6 +214,10 @@ def bench_speed(a: argparse.Namespace) -> dict:
               flush=True)
     print(f"flows OT step / independent step: {result['ot_step_over_independent_step']:.2f}",
           flush=True)
+    for name, row in result["ot_variants"].items():
+        print(f"  {name:18s} (workers {row['workers']}, lists {row['list_length']}): "
+              f"{row['steps_per_s']:7.1f} steps/s, OT step / independent step "
+              f"{row['step_over_independent_step']:.2f}", flush=True)
     return result
 
 
@@ -260,6 +304,40 @@ def bench_adversarial(a: argparse.Namespace) -> dict:
     return out
 
 
+def bench_assignment(a: argparse.Namespace) -> dict:
+    """The exact assignment alone: flows (lists, plain), POT and scipy on typical batches."""
+    import ot
+    from scipy.optimize import linear_sum_assignment
+
+    moons = load_dataset("moons")
+    w = np.full(a.batch, 1.0 / a.batch)
+    solvers = {
+        "flows (from points)": lambda x, y, c: squared_euclidean_assignment(x, y),
+        "flows auction, lists": lambda x, y, c: auction_assignment(c),
+        "flows auction, plain": lambda x, y, c: auction_assignment(c, list_length=0),
+        "POT emd": lambda x, y, c: ot.emd(w, w, c, numItermax=10**7),
+        "scipy lsa": lambda x, y, c: linear_sum_assignment(c),
+    }
+    times: dict = {k: [] for k in solvers}
+    for s in range(-1, 100):  # batch -1 compiles / loads, untimed
+        rng = np.random.default_rng(20_000 + abs(s))
+        x0 = rng.standard_normal((a.batch, 2))
+        x1 = moons.sample(a.batch, 20_000 + abs(s)).double().numpy()
+        c = ((x0[:, None] - x1[None]) ** 2).sum(-1)
+        for name, fn in solvers.items():
+            t0 = time.thread_time()
+            fn(x0, x1, c)
+            if s >= 0:
+                times[name].append(time.thread_time() - t0)
+    med = {k: 1e3 * float(np.median(v)) for k, v in times.items()}
+    ref = med["flows (from points)"]
+    out = {"batches": 100, "batch": a.batch, "median_ms": med,
+           "over_flows": {k: v / ref for k, v in med.items()}}
+    print("assignment alone, batch " + str(a.batch) + ": " + " | ".join(
+        f"{k} {v:.2f} ms ({v / ref:.2f}x)" for k, v in med.items()), flush=True)
+    return out
+
+
 def bench_likelihood(a: argparse.Namespace) -> dict:
     """log p of 1,000 held-out moons points, dopri5 at rtol = atol = 1e-5."""
     cfg = TrainConfig(data="moons", steps=a.steps, width=a.width, seed=a.seed, n_eval=1000)
@@ -276,7 +354,7 @@ def bench_likelihood(a: argparse.Namespace) -> dict:
 
 
 PARTS = {"speed": bench_speed, "selu": bench_selu, "adversarial": bench_adversarial,
-         "likelihood": bench_likelihood}
+         "assignment": bench_assignment, "likelihood": bench_likelihood}
 
 
 def main(argv: list[str] | None = None) -> dict:

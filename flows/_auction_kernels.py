@@ -1,12 +1,21 @@
-"""Compiled kernels of :mod:`flows.assignment` (imported only when numba is installed).
+"""Compiled auction kernels of :mod:`flows.assignment` (imported only when numba is installed).
 
-``auction(c, p0, eps0, eps_final, theta, max_bids) -> (sigma, prices, ok)``: forward auction
-with eps-scaling on the cost matrix c from the prices p0; when ok, every row is assigned and
-eps_final-complementary slackness holds; ok is False when more than max_bids bids were needed.
+``auction(c, p0, eps0, eps_final, theta, max_bids, k_list, list_phase)
+-> (sigma, prices, ok, cand, cost, bound)``: forward auction with eps-scaling on the cost
+matrix c from the prices p0; when ok, every row is assigned and eps_final-complementary
+slackness holds; ok is False when more than max_bids bids were needed.
 
-``sparse_graph(c, p, sigma, thr) -> (indptr, indices, values)``: the CSR graph of edges with
-reduced cost r_ij = c_ij + p_j - min_k (c_ik + p_k) <= thr (plus the edges of sigma), with values
-r_ij.
+Candidate lists (from phase ``list_phase`` on, phases counted from 0): a row keeps its
+K = ``k_list`` best objects ``cand[i]`` (their costs ``cost[i]``, contiguous) and
+``bound[i]``, the (K+1)-th best value c_ij + p_j when the list was built. Prices only rise, so
+every object outside the list keeps a value >= bound[i]; while the list's second-best value is
+<= bound[i] the list's best two values are the row's, and a bid reads K entries instead of n.
+Otherwise the row is scanned and its list rebuilt. The bids, and so the eps-CS guarantee, are
+those of the plain auction (up to which of two tied objects is taken). In the first phases
+prices move by more than a list's spread, so rows are scanned in full there.
+
+``slack_graph(c, p, sigma, cand, cost, bound, margin) -> (indptr, indices, values)``: the CSR
+graph of the edges that an optimal assignment can use, read from the lists where they suffice.
 """
 
 import numba
@@ -14,28 +23,133 @@ import numpy as np
 
 
 @numba.njit(cache=True, nogil=True)
-def auction(c, p0, eps0, eps_final, theta, max_bids):
+def _best_two(c, p, i):
+    """Full scan of row i at prices p: (w1, w2, j1), the best and second-best values
+    c_ij + p_j and the best object (w2 = w1 when the row has one entry)."""
+    w1 = np.inf
+    w2 = np.inf
+    j1 = 0
+    for j in range(c.shape[1]):
+        v = c[i, j] + p[j]
+        if v < w2:
+            if v < w1:
+                w2 = w1
+                w1 = v
+                j1 = j
+            else:
+                w2 = v
+    return w1, (w2 if w2 < np.inf else w1), j1
+
+
+@numba.njit(cache=True, nogil=True)
+def _build_list(c, p, i, cand, cost, gap, buf, idx, tv, tj):
+    """The K = cand.shape[1] best objects of row i at prices p, into cand[i] (their costs into
+    cost[i]). Returns (w1, w2, j1, bound, gap): the best two values and best object, ``bound``
+    the (K+1)-th best value (inf when the row has at most K entries; every object outside the
+    list has a value >= bound) and ``gap`` = bound - w1, the next guess for this row.
+
+    The values are formed once; a threshold w1 + gap (the row's last gap) collects about K + 1
+    candidates, doubled or halved until it holds between K + 1 and 4 (K + 1), and the K + 1
+    smallest of those are kept in order."""
+    n = c.shape[1]
+    k_list = cand.shape[1]
+    m = min(k_list + 1, n)
+    w1 = np.inf
+    hi = -np.inf
+    for j in range(n):
+        v = c[i, j] + p[j]
+        buf[j] = v
+        w1 = min(w1, v)
+        hi = max(hi, v)
+    spread = (hi - w1) * m / n
+    g = gap if gap > 0 else spread
+    cnt = 0
+    for _ in range(16):
+        t = w1 + g
+        cnt = 0
+        for j in range(n):  # branch-free compaction of the entries <= t
+            idx[cnt] = j
+            cnt += buf[j] <= t
+        if cnt < m and t < hi:
+            g = 2 * g if g > 0 else spread
+        elif cnt > 4 * m and g > 0:
+            g = 0.5 * g
+        else:
+            break
+    if cnt < m:  # the threshold never reached the top: take every entry
+        cnt = n
+        for j in range(n):
+            idx[j] = j
+    top = 0
+    for a in range(cnt):  # the m smallest collected values, by insertion
+        j = idx[a]
+        v = buf[j]
+        if top < m:
+            k = top
+            top += 1
+        elif v < tv[m - 1]:
+            k = m - 1
+        else:
+            continue
+        while k > 0 and tv[k - 1] > v:
+            tv[k] = tv[k - 1]
+            tj[k] = tj[k - 1]
+            k -= 1
+        tv[k] = v
+        tj[k] = j
+    for a in range(k_list):  # top >= m >= k_list
+        cand[i, a] = tj[a]
+        cost[i, a] = c[i, tj[a]]
+    w2 = tv[1] if top > 1 else tv[0]
+    if top > k_list:
+        return tv[0], w2, tj[0], tv[k_list], tv[k_list] - tv[0]
+    return tv[0], w2, tj[0], np.inf, 0.0
+
+
+@numba.njit(cache=True, nogil=True)
+def auction(c, p0, eps0, eps_final, theta, max_bids, k_list, list_phase):
+    """Forward auction with eps-scaling and candidate lists (see the module docstring)."""
     n = c.shape[0]
+    k_list = max(1, min(k_list, n))
     bids = 0
     p = p0.copy()
     owner = -np.ones(n, np.int64)
     sigma = -np.ones(n, np.int64)
     queue = np.empty(n, np.int64)
+    cand = np.zeros((n, k_list), np.int64)
+    cost = np.zeros((n, k_list))
+    bound = np.full(n, -np.inf)  # -inf: row i has no list yet
+    gap = np.zeros(n)
+    served = np.zeros(n, np.int64)  # bids served by row i's list since it was built
+    plain = np.zeros(n, np.bool_)  # rows whose lists did not pay (ties): scanned plainly
+    buf = np.empty(n)
+    idx = np.empty(n, np.int64)
+    tv = np.empty(k_list + 1)
+    tj = np.empty(k_list + 1, np.int64)
     eps = max(eps0, eps_final)
+    phase = 0
     while True:
-        # persons still eps-CS under the new eps keep their object
+        lists = phase >= list_phase
         nq = 0
-        for i in range(n):
+        for i in range(n):  # persons still eps-CS under the new eps keep their object
             j0 = sigma[i]
             if j0 >= 0:
-                # eps-CS fails as soon as one object is better by more than eps
                 bar = c[i, j0] + p[j0] - eps
-                keep = True
-                for j in range(n):
-                    if c[i, j] + p[j] < bar:
-                        keep = False
-                        break
-                if keep:
+                if bound[i] > -np.inf:  # the list decides unless its bound is below bar
+                    w1 = np.inf
+                    for a in range(k_list):
+                        w1 = min(w1, cost[i, a] + p[cand[i, a]])
+                    if w1 >= bar and bound[i] < bar:
+                        w1, w2, j1, bound[i], gap[i] = _build_list(c, p, i, cand, cost,
+                                                                   gap[i], buf, idx, tv, tj)
+                        served[i] = 0
+                elif lists and not plain[i]:
+                    w1, w2, j1, bound[i], gap[i] = _build_list(c, p, i, cand, cost, gap[i],
+                                                               buf, idx, tv, tj)
+                    served[i] = 0
+                else:
+                    w1, w2, j1 = _best_two(c, p, i)
+                if w1 >= bar:
                     continue
                 owner[j0] = -1
                 sigma[i] = -1
@@ -46,24 +160,38 @@ def auction(c, p0, eps0, eps_final, theta, max_bids):
             i = queue[head]
             head = head + 1 if head + 1 < n else 0
             nq -= 1
-            w1 = np.inf
             w2 = np.inf
-            j1 = 0
-            for j in range(n):
-                v = c[i, j] + p[j]
-                if v < w2:
-                    if v < w1:
-                        w2 = w1
-                        w1 = v
-                        j1 = j
+            if bound[i] > -np.inf:
+                w1 = np.inf
+                j1 = 0
+                for a in range(k_list):
+                    j = cand[i, a]
+                    v = cost[i, a] + p[j]
+                    if v < w2:
+                        if v < w1:
+                            w2 = w1
+                            w1 = v
+                            j1 = j
+                        else:
+                            w2 = v
+            if w2 > bound[i]:  # the list no longer certifies the best two: rescan the row
+                if lists and not plain[i]:
+                    if bound[i] > -np.inf and served[i] == 0:
+                        plain[i] = True  # a list that served no bid: scan this row plainly
+                        bound[i] = -np.inf
+                        w1, w2, j1 = _best_two(c, p, i)
                     else:
-                        w2 = v
-            if w2 == np.inf:  # n == 1
-                w2 = w1
+                        w1, w2, j1, bound[i], gap[i] = _build_list(c, p, i, cand, cost, gap[i],
+                                                                   buf, idx, tv, tj)
+                        served[i] = 0
+                else:
+                    w1, w2, j1 = _best_two(c, p, i)
+            else:
+                served[i] += 1
             p[j1] += (w2 - w1) + eps
             bids += 1
-            if bids > max_bids:  # the caller falls back to another exact solver
-                return sigma, p, False
+            if bids > max_bids:
+                return sigma, p, False, cand, cost, bound
             prev = owner[j1]
             owner[j1] = i
             sigma[i] = j1
@@ -75,238 +203,77 @@ def auction(c, p0, eps0, eps_final, theta, max_bids):
                 queue[tail] = prev
                 nq += 1
         if eps <= eps_final:
-            return sigma, p, True
+            return sigma, p, True, cand, cost, bound
         eps = max(eps / theta, eps_final)
+        phase += 1
+
 
 @numba.njit(cache=True, nogil=True)
-def sparse_graph(c, p, sigma, thr):
-    n = c.shape[0]
+def _row_min(c, p, i, cand, cost, bound):
+    """pi_i = min_j c_ij + p_j, from the list when its bound allows; (pi_i, exact from list)."""
+    if bound[i] > -np.inf:
+        m = np.inf
+        for a in range(cand.shape[1]):
+            m = min(m, cost[i, a] + p[cand[i, a]])
+        if m <= bound[i]:
+            return m, True
+    m = np.inf
+    for j in range(c.shape[1]):
+        m = min(m, c[i, j] + p[j])
+    return m, False
+
+
+@numba.njit(cache=True, nogil=True)
+def slack_graph(c, p, sigma, cand, cost, bound, margin):
+    """Edges (i, j) with reduced cost r_ij = c_ij + p_j - pi_i <= S + margin, S = sum_i
+    r_{i sigma(i)}, as CSR with values r_ij.
+
+    For any optimal sigma*, sum_i r_{i sigma*(i)} <= sum_i r_{i sigma(i)} = S (both sides
+    differ from the assignments' costs by the same constant) and every r >= 0, so every edge of
+    every optimal assignment is in the graph; ``margin`` covers the rounding of the r's. A
+    row's edges come from its list when the list's bound exceeds pi_i + S + margin (no
+    object outside can qualify), else from a scan of the row."""
+    n, k_list = cand.shape
+    pi = np.empty(n)
+    listed = np.zeros(n, np.bool_)
+    slack = 0.0
+    for i in range(n):
+        pi[i], listed[i] = _row_min(c, p, i, cand, cost, bound)
+        slack += c[i, sigma[i]] + p[sigma[i]] - pi[i]
+    thr = slack + margin
     indptr = np.zeros(n + 1, np.int64)
     ind = np.empty(16 * n, np.int64)
     val = np.empty(16 * n)
-    row = np.empty(n)
     e = 0
-    for i in range(n):  # one pass over the row; the edge buffers grow by doubling
-        b = np.inf
-        for j in range(n):
-            v = c[i, j] + p[j]
-            row[j] = v
-            if v < b:
-                b = v
-        lim = b + thr
-        if e + n > ind.shape[0]:
+    for i in range(n):
+        lim = pi[i] + thr
+        if e + n > ind.shape[0]:  # the edge buffers grow by doubling
             size = max(2 * ind.shape[0], e + n)
             ind2 = np.empty(size, np.int64)
             val2 = np.empty(size)
             ind2[:e] = ind[:e]
             val2[:e] = val[:e]
             ind, val = ind2, val2
-        for j in range(n):
-            v = row[j]
-            if v <= lim or j == sigma[i]:
-                ind[e] = j
-                val[e] = v - b
+        own = sigma[i]
+        if listed[i] and bound[i] > lim:
+            for a in range(k_list):
+                j = cand[i, a]
+                v = cost[i, a] + p[j]
+                if v <= lim or j == own:
+                    ind[e] = j
+                    val[e] = v - pi[i]
+                    e += 1
+                    own = -1 if j == own else own
+            if own >= 0:  # sigma's edge qualifies; only rounding can leave it off the list
+                ind[e] = own
+                val[e] = c[i, own] + p[own] - pi[i]
                 e += 1
+        else:
+            for j in range(c.shape[1]):
+                v = c[i, j] + p[j]
+                if v <= lim or j == own:
+                    ind[e] = j
+                    val[e] = v - pi[i]
+                    e += 1
         indptr[i + 1] = e
     return indptr, ind[:e].copy(), val[:e].copy()
-
-
-@numba.njit(cache=True, nogil=True)
-def _heap_push(hd, hj, size, d, j):
-    k = size
-    hd[k] = d
-    hj[k] = j
-    while k > 0:
-        parent = (k - 1) >> 1
-        if hd[parent] <= hd[k]:
-            break
-        hd[parent], hd[k] = hd[k], hd[parent]
-        hj[parent], hj[k] = hj[k], hj[parent]
-        k = parent
-    return size + 1
-
-
-@numba.njit(cache=True, nogil=True)
-def _heap_pop(hd, hj, size):
-    d, j = hd[0], hj[0]
-    size -= 1
-    hd[0], hj[0] = hd[size], hj[size]
-    k = 0
-    while True:
-        left = 2 * k + 1
-        if left >= size:
-            break
-        small = left
-        if left + 1 < size and hd[left + 1] < hd[left]:
-            small = left + 1
-        if hd[k] <= hd[small]:
-            break
-        hd[small], hd[k] = hd[k], hd[small]
-        hj[small], hj[k] = hj[k], hj[small]
-        k = small
-    return d, j, size
-
-
-@numba.njit(cache=True, nogil=True)
-def _relax(i, d0, indptr, ind, w, u, v, dist, done, pred, touched, nt, hd, hj, size, colsol):
-    """Dijkstra step from row i, reached at distance d0: lower the tentative distances of the
-    columns of its edges (reduced costs w - u - v). Returns the counts of touched columns and
-    of heap entries, and a free column reached at distance d0 (else -1): no column is closer
-    than d0, so that column ends a shortest augmenting path (the search stops early on ties)."""
-    for e in range(indptr[i], indptr[i + 1]):
-        k = ind[e]
-        if done[k]:
-            continue
-        nd = d0 + (w[e] - u[i] - v[k])
-        if nd < dist[k]:
-            if dist[k] == np.inf:
-                touched[nt] = k
-                nt += 1
-            dist[k] = nd
-            pred[k] = i
-            if nd <= d0 and colsol[k] < 0:
-                return nt, size, k
-            size = _heap_push(hd, hj, size, nd, k)
-    return nt, size, -1
-
-
-@numba.njit(cache=True, nogil=True)
-def sparse_assignment(indptr, ind, w):
-    """Min-cost perfect matching on a sparse bipartite graph with costs w >= 0, each row
-    having at least one zero-cost edge: greedy matching on zero edges, then one Dijkstra
-    shortest augmenting path (Hungarian potentials) per free row. Returns (row -> col), or
-    an all -1 array when the graph has no perfect matching."""
-    n = indptr.shape[0] - 1
-    u = np.zeros(n)
-    v = np.zeros(n)
-    rowsol = -np.ones(n, np.int64)
-    colsol = -np.ones(n, np.int64)
-    for i in range(n):
-        for e in range(indptr[i], indptr[i + 1]):
-            j = ind[e]
-            if w[e] == 0.0 and colsol[j] < 0:
-                rowsol[i] = j
-                colsol[j] = i
-                break
-    dist = np.full(n, np.inf)
-    done = np.zeros(n, np.bool_)
-    pred = np.empty(n, np.int64)
-    touched = np.empty(n, np.int64)
-    cap = ind.shape[0] + n + 1
-    hd = np.empty(cap)
-    hj = np.empty(cap, np.int64)
-    for f in range(n):
-        if rowsol[f] >= 0:
-            continue
-        nt, size, sink = _relax(f, 0.0, indptr, ind, w, u, v, dist, done, pred, touched, 0,
-                                hd, hj, 0, colsol)
-        big = 0.0
-        while sink < 0 and size > 0:
-            d, j, size = _heap_pop(hd, hj, size)
-            if done[j] or d > dist[j]:
-                continue
-            done[j] = True
-            if colsol[j] < 0:
-                sink = j
-                big = d
-                break
-            nt, size, sink = _relax(colsol[j], d, indptr, ind, w, u, v, dist, done, pred,
-                                    touched, nt, hd, hj, size, colsol)
-            if sink >= 0:
-                big = d
-        if sink < 0:
-            return -np.ones(n, np.int64)
-        # potentials: finalized columns and the rows matched to them, and the free row
-        u[f] += big
-        for t in range(nt):
-            j = touched[t]
-            if done[j] and j != sink:
-                v[j] -= big - dist[j]
-                u[colsol[j]] += big - dist[j]
-        # augment along the shortest path
-        j = sink
-        while True:
-            i = pred[j]
-            prev = rowsol[i]
-            rowsol[i] = j
-            colsol[j] = i
-            if i == f:
-                break
-            j = prev
-        for t in range(nt):
-            j = touched[t]
-            dist[j] = np.inf
-            done[j] = False
-    return rowsol
-
-
-@numba.njit(cache=True, nogil=True)
-def reduced_squared_euclidean(x, y):
-    """The squared-Euclidean cost reduced by column and then row minima, with its scale.
-
-    R_ij = C_ij - C_{k_j j} - r_i, C_ij = ||x_i - y_j||^2, k_j = argmin_i C_ij,
-    r_i = min_j (C_ij - C_{k_j j}). The column step is formed as
-    (x_i - x_k) . (x_i + x_k - 2 y_j), exact to the rounding of its own small terms even when
-    y_j is far from every x (an outlier), so no large constant is carried into the auction.
-    Every assignment's cost changes by the same constant, so the optimum is unchanged.
-
-    Returns (R, typical, top, finite): ``typical`` is the median of a strided sample of R's
-    entries (a scale robust to outliers), ``top`` its maximum entry.
-    """
-    n, d = x.shape
-    c = np.empty((n, n))
-    finite = True
-    best = np.zeros(n, np.int64)
-    low = np.full(n, np.inf)
-    for i in range(n):  # column minima, row by row, without storing C
-        for j in range(n):
-            s = 0.0
-            for k in range(d):
-                diff = x[i, k] - y[j, k]
-                s += diff * diff
-            if s < low[j]:
-                low[j] = s
-                best[j] = i
-    for j in range(n):
-        if not np.isfinite(low[j]):
-            finite = False
-    xb = np.empty((d, n))  # x_{k_j} and x_{k_j} - 2 y_j by coordinate, contiguous in j
-    yb = np.empty((d, n))
-    for j in range(n):
-        for k in range(d):
-            xb[k, j] = x[best[j], k]
-            yb[k, j] = x[best[j], k] - 2.0 * y[j, k]
-    top = 0.0
-    total_sum = 0.0
-    row = np.empty(n)
-    for i in range(n):
-        row[:] = 0.0
-        for k in range(d):
-            xi = x[i, k]
-            for j in range(n):
-                row[j] += (xi - xb[k, j]) * (xi + yb[k, j])
-        rmin = np.inf
-        for j in range(n):
-            s = max(row[j], 0.0)
-            row[j] = s
-            if s < rmin:
-                rmin = s
-        for j in range(n):
-            s = row[j] - rmin
-            c[i, j] = s
-            total_sum += s
-            if s > top:
-                top = s
-    if not np.isfinite(total_sum):
-        finite = False
-    total = n * n
-    stride = max(1, total // 2048)
-    sample = np.empty((total + stride - 1) // stride)
-    m = 0
-    for e in range(0, total, stride):
-        sample[m] = c[e // n, e % n]
-        m += 1
-    typical = np.median(sample[:m])
-    if typical <= 0.0:  # mostly ties: fall back to the mean
-        typical = total_sum / total
-    return c, typical, top, finite

@@ -12,20 +12,23 @@ Method (:func:`auction_assignment`):
    C[i, sigma(i)] + p_sigma(i) <= pi_i + eps,   pi_i = min_j (C_ij + p_j).
    eps shrinks by ``theta`` per phase down to eps_f = ``delta`` * s / n, s the median entry of
    C after reduction by its row and column minima (kept above 1e-10 max(C), so that bids never
-   vanish in the rounding of large prices).
-2. Exact finish. With reduced costs r_ij = C_ij + p_j - pi_i >= 0, the alternating cycles that
-   turn sigma into an optimal sigma* satisfy sum_{cycle} r(sigma*) <= sum_{cycle} r(sigma)
-   <= n eps_f, so every edge of every optimal assignment has r_ij <= n eps_f. The assignment
-   restricted to the sparse graph G = {(i, j): r_ij <= n eps_f} therefore has the same optimum
-   as the full problem. It is solved exactly by the Hungarian method on G: rows are first
-   matched along their zero reduced-cost edges, then each free row is matched by a Dijkstra
-   shortest augmenting path with potentials (a few short searches, since the auction's prices
-   are nearly optimal).
+   vanish in the rounding of large prices). From the third phase on, each person bids from a
+   list of its K best objects, exact because prices only rise (an object outside the list
+   cannot have fallen below the list's bound; see :mod:`flows._auction_kernels`), so most bids
+   read K entries instead of n.
+2. Exact finish. With reduced costs r_ij = C_ij + p_j - pi_i >= 0 and S = sum_i r_{i sigma(i)}
+   (at most n eps_f), every optimal sigma* has sum_i r_{i sigma*(i)} <= S (the two sums differ
+   from the assignments' costs by the same constant), so each of its edges has r_ij <= S. The
+   assignment restricted to the sparse graph G = {(i, j): r_ij <= S} therefore has the same
+   optimum as the full problem. It is solved exactly by the Hungarian method on G: rows are
+   first matched along their zero reduced-cost edges, then each free row is matched by a
+   Dijkstra shortest augmenting path with potentials (a few short searches, since the
+   auction's prices are nearly optimal).
 
 The result is an optimal assignment up to floating-point ties (as for any solver working in
 floating point), not an approximation: the auction only supplies prices that make the exact
-problem sparse. The auction kernels are compiled with numba, an optional dependency (the
-``fast`` extra); :func:`available` says whether they can run.
+problem sparse. The kernels are compiled with numba, an optional dependency (the ``fast``
+extra); :func:`available` says whether they can run.
 """
 
 from __future__ import annotations
@@ -49,23 +52,23 @@ def available() -> bool:
 
 @functools.cache
 def _kernels():
-    """The module of compiled kernels (numba compiles or loads them once)."""
+    """The modules of compiled kernels, (auction, matching); numba compiles or loads them once."""
     try:
-        from . import _auction_kernels as k
+        from . import _auction_kernels, _matching_kernels
     except ImportError as exc:  # pragma: no cover - exercised only without numba
         raise FlowsError("solver='auction' needs numba; install the 'fast' extra "
                          "(pip install 'neurodyn-flows[fast]') or use solver='emd'") from exc
-    return k
+    return _auction_kernels, _matching_kernels
 
 
 # auction settings: final accuracy delta (relative to the median reduced cost, per row), eps
-# reduction factor theta and first eps (relative to the same scale); the answer does not depend
-# on them
-DELTA, THETA, EPS0 = 1e-2, 6.0, 0.1
+# reduction factor theta, first eps (relative to the same scale), candidate-list length and the
+# phase from which lists are used; the answer does not depend on them
+DELTA, THETA, EPS0, LIST_LENGTH, LIST_PHASE = 1e-2, 6.0, 0.1, 16, 2
 
 
 def auction_assignment(cost: np.ndarray, delta: float = DELTA, theta: float = THETA,
-                       eps0: float = EPS0) -> np.ndarray:
+                       eps0: float = EPS0, list_length: int = LIST_LENGTH) -> np.ndarray:
     """Optimal assignment of a square cost matrix (see the module docstring for the method).
 
     Parameters
@@ -79,6 +82,9 @@ def auction_assignment(cost: np.ndarray, delta: float = DELTA, theta: float = TH
         Factor by which eps shrinks between phases (> 1).
     eps0 : float
         First eps, relative to the median reduced cost.
+    list_length : int
+        Length K of the persons' candidate lists (see the module docstring); 0 scans every row
+        in full at every bid (the plain auction). The answer does not depend on it.
 
     Returns
     -------
@@ -98,12 +104,14 @@ def auction_assignment(cost: np.ndarray, delta: float = DELTA, theta: float = TH
     if not (delta > 0 and theta > 1 and eps0 > 0):
         raise FlowsError(f"delta={delta!r}, theta={theta!r}, eps0={eps0!r} are not allowed; "
                          "they must satisfy delta > 0, theta > 1, eps0 > 0")
+    if isinstance(list_length, bool) or not isinstance(list_length, int) or list_length < 0:
+        raise FlowsError(f"list_length={list_length!r} is not allowed; it must be an int >= 0")
     # row and column reductions change every assignment's cost by the same constant
     c = c - c.min(axis=0, keepdims=True)
     c -= c.min(axis=1, keepdims=True)
     typical = float(np.median(c.ravel()[:: max(1, c.size // 2048)]))
     return _solve(c, typical if typical > 0 else float(c.mean()), float(c.max()), delta, theta,
-                  eps0)
+                  eps0, list_length)
 
 
 def squared_euclidean_assignment(x: np.ndarray, y: np.ndarray) -> np.ndarray:
@@ -136,29 +144,30 @@ def squared_euclidean_assignment(x: np.ndarray, y: np.ndarray) -> np.ndarray:
     if x.ndim != 2 or x.shape != y.shape or x.shape[0] == 0:
         raise FlowsError(f"x and y have shapes {x.shape} and {y.shape}; they must be equal, "
                          "two-dimensional and non-empty")
-    cost, typical, top, finite = _kernels().reduced_squared_euclidean(x, y)
+    cost, typical, top, finite = _kernels()[1].reduced_squared_euclidean(x, y)
     if not finite:
         raise FlowsError("x or y has non-finite entries (or distances overflow)")
-    return _solve(cost, float(typical), float(top), DELTA, THETA, EPS0)
+    return _solve(cost, float(typical), float(top), DELTA, THETA, EPS0, LIST_LENGTH)
 
 
 def _solve(c: np.ndarray, scale: float, top: float, delta: float, theta: float,
-           eps0: float) -> np.ndarray:
+           eps0: float, list_length: int) -> np.ndarray:
     """Auction and exact sparse finish on a validated cost matrix c >= 0 with typical entry
-    ``scale`` and maximum ``top``."""
+    ``scale`` and maximum ``top``; candidate lists of ``list_length`` (0: none)."""
     n = c.shape[0]
     if n == 1 or scale == 0.0:
         return np.arange(n, dtype=np.int64)
-    k = _kernels()
+    auction, matching = _kernels()
     eps_f = max(delta * scale / n, 1e-10 * top)
-    sigma, prices, ok = k.auction(c, np.zeros(n), eps0 * scale, eps_f, float(theta),
-                                  1000 * n + 10 * n * n)
+    sigma, prices, ok, cand, cost, bound = auction.auction(
+        c, np.zeros(n), eps0 * scale, eps_f, float(theta), 1000 * n + 10 * n * n,
+        max(list_length, 1), LIST_PHASE if list_length > 0 else np.iinfo(np.int64).max)
     if not ok:  # pragma: no cover - a safeguard; no test instance has come near the cap
         return linear_sum_assignment(c)[1].astype(np.int64)
-    # n eps_f bounds r on optimal edges; the margin covers rounding in r = C + p - pi
-    thr = n * eps_f * (1 + 1e-9) + 64 * np.finfo(float).eps * (top + np.abs(prices).max())
-    indptr, ind, reduced = k.sparse_graph(c, prices, sigma, thr)
-    out = k.sparse_assignment(indptr, ind, reduced)
+    # the margin covers the rounding of the n + 1 reduced costs that set and test the threshold
+    margin = 4 * (n + 2) * np.finfo(float).eps * (top + np.abs(prices).max())
+    indptr, ind, reduced = auction.slack_graph(c, prices, sigma, cand, cost, bound, margin)
+    out = matching.sparse_assignment(indptr, ind, reduced)
     if out[0] < 0:  # pragma: no cover - sigma's edges are in the graph, so cannot happen
         raise FlowsError("the sparse assignment found no perfect matching")
     return out

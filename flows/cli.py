@@ -20,6 +20,7 @@ import torch
 from _runkit import check_int, cli_main
 from _runkit.cli import add_sweep_arguments, sweep_options
 
+from .cli_checks import CHECK_KINDS, add_check_kinds, run_check
 from .coupling import COUPLINGS, OT_SOLVERS
 from .errors import FlowsError
 from .evaluation import METRICS
@@ -243,7 +244,8 @@ def cmd_eval(a: argparse.Namespace):
 
 
 def add_experiment(sub) -> None:
-    """Options of ``flows experiment width | samples | risk | memorization``."""
+    """Options of ``flows experiment width | samples | risk | stopping | ntk-gap |
+    memorization``."""
     x = sub.add_parser("experiment", formatter_class=_Formatter,
                        help="theory-regime sweeps with figures",
                        description="Theory-regime sweeps over the width m or the number n of "
@@ -292,6 +294,7 @@ def add_experiment(sub) -> None:
     r.add_argument("--n-samples", type=int, default=1000, dest="n_samples",
                    help="generated points for W2, its floor and its bound (0: skip them)")
     r.set_defaults(func=cmd_experiment)
+    add_check_kinds(kinds, cmd_experiment)
     m = kinds.add_parser("memorization", formatter_class=_Formatter,
                          help="memorized fraction against n (trained fields and the exact "
                               "empirical-optimal field) and along the reverse process")
@@ -326,6 +329,8 @@ def cmd_experiment(a: argparse.Namespace):
     if a.kind == "risk":
         return run_risk_experiment(a.out, a.ns, a.seeds, a.data, a.width, a.k, a.steps, a.lr,
                                    a.n_test, a.n_samples)
+    if a.kind in CHECK_KINDS:
+        return run_check(a)
     if a.kind == "memorization":
         return run_memorization_experiment(a.out, a.ns, a.data, a.width, a.steps,
                                            a.n_samples, a.seed)

@@ -104,3 +104,43 @@ def plot_memorization(x: Sequence[float], fractions: dict[str, Sequence[float]],
            title="memorization")
     ax.legend(fontsize=8)
     return fig
+
+
+def plot_stopping(summaries: dict[str, object], ax: Axes | None = None) -> Figure:
+    """Excess test risk against n (log-log) with 95% intervals, one curve per stopping rule
+    (``summaries``: label -> :class:`flows.risk_paths.ProtocolSummary`); controls
+    (``targets == "shuffled"``) dashed; an n^{-1/2} line through the first curve's first
+    point."""
+    fig, ax = _axes(ax, (6.0, 4.2))
+    first = None
+    for (label, s), c in zip(summaries.items(), _colors(len(summaries)), strict=True):
+        ns = np.asarray(s.ns, float)
+        ls = "--" if s.targets == "shuffled" else "-"
+        ax.errorbar(ns, s.excess_test, yerr=np.asarray(s.excess_test_ci95), fmt="o", ls=ls,
+                    color=c, capsize=3,
+                    label=f"{label} (slope {s.slope:.2f} ± {s.slope_ci95:.2f})")
+        if first is None:
+            first = (ns, s.excess_test[0])
+    if first is not None:
+        ax.plot(first[0], first[1] * (first[0] / first[0][0]) ** -0.5, "k:", lw=1,
+                label="$n^{-1/2}$ (bound rate)")
+    ax.set(xscale="log", yscale="log", xlabel="training points n",
+           ylabel="excess test risk E||v - u*||$^2$", title="excess risk by stopping rule")
+    ax.legend(fontsize=7)
+    return fig
+
+
+def plot_gap_seeds(sweep, ax: Axes | None = None) -> Figure:
+    """NTK-curve gap per seed (dots) and its mean with 95% intervals against width (log-log),
+    for a :class:`flows.ntk_seeds.GapSweep`."""
+    fig, ax = _axes(ax)
+    w = np.asarray(sweep.widths, float)
+    for row, x in zip(sweep.gaps, w, strict=True):
+        ax.plot([x] * len(row), row, ".", color="0.6")
+    ax.errorbar(w, sweep.gap_mean, yerr=np.asarray(sweep.gap_ci95), fmt="o-", capsize=3,
+                label=f"mean over {len(sweep.seeds)} seeds (paired monotone: {sweep.monotone})")
+    ax.plot(w, sweep.gap_mean[0] * (w / w[0]) ** -0.5, "k--", lw=1, label="$m^{-1/2}$")
+    ax.set(xscale="log", yscale="log", xlabel="width m", ylabel="max |L_obs - L_NTK| / L_0",
+           title=f"NTK-curve gap, n = {sweep.n}, lr x steps = {sweep.horizon:g}")
+    ax.legend(fontsize=8)
+    return fig

@@ -13,179 +13,296 @@ or a fixed spectrum, ``h_k`` the transport gains and ``W`` an optional dense mat
 The stage formulas are torchdiffeq's (Euler, midpoint, the 3/8-rule RK4), so both paths agree to
 round-off. The arithmetic of the interaction is compiled with reassociation (vectorised sums);
 the state update and the range check are compiled strictly, so a NaN is never optimised away.
+
+Per-evaluation cost: the step loop (:func:`_run`) is compiled without reference counting and the
+field is inlined into it, so an evaluation passes no arrays through a call; every per-neuron loop
+is written in the state's dtype (a float32 run does float32 arithmetic) so that it vectorises.
 """
 
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+from numba import njit, types
+from numba.extending import overload
+
+__all__ = ["IP", "FP", "integrate"]
 
 _FAST = {"reassoc", "contract", "nsz", "arcp"}
-# exp(x) on |x| <= 40 as (Taylor_12(x / 64))^64: relative error below 1e-14 (float64); a
-# logistic rate outside |gain u| <= 40 is within 4.3e-18 of 0 or 1.
+# exp(x) on |x| <= 40 as (P_d(x / 2^s))^(2^s), P_d the degree-d Taylor polynomial (Estrin's
+# scheme): float64 d = 8, s = 6 and float32 d = 5, s = 4. A logistic rate is then within 3.1e-15
+# (float64) and 4.2e-7 (float32) of the exact one (the squarings' round-off dominates), and
+# outside |gain u| <= 40 within 4.3e-18 of 0 or 1.
 _CLAMP = 40.0
+#: positions in the integer parameter vector ``ip`` of :func:`integrate`
+IP = ("first", "nsteps", "total", "method", "save_every", "check_every", "act", "n1", "n2",
+      "kind")
+#: positions in the float parameter vector ``fp`` (float64) of :func:`integrate`
+FP = ("dt", "inv_tau", "limit", "gain", "rmax", "noise")
+
+
+def _exp_clamped(x):
+    """``exp(x)`` for ``x`` clamped to ``[-40, 40]`` (see the module header); compiled only."""
+    raise NotImplementedError("compiled only")
+
+
+@overload(_exp_clamped, fastmath=_FAST)
+def _exp_clamped_impl(x):
+    """One implementation per precision, with constants of that precision (a float32 run does
+    float32 arithmetic, eight lanes to a vector)."""
+    if x == types.float32:
+        d = np.float32
+        sh, lim = d(1 / 16), d(_CLAMP / 16)
+        c0, c2, c3, c4, c5 = d(1), d(1 / 2), d(1 / 6), d(1 / 24), d(1 / 120)
+
+        def impl32(x):
+            t = x * sh
+            t = t if t < lim else lim
+            t = t if t > -lim else -lim
+            t2 = t * t
+            p = (c0 + t + t2 * (c2 + t * c3)) + t2 * t2 * (c4 + t * c5)
+            p = p * p
+            p = p * p
+            p = p * p
+            return p * p
+        return impl32
+    if x == types.float64:
+        d = np.float64
+        sh, lim = d(1 / 64), d(_CLAMP / 64)
+        c0, c2, c3, c4, c5 = d(1), d(1 / 2), d(1 / 6), d(1 / 24), d(1 / 120)
+        c6, c7, c8 = d(1 / 720), d(1 / 5040), d(1 / 40320)
+
+        def impl64(x):
+            t = x * sh
+            t = t if t < lim else lim
+            t = t if t > -lim else -lim
+            t2 = t * t
+            t4 = t2 * t2
+            p = (c0 + t + t2 * (c2 + t * c3)) + t4 * ((c4 + t * c5) + t2 * (c6 + t * c7)
+                                                      + t4 * c8)
+            p = p * p
+            p = p * p
+            p = p * p
+            p = p * p
+            p = p * p
+            return p * p
+        return impl64
+    return None
 
 
 @njit(cache=True, fastmath=_FAST, error_model="numpy", inline="always")
-def _exp_clamped(x):
-    """``exp(x)`` for ``x`` clamped to ``[-_CLAMP, _CLAMP]``, as ``(Taylor_12(x / 64))^64``."""
-    x = x if x < _CLAMP else _CLAMP
-    x = x if x > -_CLAMP else -_CLAMP
-    t = x * 0.015625
-    p = 1.0 + t * (1.0 + t * (0.5 + t * (1 / 6 + t * (1 / 24 + t * (1 / 120 + t * (
-        1 / 720 + t * (1 / 5040 + t * (1 / 40320 + t * (1 / 362880 + t * (
-            1 / 3628800 + t * (1 / 39916800 + t * (1 / 479001600))))))))))))
-    for _ in range(6):
-        p = p * p
-    return p
+def _rate(x, g, sc, off, one):
+    """``phi(x) = sc / (1 + exp(g x)) - off``: the logistic ``rmax sigma(gain x)`` with
+    ``(g, sc, off) = (-gain, rmax, 0)``, ``tanh(gain x)`` with ``(-2 gain, 2, 1)``."""
+    return sc / (one + _exp_clamped(g * x)) - off
 
 
-@njit(cache=True, fastmath=_FAST, error_model="numpy", _nrt=False)
-def _rates(u, r, act, gain, rmax):
-    """``r = phi(u)``: ``act`` 0 logistic ``rmax sigma(gain u)``, 1 ``tanh(gain u)``."""
-    n = u.shape[0]
-    one = u.dtype.type(1.0)
-    two = u.dtype.type(2.0)
-    if act == 0:
-        g = u.dtype.type(-gain)
+@njit(cache=True, fastmath=_FAST, error_model="numpy", _nrt=False, inline="always")
+def _stage_rates(y0, ks, y1, r, form, h, g, sc, off):
+    """The stage's state ``y1`` as torchdiffeq forms it from ``y0`` and the earlier stages'
+    fields ``ks``, and its rates ``r = phi(y1)``, in one pass. ``form`` 0 the first stage,
+    1 the midpoint's second, 2-4 the 3/8-rule RK4's second to fourth."""
+    dty = y0.dtype.type
+    one = dty(1.0)
+    n = y0.shape[0]
+    if form == 0:
         for j in range(n):
-            r[j] = rmax / (one + _exp_clamped(g * u[j]))
+            x = y0[j]
+            y1[j] = x
+            r[j] = _rate(x, g, sc, off, one)
+    elif form == 1:
+        half = dty(0.5) * h
+        for j in range(n):
+            x = y0[j] + ks[0, j] * half
+            y1[j] = x
+            r[j] = _rate(x, g, sc, off, one)
+    elif form == 2:
+        third = dty(1.0 / 3.0)
+        for j in range(n):
+            x = y0[j] + h * ks[0, j] * third
+            y1[j] = x
+            r[j] = _rate(x, g, sc, off, one)
+    elif form == 3:
+        third = dty(1.0 / 3.0)
+        for j in range(n):
+            x = y0[j] + h * (ks[1, j] - ks[0, j] * third)
+            y1[j] = x
+            r[j] = _rate(x, g, sc, off, one)
     else:
-        g = u.dtype.type(-2.0 * gain)
         for j in range(n):
-            r[j] = two / (one + _exp_clamped(g * u[j])) - one
+            x = y0[j] + h * (ks[0, j] - ks[1, j] + ks[2, j])
+            y1[j] = x
+            r[j] = _rate(x, g, sc, off, one)
 
 
-@njit(cache=True, fastmath=_FAST, error_model="numpy", _nrt=False)
-def _interaction(u, out, r, a_re, a_im, z_re, z_im, z0r, z0i, act, gain, rmax, n1, n2,
-                 f1c, f1s, f2c, f2s, i2c, i2s, kind, spec, scale, gstar, gam, hcoef, dense,
-                 kh, pw, pwp, lk_c, lk_i, m2, xs, v, with_v):
-    """``out = idft(A z + i (k.v) h z) + W r`` at ``r = phi(u)`` (the part of the field that is
-    not the leak or the bias). Shapes: ``u, out, r (n1 * n2,)``; ``f1c, f1s (K1, n1)`` and
-    ``f2c, f2s (K2, n2)`` forward tables (``cos``, ``-sin``, divided by the axis length),
-    ``i2c, i2s (K2, n2)`` inverse tables (multiplicity ``m_k2`` times ``cos``, ``-sin``);
-    ``spec``, ``scale``, ``gstar``, ``gam (K1, K2)``; ``hcoef (K1, K2, D)``; ``kh (K1, K2,
-    dim)``; ``dense (N, N)`` or empty; ``a_*`` ``(n1, K2)`` and ``z_* (K1, K2)`` work arrays.
-    ``kind`` 0 a fixed spectrum ``A = spec``, 1 the learned filter in the power, 2 none
-    (dense only), 3 the learned filter in the amplitude ``a = sqrt(p / scale + gam)``,
-    ``A = Phi'(a) / a`` with ``Phi'`` the polynomial ``hcoef`` in ``a - gstar``.
-    SEAL's parts: ``pw`` the pointwise coefficients (empty: none) and ``pwp`` its
-    ``(u_lo, u_hi, r_lo, 1 / width)``; ``lk_c, lk_i`` the locking terms (see
-    :func:`neurodyn._fastseal.lock_table`), ``m2 (K2,)`` the columns' multiplicities,
-    ``z0r, z0i (K1, K2)`` the unfiltered modes they read and ``xs`` a complex work array.
-    Compiled without reference counting (``_nrt=False``): the calls allocate nothing."""
-    _rates(u, r, act, gain, rmax)
-    k1n, k2n = f1c.shape[0], f2c.shape[0]
-    # forward: along the last axis, then along the first
+@njit(cache=True, fastmath=_FAST, error_model="numpy", _nrt=False, inline="always")
+def _interaction(u, kout, r, aw, zw, xs, v, with_v, n1, n2, kind, t1, t2, md, hcoef, kh,
+                 dense, pw, pwp, lk_c, lk_i, m2, bias, it):
+    """The field ``kout = (-u + bias + interaction) * it`` at the rates ``r = phi(u)``, with
+    ``interaction = idft(A z + i (k.v) h z) + W r`` (+ SEAL's pointwise part).
+
+    Shapes: ``u, kout, r, bias (n1 * n2,)``; ``t1 (2, K1, n1)`` the forward tables of the first
+    axis and ``t2 (4, K2, n2)`` those of the last (``cos``, ``-sin``, divided by the axis
+    length) followed by its inverse tables (multiplicity ``m_k2`` times ``cos``, ``-sin``);
+    ``md (4, K1, K2)`` the per-mode ``spec``, ``1 / scale``, ``gstar`` and ``1 / gam``
+    (``gam`` itself for ``kind`` 3); ``hcoef (K1, K2, D)``; ``kh (K1, K2, dim)``; ``dense (N,
+    N)`` or empty; work arrays ``aw (2, n1, K2)`` and ``zw (4, K1, K2)`` (filtered modes, then
+    the unfiltered ones). ``kind`` 0 a fixed spectrum
+    ``A = spec``, 1 the learned filter in the power, 2 none (dense only), 3 the learned filter
+    in the amplitude ``a = sqrt(p / scale + gam)``, ``A = Phi'(a) / a`` with ``Phi'`` the
+    polynomial ``hcoef`` in ``a - gstar``. SEAL's parts: ``pw`` the pointwise coefficients
+    (empty: none) and ``pwp`` its ``(u_lo, u_hi, r_lo, 1 / width)``; ``lk_c, lk_i`` the locking
+    terms (see :func:`neurodyn._fastseal.lock_table`), ``m2 (K2,)`` the columns'
+    multiplicities and ``xs`` a complex work array. Without a dense or pointwise part the
+    field is formed in the last pass of the inverse transform."""
+    zero = u.dtype.type(0.0)
+    k1n, k2n = t1.shape[1], t2.shape[1]
+    # forward: along the last axis (two columns a pass), then along the first
     for i in range(n1):
-        for q in range(k2n):
-            sr = 0.0
-            si = 0.0
+        base = i * n2
+        for q in range(0, k2n, 2):
+            q1 = q + 1 if q + 1 < k2n else q
+            sr0 = zero
+            si0 = zero
+            sr1 = zero
+            si1 = zero
             for j in range(n2):
-                x = r[i * n2 + j]
-                sr += f2c[q, j] * x
-                si += f2s[q, j] * x
-            a_re[i, q] = sr
-            a_im[i, q] = si
+                x = r[base + j]
+                sr0 += t2[0, q, j] * x
+                si0 += t2[1, q, j] * x
+                sr1 += t2[0, q1, j] * x
+                si1 += t2[1, q1, j] * x
+            aw[0, i, q] = sr0
+            aw[1, i, q] = si0
+            aw[0, i, q1] = sr1
+            aw[1, i, q1] = si1
+    for p in range(k1n):  # the columns innermost: contiguous, vectorised
+        for q in range(k2n):
+            zw[2, p, q] = zero
+            zw[3, p, q] = zero
+        for i in range(n1):
+            c = t1[0, p, i]
+            s = t1[1, p, i]
+            for q in range(k2n):
+                zw[2, p, q] += c * aw[0, i, q] - s * aw[1, i, q]
+                zw[3, p, q] += c * aw[1, i, q] + s * aw[0, i, q]
     for p in range(k1n):
         for q in range(k2n):
-            sr = 0.0
-            si = 0.0
-            for i in range(n1):
-                c = f1c[p, i]
-                s = f1s[p, i]
-                sr += c * a_re[i, q] - s * a_im[i, q]
-                si += c * a_im[i, q] + s * a_re[i, q]
-            z0r[p, q] = sr
-            z0i[p, q] = si
-            # filter and transport on the mode (p, q)
-            pwr = sr * sr + si * si
+            # filter and transport on the mode (p, q), in float64
+            fr, fi = float(zw[2, p, q]), float(zw[3, p, q])
+            pwr = fr * fr + fi * fi
             if kind == 0:
-                f = spec[p, q]
+                f = float(md[0, p, q])
             elif kind == 1:
-                x = pwr / scale[p, q]
-                g = x / (1.0 + x)
-                g1 = 1.0 / ((1.0 + x) * (1.0 + x))
-                y = (g - gstar[p, q]) / gam[p, q]
+                x = pwr * md[1, p, q]
+                d1 = 1.0 / (1.0 + x)
+                y = (x * d1 - md[2, p, q]) * md[3, p, q]
                 deg = hcoef.shape[2]
-                acc = hcoef[p, q, deg - 1]
+                acc = float(hcoef[p, q, deg - 1])
                 for d in range(deg - 2, -1, -1):
                     acc = acc * y + hcoef[p, q, d]
-                f = 2.0 * g1 * acc
+                f = 2.0 * (d1 * d1) * acc
             elif kind == 3:
-                a = np.sqrt(pwr / scale[p, q] + gam[p, q])
-                y = a - gstar[p, q]
+                a = np.sqrt(pwr * md[1, p, q] + md[3, p, q])
+                y = a - md[2, p, q]
                 deg = hcoef.shape[2]
-                acc = hcoef[p, q, deg - 1]
+                acc = float(hcoef[p, q, deg - 1])
                 for d in range(deg - 2, -1, -1):
                     acc = acc * y + hcoef[p, q, d]
                 f = acc / a
             else:
                 f = 0.0
-            wr = f * sr
-            wi = f * si
+            wr = f * fr
+            wi = f * fi
             if with_v:
                 kv = 0.0
                 for a in range(kh.shape[2]):
                     kv += kh[p, q, a] * v[a]
-                wr -= kv * si
-                wi += kv * sr
-            z_re[p, q] = wr
-            z_im[p, q] = wi
+                wr -= kv * fi
+                wi += kv * fr
+            zw[0, p, q] = wr
+            zw[1, p, q] = wi
     if lk_c.shape[0] > 0:
-        _lock(z0r, z0i, z_re, z_im, lk_c, lk_i, m2, xs)
-    # inverse: along the first axis (complex), then the real sum along the last
+        _lock(zw, lk_c, lk_i, m2, xs)
+    # inverse: along the first axis (complex), then the real sum along the last (two columns
+    # a pass; the field formed in the last pass when nothing else adds to it)
     for i in range(n1):
         for q in range(k2n):
-            sr = 0.0
-            si = 0.0
-            for p in range(k1n):
-                c = f1c[p, i]
-                s = -f1s[p, i] * n1  # +sin(k1 theta_i)
-                c = c * n1
-                sr += c * z_re[p, q] - s * z_im[p, q]
-                si += c * z_im[p, q] + s * z_re[p, q]
-            a_re[i, q] = sr
-            a_im[i, q] = si
+            aw[0, i, q] = zero
+            aw[1, i, q] = zero
+        for p in range(k1n):
+            c = t1[0, p, i] * n1
+            s = -t1[1, p, i] * n1  # +sin(k1 theta_i)
+            for q in range(k2n):
+                aw[0, i, q] += c * zw[0, p, q] - s * zw[1, p, q]
+                aw[1, i, q] += c * zw[1, p, q] + s * zw[0, p, q]
+    direct = dense.shape[0] == 0 and pw.shape[0] == 0 and k2n > 0
     for i in range(n1):
-        for j in range(n2):
-            out[i * n2 + j] = 0.0
-        for q in range(k2n):
-            cr = a_re[i, q]
-            ci = a_im[i, q]
+        base = i * n2
+        if k2n == 0:
             for j in range(n2):
-                out[i * n2 + j] += cr * i2c[q, j] + ci * i2s[q, j]
+                kout[base + j] = zero
+        for q in range(0, k2n, 2):
+            two = q + 1 < k2n
+            q1 = q + 1 if two else q
+            cr0 = aw[0, i, q]
+            ci0 = aw[1, i, q]
+            cr1 = aw[0, i, q1] if two else zero
+            ci1 = aw[1, i, q1] if two else zero
+            if q + 2 >= k2n and direct:
+                if q == 0:
+                    for j in range(n2):
+                        m = base + j
+                        kout[m] = (-u[m] + bias[m] + (cr0 * t2[2, q, j] + ci0 * t2[3, q, j]
+                                   + cr1 * t2[2, q1, j] + ci1 * t2[3, q1, j])) * it
+                else:
+                    for j in range(n2):
+                        m = base + j
+                        kout[m] = (-u[m] + bias[m] + (kout[m] + cr0 * t2[2, q, j]
+                                   + ci0 * t2[3, q, j] + cr1 * t2[2, q1, j]
+                                   + ci1 * t2[3, q1, j])) * it
+            elif q == 0:
+                for j in range(n2):
+                    kout[base + j] = (cr0 * t2[2, q, j] + ci0 * t2[3, q, j]
+                                      + cr1 * t2[2, q1, j] + ci1 * t2[3, q1, j])
+            else:
+                for j in range(n2):
+                    kout[base + j] += (cr0 * t2[2, q, j] + ci0 * t2[3, q, j]
+                                       + cr1 * t2[2, q1, j] + ci1 * t2[3, q1, j])
+    if direct:
+        return
     if dense.shape[0] > 0:
         n = r.shape[0]
         for j in range(n):
-            acc = 0.0
+            acc = zero
             for m in range(n):
                 acc += dense[j, m] * r[m]
-            out[j] += acc
+            kout[j] += acc
     npw = pw.shape[0]
     if npw > 0:
         lo_u, hi_u, lo, inv_w = pwp[0], pwp[1], pwp[2], pwp[3]
         for j in range(r.shape[0]):
             x = (r[j] - lo) * inv_w
-            acc = 0.0
+            acc = zero
             for d in range(npw - 1, 0, -1):
                 acc = (acc + pw[d]) * x
             pot = u[j] if u[j] < hi_u else hi_u  # phi^{-1}(r) where the reference clamps r
             pot = pot if pot > lo_u else lo_u
-            out[j] -= pw[0] * pot + acc
+            kout[j] -= pw[0] * pot + acc
+    for j in range(r.shape[0]):
+        kout[j] = (-u[j] + bias[j] + kout[j]) * it
 
 
 @njit(cache=True, fastmath=_FAST, error_model="numpy", _nrt=False)
-def _lock(z0r, z0i, z_re, z_im, lk_c, lk_i, m2, xs):
+def _lock(zw, lk_c, lk_i, m2, xs):
     """Add ``-grad L`` of the locking terms ``N c_t (|w_t| - Re w_t)``, ``w_t = z_A prod_B
-    conj(z_B)^n_B``, to the filtered modes ``z_re + i z_im`` (before the inverse DFT);
-    ``xs (1 + F,)`` complex work array."""
+    conj(z_B)^n_B``, to the filtered modes ``zw[0] + i zw[1]`` (before the inverse DFT),
+    from the unfiltered ones ``zw[2] + i zw[3]``; ``xs (1 + F,)`` complex work array."""
     nf = lk_i.shape[1]
     for t in range(lk_c.shape[0]):
         c = lk_c[t]
         for f in range(nf):
             pos, qos = lk_i[t, f, 0], lk_i[t, f, 1]
-            x = complex(z0r[pos, qos], z0i[pos, qos])
+            x = complex(zw[2, pos, qos], zw[3, pos, qos])
             xs[f] = x.conjugate() if lk_i[t, f, 2] else x
         w = xs[0]
         prod = 1.0 + 0.0j
@@ -209,119 +326,113 @@ def _lock(z0r, z0i, z_re, z_im, lk_c, lk_i, m2, xs):
                 gx = (unit.conjugate() - 1.0) * n * rest
             gz = c * (gx.conjugate() if lk_i[t, f, 2] else gx)
             pos, qos = lk_i[t, f, 0], lk_i[t, f, 1]
-            z_re[pos, qos] -= gz.real / m2[qos]
-            z_im[pos, qos] -= gz.imag / m2[qos]
+            zw[0, pos, qos] -= gz.real / m2[qos]
+            zw[1, pos, qos] -= gz.imag / m2[qos]
 
 
-@njit(cache=True, error_model="numpy", _nrt=False)
-def _field(y, k, w, r, a_re, a_im, z_re, z_im, z0r, z0i, bias, inv_tau, act, gain, rmax,
-           n1, n2, f1c, f1s, f2c, f2s, i2c, i2s, kind, spec, scale, gstar, gam, hcoef, dense,
-           kh, pw, pwp, lk_c, lk_i, m2, xs, v, with_v):
-    """``k = (-y + b + interaction(y)) / tau`` (strict arithmetic: NaN propagates)."""
-    _interaction(y, w, r, a_re, a_im, z_re, z_im, z0r, z0i, act, gain, rmax, n1, n2, f1c,
-                 f1s, f2c, f2s, i2c, i2s, kind, spec, scale, gstar, gam, hcoef, dense, kh, pw,
-                 pwp, lk_c, lk_i, m2, xs, v, with_v)
-    for j in range(y.shape[0]):
-        k[j] = (-y[j] + bias[j] + w[j]) * inv_tau
 
-
-@njit(cache=True, error_model="numpy")
-def integrate(u, first, nsteps, total, dt, inv_tau, method, save_every, saved, check_every,
-              limit, bias, act, gain, rmax, n1, n2, f1c, f1s, f2c, f2s, i2c, i2s, kind, spec,
-              scale, gstar, gam, hcoef, dense, kh, pw, pwp, lk_c, lk_i, m2, vel, noise, xi,
-              fail):
-    """Advance every state ``u[b]`` (``(B, N)``, in place) by steps ``first .. first+nsteps-1``.
-
-    ``method`` 0 Euler (Euler-Maruyama with ``noise > 0`` and draws ``xi (nsteps, B, N)``),
-    1 midpoint, 2 RK4 (3/8 rule). ``vel (nsteps, stages, Bv, dim)`` holds the velocity at every
-    stage time (empty without velocity). The state after global step ``s`` is written to
-    ``saved[s // save_every]`` when ``s`` is a multiple of ``save_every`` or ``s == total``;
-    every ``check_every`` steps (and at the end) a state with an entry beyond ``limit`` in
-    absolute value, or not finite, stops and records its step in ``fail[b]``.
-    """
+@njit(cache=True, fastmath=_FAST, error_model="numpy", _nrt=False)
+def _run(u, saved, fail, ip, fp, bias, t1, t2, md, hcoef, kh, dense, pw, pwp, lk_c, lk_i, m2,
+         vel, xi, y, ks, r, aw, zw, xs, vv):
+    """The step loop of :func:`integrate` over preallocated work arrays: ``y (2, N)`` the state
+    and the stage's state, ``ks (4, N)`` the stages' fields, ``r (N,)`` the rates, ``aw``,
+    ``zw``, ``xs`` as :func:`_interaction` takes them and ``vv (dim,)`` the stage's velocity.
+    The field is inlined: an evaluation passes no arrays through a call."""
+    first, nsteps, total, method = ip[0], ip[1], ip[2], ip[3]
+    save_every, check_every, act, n1, n2, kind = ip[4], ip[5], ip[6], ip[7], ip[8], ip[9]
+    dt, inv_tau, limit, gain, rmax, noise = fp[0], fp[1], fp[2], fp[3], fp[4], fp[5]
     bsz, n = u.shape
     dty = u.dtype.type
-    y = np.empty(n, u.dtype)
-    y1 = np.empty(n, u.dtype)
-    ks = np.empty((4, n), u.dtype)
-    w = np.empty(n, u.dtype)
-    r = np.empty(n, u.dtype)
-    k2n = f2c.shape[0]
-    k1n = f1c.shape[0]
-    a_re = np.empty((n1, k2n), u.dtype)
-    a_im = np.empty((n1, k2n), u.dtype)
-    z_re = np.empty((k1n, k2n), u.dtype)
-    z_im = np.empty((k1n, k2n), u.dtype)
-    z0r = np.empty((k1n, k2n), u.dtype)
-    z0i = np.empty((k1n, k2n), u.dtype)
-    xs = np.empty(lk_i.shape[1], np.complex128)
     with_v = vel.shape[0] > 0
-    vdim = vel.shape[3] if with_v else 1
-    vv = np.zeros(vdim, u.dtype)
+    vdim = vv.shape[0]
     h = dty(dt)
-    half = dty(0.5) * h
-    third = dty(1.0 / 3.0)
     eighth = dty(0.125)
+    three = dty(3.0)
+    it = dty(inv_tau)
     sq = dty(np.sqrt(dt) * noise)
+    if act == 0:
+        g, sc, off = dty(-gain), dty(rmax), dty(0.0)
+    else:
+        g, sc, off = dty(-2.0 * gain), dty(2.0), dty(1.0)
+    nst = 1 if method == 0 else (2 if method == 1 else 4)
+    y0 = y[0]
+    y1 = y[1]
     for b in range(bsz):
         if fail[b] >= 0:
             continue
         for j in range(n):
-            y[j] = u[b, j]
+            y0[j] = u[b, j]
         vb = 0 if (not with_v or vel.shape[2] == 1) else b
+        next_check = (first // check_every + 1) * check_every
+        next_save = (first // save_every + 1) * save_every
         for i in range(nsteps):
-            nst = 1 if method == 0 else (2 if method == 1 else 4)
             for st in range(nst):
-                # the stage's state, as torchdiffeq forms it
-                if st == 0:
-                    for j in range(n):
-                        y1[j] = y[j]
-                elif method == 1:
-                    for j in range(n):
-                        y1[j] = y[j] + ks[0, j] * half
-                elif st == 1:
-                    for j in range(n):
-                        y1[j] = y[j] + h * ks[0, j] * third
-                elif st == 2:
-                    for j in range(n):
-                        y1[j] = y[j] + h * (ks[1, j] - ks[0, j] * third)
-                else:
-                    for j in range(n):
-                        y1[j] = y[j] + h * (ks[0, j] - ks[1, j] + ks[2, j])
+                form = 0 if st == 0 else (1 if method == 1 else st + 1)
+                _stage_rates(y0, ks, y1, r, form, h, g, sc, off)
                 if with_v:
                     for a in range(vdim):
                         vv[a] = vel[i, st, vb, a]
-                _field(y1, ks[st], w, r, a_re, a_im, z_re, z_im, z0r, z0i, bias, inv_tau, act,
-                       gain, rmax, n1, n2, f1c, f1s, f2c, f2s, i2c, i2s, kind, spec, scale,
-                       gstar, gam, hcoef, dense, kh, pw, pwp, lk_c, lk_i, m2, xs, vv, with_v)
+                _interaction(y1, ks[st], r, aw, zw, xs, vv, with_v, n1, n2, kind, t1, t2, md,
+                             hcoef, kh, dense, pw, pwp, lk_c, lk_i, m2, bias, it)
             if method == 0:
                 if noise > 0:
                     for j in range(n):
-                        y[j] = y[j] + h * ks[0, j] + sq * xi[i, b, j]
+                        y0[j] = y0[j] + h * ks[0, j] + sq * xi[i, b, j]
                 else:
                     for j in range(n):
-                        y[j] = y[j] + h * ks[0, j]
+                        y0[j] = y0[j] + h * ks[0, j]
             elif method == 1:
                 for j in range(n):
-                    y[j] = y[j] + h * ks[1, j]
+                    y0[j] = y0[j] + h * ks[1, j]
             else:
                 for j in range(n):
-                    y[j] = y[j] + (ks[0, j] + 3 * (ks[1, j] + ks[2, j]) + ks[3, j]) * h * eighth
+                    y0[j] = y0[j] + (ks[0, j] + three * (ks[1, j] + ks[2, j]) + ks[3, j]) * h \
+                        * eighth
             s = first + i + 1
-            if s % check_every == 0 or s == total or i == nsteps - 1:
+            if s == next_check or s == total or i == nsteps - 1:
+                if s == next_check:
+                    next_check += check_every
                 bad = False
                 for j in range(n):
-                    if not (abs(y[j]) <= limit):
+                    if not (abs(y0[j]) <= limit):
                         bad = True
                         break
                 if bad:
                     fail[b] = s
                     break
-            if s % save_every == 0:
+            if s == next_save:
+                next_save += save_every
                 for j in range(n):
-                    saved[s // save_every, b, j] = y[j]
+                    saved[s // save_every, b, j] = y0[j]
             elif s == total:
                 for j in range(n):
-                    saved[saved.shape[0] - 1, b, j] = y[j]
+                    saved[saved.shape[0] - 1, b, j] = y0[j]
         for j in range(n):
-            u[b, j] = y[j]
+            u[b, j] = y0[j]
+
+
+@njit(cache=True, error_model="numpy")
+def integrate(u, saved, fail, ip, fp, bias, t1, t2, md, hcoef, kh, dense, pw, pwp, lk_c, lk_i,
+              m2, vel, xi):
+    """Advance every state ``u[b]`` (``(B, N)``, in place) by steps ``first .. first+nsteps-1``.
+
+    ``ip`` holds the integers named by :data:`IP` and ``fp`` (float64) the numbers named by
+    :data:`FP`; the tables are :func:`_interaction`'s. ``method`` 0 Euler (Euler-Maruyama with
+    ``noise > 0`` and draws ``xi (nsteps, B, N)``), 1 midpoint, 2 RK4 (3/8 rule).
+    ``vel (nsteps, stages, Bv, dim)`` holds the velocity at every stage time (empty without
+    velocity). The state after global step ``s`` is written to ``saved[s // save_every]`` when
+    ``s`` is a multiple of ``save_every`` or ``s == total``; every ``check_every`` steps (and at
+    the end) a state with an entry beyond ``limit`` in absolute value, or not finite, stops and
+    records its step in ``fail[b]``.
+    """
+    n = u.shape[1]
+    n1, k1n, k2n = ip[7], t1.shape[1], t2.shape[1]
+    y = np.empty((2, n), u.dtype)
+    ks = np.empty((4, n), u.dtype)
+    r = np.empty(n, u.dtype)
+    aw = np.empty((2, n1, k2n), u.dtype)
+    zw = np.empty((4, k1n, k2n), u.dtype)
+    xs = np.empty(lk_i.shape[1], np.complex128)
+    vv = np.zeros(vel.shape[3] if vel.shape[0] > 0 else 1, u.dtype)
+    _run(u, saved, fail, ip, fp, bias, t1, t2, md, hcoef, kh, dense, pw, pwp, lk_c, lk_i, m2,
+         vel, xi, y, ks, r, aw, zw, xs, vv)

@@ -132,7 +132,9 @@ class DiffusionResult(Result):
     D : float
         Measured diffusion coefficient per axis (rad^2/tau).
     D_low, D_high : float
-        Its 95% bootstrap interval over runs.
+        Its bootstrap interval over runs, of coverage ``level``.
+    level : float
+        Coverage of ``[D_low, D_high]`` (0.95 unless asked otherwise).
     D_theory : float
         Predicted coefficient (per axis).
     ratio : float
@@ -154,6 +156,7 @@ class DiffusionResult(Result):
     D: float
     D_low: float
     D_high: float
+    level: float
     D_theory: float
     ratio: float
     contains_theory: bool
@@ -167,13 +170,14 @@ class DiffusionResult(Result):
 
 def diffusion(network: HopfieldNetwork, noise: float = 0.05, runs: int = 128,
               duration: float = 200.0, dt: float = 0.05, seed: int = 0,
-              lags: tuple[float, ...] | None = None, device: str = "cpu") -> DiffusionResult:
+              lags: tuple[float, ...] | None = None, device: str = "cpu",
+              level: float = 0.95) -> DiffusionResult:
     """Bump diffusion under additive noise on ``u``, against the one-neuron-noise theory.
 
     .. math:: \\langle (\\psi(t + \\ell) - \\psi(t))^2 \\rangle = 2 D \\ell
 
     ``D`` is fitted to the mean squared increments of the decoded phase at several lags, with a
-    95% bootstrap interval over runs (:func:`neurodyn.drift.diffusion_estimate`); the theory is
+    bootstrap interval over runs (:func:`neurodyn.drift.diffusion_estimate`); the theory is
     :func:`neurodyn.drift.diffusion_tensor_theory` (per axis).
 
     Parameters
@@ -192,6 +196,11 @@ def diffusion(network: HopfieldNetwork, noise: float = 0.05, runs: int = 128,
         Lags (tau) of the increments; default ``duration / 2**k`` for ``k = 6, 5, 4, 3``.
     device : str
         Where the runs are simulated.
+    level : float
+        Coverage of the interval, in (0, 1). When several (network, noise) cells are judged
+        together, ask each for ``1 - 0.05 / cells`` so that all of them contain a correct
+        theory with probability >= 95% (Bonferroni); nine 95% intervals all do so only with
+        probability ``0.95**9 = 0.63``.
 
     Returns
     -------
@@ -206,8 +215,8 @@ def diffusion(network: HopfieldNetwork, noise: float = 0.05, runs: int = 128,
                        device=device)
     if lags is None:
         lags = tuple(duration / 2 ** k for k in (6, 5, 4, 3))
-    est = diffusion_estimate(tr.decoded, tr.t, lags=lags, seed=seed)
+    est = diffusion_estimate(tr.decoded, tr.t, lags=lags, seed=seed, level=level)
     theory = float(diffusion_tensor_theory(network, noise).trace() / network.geometry.dim)
-    return DiffusionResult(est.D, est.low, est.high, theory, est.D / theory,
+    return DiffusionResult(est.D, est.low, est.high, est.level, theory, est.D / theory,
                            bool(est.contains(theory)), list(est.lags), list(est.msd),
                            noise, runs, duration, tr)

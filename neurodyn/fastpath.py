@@ -91,6 +91,28 @@ class Plan:
             self._casts[key] = Plan(**conv)
         return self._casts[key]
 
+    def kernel_tables(self, dtype) -> tuple:
+        """The tables as :func:`neurodyn._fastkernels.integrate` takes them, in ``dtype``:
+        ``(bias, t1, t2, md, hcoef, kh, dense, pw, pwp, lk_c, lk_i, m2)`` with the axis tables
+        stacked (``t1 (2, K1, n1)``, ``t2 (4, K2, n2)``) and the per-mode ones too
+        (``md (4, K1, K2)``: spectrum, inverse scale, anchor and inverse slope, or the rounding
+        ``eps`` for the amplitude filter); made once per dtype and kept."""
+        key = "tables:" + np.dtype(dtype).name
+        if key not in self._casts:
+            p = self.astype(dtype)
+            f1c, f1s, f2c, f2s, i2c, i2s = p.tables
+            lo_u, hi_u = self.pw_bounds[0 if np.dtype(dtype) == np.float64 else 1]
+            pwp = np.array([lo_u, hi_u, self.pw_bounds[2], 1.0 / self.pw_bounds[3]],
+                           dtype=dtype)
+            self._casts[key] = (
+                p.bias, np.ascontiguousarray(np.stack([f1c, f1s])),
+                np.ascontiguousarray(np.stack([f2c, f2s, i2c, i2s])),
+                np.ascontiguousarray(np.stack([p.spec, 1 / p.scale, p.gstar,
+                                               p.gam if self.kind == 3 else 1 / p.gam])),
+                np.ascontiguousarray(p.hcoef), np.ascontiguousarray(p.kh),
+                np.ascontiguousarray(p.dense), p.pw, pwp, p.lk_c, p.lk_i, p.m2)
+        return self._casts[key]
+
 
 def _axis_tables(n: int, ks: np.ndarray, mult: np.ndarray | None):
     """cos/sin tables ``(len(ks), n)`` of ``k theta_j`` by exact integer phase reduction."""
@@ -289,7 +311,7 @@ def run_plan(plan: Plan, u0: torch.Tensor, steps: int, dt: float, method: str,
     kernels = importlib.import_module("neurodyn._fastkernels")
     dtype = u0.dtype
     npdt = np.float32 if dtype == torch.float32 else np.float64
-    p = plan.astype(npdt)
+    tables = plan.kernel_tables(npdt)
     batch = u0.shape[0]
     n = plan.n1 * plan.n2
     u = u0.detach().cpu().reshape(batch, n).numpy().astype(npdt, copy=True)
@@ -301,8 +323,9 @@ def run_plan(plan: Plan, u0: torch.Tensor, steps: int, dt: float, method: str,
     chunk = max(1, min(steps, _CHUNK_BYTES // (8 * max(per_step, 1))))
     dim = u0.dim() - 1
     empty_xi = np.zeros((0, 0, 0), dtype=npdt)
-    lo_u, hi_u = plan.pw_bounds[0 if npdt == np.float64 else 1]
-    pwp = np.array([lo_u, hi_u, plan.pw_bounds[2], 1.0 / plan.pw_bounds[3]], dtype=npdt)
+    ip = np.array([0, 0, steps, METHOD_IDS[method], save_every, check_every, plan.act, plan.n1,
+                   plan.n2, plan.kind], dtype=np.int64)
+    fp = np.array([dt, 1.0 / plan.tau, limit, plan.gain, plan.rmax, noise], dtype=np.float64)
     first = 0
     while first < steps:
         count = min(chunk, steps - first)
@@ -320,12 +343,8 @@ def run_plan(plan: Plan, u0: torch.Tensor, steps: int, dt: float, method: str,
                     batch, n).numpy()
         else:
             xi = empty_xi
-        kernels.integrate(u, first, count, steps, float(dt), 1.0 / plan.tau,
-                          METHOD_IDS[method], save_every, saved, check_every, float(limit),
-                          p.bias, plan.act, plan.gain, plan.rmax, plan.n1, plan.n2, *p.tables,
-                          plan.kind, p.spec, p.scale,
-                          p.gstar, p.gam, p.hcoef, p.dense, p.kh, p.pw, pwp, p.lk_c, p.lk_i,
-                          p.m2, vel, float(noise), xi, fail)
+        ip[0], ip[1] = first, count
+        kernels.integrate(u, saved, fail, ip, fp, *tables, vel, xi)
         first += count
         if on_progress is not None:
             on_progress(count)

@@ -34,6 +34,7 @@ import numpy as np
 import torch
 
 from .agent import Trajectory
+from .device import check_device
 from .grid_phases import phase_track_to_positions, phase_velocity, position_to_phase
 from .gridcells_checks import _check_network, _check_trajectory, _modules, _positive
 from .gridcells_network import (
@@ -110,6 +111,7 @@ def run_grid_cells(
     landmark_cue: tuple[float, float, float, float] | None = None,
     shuffles: int = 20,
     min_shift: float | None = None,
+    device: str = "cpu",
 ) -> GridCellsResult:
     """Path integration of an agent's trajectory by a torus network; rate maps and gridness.
 
@@ -162,6 +164,8 @@ def run_grid_cells(
         ``radius`` m of a landmark at ``(x, y)`` m (:mod:`neurodyn.gridcells_segments`).
     shuffles : time-shifted maps per cell of the grid-cell null (>= 0; 0: fixed threshold).
     min_shift : smallest time shift of the null in seconds (default ``min(20 s, duration / 4)``).
+    device : ``cpu`` or ``cuda``: where the network is simulated (the maps, phases and
+        scores are computed on the CPU).
 
     Returns
     -------
@@ -237,6 +241,7 @@ def run_grid_cells(
     vel_net = torch.as_tensor(_midpoint_samples(vel * unit), dtype=torch.float64)
     batch = len(spacings)
 
+    dev = check_device(device)
     rng = np.random.default_rng(seed)
     flat = np.sort(rng.choice(g.size, size=int(cells), replace=False))
     cell_idx = np.stack(np.unravel_index(flat, g.shape), axis=1)
@@ -264,12 +269,15 @@ def run_grid_cells(
             vseg = ArrayVelocity(vel_net[2 * first:2 * last + 1], dt_sample / 2)
             cur = None if gain is None else cue_current(
                 network, gain, trajectory, first, last, spacings, orientation, dt_sample)
+            if cur is not None and dev.type != "cpu":
+                cur = (lambda c: lambda t: c(t).to(dev))(cur)
             tr = simulate(network, u, n * dt_sample, dt_net, method=method, velocity=vseg,
                           save_every=substeps, progress_bar=False, diagnostics=False,
                           noise=noise, seed=(seed * 1_000_003 + first) if noise > 0 else None,
-                          current=cur)
+                          current=cur, device=dev)
             nfe += tr.nfe
             u = tr.u[-1]
+            tr = tr.cpu()
             r = tr.r.reshape(tr.r.shape[0], batch, g.size)
             dec = tr.decoded.numpy()
             # after the first segment, the first saved state repeats the previous last one
@@ -309,7 +317,7 @@ def run_grid_cells(
               "dt_network_tau": dt_net / network.tau, "substeps": substeps,
               "jacobian_min_eigenvalue": lam, "cells": int(cells),
               "bins": int(bins), "seed": seed, "method": method, "all_cells": all_cells,
-              "noise": float(noise),
+              "noise": float(noise), "device": str(dev),
               "boundary_cue": None if boundary_cue is None else list(boundary_cue),
               "landmark_cue": None if landmark_cue is None else list(landmark_cue),
               "shuffles": int(shuffles), "min_shift_s": shift,

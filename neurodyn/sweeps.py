@@ -10,7 +10,8 @@ Each cell fits its own ring (its grid coordinates set the fit) and measures one 
   drift rate relative to the input.
 
 A cell's seed (:func:`_runkit.sweep.cell_seed` of its coordinates) seeds its fit and its
-simulation, so the table does not depend on how many workers ran it.
+simulation, so the table does not depend on how many workers ran it. An optional ``device``
+parameter (``cpu``, ``cuda``; default ``cpu``) is where the experiments simulate.
 
 Examples
 --------
@@ -54,7 +55,7 @@ def diffusion_cell(p: dict) -> dict:
 
     net = _fit(p)
     m = diffusion(net, float(p["noise"]), int(p["runs"]), float(p["duration"]),
-                  float(p["dt"]), int(p["seed"])).to_dict()
+                  float(p["dt"]), int(p["seed"]), device=p.get("device", "cpu")).to_dict()
     import numpy as np
 
     # D per manifold axis (one on the ring): the mean over axes
@@ -69,8 +70,9 @@ def drift_cell(p: dict) -> dict:
 
     net = _fit(p)
     res = path_integration(net, f"constant:{float(p['v'])}", int(p["runs"]),
-                           float(p["duration"]), float(p["dt"]), int(p["seed"]))
-    m, tr = res.to_dict(), res.trajectory
+                           float(p["duration"]), float(p["dt"]), int(p["seed"]),
+                           device=p.get("device", "cpu"))
+    m, tr = res.to_dict(), res.trajectory.cpu()
     travelled = float(tr.reference[-1, :, 0].mean() - tr.reference[0, :, 0].mean())
     err = tr.path_error()[-1, :, 0]
     return {"rms_final": float(m["rms_final"]), "max_final": float(m["max_final"]),

@@ -48,6 +48,66 @@ def test_auction_reaches_the_optimal_cost_of_scipy(seed):
             assert _cost(c, s2) == pytest.approx(ref, rel=1e-12, abs=1e-12)
 
 
+@pytest.mark.parametrize("list_length", [0, 1, 3, 200])
+def test_every_candidate_list_length_reaches_the_optimum(list_length):
+    # lists of one entry (bound = the second-best value), a few, and longer than the row
+    for kind, x, y, c in _instances(3, 60):
+        ref = _cost(c, linear_sum_assignment(c)[1])
+        sigma = auction_assignment(c, list_length=list_length)
+        assert sorted(sigma.tolist()) == list(range(len(c)))
+        assert _cost(c, sigma) == pytest.approx(ref, rel=1e-12, abs=1e-12), kind
+
+
+def test_small_batches_match_brute_force_with_ties_and_outliers():
+    # every permutation of up to 7 points: costs on a coarse grid (many ties), a far outlier
+    import itertools
+
+    rng = np.random.default_rng(30)
+    for trial in range(150):
+        n = int(rng.integers(2, 8))
+        x, y = rng.standard_normal((n, 2)), rng.standard_normal((n, 2))
+        if trial % 3 == 0:
+            x, y = np.round(x), np.round(y)
+        elif trial % 3 == 1:
+            y[int(rng.integers(n))] = [1e4, -2e3]
+        c = ((x[:, None] - y[None]) ** 2).sum(-1)
+        best = min(_cost(c, np.array(p)) for p in itertools.permutations(range(n)))
+        for sigma in (squared_euclidean_assignment(x, y), auction_assignment(c),
+                      auction_assignment(c, list_length=1)):
+            assert sorted(sigma.tolist()) == list(range(n))
+            assert _cost(c, sigma) == pytest.approx(best, rel=1e-12, abs=1e-9), trial
+
+
+def test_the_slack_graph_holds_an_optimal_assignment():
+    # every optimal assignment lies in {r_ij <= S}; scipy's (found independently) must too
+    from flows import assignment as A
+
+    auction, matching = A._kernels()
+    rng = np.random.default_rng(31)
+    for kind in range(3):
+        x, y = rng.standard_normal((300, 2)), rng.standard_normal((300, 2)) * 1.5
+        if kind == 1:
+            x, y = np.round(x * 2) / 2, np.round(y * 2) / 2
+        elif kind == 2:
+            y = y[rng.integers(0, 20, 300)]
+        c, typical, top, _ = matching.reduced_squared_euclidean(x, y)
+        n = len(c)
+        sigma, p, ok, cand, cost, bound = auction.auction(
+            c, np.zeros(n), A.EPS0 * typical, A.DELTA * typical / n, A.THETA, 10**8,
+            A.LIST_LENGTH, A.LIST_PHASE)
+        assert ok and sorted(sigma.tolist()) == list(range(n))
+        margin = 4 * (n + 2) * np.finfo(float).eps * (top + np.abs(p).max())
+        indptr, ind, val = auction.slack_graph(c, p, sigma, cand, cost, bound, margin)
+        r = c + p[None] - (c + p[None]).min(1, keepdims=True)
+        slack = r[np.arange(n), sigma].sum()
+        assert (val <= slack + margin).all() and (val >= 0).all()
+        edges = {(i, j) for i in range(n) for j in ind[indptr[i]:indptr[i + 1]]}
+        # the graph is exactly {r <= S + margin}, and holds scipy's optimal assignment
+        assert edges == {(int(i), int(j)) for i, j in zip(*np.nonzero(r <= slack + margin))}
+        opt = linear_sum_assignment(c)[1]
+        assert all((i, int(opt[i])) in edges for i in range(n)), kind
+
+
 def test_one_dimensional_matching_is_the_sorted_one():
     # closed form: for the squared cost on the line the optimal assignment is monotone
     rng = np.random.default_rng(4)
@@ -83,6 +143,8 @@ def test_bad_input_is_refused():
         auction_assignment(np.array([[0.0, np.nan], [1.0, 0.0]]))
     with pytest.raises(FlowsError, match="theta"):
         auction_assignment(np.eye(3), theta=1.0)
+    with pytest.raises(FlowsError, match="list_length"):
+        auction_assignment(np.eye(3), list_length=-1)
     with pytest.raises(FlowsError, match="shapes"):
         squared_euclidean_assignment(np.zeros((3, 2)), np.zeros((4, 2)))
     with pytest.raises(FlowsError, match="non-finite"):
@@ -177,7 +239,7 @@ def test_batches_of_512_match_scipy_and_pot_with_ties_and_duplicates(kind):
 
 
 def test_the_reduced_cost_is_the_cost_less_column_then_row_minima():
-    from flows._auction_kernels import reduced_squared_euclidean
+    from flows._matching_kernels import reduced_squared_euclidean
 
     rng = np.random.default_rng(22)
     for d, far in ((1, 0.0), (2, 0.0), (2, 1e4), (5, 0.0)):

@@ -77,8 +77,7 @@ def test_per_class_metric_sees_a_wrong_class_and_not_a_right_one():
     cfg = TrainConfig(data="digits", labels="data", n_eval=300, steps=1)
     splits, _ = prepare_data(cfg)
     right = per_class_metric(splits.floor, splits.floor_labels, splits, "sliced", 0)
-    wrong = per_class_metric(splits.floor, (splits.floor_labels + 1) % 10, splits, "sliced", 0,
-                             floor_pairs=2)
+    wrong = per_class_metric(splits.floor, (splits.floor_labels + 1) % 10, splits, "sliced", 0)
     r_ok = [r["ratio"] for r in right if r["ratio"] is not None]
     r_bad = [r["ratio"] for r in wrong if r["ratio"] is not None]
     assert len(r_ok) == 10 and max(r_ok) < 1.6
@@ -87,7 +86,7 @@ def test_per_class_metric_sees_a_wrong_class_and_not_a_right_one():
     assert all(r["floor_pairs"] == 3 and 0 < r["floor_std"] < r["floor"] for r in right)
     few = per_class_metric(splits.floor, splits.floor_labels, splits, "w2", 0)
     more = per_class_metric(splits.floor, splits.floor_labels, splits, "w2", 0, floor_pairs=6)
-    for a, b in zip(few, more):
+    for a, b in zip(few, more, strict=True):
         assert a["value"] == b["value"]
         assert abs(a["floor"] - b["floor"]) < 3 * max(a["floor_std"], b["floor_std"])
 

@@ -13,13 +13,31 @@ from neurodyn.gridcells import run_grid_cells
 pytestmark = pytest.mark.slow
 
 
-@pytest.mark.parametrize("n", [64, 128, 256])
+NOISES = (0.02, 0.05, 0.1)
+SIZES = (64, 128, 256)
+#: each cell's interval level so that all nine contain a correct theory with probability >= 95%
+FAMILY_LEVEL = 1 - 0.05 / (len(NOISES) * len(SIZES))
+
+
+@pytest.mark.parametrize("n", SIZES)
 def test_ring_diffusion_within_10pct_with_interval(n):
+    """D from lagged increments (128 runs of 400 tau) against the finite-N theory.
+
+    Nine (N, sigma) cells are judged at once. Nine independent 95% intervals all contain even an
+    exact theory only with probability 0.95**9 = 0.63 (on the 64-neuron ring at sigma = 0.05,
+    1,024 runs measure D / theory = 0.996 [0.985, 1.006] where one seed's 128 runs gave
+    1.054 [1.007, 1.103] with lags 2-16 tau), so each cell's interval has level 1 - 0.05/9
+    (Bonferroni): all nine contain a correct theory with probability >= 95%. The lags start at
+    1 tau (the decoded phase has no first-order jitter, :mod:`neurodyn.drift`), which brings the
+    relative standard error from 2.3% to 1.7%. The test can still fail: every interval must
+    exclude a theory 10% off (0.9 and 1.1 times it) and the estimate must lie within 10%."""
     net = fit(FitConfig(geometry="ring", n=n, seed=0)).network
-    for i, noise in enumerate((0.02, 0.05, 0.1)):
+    for i, noise in enumerate(NOISES):
         m = diffusion(net, noise=noise, runs=128, duration=400.0, dt=0.05,
-                      seed=1000 + 10 * n + i, lags=(2.0, 4.0, 8.0, 16.0)).to_dict()
+                      seed=1000 + 10 * n + i, lags=(1.0, 2.0, 4.0, 8.0),
+                      level=FAMILY_LEVEL).to_dict()
         assert abs(m["ratio"] - 1) <= 0.1 and m["contains_theory"], (n, noise, m)
+        assert 0.9 * m["D_theory"] < m["D_low"] and m["D_high"] < 1.1 * m["D_theory"], m
 
 
 def test_landmark_bounds_heading_error_over_2000_tau():

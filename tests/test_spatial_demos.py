@@ -26,6 +26,9 @@ def test_quick_demo_writes_its_section(name, tmp_path):
     metrics = json.loads((out / "metrics.json").read_text())
     if name == "drift_and_cues":
         assert metrics["anchoring"]["rms_cue_final"] < metrics["anchoring"]["rms_free_final"]
+        cell = metrics["diffusion"][0]  # --quick has one accepted cell: family level is 95%
+        assert metrics["diffusion_family_level"] == pytest.approx(0.95)
+        assert cell["ratio_family_low"] == pytest.approx(cell["ratio_low"])
     else:
         assert metrics["joint"]["network"][0]["median_error_m"] < 0.02
         assert metrics["maps"]["square_control"]["fraction_grid"] < 0.5

@@ -8,6 +8,7 @@ import math
 import numpy as np
 import pytest
 import torch
+from drift_theory import null_vector_theory
 from scipy.special import i0, i1
 
 from neurodyn.agent import Box, generate_trajectory, grid_pattern
@@ -85,6 +86,21 @@ def test_noise_on_the_grid_network_diffuses_the_phase_as_predicted(hex_net):
         run_grid_cells(hex_net, traj, cells=4, noise=0.05)
 
 
+def test_torus_tensor_theory_is_the_projection_on_the_jacobian_null_vectors(hex_net):
+    """The 2-D closed form M^-1 G M^-T from the 256 x 256 Jacobian's two left and two right
+    null vectors (scaled by the decoder's gradient), with its hex cross term D_12 = D_11 / 2;
+    the right null vectors alone (an orthogonal projection) give another tensor."""
+    from neurodyn.drift import diffusion_tensor_theory
+
+    d, left, _, tang = null_vector_theory(hex_net, 0.1)
+    theory = diffusion_tensor_theory(hex_net, 0.1)
+    # to 2e-5, not rounding: sampled on 16 x 16 the sheet is only nearly symmetric under
+    # continuous shifts (the two smallest singular values of J are 6e-6, not 0)
+    assert np.allclose(theory, d, rtol=1e-4, atol=0), (theory, d)
+    orthogonal = 0.5 * 0.1**2 * np.linalg.inv(tang @ tang.T)
+    assert not np.allclose(orthogonal, d, rtol=0.1, atol=0)
+
+
 def _pattern_rates(lattice, seed=0, cells=6, duration=300.0):
     traj = generate_trajectory(duration, 0.05, Box(1.0), seed=seed)
     rng = np.random.default_rng(seed)
@@ -138,10 +154,10 @@ def test_heterogeneity_pins_the_bump_and_keeps_energy_descent(ring_net):
     assert torch.equal(same.field(u), ring_net.field(u))
     het = heterogeneous(ring_net, Heterogeneity(gain_sd=0.05, threshold_sd=0.05,
                                                 weight_sd=0.05, seed=3))
-    a = simulate(ring_net, u, 50.0, 0.1, save_every=50, diagnostics=False)
-    b = simulate(het, u, 50.0, 0.1, save_every=50, diagnostics=False)
+    a = simulate(ring_net, u, 20.0, 0.1, save_every=20, diagnostics=False)
+    b = simulate(het, u, 20.0, 0.1, save_every=20, diagnostics=False)
     assert abs(float(a.decoded[-1, 0, 0]) - 1.0) < 1e-6
-    assert abs(float(b.decoded[-1, 0, 0]) - 1.0) > 1e-3
+    assert abs(float(b.decoded[-1, 0, 0]) - 1.0) > 1e-2  # 0.025 rad in 20 tau
     assert energy_audit(b).ok
     with pytest.raises(ValueError, match="gain_sd"):
         Heterogeneity(gain_sd=-1.0)

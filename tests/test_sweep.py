@@ -13,7 +13,7 @@ import pytest
 import sweep_cells
 
 from _runkit import BadInput
-from _runkit.sweep import DASK_AVAILABLE, cell_seed, run_sweep
+from _runkit.sweep import DASK_AVAILABLE, PARQUET_AVAILABLE, cell_seed, run_sweep
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
@@ -45,6 +45,21 @@ def test_serial_sweep_rows_seeds_and_resume(tmp_path):
     other = run_sweep(sweep_cells.noisy_mean, GRID, tmp_path / "other", seed=4, workers=0,
                       progress_bar=False)
     assert other.table.read_text() != table  # another base seed, other draws
+
+
+@pytest.mark.skipif(not PARQUET_AVAILABLE, reason="pyarrow is not installed (extra parquet)")
+def test_parquet_table_holds_the_csv_rows(tmp_path):
+    import pyarrow.parquet as pq
+
+    res = run_sweep(sweep_cells.noisy_mean, GRID, tmp_path, seed=2, workers=0,
+                    progress_bar=False)
+    assert res.parquet == tmp_path / "table.parquet" and res.to_dict()["parquet"]
+    table = pq.read_table(res.parquet)
+    header = res.table.read_text().split("\n")[0].split(",")
+    assert table.column_names == list(res.rows[0]) == header
+    assert table.to_pylist() == res.rows  # typed columns, the same values in grid order
+    assert str(table.schema.field("mean").type) == "double"
+    assert str(table.schema.field("n").type) == "int64"
 
 
 def test_sweep_refuses_bad_grids(tmp_path):

@@ -24,6 +24,7 @@ from ..gridcells_results import GRIDNESS_THRESHOLD, NULL_MIN_SHIFT, null_shift
 from ..heterogeneity import Heterogeneity, heterogeneous
 from ..io import write_json
 from ._common import (
+    add_device_argument,
     args_config,
     command,
     load_network,
@@ -100,6 +101,7 @@ def register(sub) -> argparse.ArgumentParser:
                    help="sampling interval of the trajectory (s; default 0.02 for generated "
                         "exploration, required for a .npy file)")
     p.add_argument("--seed", type=int, default=0, help="seeds the trajectory and the panel")
+    add_device_argument(p)
     p.add_argument("--modules", type=_float_list, default=None,
                    help="comma-separated spacings (m) of several modules, e.g. 0.5,0.7,0.98 "
                         "(overrides --spacing)")
@@ -228,7 +230,7 @@ def _grid_cells(args) -> dict:
         tau_seconds=args.tau_seconds, dt_network=args.dt_network, cells=args.cells,
         bins=args.bins, seed=args.seed, progress_bar=None, all_cells=args.all_cells,
         lattice=args.lattice, method=method, noise=args.noise, shuffles=args.shuffles,
-        min_shift=args.min_shift, **cues)
+        min_shift=args.min_shift, device=args.device, **cues)
     result.config["heterogeneity"] = disorder.to_dict()
     with open_run(args, "grid-cells") as run:
         write_grid_cells(result, run.out)

@@ -15,7 +15,7 @@ from _runkit.sweep import run_sweep
 from ..io import write_json
 from ..plotting import plot_sweep, save_figure
 from ..sweeps import SWEEPS
-from ._common import args_config, command
+from ._common import add_device_argument, args_config, command
 
 __all__ = ["register", "parse_grid"]
 
@@ -43,6 +43,8 @@ def _sweep(args) -> dict:
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     fixed = dict(spec.fixed)
+    if spec.cell.__name__ != "kappa_cell":  # the kappa cells simulate nothing
+        fixed["device"] = args.device
     if args.fit_steps is not None:
         fixed["fit_steps"] = args.fit_steps
     write_json({"command": f"sweep {args.kind}", **args_config(args), "grid_resolved": grid,
@@ -67,5 +69,6 @@ def register(sub) -> None:
     p.add_argument("--grid", action="append", default=[], metavar="AXIS=V1,V2,...")
     p.add_argument("--fit-steps", type=int, default=None, help="Adam steps of every cell's fit")
     p.add_argument("--seed", type=int, default=0, help="base seed of the cells' seeds")
+    add_device_argument(p)
     add_sweep_arguments(p)
     p.set_defaults(func=command(_sweep))

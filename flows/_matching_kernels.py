@@ -1,0 +1,223 @@
+"""Compiled kernels of :mod:`flows.assignment` for the cost and the exact sparse finish
+(imported only when numba is installed).
+
+``reduced_squared_euclidean(x, y) -> (R, typical, top, finite)``: the squared-Euclidean cost
+reduced by its column and row minima.
+
+``sparse_assignment(indptr, indices, values) -> sigma``: min-cost perfect matching on a sparse
+bipartite graph (Hungarian method with Dijkstra shortest augmenting paths).
+"""
+
+import numba
+import numpy as np
+
+
+@numba.njit(cache=True, nogil=True)
+def _heap_push(hd, hj, size, d, j):
+    k = size
+    hd[k] = d
+    hj[k] = j
+    while k > 0:
+        parent = (k - 1) >> 1
+        if hd[parent] <= hd[k]:
+            break
+        hd[parent], hd[k] = hd[k], hd[parent]
+        hj[parent], hj[k] = hj[k], hj[parent]
+        k = parent
+    return size + 1
+
+
+@numba.njit(cache=True, nogil=True)
+def _heap_pop(hd, hj, size):
+    d, j = hd[0], hj[0]
+    size -= 1
+    hd[0], hj[0] = hd[size], hj[size]
+    k = 0
+    while True:
+        left = 2 * k + 1
+        if left >= size:
+            break
+        small = left
+        if left + 1 < size and hd[left + 1] < hd[left]:
+            small = left + 1
+        if hd[k] <= hd[small]:
+            break
+        hd[small], hd[k] = hd[k], hd[small]
+        hj[small], hj[k] = hj[k], hj[small]
+        k = small
+    return d, j, size
+
+
+@numba.njit(cache=True, nogil=True)
+def _relax(i, d0, indptr, ind, w, u, v, dist, done, pred, touched, nt, hd, hj, size, colsol):
+    """Dijkstra step from row i, reached at distance d0: lower the tentative distances of the
+    columns of its edges (reduced costs w - u - v). Returns the counts of touched columns and
+    of heap entries, and a free column reached at distance d0 (else -1): no column is closer
+    than d0, so that column ends a shortest augmenting path (the search stops early on ties)."""
+    for e in range(indptr[i], indptr[i + 1]):
+        k = ind[e]
+        if done[k]:
+            continue
+        nd = d0 + (w[e] - u[i] - v[k])
+        if nd < dist[k]:
+            if dist[k] == np.inf:
+                touched[nt] = k
+                nt += 1
+            dist[k] = nd
+            pred[k] = i
+            if nd <= d0 and colsol[k] < 0:
+                return nt, size, k
+            size = _heap_push(hd, hj, size, nd, k)
+    return nt, size, -1
+
+
+@numba.njit(cache=True, nogil=True)
+def sparse_assignment(indptr, ind, w):
+    """Min-cost perfect matching on a sparse bipartite graph with costs w >= 0: potentials
+    u = 0 and v = the column minima (so w - u - v >= 0 and every column has a tight edge),
+    greedy matching on tight edges, then one Dijkstra shortest augmenting path (Hungarian
+    potentials) per free row. With ties the column minima leave far fewer free rows than the
+    rows' zero edges alone. Returns (row -> col), or an all -1 array when the graph has no
+    perfect matching."""
+    n = indptr.shape[0] - 1
+    u = np.zeros(n)
+    v = np.zeros(n)
+    rowsol = -np.ones(n, np.int64)
+    colsol = -np.ones(n, np.int64)
+    v[:] = np.inf  # column potentials: the column minima (every column has an edge)
+    for e in range(ind.shape[0]):
+        v[ind[e]] = min(v[ind[e]], w[e])
+    for i in range(n):
+        for e in range(indptr[i], indptr[i + 1]):
+            j = ind[e]
+            if w[e] - v[j] == 0.0 and colsol[j] < 0:
+                rowsol[i] = j
+                colsol[j] = i
+                break
+    dist = np.full(n, np.inf)
+    done = np.zeros(n, np.bool_)
+    pred = np.empty(n, np.int64)
+    touched = np.empty(n, np.int64)
+    cap = ind.shape[0] + n + 1
+    hd = np.empty(cap)
+    hj = np.empty(cap, np.int64)
+    for f in range(n):
+        if rowsol[f] >= 0:
+            continue
+        nt, size, sink = _relax(f, 0.0, indptr, ind, w, u, v, dist, done, pred, touched, 0,
+                                hd, hj, 0, colsol)
+        big = 0.0
+        while sink < 0 and size > 0:
+            d, j, size = _heap_pop(hd, hj, size)
+            if done[j] or d > dist[j]:
+                continue
+            done[j] = True
+            if colsol[j] < 0:
+                sink = j
+                big = d
+                break
+            nt, size, sink = _relax(colsol[j], d, indptr, ind, w, u, v, dist, done, pred,
+                                    touched, nt, hd, hj, size, colsol)
+            if sink >= 0:
+                big = d
+        if sink < 0:
+            return -np.ones(n, np.int64)
+        # potentials: finalized columns and the rows matched to them, and the free row
+        u[f] += big
+        for t in range(nt):
+            j = touched[t]
+            if done[j] and j != sink:
+                v[j] -= big - dist[j]
+                u[colsol[j]] += big - dist[j]
+        # augment along the shortest path
+        j = sink
+        while True:
+            i = pred[j]
+            prev = rowsol[i]
+            rowsol[i] = j
+            colsol[j] = i
+            if i == f:
+                break
+            j = prev
+        for t in range(nt):
+            j = touched[t]
+            dist[j] = np.inf
+            done[j] = False
+    return rowsol
+
+
+@numba.njit(cache=True, nogil=True)
+def reduced_squared_euclidean(x, y):
+    """The squared-Euclidean cost reduced by column and then row minima, with its scale.
+
+    R_ij = C_ij - C_{k_j j} - r_i, C_ij = ||x_i - y_j||^2, k_j = argmin_i C_ij,
+    r_i = min_j (C_ij - C_{k_j j}). The column step is formed as
+    (x_i - x_k) . (x_i + x_k - 2 y_j), exact to the rounding of its own small terms even when
+    y_j is far from every x (an outlier), so no large constant is carried into the auction.
+    Every assignment's cost changes by the same constant, so the optimum is unchanged.
+
+    Returns (R, typical, top, finite): ``typical`` is the median of a strided sample of R's
+    entries (a scale robust to outliers), ``top`` its maximum entry.
+    """
+    n, d = x.shape
+    c = np.empty((n, n))
+    finite = True
+    yt = np.empty((d, n))  # y by coordinate, contiguous in j
+    for j in range(n):
+        for k in range(d):
+            yt[k, j] = y[j, k]
+    best = np.zeros(n, np.int64)
+    low = np.full(n, np.inf)
+    row = np.empty(n)
+    for i in range(n):  # column minima, row by row, without storing C
+        row[:] = 0.0
+        for k in range(d):
+            xi = x[i, k]
+            for j in range(n):
+                diff = xi - yt[k, j]
+                row[j] += diff * diff
+        for j in range(n):
+            if row[j] < low[j]:
+                low[j] = row[j]
+                best[j] = i
+    for j in range(n):
+        if not np.isfinite(low[j]):
+            finite = False
+    xb = np.empty((d, n))  # x_{k_j} and x_{k_j} - 2 y_j by coordinate, contiguous in j
+    yb = np.empty((d, n))
+    for j in range(n):
+        for k in range(d):
+            xb[k, j] = x[best[j], k]
+            yb[k, j] = x[best[j], k] - 2.0 * y[j, k]
+    top = 0.0
+    total_sum = 0.0
+    for i in range(n):
+        row[:] = 0.0
+        for k in range(d):
+            xi = x[i, k]
+            for j in range(n):
+                row[j] += (xi - xb[k, j]) * (xi + yb[k, j])
+        rmin = np.inf
+        for j in range(n):
+            s = max(row[j], 0.0)
+            row[j] = s
+            rmin = min(rmin, s)
+        ci = c[i]
+        for j in range(n):
+            s = row[j] - rmin
+            ci[j] = s
+            total_sum += s
+            top = max(top, s)
+    if not np.isfinite(total_sum):
+        finite = False
+    total = n * n
+    stride = max(1, total // 2048)
+    sample = np.empty((total + stride - 1) // stride)
+    m = 0
+    for e in range(0, total, stride):
+        sample[m] = c[e // n, e % n]
+        m += 1
+    typical = np.median(sample[:m])
+    if typical <= 0.0:  # mostly ties: fall back to the mean
+        typical = total_sum / total
+    return c, typical, top, finite
