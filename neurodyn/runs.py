@@ -49,8 +49,11 @@ def fit_run(config: FitConfig, out: str | Path, fresh: bool = False,
 
     out = Path(out)
     result = fit(config, out_dir=out, resume=not fresh, progress_bar=progress_bar)
+    if result.network.bias.device.type != "cpu":  # the report and model.pt are on the CPU
+        result.network = result.network.cpu()
+        result.network.manifold = result.network.manifold.to("cpu")
     write_json({"fit_seconds": result.seconds}, out / "timing.json")
-    metrics = {"resumed_from_step": result.resumed_from,
+    metrics = {"resumed_from_step": result.resumed_from, "device": config.device,
                "final_loss": {k: v[-1] for k, v in result.history.items() if v}}
     metrics.update(write_network_report(result.network, out, result.history))
     report = attraction_report(result.network, config.kappa, config.tolerance)
