@@ -54,16 +54,22 @@ def test_api_refuses_an_unavailable_or_foreign_device():
 
 
 def _interrupt_at(monkeypatch, step):
-    calls = {"n": 0}
-    design = fitting._design
+    """Ctrl-C when batch ``step`` is drawn (both families draw one batch per step)."""
+    batch = fitting._batch
 
-    def failing(*args):
-        calls["n"] += 1
-        if calls["n"] > step:
+    def failing(manifold, config, k):
+        if k >= step:
             raise KeyboardInterrupt
-        return design(*args)
+        return batch(manifold, config, k)
 
-    monkeypatch.setattr(fitting, "_design", failing)
+    monkeypatch.setattr(fitting, "_batch", failing)
+
+
+def _tensors(obj):
+    if isinstance(obj, torch.Tensor):
+        return [obj]
+    items = obj.values() if isinstance(obj, dict) else obj if isinstance(obj, list) else []
+    return [t for v in items for t in _tensors(v)]
 
 
 def _resumed(tmp_path, monkeypatch, first, second, **kw):
@@ -74,7 +80,7 @@ def _resumed(tmp_path, monkeypatch, first, second, **kw):
             fit(FitConfig(device=first, **kw), out_dir=tmp_path, progress_bar=False)
     state = torch.load(tmp_path / "fit_state.pt", weights_only=True)
     assert state["step"] == 1
-    assert all(t.device.type == "cpu" for s in state["sums"].values() for t in s.values())
+    assert all(t.device.type == "cpu" for t in _tensors(state)) and len(_tensors(state)) > 0
     return fit(FitConfig(device=second, **kw), out_dir=tmp_path, progress_bar=False)
 
 
@@ -100,9 +106,11 @@ def _field_gap(a, b):
 KW = {"n": 16, "steps": 3, "batch": 2}
 
 
-def test_interrupted_cpu_fit_resumes_to_the_uninterrupted_result(tmp_path, monkeypatch):
-    full = fit(FitConfig(**KW), progress_bar=False)
-    resumed = _resumed(tmp_path, monkeypatch, "cpu", "cpu", **KW)
+@pytest.mark.parametrize("family", ["seal", "mlp"])
+def test_interrupted_cpu_fit_resumes_to_the_uninterrupted_result(family, tmp_path, monkeypatch):
+    kw = {**KW, "family": family}
+    full = fit(FitConfig(**kw), progress_bar=False)
+    resumed = _resumed(tmp_path, monkeypatch, "cpu", "cpu", **kw)
     assert resumed.resumed_from == 1
     assert torch.equal(resumed.network.energy_fn.theta(), full.network.energy_fn.theta())
     assert resumed.history == full.history
