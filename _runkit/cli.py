@@ -17,7 +17,9 @@ any other exception         1     ``PROG CMD: failed: unexpected TYPE: MESSAGE .
 No traceback is printed unless ``--debug`` is given (before or after the sub-command), and then
 it precedes the same line and exit code. A handler that saves a checkpoint on Ctrl-C re-raises
 ``KeyboardInterrupt("checkpoint at step 120 of 1000 saved; rerun to resume")``: its message is
-the line's end.
+the line's end. The handler runs inside :func:`~_runkit.interrupts.catch_interrupts`, so a Ctrl-C
+whose ``KeyboardInterrupt`` was dropped in a native callback (numba compiling) is still seen by
+:func:`~_runkit.interrupts.check_interrupt` and, at the latest, ends the command with 130.
 
 Examples
 --------
@@ -56,6 +58,7 @@ from collections.abc import Sequence
 
 from .errors import BadInput, RunFailed, exit_code
 from .files import to_jsonable
+from .interrupts import catch_interrupts, check_interrupt
 from .rundir import _ARGV
 
 __all__ = ["cli_main", "add_sweep_arguments", "sweep_options"]
@@ -104,6 +107,11 @@ def _command(prog: str, parser: argparse.ArgumentParser, argv: Sequence[str]) ->
     return " ".join(words)
 
 
+#: the line's end when Ctrl-C was dropped in native code and noticed only when the work was done
+_LATE = ("Ctrl-C arrived while native code ran and took effect only after the command's work; "
+         "the outputs it wrote are complete")
+
+
 def _one_line(err: BaseException) -> str:
     text = " ".join(str(err).split())
     return text
@@ -141,7 +149,9 @@ def cli_main(prog: str, parser: argparse.ArgumentParser,
         func = getattr(args, "func", None)
         if func is None:
             raise BadInput(f"a command is required; see {command} --help")
-        result = func(args)
+        with catch_interrupts():
+            result = func(args)
+            check_interrupt(_LATE)
     except KeyboardInterrupt as err:
         if debug:
             traceback.print_exc()

@@ -33,7 +33,7 @@ from pathlib import Path
 
 import torch
 
-from _runkit import atomic_torch_save
+from _runkit import atomic_torch_save, check_interrupt
 
 from .progress import progress
 
@@ -117,6 +117,7 @@ def train_neural(net, manifold, config, ckpt: Path | None, resume: bool, progres
             bar.update(1)
             if (step + 1) % config.checkpoint_every == 0:
                 save(step + 1)
+            check_interrupt()
     except KeyboardInterrupt:
         done = len(history["linear"])
         save(done)

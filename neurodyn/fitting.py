@@ -36,7 +36,7 @@ from pathlib import Path
 
 import torch
 
-from _runkit import RunFailed, atomic_torch_save, safe_torch_load
+from _runkit import RunFailed, atomic_torch_save, check_interrupt, safe_torch_load
 
 from .activation import Logistic
 from .attraction import PROBES, bregman, nearest_point, oblique_projection, probe_directions
@@ -372,6 +372,7 @@ def fit(config: FitConfig | None = None, out_dir: str | Path | None = None,
             bar.set_postfix(**{k: f"{v:.2e}" for k, v in losses.items()})
             if (step + 1) % config.checkpoint_every == 0:
                 save(step + 1)
+            check_interrupt()
     except KeyboardInterrupt:
         done = len(history["linear"])
         save(done)

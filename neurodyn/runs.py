@@ -14,6 +14,8 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from _runkit import check_interrupt
+
 from .fitting import FitConfig, fit
 from .inputs import Velocity
 from .io import save_model, write_json
@@ -45,7 +47,7 @@ def fit_run(config: FitConfig, out: str | Path, fresh: bool = False,
         The metrics written to ``metrics.json``.
     """
     from .attraction import attraction_report
-    from .fitting import FitFailed
+    from .fitting import FitFailed, FitInterrupted
 
     out = Path(out)
     result = fit(config, out_dir=out, resume=not fresh, progress_bar=progress_bar)
@@ -55,8 +57,16 @@ def fit_run(config: FitConfig, out: str | Path, fresh: bool = False,
     write_json({"fit_seconds": result.seconds}, out / "timing.json")
     metrics = {"resumed_from_step": result.resumed_from, "device": config.device,
                "final_loss": {k: v[-1] for k, v in result.history.items() if v}}
-    metrics.update(write_network_report(result.network, out, result.history))
-    report = attraction_report(result.network, config.kappa, config.tolerance)
+    try:  # the report simulates (numba compiles): a Ctrl-C there may surface only as the flag
+        check_interrupt()
+        metrics.update(write_network_report(result.network, out, result.history))
+        check_interrupt()
+        report = attraction_report(result.network, config.kappa, config.tolerance)
+        check_interrupt()
+    except KeyboardInterrupt:
+        raise FitInterrupted(f"fit interrupted after all {config.steps} steps, while its report "
+                             f"was made; checkpoint {out / 'fit_state.pt'} holds them; rerun the "
+                             "same command to write the model and report") from None
     metrics["attraction"] = report.to_dict()
     failed = report.failed
     write_json(metrics, out / "metrics.json")

@@ -524,9 +524,79 @@ def test_cli_main_records_argv_in_config(tmp_path, capsys):
     assert capsys.readouterr().out == ""
 
 
+# ---------------------------------------------------------------- interrupts
+_DROPPED_CTRL_C = """
+import ctypes, os, signal, sys
+from pathlib import Path
+import _runkit as rk
+
+def dropped_ctrl_c():
+    # SIGINT handled inside a ctypes callback: its KeyboardInterrupt is dropped by ctypes
+    ctypes.CFUNCTYPE(None)(lambda: os.kill(os.getpid(), signal.SIGINT))()
+
+def go(args):
+    ckpt = Path(args.out)
+    for step in range(5):
+        ckpt.write_text(str(step + 1))
+        if step == 2:
+            dropped_ctrl_c()
+        if args.check:
+            try:
+                rk.check_interrupt()
+            except KeyboardInterrupt:
+                raise KeyboardInterrupt(f"checkpoint at step {step + 1} saved") from None
+    return {"steps": 5}
+
+import argparse
+p = argparse.ArgumentParser(prog="tool")
+s = p.add_subparsers(dest="command", required=True).add_parser("go")
+s.add_argument("--out")
+s.add_argument("--check", action="store_true")
+s.set_defaults(func=go)
+sys.exit(rk.cli_main("tool", p))
+"""
+
+
+@pytest.mark.parametrize(("check", "saved", "end"), [
+    (True, "3", "checkpoint at step 3 saved"),
+    (False, "5", "Ctrl-C arrived while native code ran and took effect only after the "
+                 "command's work; the outputs it wrote are complete"),
+])
+def test_ctrl_c_dropped_in_a_ctypes_callback_still_exits_130(tmp_path, check, saved, end):
+    ckpt = tmp_path / "ckpt"
+    argv = ["go", "--out", str(ckpt)] + (["--check"] if check else [])
+    p = subprocess.run([sys.executable, "-c", _DROPPED_CTRL_C, *argv], capture_output=True,
+                       text=True, timeout=60, env=dict(os.environ, PYTHONPATH=str(ROOT)))
+    assert p.returncode == 130, p.stderr
+    assert p.stdout == "" and p.stderr == f"tool go: interrupted: {end}\n"
+    assert ckpt.read_text() == saved
+
+
+def test_cli_main_restores_the_sigint_handler_and_unraisable_hook(capsys):
+    import signal
+
+    seen = {}
+
+    def handler(args):
+        seen["handler"] = signal.getsignal(signal.SIGINT)
+        return None
+
+    hook = sys.unraisablehook
+    assert rk.cli_main("tool", _parser(handler), ["go"]) == 0
+    assert seen["handler"] is not signal.default_int_handler
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+    assert sys.unraisablehook is hook
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:  # an ignored SIGINT (a background job) stays ignored
+        assert rk.cli_main("tool", _parser(handler), ["go"]) == 0
+        assert seen["handler"] is signal.SIG_IGN
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
 # ---------------------------------------------------------------- docstring examples
-@pytest.mark.parametrize("name", ["__init__", "checks", "cli", "errors", "files", "progress",
-                                  "registry", "results", "rundir"])
+@pytest.mark.parametrize("name", ["__init__", "checks", "cli", "errors", "files", "interrupts",
+                                  "progress", "registry", "results", "rundir"])
 def test_docstring_examples_run(name):
     import doctest
     import importlib

@@ -360,6 +360,28 @@ def test_cli_ctrl_c_saves_a_checkpoint_and_resume_equals_uninterrupted(tmp_path)
     assert ma == mb
 
 
+@pytest.mark.slow
+def test_cli_ctrl_c_during_the_numba_compile_after_the_fit_exits_130_with_the_checkpoint(
+        tmp_path):
+    """SIGINT handled inside llvmlite's ctypes callback while numba compiles, after the fit
+    loop (tests/interrupt_hook.py): its KeyboardInterrupt is dropped there, yet the run ends
+    with 130, one line and the checkpoint of every step, and a rerun writes the model."""
+    env = dict(os.environ, PYTHONPATH=str(ROOT), OMP_NUM_THREADS="1")
+    args = ["fit", "ring", "--n", "32", "--steps", "3", "--batch", "4", "--kappa", "2",
+            "--out", str(tmp_path)]
+    p = subprocess.run([sys.executable, str(ROOT / "tests" / "interrupt_hook.py"), "neurodyn",
+                        "neurodyn.attraction:attraction_report", *args], env=env,
+                       capture_output=True, text=True, timeout=300)
+    assert p.returncode == 130, p.stderr
+    assert p.stdout == "" and len(p.stderr.strip().splitlines()) == 1, p.stderr
+    assert "after all 3 steps" in p.stderr and "fit_state.pt holds them" in p.stderr
+    assert torch.load(tmp_path / "fit_state.pt", weights_only=True)["step"] == 3
+    assert not (tmp_path / "model.pt").exists()
+    q = _cli(*args, cwd=tmp_path)
+    assert q.returncode == 0, q.stderr
+    assert json.loads(q.stdout)["resumed_from_step"] == 3 and (tmp_path / "model.pt").exists()
+
+
 def test_seal_learning_demo_quick(tmp_path):
     p = subprocess.run([sys.executable, str(ROOT / "demos/seal_learning.py"), "--quick",
                         "--out", str(tmp_path)], capture_output=True, text=True, timeout=600,
