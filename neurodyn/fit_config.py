@@ -40,6 +40,10 @@ class FitConfig:
     kappa_tol : relative tolerance of every normal eigenvalue (None: 0.05 ring, 0.10 torus);
         check_kappa : raise :class:`FitFailed` when it is missed.
     seed, checkpoint_every : seeds the batches; steps between checkpoints.
+    device : ``"cpu"`` or ``"cuda"`` (``"cuda:I"``): where the network, the targets and the
+        batched design run. Batches are drawn on the CPU and checkpoints hold CPU tensors, so
+        a fit resumed on another device continues the same one (the key is not checked on
+        resume).
     """
 
     geometry: str = "ring"
@@ -72,6 +76,7 @@ class FitConfig:
     check_kappa: bool = True
     seed: int = 0
     checkpoint_every: int = 1
+    device: str = "cpu"
 
     def __post_init__(self):
         if self.geometry not in ("ring", "torus"):
@@ -105,6 +110,9 @@ class FitConfig:
             raise ValueError(f"bandwidth={self.bandwidth!r}: must be None or an integer >= 0")
         if self.kappa_tol is not None and not (0 < self.kappa_tol < 1):
             raise ValueError(f"kappa_tol={self.kappa_tol!r}: must be in (0, 1)")
+        from .device import check_device
+
+        object.__setattr__(self, "device", str(check_device(self.device)))
 
     @classmethod
     def from_dict(cls, d: dict) -> FitConfig:

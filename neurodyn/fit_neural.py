@@ -85,13 +85,14 @@ def train_neural(net, manifold, config, ckpt: Path | None, resume: bool, progres
 
     def save(step):
         if ckpt is not None:
-            from .fitting import _checkpoint_config
+            from .fitting import _checkpoint_config, _to
 
+            state = {"neural": energy.neural.state_dict(),
+                     "pointwise": (energy.pointwise.state_dict()
+                                   if energy.pointwise is not None else None),
+                     "optimizer": opt.state_dict()}  # on the CPU: resumes on any device
             atomic_torch_save({"format": "neurodyn.fit/2", "config": _checkpoint_config(config),
-                               "neural": energy.neural.state_dict(),
-                               "pointwise": (energy.pointwise.state_dict()
-                                             if energy.pointwise is not None else None),
-                               "optimizer": opt.state_dict(), "scheduler": sched.state_dict(),
+                               **_to(state, "cpu"), "scheduler": sched.state_dict(),
                                "history": history, "step": step}, ckpt)
 
     bar = progress(total=config.steps, desc="fit", enabled=progress_bar, initial=step0)

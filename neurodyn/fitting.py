@@ -21,6 +21,10 @@ is affine in them: each step samples a fresh batch (seeded by ``seed`` and the s
 adds its normal equations to running sums, and the coefficients are their ridge-regularised
 least-squares solution. The checkpoint holds those sums, so a resumed fit ends bit-identical to
 an uninterrupted one. The transport gains are fitted exactly afterwards.
+
+``config.device`` places the network, the targets and the batched design there; batches are
+drawn on the CPU (the same states on every device) and the normal equations are summed and
+solved on the CPU, so checkpoints load anywhere and a fit may resume on another device.
 """
 
 from __future__ import annotations
@@ -36,6 +40,7 @@ from _runkit import RunFailed, atomic_torch_save, check_interrupt, safe_torch_lo
 
 from .activation import Logistic
 from .attraction import PROBES, bregman, nearest_point, oblique_projection, probe_directions
+from .device import check_device
 from .energies import SealEnergy
 from .fit_config import FitConfig
 from .geometry import Geometry, Ring, Torus
@@ -169,8 +174,8 @@ def _theta_tensors(net: HopfieldNetwork, theta: torch.Tensor) -> dict[str, torch
     out, i = {}, 0
     for t, m in energy.free_parameters():
         idx = m.flatten().nonzero().squeeze(-1)
-        flat = torch.zeros(t.numel(), dtype=torch.float64).index_copy(0, idx,
-                                                                      theta[i:i + idx.numel()])
+        flat = torch.zeros(t.numel(), dtype=torch.float64,
+                           device=t.device).index_copy(0, idx, theta[i:i + idx.numel()])
         out[names[id(t)]] = torch.where(m, flat.reshape(t.shape), t.detach())
         i += idx.numel()
     for buf in ("anchor_x", "anchored"):  # written by refresh, the same for every theta
@@ -192,8 +197,9 @@ def _design(net, manifold, config, b):
     """
     energy = net.energy_fn
     p = energy.theta().numel()
-    thetas = torch.cat([torch.zeros(1, p, dtype=torch.float64),
-                        torch.eye(p, dtype=torch.float64)])
+    dev = b["u"].device
+    thetas = torch.cat([torch.zeros(1, p, dtype=torch.float64, device=dev),
+                        torch.eye(p, dtype=torch.float64, device=dev)])
 
     call = _ResidualCall(net)
 
@@ -251,8 +257,20 @@ def _term_losses(sums: dict, theta: torch.Tensor, steps: int) -> dict[str, float
     return out
 
 
+def _to(obj, device):
+    """Every tensor of ``obj`` (nested dicts and lists) on ``device``."""
+    if isinstance(obj, torch.Tensor):
+        return obj.to(device)
+    if isinstance(obj, dict):
+        return {k: _to(v, device) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return type(obj)(_to(v, device) for v in obj)
+    return obj
+
+
 def _checkpoint_config(config: FitConfig) -> dict:
     d = config.to_dict()
+    d.pop("device")  # a checkpoint resumes on any device
     d.pop("checkpoint_every")
     d.pop("check_kappa")
     d.pop("kappa_tol")
@@ -288,7 +306,8 @@ def fit(config: FitConfig | None = None, out_dir: str | Path | None = None,
     Returns
     -------
     FitResult
-        The network (transport fitted) and, per step, each term's loss at the solution.
+        The network (transport fitted, on ``config.device``) and, per step, each term's loss
+        at the solution.
 
     Raises
     ------
@@ -303,20 +322,23 @@ def fit(config: FitConfig | None = None, out_dir: str | Path | None = None,
     """
     config = config or FitConfig()
     start = time.perf_counter()
+    dev = check_device(config.device)
     geometry = build_geometry(config)
-    manifold = build_manifold(config, geometry)
-    net = build_network(config, manifold)
+    manifold = build_manifold(config, geometry)  # on the CPU: draws the batches
+    target = manifold.to(dev)
+    net = build_network(config, manifold).to(dev)
+    net.manifold, net.energy_fn._key = target, None  # new tensors: refresh the slopes
     ckpt = Path(out_dir) / "fit_state.pt" if out_dir is not None else None
     if config.family == "mlp":
         from .fit_neural import train_neural
 
         history, step0 = train_neural(
             net, manifold, config, ckpt, resume, progress_bar,
-            lambda step: _batch(manifold, config, step),
-            lambda b: _residuals(net, manifold, config, b),
+            lambda step: _to(_batch(manifold, config, step), dev),
+            lambda b: _residuals(net, target, config, b),
             lambda path: _load_checkpoint(path, config), FitInterrupted, FitFailed)
         with torch.no_grad():
-            net.transport = Transport.fit(geometry, manifold.u0, net.tau, net.activation)
+            net.transport = Transport.fit(geometry, target.u0, net.tau, net.activation)
         return FitResult(net, config, history, time.perf_counter() - start, step0)
     p = net.energy_fn.theta().numel()
     zeros = {k: {"ata": torch.zeros(p, p, dtype=torch.float64),
@@ -336,10 +358,11 @@ def fit(config: FitConfig | None = None, out_dir: str | Path | None = None,
     step = step0
     try:
         for step in range(step0, config.steps):
-            design = _design(net, manifold, config, _batch(manifold, config, step))
+            design = _design(net, target, config, _to(_batch(manifold, config, step), dev))
             for k, (a, y) in design.items():
-                sums[k] = {"ata": sums[k]["ata"] + a.T @ a, "aty": sums[k]["aty"] + a.T @ y,
-                           "yty": sums[k]["yty"] + y @ y}
+                sums[k] = {"ata": sums[k]["ata"] + (a.T @ a).cpu(),
+                           "aty": sums[k]["aty"] + (a.T @ y).cpu(),
+                           "yty": sums[k]["yty"] + (y @ y).cpu()}
             losses = _term_losses(sums, _solve(sums, config), step + 1)
             for k in TERMS:
                 history[k].append(losses[k])
@@ -362,5 +385,5 @@ def fit(config: FitConfig | None = None, out_dir: str | Path | None = None,
     save(config.steps)
     net.energy_fn.set_theta(_solve(sums, config))
     with torch.no_grad():
-        net.transport = Transport.fit(geometry, manifold.u0, net.tau, net.activation)
+        net.transport = Transport.fit(geometry, target.u0, net.tau, net.activation)
     return FitResult(net, config, history, time.perf_counter() - start, step0)

@@ -51,17 +51,20 @@ def save_model(network: HopfieldNetwork, path: str | Path, extra: dict | None = 
     network : the network; its energy must be rebuildable from a config.
     path : destination file, conventionally ``DIR/model.pt``.
     extra : JSON-serialisable metadata stored alongside (e.g. the fit config).
+
+    The tensors are stored on the CPU, so a network fitted on ``cuda`` loads anywhere.
     """
     payload = {
         "format": FORMAT,
         "geometry": network.geometry.config(),
         "activation": network.activation.config(),
         "energy": network.energy_fn.config(),
-        "energy_state": {k: v.detach().clone() for k, v in network.energy_fn.state_dict().items()},
-        "bias": network.bias.detach().clone(),
+        "energy_state": {k: v.detach().cpu().clone()
+                         for k, v in network.energy_fn.state_dict().items()},
+        "bias": network.bias.detach().cpu().clone(),
         "tau": network.tau,
-        "transport": None if network.transport is None else network.transport.gains.clone(),
-        "manifold_u0": None if network.manifold is None else network.manifold.u0.clone(),
+        "transport": None if network.transport is None else network.transport.gains.cpu().clone(),
+        "manifold_u0": None if network.manifold is None else network.manifold.u0.cpu().clone(),
         "extra": to_jsonable(extra or {}),
     }
     atomic_torch_save(payload, path)

@@ -97,6 +97,12 @@ class TargetManifold:
             profile, dtype=torch.float64)
         return cls(geometry, activation, a + c * p)
 
+    def to(self, device: torch.device | str) -> TargetManifold:
+        """This manifold with its profile on ``device`` (``self`` when it is already there)."""
+        if self.u0.device == torch.device(device):
+            return self
+        return TargetManifold(self.geometry, self.activation, self.u0.to(device))
+
     # ------------------------------------------------------------------ points and tangents
     def u_star(self, psi: torch.Tensor) -> torch.Tensor:
         """Potentials ``u*(psi)``, shape ``(..., *shape)`` for ``psi`` of shape ``(..., dim)``."""

@@ -149,15 +149,15 @@ class HopfieldNetwork(nn.Module):
         if u.dim() != g.dim:
             raise ValueError(f"u: one state of shape {g.shape} expected, got {tuple(u.shape)}")
         d = self.activation.derivative(u).reshape(-1)
-        eye = torch.eye(g.size, dtype=u.dtype).reshape((g.size,) + g.shape)
+        eye = torch.eye(g.size, dtype=u.dtype, device=u.device).reshape((g.size,) + g.shape)
         r = self.activation(u).expand((g.size,) + g.shape)
         h = self.energy_fn.hvp(r, eye).reshape(g.size, g.size)  # row j: H e_j (H symmetric)
-        return -(torch.eye(g.size, dtype=u.dtype) + h.T * d) / self.tau
+        return -(torch.eye(g.size, dtype=u.dtype, device=u.device) + h.T * d) / self.tau
 
     def interaction_hessian(self, u: torch.Tensor) -> torch.Tensor:
         """Hessian of ``F`` at ``r = phi(u)`` for one state ``u``: ``(N, N)``."""
         g = self.geometry
-        eye = torch.eye(g.size, dtype=u.dtype).reshape((g.size,) + g.shape)
+        eye = torch.eye(g.size, dtype=u.dtype, device=u.device).reshape((g.size,) + g.shape)
         r = self.activation(u).expand((g.size,) + g.shape)
         h = self.energy_fn.hvp(r, eye).reshape(g.size, g.size)
         return 0.5 * (h + h.T)

@@ -51,8 +51,11 @@ def fit_run(config: FitConfig, out: str | Path, fresh: bool = False,
 
     out = Path(out)
     result = fit(config, out_dir=out, resume=not fresh, progress_bar=progress_bar)
+    if result.network.bias.device.type != "cpu":  # the report and model.pt are on the CPU
+        result.network = result.network.cpu()
+        result.network.manifold = result.network.manifold.to("cpu")
     write_json({"fit_seconds": result.seconds}, out / "timing.json")
-    metrics = {"resumed_from_step": result.resumed_from,
+    metrics = {"resumed_from_step": result.resumed_from, "device": config.device,
                "final_loss": {k: v[-1] for k, v in result.history.items() if v}}
     try:  # the report simulates (numba compiles): a Ctrl-C there may surface only as the flag
         check_interrupt()

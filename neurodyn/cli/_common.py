@@ -116,11 +116,11 @@ def device_arg(text: str) -> str:
     return text
 
 
-def add_device_argument(parser: argparse.ArgumentParser) -> None:
-    """Add ``--device`` (default ``cpu``) to a command that simulates."""
+def add_device_argument(parser: argparse.ArgumentParser,
+                        note: str = "fixed-step runs on the CPU are compiled") -> None:
+    """Add ``--device`` (default ``cpu``) to a command that simulates or fits."""
     parser.add_argument("--device", type=device_arg, default="cpu",
-                        help="cpu or cuda (cuda:I) where torch finds one; fixed-step runs on "
-                             "the CPU are compiled")
+                        help=f"cpu or cuda (cuda:I) where torch finds one; {note}")
 
 
 def parse_velocity_arg(spec: str, name: str = "--velocity"):

@@ -6,7 +6,7 @@ from _runkit import BadInput, check_memory
 
 from ..fitting import FitConfig
 from ..runs import fit_run
-from ._common import command, nonnegative, open_run, positive, positive_int
+from ._common import add_device_argument, command, nonnegative, open_run, positive, positive_int
 
 __all__ = ["register"]
 
@@ -30,7 +30,7 @@ def _fit(args) -> dict:
                     weight_energy=args.weight_energy, strength=args.strength,
                     kappa_tol=args.kappa_tol, check_kappa=not args.no_kappa_check,
                     hidden=args.hidden, lr=args.lr, gain=args.gain, a=args.a, c=args.c,
-                    variable=args.variable)
+                    variable=args.variable, device=args.device)
     size = 128 if n is None else (n if isinstance(n, int) else n[0] * n[1])
     check_memory("--n", float(size) * (4 * cfg.batch + 4) * 8 * 48)
     with open_run(args, "fit", config=cfg.to_dict()) as run:
@@ -100,5 +100,7 @@ def register(sub) -> None:
     f.add_argument("--c", type=float, default=d.c, help="bump height (default 4)")
     f.add_argument("--fresh", action="store_true",
                    help="discard an existing checkpoint and start over")
+    add_device_argument(f, "the network and the batched design run there, checkpoints are "
+                        "saved on the CPU (resume on any device)")
     f.set_defaults(func=command(_fit))
     return f

@@ -218,7 +218,7 @@ class SealEnergy(InteractionEnergy):
 
     def set_theta(self, theta: torch.Tensor) -> None:
         """Write a flat vector (from :meth:`theta`'s layout) into the learnable entries."""
-        theta = torch.as_tensor(theta, dtype=torch.float64)
+        theta = torch.as_tensor(theta, dtype=torch.float64).to(self.u0.device)
         i = 0
         with torch.no_grad():
             for t, m in self.free_parameters():
