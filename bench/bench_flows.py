@@ -55,8 +55,7 @@ import torch
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from flows import assignment  # noqa: E402
-from flows.assignment import (LIST_LENGTH, auction_assignment,  # noqa: E402
-                              squared_euclidean_assignment)
+from flows.assignment import LIST_LENGTH, auction_assignment, squared_euclidean_assignment  # noqa: E402
 from flows.data import load_dataset  # noqa: E402
 from flows.errors import derive_seed  # noqa: E402
 from flows.evaluation import w2  # noqa: E402

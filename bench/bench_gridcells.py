@@ -3,8 +3,10 @@
 1. Fit (or load) a hex and a square torus with the default fit config.
 2. Generate 10 simulated minutes of exploration in a 1 m box (seed 0, sampled every 20 ms) and
    path-integrate it with the hex model (spacing 0.5 m, tau = 10 ms, no noise).
-   Targets: final decoded error <= 5% of the spacing, >= 90% of a random panel of 64 cells with
-   classic gridness >= 0.8, wall time <= 120 s.
+   Targets: final decoded error <= 5% of the spacing, >= 90% of a random panel of 64 cells
+   above the gridness threshold (by default the 95th percentile of a shuffled null; the fixed
+   0.8 is reported beside it), wall time <= 120 s (the first target) and <= 15 s (the
+   compiled path's).
 3. The same run with the square model as a control: square fields (median classic gridness
    < 0.3, median score_90 > 0.8).
 4. ``--study``: decoding accuracy against the step size and method on a shorter run (60 s),
@@ -131,9 +133,11 @@ def main(argv: list[str] | None = None) -> dict:
     report["trajectory_seconds"] = time.perf_counter() - t0
     for lattice in ("hex", "square"):
         net, info = get_model(models, lattice, args.quick)
+        t0 = time.perf_counter()
         res = run_grid_cells(net, traj, spacing=0.5, tau_seconds=0.01, cells=64, seed=0)
+        call = time.perf_counter() - t0  # the whole call: with the rate maps' shuffled nulls
         write_grid_cells(res, out / lattice)
-        report[lattice] = {**_summary(res.metrics), **info}
+        report[lattice] = {**_summary(res.metrics), "call_seconds": call, **info}
         print(f"{lattice}: {json.dumps(report[lattice])}", flush=True)
         if lattice == "hex" and args.compare_torch:
             report["compare_torch"] = compare_backends(net, args.compare_torch)
@@ -148,6 +152,8 @@ def main(argv: list[str] | None = None) -> dict:
         "final_error_fraction_le_0.05": hexm["final_error_fraction"] <= 0.05,
         "fraction_grid_ge_0.9": hexm["fraction_grid"] >= 0.9,
         "wall_time_le_120s": hexm["wall_time_s"] <= 120.0,
+        "wall_time_le_15s": hexm["wall_time_s"] <= 15.0,
+        "call_seconds_le_15s": hexm["call_seconds"] <= 15.0,
         "square_classic_median_lt_0.3": sq["gridness_median"] < 0.3,
         "square_score_90_median_gt_0.8": sq["score_90_median"] > 0.8,
     }

@@ -12,7 +12,13 @@ rounds, and reports two times:
 Reported: both times per side and round, the median ratios 1 worker / 2 workers, and whether
 every table is identical. Two workers can only approach 2x when the machine's two cores are free.
 
-Usage: python bench/bench_sweep.py [--cells 8] [--rounds 2] [--steps 16000] [--out DIR]
+``--kappa-sweep`` adds the library's own sweep as a user runs it: ``neurodyn sweep kappa`` over
+kappa in {0.25, 0.5, 1, 2} and N in {64, 128} (8 cells, each a fit and its Jacobian spectrum),
+``--workers 1`` against ``--workers 2``, each a fresh command timed from its start to its exit,
+alternately over the same rounds; its tables must be identical too.
+
+Usage: python bench/bench_sweep.py [--cells 8] [--rounds 2] [--steps 16000] [--kappa-sweep]
+       [--out DIR]
 """
 
 from __future__ import annotations
@@ -68,12 +74,53 @@ def side(workers: int, cells: int, steps: int) -> dict:
             "table": tables.pop() if len(tables) == 1 else None}
 
 
+KAPPA_GRID = ["--grid", "kappa=0.25,0.5,1,2", "--grid", "n=64,128"]
+
+
+def kappa_sweep_side(workers: int) -> dict:
+    """``neurodyn sweep kappa`` on ``workers`` workers as a fresh command: wall time, table."""
+    with tempfile.TemporaryDirectory() as tmp:
+        t = time.perf_counter()
+        subprocess.run([sys.executable, "-m", "neurodyn.cli", "sweep", "kappa", *KAPPA_GRID,
+                        "--workers", str(workers), "--out", str(Path(tmp) / "run")],
+                       check=True, capture_output=True, text=True)
+        wall = time.perf_counter() - t
+        table = (Path(tmp) / "run" / "table.csv").read_text()
+    return {"workers": workers, "end_to_end_s": wall, "table": table}
+
+
+def alternate(rounds: int, run_side, label: str) -> tuple[list, set]:
+    """``run_side(workers) -> record with "table"`` for 1 and 2 workers, alternately first over
+    ``rounds``; returns the per-round records ``[{1: rec, 2: rec}, ...]`` and the set of tables."""
+    per_round, tables = [], set()
+    for rnd in range(rounds):
+        times = {}
+        for workers in ((1, 2) if rnd % 2 == 0 else (2, 1)):
+            rec = run_side(workers)
+            tables.add(rec.pop("table"))
+            times[workers] = rec
+        per_round.append(times)
+        print(json.dumps({label: rnd, **{f"{w}_worker": times[w] for w in (1, 2)}}), flush=True)
+    return per_round, tables
+
+
+def kappa_sweep(rounds: int) -> dict:
+    """The library's kappa sweep on 1 and 2 workers, alternately over ``rounds``."""
+    per_round, tables = alternate(rounds, kappa_sweep_side, "kappa_sweep_round")
+    ratio = statistics.median(r[1]["end_to_end_s"] / r[2]["end_to_end_s"] for r in per_round)
+    return {"command": "neurodyn sweep kappa " + " ".join(KAPPA_GRID), "cells": 8,
+            "rounds": per_round, "speedup_end_to_end_median": ratio,
+            "end_to_end_speedup_ge_1.7": ratio >= 1.7, "tables_identical": len(tables) == 1}
+
+
 def main(argv=None) -> dict:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--cells", type=int, default=8)
     p.add_argument("--rounds", type=int, default=2)
     p.add_argument("--steps", type=int, default=16000)
     p.add_argument("--out", type=Path, default=None)
+    p.add_argument("--kappa-sweep", action="store_true",
+                   help="also time `neurodyn sweep kappa` (8 cells) on 1 and 2 workers")
     p.add_argument("--side", type=int, default=None, help=argparse.SUPPRESS)
     args = p.parse_args(argv)
     # worker processes import this module's neighbours and the checkout
@@ -83,19 +130,13 @@ def main(argv=None) -> dict:
     if args.side is not None:
         print(json.dumps(side(args.side, args.cells, args.steps)))
         return {}
-    rounds, tables = [], set()
-    for rnd in range(args.rounds):
-        times = {}
-        for workers in ((1, 2) if rnd % 2 == 0 else (2, 1)):
-            out = subprocess.run([sys.executable, __file__, "--side", str(workers), "--cells",
-                                  str(args.cells), "--steps", str(args.steps)],
-                                 check=True, capture_output=True, text=True).stdout
-            rec = json.loads(out.strip().splitlines()[-1])
-            tables.add(rec.pop("table"))
-            times[workers] = rec
-        rounds.append(times)
-        print(json.dumps({"round": rnd, **{f"{w}_worker": times[w] for w in (1, 2)}}),
-              flush=True)
+    def fresh_side(workers: int) -> dict:  # one side in a fresh process
+        out = subprocess.run([sys.executable, __file__, "--side", str(workers), "--cells",
+                              str(args.cells), "--steps", str(args.steps)],
+                             check=True, capture_output=True, text=True).stdout
+        return json.loads(out.strip().splitlines()[-1])
+
+    rounds, tables = alternate(args.rounds, fresh_side, "round")
     e2e = statistics.median(r[1]["end_to_end_s"] / r[2]["end_to_end_s"] for r in rounds)
     cells = statistics.median(r[1]["cells_s"] / r[2]["cells_s"] for r in rounds)
     result = {"cells": args.cells, "steps": args.steps, "rounds": rounds,
@@ -103,7 +144,9 @@ def main(argv=None) -> dict:
               "end_to_end_speedup_ge_1.7": e2e >= 1.7,
               "tables_identical": len(tables) == 1 and None not in tables,
               "cpus": os.cpu_count()}
-    print(json.dumps(result))
+    if args.kappa_sweep:
+        result["kappa_sweep"] = kappa_sweep(args.rounds)
+    print(json.dumps({k: v for k, v in result.items() if k != "rounds"}))
     if args.out is not None:
         args.out.mkdir(parents=True, exist_ok=True)
         (args.out / "bench_sweep.json").write_text(json.dumps(result, indent=2) + "\n")

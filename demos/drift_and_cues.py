@@ -5,8 +5,8 @@
    1-8 tau with a 95% bootstrap interval over 128 runs of 400 tau, against the one-neuron-noise
    theory; with nine cells, nine 95% intervals all contain even an exact theory only 63% of the
    time, so each cell also carries a family-wise interval (level 1 - 0.05 / cells, Bonferroni)
-   and the check that all contain the theory is made on those. The integration horizon (mean time for the drift to reach 0.05 rad) against
-   ``epsilon^2 / (2 D)`` from the same runs.
+   and the check that all contain the theory is made on those. The integration horizon (mean
+   time for the drift to reach 0.05 rad) against ``epsilon^2 / (2 D)`` from the same runs.
 2. Anchoring: 2,000 tau of heading integration (OU angular velocity) with noise sigma = 0.3, with
    and without a landmark of strength A = 0.05 (1.25% of the bump height) reporting the true
    heading; the same velocity and noise in both runs.
@@ -134,7 +134,8 @@ def _section(out: Path, m: dict, argv) -> None:
     lo, hi = m["diffusion_ratio_range"]
     write_section(out, Section(
         title="Head direction: drift under noise, landmark anchoring, cue conflict",
-        description=("Ring diffusion D from lagged increments with 95% and family-wise bootstrap intervals "
+        description=("Ring diffusion D from lagged increments with 95% and family-wise "
+                     "bootstrap intervals "
                      "against the one-neuron-noise theory (sigma <= 0.1; sigma = 0.2 shown as "
                      "where the small-noise theory starts to miss); heading error with and "
                      "without a landmark (same velocity and noise); the fraction of a 90-degree "

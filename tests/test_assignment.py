@@ -51,7 +51,7 @@ def test_auction_reaches_the_optimal_cost_of_scipy(seed):
 @pytest.mark.parametrize("list_length", [0, 1, 3, 200])
 def test_every_candidate_list_length_reaches_the_optimum(list_length):
     # lists of one entry (bound = the second-best value), a few, and longer than the row
-    for kind, x, y, c in _instances(3, 60):
+    for kind, _x, _y, c in _instances(3, 60):
         ref = _cost(c, linear_sum_assignment(c)[1])
         sigma = auction_assignment(c, list_length=list_length)
         assert sorted(sigma.tolist()) == list(range(len(c)))
@@ -103,7 +103,8 @@ def test_the_slack_graph_holds_an_optimal_assignment():
         assert (val <= slack + margin).all() and (val >= 0).all()
         edges = {(i, j) for i in range(n) for j in ind[indptr[i]:indptr[i + 1]]}
         # the graph is exactly {r <= S + margin}, and holds scipy's optimal assignment
-        assert edges == {(int(i), int(j)) for i, j in zip(*np.nonzero(r <= slack + margin))}
+        inside = np.nonzero(r <= slack + margin)
+        assert edges == {(int(i), int(j)) for i, j in zip(*inside, strict=True)}
         opt = linear_sum_assignment(c)[1]
         assert all((i, int(opt[i])) in edges for i in range(n)), kind
 
