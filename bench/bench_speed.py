@@ -20,7 +20,10 @@ Per-step times are what is compared: ``steps`` is 1,000 except where one run of 
 take far longer than the others (canns' dense 64 x 64 torus at B = 256), where fewer steps are
 timed and the count is reported.
 
-Usage: python bench/bench_speed.py [--out DIR] [--rounds R] [--quick]
+``--threads T`` runs neurodyn's compiled path on T threads (blocks of states at B = 256; one
+state stays on one thread); the default is 1. canns runs with its own (JAX) threading.
+
+Usage: python bench/bench_speed.py [--out DIR] [--rounds R] [--quick] [--threads T]
 """
 
 from __future__ import annotations
@@ -194,12 +197,14 @@ def main(argv=None) -> dict:
     p.add_argument("--out", type=Path, default=None)
     p.add_argument("--rounds", type=int, default=5)
     p.add_argument("--quick", action="store_true", help="two small sizes, 50 steps, 2 rounds")
+    p.add_argument("--threads", type=int, default=1,
+                   help="threads of neurodyn's compiled runs (blocks of states; default 1)")
     args = p.parse_args(argv)
-    torch.set_num_threads(1)
+    torch.set_num_threads(args.threads)
     with_canns = importlib.util.find_spec("canns") is not None
     configs = [("ring", 128, 1), ("torus", 32, 1)] if args.quick else CONFIGS
     steps, rounds = (50, 2) if args.quick else (1000, args.rounds)
-    result = {"canns": "installed" if with_canns else
+    result = {"threads": args.threads, "canns": "installed" if with_canns else
               "skipped: canns is not installed (pip install canns)", "rows": []}
     for kind, size, batch in configs:
         row = bench_config(kind, size, batch, steps, rounds, with_canns)

@@ -331,7 +331,7 @@ def _lock(zw, lk_c, lk_i, m2, xs):
 
 
 
-@njit(cache=True, fastmath=_FAST, error_model="numpy", _nrt=False)
+@njit(cache=True, fastmath=_FAST, error_model="numpy", _nrt=False, nogil=True)
 def _run(u, saved, fail, ip, fp, bias, t1, t2, md, hcoef, kh, dense, pw, pwp, lk_c, lk_i, m2,
          vel, xi, y, ks, r, aw, zw, xs, vv):
     """The step loop of :func:`integrate` over preallocated work arrays: ``y (2, N)`` the state
@@ -343,7 +343,7 @@ def _run(u, saved, fail, ip, fp, bias, t1, t2, md, hcoef, kh, dense, pw, pwp, lk
     dt, inv_tau, limit, gain, rmax, noise = fp[0], fp[1], fp[2], fp[3], fp[4], fp[5]
     bsz, n = u.shape
     dty = u.dtype.type
-    with_v = vel.shape[0] > 0
+    with_v = vel.shape[1] > 0
     vdim = vv.shape[0]
     h = dty(dt)
     eighth = dty(0.125)
@@ -362,7 +362,7 @@ def _run(u, saved, fail, ip, fp, bias, t1, t2, md, hcoef, kh, dense, pw, pwp, lk
             continue
         for j in range(n):
             y0[j] = u[b, j]
-        vb = 0 if (not with_v or vel.shape[2] == 1) else b
+        vb = 0 if (not with_v or vel.shape[0] == 1) else b
         next_check = (first // check_every + 1) * check_every
         next_save = (first // save_every + 1) * save_every
         for i in range(nsteps):
@@ -371,13 +371,13 @@ def _run(u, saved, fail, ip, fp, bias, t1, t2, md, hcoef, kh, dense, pw, pwp, lk
                 _stage_rates(y0, ks, y1, r, form, h, g, sc, off)
                 if with_v:
                     for a in range(vdim):
-                        vv[a] = vel[i, st, vb, a]
+                        vv[a] = vel[vb, i, st, a]
                 _interaction(y1, ks[st], r, aw, zw, xs, vv, with_v, n1, n2, kind, t1, t2, md,
                              hcoef, kh, dense, pw, pwp, lk_c, lk_i, m2, bias, it)
             if method == 0:
                 if noise > 0:
                     for j in range(n):
-                        y0[j] = y0[j] + h * ks[0, j] + sq * xi[i, b, j]
+                        y0[j] = y0[j] + h * ks[0, j] + sq * xi[b, i, j]
                 else:
                     for j in range(n):
                         y0[j] = y0[j] + h * ks[0, j]
@@ -403,27 +403,31 @@ def _run(u, saved, fail, ip, fp, bias, t1, t2, md, hcoef, kh, dense, pw, pwp, lk
             if s == next_save:
                 next_save += save_every
                 for j in range(n):
-                    saved[s // save_every, b, j] = y0[j]
+                    saved[b, s // save_every, j] = y0[j]
             elif s == total:
                 for j in range(n):
-                    saved[saved.shape[0] - 1, b, j] = y0[j]
+                    saved[b, saved.shape[1] - 1, j] = y0[j]
         for j in range(n):
             u[b, j] = y0[j]
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, error_model="numpy", nogil=True)
 def integrate(u, saved, fail, ip, fp, bias, t1, t2, md, hcoef, kh, dense, pw, pwp, lk_c, lk_i,
               m2, vel, xi):
     """Advance every state ``u[b]`` (``(B, N)``, in place) by steps ``first .. first+nsteps-1``.
 
     ``ip`` holds the integers named by :data:`IP` and ``fp`` (float64) the numbers named by
     :data:`FP`; the tables are :func:`_interaction`'s. ``method`` 0 Euler (Euler-Maruyama with
-    ``noise > 0`` and draws ``xi (nsteps, B, N)``), 1 midpoint, 2 RK4 (3/8 rule).
-    ``vel (nsteps, stages, Bv, dim)`` holds the velocity at every stage time (empty without
-    velocity). The state after global step ``s`` is written to ``saved[s // save_every]`` when
-    ``s`` is a multiple of ``save_every`` or ``s == total``; every ``check_every`` steps (and at
-    the end) a state with an entry beyond ``limit`` in absolute value, or not finite, stops and
-    records its step in ``fail[b]``.
+    ``noise > 0`` and draws ``xi (B, nsteps, N)``), 1 midpoint, 2 RK4 (3/8 rule).
+    ``vel (Bv, nsteps, stages, dim)`` holds the velocity at every stage time (``Bv`` 1 or B;
+    ``nsteps`` 0 without velocity). The state after global step ``s`` is written to
+    ``saved[b, s // save_every]`` when ``s`` is a multiple of ``save_every`` or ``s == total``;
+    every ``check_every`` steps (and at the end) a state with an entry beyond ``limit`` in
+    absolute value, or not finite, stops and records its step in ``fail[b]``.
+
+    Every array is indexed by the state first, so a block of states ``b0:b1`` of each is a
+    contiguous array: blocks run in threads at once (the kernel releases the GIL) and give the
+    same numbers as one call over all states.
     """
     n = u.shape[1]
     n1, k1n, k2n = ip[7], t1.shape[1], t2.shape[1]
@@ -433,6 +437,6 @@ def integrate(u, saved, fail, ip, fp, bias, t1, t2, md, hcoef, kh, dense, pw, pw
     aw = np.empty((2, n1, k2n), u.dtype)
     zw = np.empty((4, k1n, k2n), u.dtype)
     xs = np.empty(lk_i.shape[1], np.complex128)
-    vv = np.zeros(vel.shape[3] if vel.shape[0] > 0 else 1, u.dtype)
+    vv = np.zeros(vel.shape[3] if vel.shape[1] > 0 else 1, u.dtype)
     _run(u, saved, fail, ip, fp, bias, t1, t2, md, hcoef, kh, dense, pw, pwp, lk_c, lk_i, m2,
          vel, xi, y, ks, r, aw, zw, xs, vv)

@@ -23,6 +23,7 @@ from __future__ import annotations
 import importlib
 import importlib.util
 import math
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -301,12 +302,18 @@ def stage_times(first: int, count: int, dt: float, method: str, dtype) -> np.nda
 
 def run_plan(plan: Plan, u0: torch.Tensor, steps: int, dt: float, method: str,
              save_every: int, check_every: int, limit: float, velocity: Velocity | None,
-             noise: float, generator: torch.Generator | None, on_progress=None):
+             noise: float, generator: torch.Generator | None, on_progress=None,
+             threads: int | None = None):
     """Integrate ``u0 (B, *shape)`` with the compiled kernel.
 
+    The states are independent, so blocks of them run in ``threads`` threads at once (default:
+    ``torch.get_num_threads()``, used when the batch has enough work to share); the numbers do
+    not depend on the thread count.
+
     Returns ``(saved, fail_step, fail_state)``: the saved states ``(T, B, *shape)`` (the start,
-    every ``save_every`` steps and the last step), the first check step at which a state left
-    the range ``|u| <= limit`` (``None`` if none did) and that state (``None`` likewise).
+    every ``save_every`` steps and the last step; a view of state-major storage), the first
+    check step at which a state left the range ``|u| <= limit`` (``None`` if none did) and that
+    state (``None`` likewise).
     """
     kernels = importlib.import_module("neurodyn._fastkernels")
     dtype = u0.dtype
@@ -316,8 +323,8 @@ def run_plan(plan: Plan, u0: torch.Tensor, steps: int, dt: float, method: str,
     n = plan.n1 * plan.n2
     u = u0.detach().cpu().reshape(batch, n).numpy().astype(npdt, copy=True)
     n_save = steps // save_every + 1 + (steps % save_every != 0)
-    saved = np.empty((n_save, batch, n), dtype=npdt)
-    saved[0] = u
+    saved = np.empty((batch, n_save, n), dtype=npdt)
+    saved[:, 0] = u
     fail = np.full(batch, -1, dtype=np.int64)
     per_step = batch * n * (noise > 0) + 4 * batch * 2
     chunk = max(1, min(steps, _CHUNK_BYTES // (8 * max(per_step, 1))))
@@ -326,32 +333,71 @@ def run_plan(plan: Plan, u0: torch.Tensor, steps: int, dt: float, method: str,
     ip = np.array([0, 0, steps, METHOD_IDS[method], save_every, check_every, plan.act, plan.n1,
                    plan.n2, plan.kind], dtype=np.int64)
     fp = np.array([dt, 1.0 / plan.tau, limit, plan.gain, plan.rmax, noise], dtype=np.float64)
+    blocks = _blocks(batch, n * len(STAGES[method]) * steps,
+                     torch.get_num_threads() if threads is None else threads)
+    pool = ThreadPoolExecutor(len(blocks)) if len(blocks) > 1 else None
     first = 0
-    while first < steps:
-        count = min(chunk, steps - first)
-        if velocity is not None:
-            times = stage_times(first, count, dt, method, dtype)
-            vel = velocity_table(velocity, times, batch, dim).astype(npdt)
-            if vel.shape[-2] not in (1, batch):
-                vel = np.broadcast_to(vel, vel.shape[:-2] + (batch, vel.shape[-1])).copy()
-        else:
-            vel = np.zeros((0, 1, 1, 1), dtype=npdt)
-        if noise > 0:
-            xi = np.empty((count, batch, n), dtype=npdt)
-            for i in range(count):
-                xi[i] = torch.randn(u0.shape, generator=generator, dtype=dtype).reshape(
-                    batch, n).numpy()
-        else:
-            xi = empty_xi
-        ip[0], ip[1] = first, count
-        kernels.integrate(u, saved, fail, ip, fp, *tables, vel, xi)
-        first += count
-        if on_progress is not None:
-            on_progress(count)
-        if (fail >= 0).any():
-            break
-    out = torch.from_numpy(saved).reshape((n_save,) + tuple(u0.shape))
+    try:
+        while first < steps:
+            count = min(chunk, steps - first)
+            if velocity is not None:
+                times = stage_times(first, count, dt, method, dtype)
+                vel = velocity_table(velocity, times, batch, dim).astype(npdt)
+                if vel.shape[-2] not in (1, batch):
+                    vel = np.broadcast_to(vel, vel.shape[:-2] + (batch, vel.shape[-1]))
+                vel = np.ascontiguousarray(np.moveaxis(vel, 2, 0))  # (Bv, count, stages, dim)
+            else:
+                vel = np.zeros((1, 0, 1, 1), dtype=npdt)
+            if noise > 0:
+                xi = np.empty((batch, count, n), dtype=npdt)
+                for i in range(count):
+                    xi[:, i] = torch.randn(u0.shape, generator=generator, dtype=dtype).reshape(
+                        batch, n).numpy()
+            else:
+                xi = empty_xi
+            ip[0], ip[1] = first, count
+
+            def run(b0, b1, vel=vel, xi=xi):
+                kernels.integrate(u[b0:b1], saved[b0:b1], fail[b0:b1], ip, fp, *tables,
+                                  vel if vel.shape[0] == 1 else vel[b0:b1],
+                                  xi if xi.shape[0] == 0 else xi[b0:b1])
+
+            if pool is None:
+                run(0, batch)
+            else:
+                for f in [pool.submit(run, b0, b1) for b0, b1 in blocks]:
+                    f.result()
+            first += count
+            if on_progress is not None:
+                on_progress(count)
+            if (fail >= 0).any():
+                break
+    finally:
+        if pool is not None:
+            pool.shutdown()
+    out = torch.from_numpy(saved).reshape((batch, n_save) + tuple(u0.shape[1:])).transpose(0, 1)
     if not (fail >= 0).any():
         return out, None, None
     b = int(np.argmin(np.where(fail >= 0, fail, np.iinfo(np.int64).max)))
     return out, int(fail[b]), torch.from_numpy(u[b].copy())
+
+
+#: kernel work (state-updates x stages x steps, summed over the batch) below which a run stays
+#: in one thread: a thread's start and join cost about what a few thousand updates do
+_THREAD_WORK = 1 << 20
+
+
+def _blocks(batch: int, work_per_state: int, threads: int) -> list[tuple[int, int]]:
+    """Contiguous blocks ``(b0, b1)`` of states, one per thread (a single block when the run
+    is too small to share).
+
+    >>> _blocks(5, 1 << 20, 2)
+    [(0, 2), (2, 5)]
+    >>> _blocks(5, 10, 2)
+    [(0, 5)]
+    """
+    k = max(1, min(int(threads), batch))
+    if k == 1 or batch * work_per_state < _THREAD_WORK:
+        return [(0, batch)]
+    edges = [i * batch // k for i in range(k + 1)]
+    return [(edges[i], edges[i + 1]) for i in range(k)]

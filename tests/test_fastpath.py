@@ -165,6 +165,40 @@ def test_fallback_without_numba(monkeypatch):
         simulate(net, u0, 2.0, 0.1, backend="compiled")
 
 
+@needs_numba
+@pytest.mark.parametrize("case", ["noise", "velocity"])
+def test_threads_give_the_numbers_of_one_thread(monkeypatch, case):
+    """Blocks of states in two or three threads: bit-identical saved states and failure steps
+    to one thread, with per-state draws and velocities (the run is made big enough to split)."""
+    monkeypatch.setattr(fastpath, "_THREAD_WORK", 1)
+    g = Torus(10, 10, "square")
+    net = _network(g, "learned", Tanh(0.8), full_gains=True)
+    u0 = _start(net, 5)
+    plan, why = fastpath.plan_for(net)
+    assert plan is not None, why
+    runs = []
+    for threads in (1, 2, 3):
+        gen = torch.Generator().manual_seed(4)
+        if case == "noise":
+            method, velocity, noise = "euler", None, 0.3
+        else:
+            arr = np.random.default_rng(0).normal(0, 0.2, (41, 5, 2))
+            method, velocity, noise = "rk4", ArrayVelocity(arr, 0.1), 0.0
+            velocity.prepare(4.0, 0.1, 5, 2, gen)
+        runs.append(fastpath.run_plan(plan, u0, 40, 0.1, method, 7, 10, 1e6, velocity, noise,
+                                      gen, threads=threads))
+    assert fastpath._blocks(5, 1, 2) == [(0, 2), (2, 5)]
+    for saved, fail, _ in runs[1:]:
+        assert torch.equal(saved, runs[0][0]) and fail is None and runs[0][1] is None
+    assert float((runs[0][0][-1] - runs[0][0][0]).abs().max()) > 0.1  # the states moved
+    # one state diverges, in the second block: both report the same step and state
+    big = u0.clone()
+    big[4] *= 1e7
+    one = fastpath.run_plan(plan, big, 40, 0.1, "euler", 7, 10, 1e6, None, 0.0, None, threads=1)
+    two = fastpath.run_plan(plan, big, 40, 0.1, "euler", 7, 10, 1e6, None, 0.0, None, threads=2)
+    assert one[1] == two[1] and one[1] is not None and torch.equal(one[2], two[2])
+
+
 @pytest.mark.parametrize("backend", ["compiled", "torch"])
 def test_range_check_names_time_step_and_dt(backend):
     if backend == "compiled" and not fastpath.AVAILABLE:
