@@ -293,6 +293,7 @@ def add_experiment(sub) -> None:
                    help="fresh test draws (points) behind each excess test risk")
     r.add_argument("--n-samples", type=int, default=1000, dest="n_samples",
                    help="generated points for W2, its floor and its bound (0: skip them)")
+    add_sweep_arguments(r, without="the runs one after another in this process")
     r.set_defaults(func=cmd_experiment)
     add_check_kinds(kinds, cmd_experiment)
     m = kinds.add_parser("memorization", formatter_class=_Formatter,
@@ -307,6 +308,7 @@ def add_experiment(sub) -> None:
     m.add_argument("--n-samples", type=int, default=1000, dest="n_samples",
                    help="generated points per field")
     m.add_argument("--seed", type=int, default=0, help="seed of every run (>= 0)")
+    add_sweep_arguments(m, without="the runs one after another in this process")
     m.set_defaults(func=cmd_experiment)
 
 
@@ -326,16 +328,16 @@ def _theory_steps(p: argparse.ArgumentParser, lr_note: str = "") -> None:
 def cmd_experiment(a: argparse.Namespace):
     """``flows experiment``: one run function of :mod:`flows.run` / :mod:`flows.run_theory`."""
     _common(a)
-    if a.kind == "risk":
-        return run_risk_experiment(a.out, a.ns, a.seeds, a.data, a.width, a.k, a.steps, a.lr,
-                                   a.n_test, a.n_samples)
-    if a.kind in CHECK_KINDS:
-        return run_check(a)
-    if a.kind == "memorization":
-        return run_memorization_experiment(a.out, a.ns, a.data, a.width, a.steps,
-                                           a.n_samples, a.seed)
     # with --workers or --scheduler the runs are cells on a Dask cluster (resumable)
     sweep = sweep_options(a) if (a.workers is not None or a.scheduler is not None) else None
+    if a.kind == "risk":
+        return run_risk_experiment(a.out, a.ns, a.seeds, a.data, a.width, a.k, a.steps, a.lr,
+                                   a.n_test, a.n_samples, sweep=sweep)
+    if a.kind in CHECK_KINDS:
+        return run_check(a, sweep)
+    if a.kind == "memorization":
+        return run_memorization_experiment(a.out, a.ns, a.data, a.width, a.steps,
+                                           a.n_samples, a.seed, sweep=sweep)
     if a.kind == "width":
         return run_width_experiment(a.out, a.widths, a.data, a.n, a.k, a.steps, a.lr, a.seed,
                                     sweep=sweep)

@@ -16,6 +16,8 @@ def _words(text: str) -> list[str]:
 def add_check_kinds(kinds, cmd) -> None:
     """Add the ``stopping`` and ``ntk-gap`` kinds to the ``flows experiment`` subparsers,
     each calling ``cmd``."""
+    from _runkit.cli import add_sweep_arguments
+
     from .cli import _Formatter, _ints, _theory_steps
     from .run_theory import RISK_NS, RISK_SEEDS
 
@@ -39,6 +41,7 @@ def add_check_kinds(kinds, cmd) -> None:
                     help="stopping rules among fixed, sqrt, linear (comma-separated)")
     st.add_argument("--targets", type=_words, default=["data", "shuffled"],
                     help="data, and shuffled (the control: targets permuted among the draws)")
+    add_sweep_arguments(st, without="the runs one after another in this process")
     st.set_defaults(func=cmd)
     g = kinds.add_parser("ntk-gap", formatter_class=_Formatter,
                          help="gap between the training-loss curve and the infinite-width NTK "
@@ -52,14 +55,18 @@ def add_check_kinds(kinds, cmd) -> None:
     g.add_argument("--seeds", type=_ints, default=list(RISK_SEEDS),
                    help="one run per seed and width (comma-separated, distinct, at least 2)")
     _theory_steps(g, "the gap grows with lr x steps")
+    add_sweep_arguments(g, without="the runs one after another in this process")
     g.set_defaults(func=cmd)
 
 
-def run_check(a: argparse.Namespace):
-    """Run the kind ``a.kind`` of :data:`CHECK_KINDS` with the parsed options."""
+def run_check(a: argparse.Namespace, sweep: dict | None = None):
+    """Run the kind ``a.kind`` of :data:`CHECK_KINDS` with the parsed options; ``sweep``
+    (``{"workers": ..., "scheduler": ...}``, from ``--workers`` / ``--scheduler``) runs the
+    runs as cells of a Dask sweep stored under ``a.out``."""
     from .run_checks import run_ntk_gap_experiment, run_stopping_experiment
 
     if a.kind == "stopping":
         return run_stopping_experiment(a.out, a.ns, a.seeds, a.data, a.width, a.k, a.steps,
-                                       a.lr, a.n_test, a.protocols, a.targets)
-    return run_ntk_gap_experiment(a.out, a.widths, a.seeds, a.data, a.n, a.k, a.steps, a.lr)
+                                       a.lr, a.n_test, a.protocols, a.targets, sweep=sweep)
+    return run_ntk_gap_experiment(a.out, a.widths, a.seeds, a.data, a.n, a.k, a.steps, a.lr,
+                                  sweep=sweep)

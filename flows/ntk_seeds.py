@@ -25,7 +25,7 @@ import numpy as np
 from _runkit import Result
 
 from .errors import FlowsError, check_positive_int
-from .ntk import ntk_comparison
+from .ntk import NTKComparison
 from .training import TrainConfig
 
 
@@ -90,8 +90,13 @@ class GapSweep(Result):
     flipped: list
 
 
-def gap_sweep(widths: list[int], base: TrainConfig, seeds: list[int]) -> GapSweep:
+def gap_sweep(widths: list[int], base: TrainConfig, seeds: list[int],
+              sweep: dict | None = None) -> GapSweep:
     """:func:`flows.ntk.ntk_comparison` at every width and seed of ``base`` (theory regime).
+
+    ``sweep`` (``{"out": DIR, "workers": ..., "scheduler": ...}``) runs the (width, seed) runs
+    as cells of :func:`_runkit.sweep.run_sweep` (a Dask cluster, stored and resumable in
+    ``DIR``; :func:`flows.theory_cells.ntk_cell`), with the same results.
 
     Examples
     --------
@@ -107,12 +112,16 @@ def gap_sweep(widths: list[int], base: TrainConfig, seeds: list[int]) -> GapSwee
         raise FlowsError(f"widths={widths!r} is not allowed; give at least 2 increasing widths")
     if len(seeds) < 2 or len(set(seeds)) != len(seeds):
         raise FlowsError(f"seeds={seeds!r} is not allowed; give at least 2 distinct seeds")
+    from .theory import grid_points
+    from .theory_cells import ntk_at, ntk_cell
+
     cfg = replace(base, regime="theory").resolved()
+    runs = grid_points(ntk_at, ntk_cell, {"width": widths, "run_seed": seeds}, {"base": cfg},
+                       sweep, NTKComparison)
     gaps, at_end, ratio, flipped = [], [], [], []
-    for m in widths:
+    for i in range(len(widths)):
         row, ends, rat, fl = [], [], [], []
-        for s in seeds:
-            c = ntk_comparison(replace(cfg, width=m, seed=s))
+        for c in runs[i * len(seeds):(i + 1) * len(seeds)]:
             obs, pred = np.asarray(c.observed), np.asarray(c.predicted)
             row.append(c.gap)
             ends.append(float(np.argmax(np.abs(obs - pred)) == obs.size - 1))

@@ -215,16 +215,37 @@ def summarize(paths: list[RiskPath], ns: list[int], protocol: str, n0: int,
                            bool(sep), float(slope), _mean_ci(per_seed)[1], train_slope)
 
 
+def reads_at(n: int, n0: int, steps0: int, protocols: tuple[str, ...],
+             extra_reads: tuple[int, ...] = ()) -> list[int]:
+    """The step counts a run at n is read at: each protocol's (anchored at ``n0`` with
+    ``steps0`` steps), and those of ``extra_reads`` that need no further training; ascending.
+
+    Examples
+    --------
+    >>> reads_at(128, 32, 500, ("fixed", "sqrt"), (0, 5000))
+    [0, 500, 1000]
+    """
+    reads = {protocol_steps(p, n, n0, steps0) for p in protocols}
+    return sorted(reads | {int(s) for s in extra_reads if 0 <= int(s) <= max(reads)})
+
+
 def protocol_sweep(ns: list[int], base: TrainConfig, seeds: list[int], steps0: int,
                    protocols: tuple[str, ...] = ("fixed", "sqrt"), targets: str = "data",
                    n_test: int = 20_000, extra_reads: tuple[int, ...] = (),
-                   lstar: Estimate | None = None) -> dict:
+                   lstar: Estimate | None = None, sweep: dict | None = None) -> dict:
     """One run per n and seed, read at every protocol's step count (anchored at the smallest
     n: ``steps0`` steps there) and at those of ``extra_reads`` that need no further training;
     returns {"paths": [...], protocol: ProtocolSummary, ...} with the population minimum
     (``lstar``, else :func:`flows.excess.population_minimum` with seed 0) under
     "population_minimum".
+
+    ``sweep`` (``{"out": DIR, "workers": ..., "scheduler": ...}``) runs the (n, seed) runs as
+    cells of :func:`_runkit.sweep.run_sweep` (a Dask cluster, stored and resumable in ``DIR``;
+    :func:`flows.theory_cells.path_cell`), with the same results.
     """
+    from .theory import grid_points
+    from .theory_cells import path_at, path_cell
+
     ns = sorted(check_positive_int("n", n) for n in ns)
     seeds = [int(s) for s in seeds]
     steps0 = check_positive_int("steps0", steps0)
@@ -232,13 +253,11 @@ def protocol_sweep(ns: list[int], base: TrainConfig, seeds: list[int], steps0: i
         protocol_steps(p, ns[0], ns[0], steps0)
     if lstar is None:
         lstar = population_minimum(load_dataset(base.data), seed=derive_seed(0, "lstar"))
-    paths = []
-    for n in ns:
-        reads = {protocol_steps(p, n, ns[0], steps0) for p in protocols}
-        reads = sorted(reads | {int(s) for s in extra_reads if 0 <= int(s) <= max(reads)})
-        for s in seeds:
-            paths.append(risk_path(replace(base, n_train=n, seed=s), lstar, reads, n_test,
-                                   targets))
+    fixed = {"base": base, "lstar": lstar, "n0": ns[0], "steps0": steps0,
+             "protocols": tuple(protocols), "extra_reads": tuple(extra_reads),
+             "n_test": n_test, "targets": targets}
+    paths = grid_points(path_at, path_cell, {"n": ns, "run_seed": seeds}, fixed, sweep,
+                        RiskPath)
     out: dict = {"paths": paths, "population_minimum": lstar}
     for p in protocols:
         out[p] = summarize(paths, ns, p, ns[0], steps0)

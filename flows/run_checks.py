@@ -25,7 +25,14 @@ from .excess import population_minimum, target_mixture
 from .memory import check_terms, theory_sweep_bytes
 from .ntk_seeds import gap_sweep
 from .risk_paths import PROTOCOLS, protocol_sweep
-from .run_theory import RISK_NS, RISK_SEEDS, _sized, _values
+from .run_theory import (
+    RISK_NS,
+    RISK_SEEDS,
+    _check_sweep_options,
+    _sized,
+    _sweep_in,
+    _values,
+)
 from .theory_plots import plot_gap_seeds, plot_stopping
 from .training import TrainConfig
 
@@ -54,7 +61,8 @@ def run_stopping_experiment(out: str | Path, ns: list[int] = RISK_NS,
                             width: int = 1024, k: int = 4, steps: int = 500,
                             lr: float | None = None, n_test: int = 20_000,
                             protocols: list[str] = ("fixed", "sqrt"),
-                            targets: list[str] = TARGETS) -> CheckRun:
+                            targets: list[str] = TARGETS,
+                            sweep: dict | None = None) -> CheckRun:
     """Excess test risk against n per stopping rule (:mod:`flows.risk_paths`); writes ``out``.
 
     Each (n, seed) is trained once, by full-batch gradient descent in the theory regime, and
@@ -78,6 +86,10 @@ def run_stopping_experiment(out: str | Path, ns: list[int] = RISK_NS,
         Fresh draws behind each excess test risk.
     protocols, targets : list of str
         Among ``fixed``, ``sqrt``, ``linear``; and among ``data``, ``shuffled``.
+    sweep : dict or None
+        ``{"workers": ..., "scheduler": ...}``: the runs as cells of a Dask sweep stored under
+        ``out/<target>`` (a rerun resumes them); None runs them one after another in this
+        process. The numbers are the same.
 
     Returns
     -------
@@ -92,6 +104,7 @@ def run_stopping_experiment(out: str | Path, ns: list[int] = RISK_NS,
         check_positive_int(name, v)
     protocols = _choices(protocols, "protocols", PROTOCOLS)
     targets = _choices(targets, "targets", TARGETS)
+    _check_sweep_options(sweep)
     base = TrainConfig(data=data, regime="theory", width=width, k_draws=k, steps=steps, lr=lr,
                        seed=0, n_eval=1)
     ds = load_dataset(data, name="data")
@@ -110,12 +123,12 @@ def run_stopping_experiment(out: str | Path, ns: list[int] = RISK_NS,
         res: dict = {"bound_rate": -0.5, "population_minimum": lstar.to_dict()}
         summaries = {}
         for tgt in targets:
-            sweep = protocol_sweep(ns, base, seeds, steps, tuple(protocols), tgt, n_test,
-                                   lstar=lstar)
-            res[f"{tgt}/paths"] = [p.to_dict() for p in sweep["paths"]]
+            got = protocol_sweep(ns, base, seeds, steps, tuple(protocols), tgt, n_test,
+                                 lstar=lstar, sweep=_sweep_in(sweep, run.out / tgt))
+            res[f"{tgt}/paths"] = [p.to_dict() for p in got["paths"]]
             for p in protocols:
-                res[f"{tgt}/{p}"] = sweep[p].to_dict()
-                summaries[f"{p}" if tgt == "data" else f"{p}, shuffled targets"] = sweep[p]
+                res[f"{tgt}/{p}"] = got[p].to_dict()
+                summaries[f"{p}" if tgt == "data" else f"{p}, shuffled targets"] = got[p]
         figs = {"stopping_vs_n.png": plot_stopping(summaries)}
         done = CheckRun(str(run.out), "stopping", res, run.write_figures(figs))
         run.write_json("metrics.json", done)
@@ -125,15 +138,17 @@ def run_stopping_experiment(out: str | Path, ns: list[int] = RISK_NS,
 def run_ntk_gap_experiment(out: str | Path, widths: list[int] = (256, 1024, 4096, 16384),
                            seeds: list[int] = RISK_SEEDS, data: str = "moons", n: int = 64,
                            k: int = 4, steps: int = 500,
-                           lr: float | None = None) -> CheckRun:
+                           lr: float | None = None, sweep: dict | None = None) -> CheckRun:
     """NTK-curve gap against width over seeds (:func:`flows.ntk_seeds.gap_sweep`); writes
-    ``out``. ``result`` is the :class:`flows.ntk_seeds.GapSweep` dict."""
+    ``out``. ``result`` is the :class:`flows.ntk_seeds.GapSweep` dict; ``sweep`` as in
+    :func:`run_stopping_experiment` (the cells stored under ``out``)."""
     widths, seeds = _values(widths, "widths"), _values(seeds, "seeds", lo=0)
     if len(seeds) < 2 or len(widths) < 2 or widths != sorted(widths):
         raise BadInput(f"widths={widths!r}, seeds={seeds!r} are not allowed; give at least 2 "
                        "increasing widths and 2 seeds")
     for name, v in (("n", n), ("k", k), ("steps", steps)):
         check_positive_int(name, v)
+    _check_sweep_options(sweep)
     base = TrainConfig(data=data, regime="theory", n_train=n, k_draws=k, steps=steps, lr=lr,
                        n_eval=1)
     dim = load_dataset(data, name="data").dim
@@ -141,10 +156,9 @@ def run_ntk_gap_experiment(out: str | Path, widths: list[int] = (256, 1024, 4096
     config = {"kind": "ntk-gap", "widths": widths, "seeds": seeds, "data": data, "n": n,
               "k": k, "steps": steps, "lr": lr}
     with RunDir(out, command="flows experiment ntk-gap", config=config, seed=seeds[0]) as run:
-        res = gap_sweep(widths, base, seeds)
+        res = gap_sweep(widths, base, seeds, _sweep_in(sweep, run.out))
         figs = {"ntk_gap_seeds.png": plot_gap_seeds(res)}
-        done = CheckRun(str(run.out), "ntk-gap", res.to_dict(),
-                                   run.write_figures(figs))
+        done = CheckRun(str(run.out), "ntk-gap", res.to_dict(), run.write_figures(figs))
         run.write_json("metrics.json", done)
     return done
 

@@ -28,6 +28,7 @@ from .errors import SEED_MAX
 from .measure import SamplesExperiment, WidthExperiment, samples_experiment, width_experiment
 from .memory import check_terms, theory_sweep_bytes
 from .run_figures import samples_figures, width_figures
+from .run_theory import _check_sweep_options, _sweep_in
 from .sample import parameter_names
 from .training import TrainConfig
 
@@ -72,13 +73,14 @@ def run_width_experiment(out: str | Path, widths: list[int], data: str = "moons"
     """
     widths = _check_sweep(widths, "widths")
     dim = _check_theory(data, n, k, steps, lr, seed, sample_steps)
+    _check_sweep_options(sweep)
     check_terms(theory_sweep_bytes(n, k, max(widths), dim, kernel=True))
     config = {"kind": "width", "widths": widths, "data": data, "n": n, "k": k, "steps": steps,
               "lr": lr, "sample_steps": sample_steps}
     with RunDir(out, command="flows experiment width", config=config, seed=seed) as run:
         with parameter_names(steps="sample_steps"):
             res = width_experiment(widths, data, n, k, steps, lr, seed, sample_steps,
-                                   None if sweep is None else {**sweep, "out": run.out})
+                                   _sweep_in(sweep, run.out))
         buf = io.BytesIO()
         np.savez_compressed(buf, **{f"m{m}": arr for m, arr in res.losses.items()})
         atomic_write_bytes(buf.getvalue(), run.path("losses.npz"))
@@ -98,13 +100,14 @@ def run_samples_experiment(out: str | Path, ns: list[int], data: str = "moons",
     ns = _check_sweep(ns, "ns")
     check_positive_int("width", width)
     dim = _check_theory(data, ns[0], k, steps, lr, seed, sample_steps)
+    _check_sweep_options(sweep)
     check_terms(theory_sweep_bytes(max(ns), k, width, dim))
     config = {"kind": "samples", "ns": ns, "data": data, "width": width, "k": k,
               "steps": steps, "lr": lr, "sample_steps": sample_steps}
     with RunDir(out, command="flows experiment samples", config=config, seed=seed) as run:
         with parameter_names(steps="sample_steps"):
             res = samples_experiment(ns, data, width, k, steps, lr, seed, sample_steps,
-                                     None if sweep is None else {**sweep, "out": run.out})
+                                     _sweep_in(sweep, run.out))
         done = ExperimentRun(str(run.out), res, run.write_figures(samples_figures(res)))
         run.write_json("metrics.json", done)
     return done

@@ -74,6 +74,17 @@ def _sized(terms: dict, extra: dict) -> dict:
     return terms
 
 
+def _check_sweep_options(sweep: dict | None) -> None:
+    """Refuse bad sweep options (``workers`` < 0) before anything is written."""
+    if sweep is not None and sweep.get("workers") is not None:
+        check_int("workers", sweep["workers"], lo=0)
+
+
+def _sweep_in(sweep: dict | None, out: Path) -> dict | None:
+    """The sweep options with the cells stored under ``out`` (None: run in this process)."""
+    return None if sweep is None else {**sweep, "out": out}
+
+
 def _mean_by_n(runs: list[RiskPoint], ns: list[int], key: str) -> list[float]:
     """Mean over seeds, per n, of one sample check (``w2``, ``w2_floor``, ...)."""
     return [float(np.mean([getattr(r.samples, key) for r in runs if r.n == n])) for n in ns]
@@ -82,7 +93,8 @@ def _mean_by_n(runs: list[RiskPoint], ns: list[int], key: str) -> list[float]:
 def run_risk_experiment(out: str | Path, ns: list[int] = RISK_NS,
                         seeds: list[int] = RISK_SEEDS, data: str = "moons", width: int = 1024,
                         k: int = 4, steps: int = 500, lr: float | None = None,
-                        n_test: int = 20_000, n_samples: int = 1000) -> TheoryExperimentRun:
+                        n_test: int = 20_000, n_samples: int = 1000,
+                        sweep: dict | None = None) -> TheoryExperimentRun:
     """Excess risk against n over several seeds, in the theory regime; writes ``out``.
 
     Parameters
@@ -104,6 +116,10 @@ def run_risk_experiment(out: str | Path, ns: list[int] = RISK_NS,
         Fresh test draws behind each excess test risk.
     n_samples : int
         Generated points for W2, its floor and its bound; 0 skips them.
+    sweep : dict or None
+        ``{"workers": ..., "scheduler": ...}``: the runs as cells of a Dask sweep stored under
+        ``out`` (a rerun resumes them); None runs them one after another in this process. The
+        numbers are the same.
 
     Returns
     -------
@@ -113,6 +129,7 @@ def run_risk_experiment(out: str | Path, ns: list[int] = RISK_NS,
     for name, v in (("width", width), ("k", k), ("steps", steps), ("n_test", n_test)):
         check_positive_int(name, v)
     n_samples = check_int("n_samples", n_samples, lo=0, hi=SEED_MAX)
+    _check_sweep_options(sweep)
     # seed 0 draws the population minimum; every run takes its own seed from ``seeds``
     base = TrainConfig(data=data, regime="theory", width=width, k_draws=k, steps=steps, lr=lr,
                        seed=0, n_eval=max(1, n_samples))
@@ -129,7 +146,7 @@ def run_risk_experiment(out: str | Path, ns: list[int] = RISK_NS,
     if n_samples:
         point["n_samples"] = n_samples
     with RunDir(out, command="flows experiment risk", config=config, seed=seeds[0]) as run:
-        res = risk_sweep(ns, base, seeds, **point)
+        res = risk_sweep(ns, base, seeds, _sweep_in(sweep, run.out), **point)
         figs = {"excess_vs_n.png": plot_excess_vs_n(
             ns, res.excess_test, res.excess_test_ci95, res.excess_train,
             res.excess_slope, gap=res.excess_gap, gap_halfs=res.excess_gap_ci95)}
@@ -146,7 +163,8 @@ def run_risk_experiment(out: str | Path, ns: list[int] = RISK_NS,
 
 def run_memorization_experiment(out: str | Path, ns: list[int] = MEMORIZATION_NS,
                                 data: str = "moons", width: int = 256, steps: int = 3000,
-                                n_samples: int = 1000, seed: int = 0) -> TheoryExperimentRun:
+                                n_samples: int = 1000, seed: int = 0,
+                                sweep: dict | None = None) -> TheoryExperimentRun:
     """Memorized fraction against n and along the reverse process; writes ``out``.
 
     Trained fields (practice regime, ``width``, ``steps``) and the exact empirical-optimal
@@ -164,6 +182,8 @@ def run_memorization_experiment(out: str | Path, ns: list[int] = MEMORIZATION_NS
     n_samples : int
         Generated points per field.
     seed : int
+    sweep : dict or None
+        As in :func:`run_risk_experiment` (one cell per n).
 
     Returns
     -------
@@ -173,6 +193,7 @@ def run_memorization_experiment(out: str | Path, ns: list[int] = MEMORIZATION_NS
     for name, v in (("width", width), ("steps", steps), ("n_samples", n_samples)):
         check_positive_int(name, v)
     check_int("seed", seed, lo=0, hi=SEED_MAX)
+    _check_sweep_options(sweep)
     TrainConfig(data=data, width=width, steps=steps, seed=seed)
     ds = load_dataset(data, name="data")
     if ds.pool is not None and max(ns) > ds.pool.shape[0]:
@@ -183,7 +204,8 @@ def run_memorization_experiment(out: str | Path, ns: list[int] = MEMORIZATION_NS
     config = {"kind": "memorization", "ns": ns, "data": data, "width": width,
               "steps": steps, "n_samples": n_samples}
     with RunDir(out, command="flows experiment memorization", config=config, seed=seed) as run:
-        res = memorization_sweep(ns, data, width, steps, n_samples, seed)
+        res = memorization_sweep(ns, data, width, steps, n_samples, seed,
+                                 sweep=_sweep_in(sweep, run.out))
         curves = dict(res.vs_time)
         t = curves.pop("t")
         figs = {

@@ -14,7 +14,8 @@
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, fields, replace
+from collections.abc import Callable
+from dataclasses import dataclass, replace
 
 import numpy as np
 import torch
@@ -237,26 +238,63 @@ def sample_sweep(ns: list[int], base: TrainConfig, sweep: dict | None = None,
     return TheorySweep("n_train", ns, _runs("n_train", ns, base, sweep, kwargs))
 
 
-def theory_cell(params: dict) -> dict:
-    """One sweep cell: :func:`theory_run` of ``params["base"]`` at the cell's ``width`` or
-    ``n_train`` (``params["run_kwargs"]`` go to it); the run as the JSON row the sweep engine
-    stores (:meth:`TheoryRun.to_dict`)."""
+def theory_point(params: dict) -> TheoryRun:
+    """:func:`theory_run` of ``params["base"]`` at ``params["width"]`` or
+    ``params["n_train"]`` (whichever is given), with ``params["run_kwargs"]``.
+
+    Returns
+    -------
+    TheoryRun
+    """
     changes = {k: params[k] for k in ("width", "n_train") if k in params}
     return theory_run(replace(params["base"], regime="theory", **changes),
-                      **params.get("run_kwargs", {})).to_dict()
+                      **params.get("run_kwargs", {}))
+
+
+def theory_cell(params: dict) -> dict:
+    """One sweep cell: :func:`theory_point` as the JSON row the sweep engine stores
+    (:meth:`TheoryRun.to_dict`)."""
+    return theory_point(params).to_dict()
+
+
+def grid_points(point: Callable[[dict], Result], cell: Callable[[dict], dict],
+                grid: dict[str, list], fixed: dict, sweep: dict | None,
+                kind: type[Result]) -> list:
+    """One typed result per cell of ``grid`` (every combination, the last axis fastest).
+
+    Parameters
+    ----------
+    point : callable
+        ``point(params) -> Result`` of one cell's parameters ``{**fixed, **coordinates}``.
+    cell : callable
+        A top-level (picklable) function returning ``point(params).to_dict()``.
+    grid : dict
+        ``{axis: [values]}``; no axis (nor key of ``fixed``) may be named ``seed``.
+    fixed : dict
+        Settings shared by every cell (picklable).
+    sweep : dict or None
+        None: ``point`` of every cell, one after another in this process. Else
+        ``{"out": DIR, "workers": ..., "scheduler": ...}``: ``cell`` as the cells of
+        :func:`_runkit.sweep.run_sweep` (a Dask cluster; stored in and resumed from ``DIR``),
+        and each stored row rebuilt with ``kind.from_dict``.
+    kind : type
+        The :class:`_runkit.Result` class ``point`` returns.
+
+    Returns
+    -------
+    list
+        The results in grid order.
+    """
+    from _runkit.sweep import grid_cells, run_sweep
+
+    if sweep is None:
+        return [point({**fixed, **coords}) for coords in grid_cells(grid)]
+    opts = dict(sweep)
+    res = run_sweep(cell, grid, opts.pop("out"), fixed=fixed, **opts)
+    return [kind.from_dict(row) for row in res.rows]
 
 
 def _runs(axis: str, values: list, base: TrainConfig, sweep: dict | None,
           kwargs: dict) -> list[TheoryRun]:
-    if sweep is None:
-        return [theory_run(replace(base, regime="theory", **{axis: v}), **kwargs)
-                for v in values]
-    from _runkit.sweep import run_sweep
-
-    opts = dict(sweep)
-    res = run_sweep(theory_cell, {axis: values}, opts.pop("out"),
-                    fixed={"base": base, "run_kwargs": kwargs}, **opts)
-    names = [f.name for f in fields(TheoryRun)]
-    unjson = {"nan": math.nan, "inf": math.inf, "-inf": -math.inf}
-    return [TheoryRun(**{k: unjson.get(r[k], r[k]) if isinstance(r[k], str) else r[k]
-                         for k in names}) for r in res.rows]
+    return grid_points(theory_point, theory_cell, {axis: values},
+                       {"base": base, "run_kwargs": kwargs}, sweep, TheoryRun)

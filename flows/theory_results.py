@@ -20,7 +20,8 @@ Examples
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
 from typing import Any
 
 from _runkit import Result
@@ -29,7 +30,7 @@ from .excess import Estimate
 from .ntk import KernelDrift
 
 __all__ = ["SampleChecks", "WidthPoint", "NTKWidthSweep", "RiskPoint", "RiskSweep",
-           "MemorizationCurve", "MemorizationSweep"]
+           "MemorizationCurve", "MemorizationPoint", "MemorizationSweep"]
 
 def _flat(result: Result, nested: str) -> dict[str, Any]:
     """``result.to_dict()`` with the sub-result ``nested`` merged into the top level (left out
@@ -196,6 +197,20 @@ class RiskPoint(Result):
         """The run's fields with the sample checks' fields (when measured) at the same level."""
         return _flat(self, "samples")
 
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> RiskPoint:
+        """The point from its flat ``to_dict()`` (or a sweep row): the sample checks rebuilt
+        when their keys are there.
+
+        Returns
+        -------
+        RiskPoint
+        """
+        point = super().from_dict({k: v for k, v in data.items() if k != "samples"})
+        if "w2" in data:
+            point = replace(point, samples=SampleChecks.from_dict(data))
+        return point
+
 
 @dataclass(frozen=True)
 class RiskSweep(Result):
@@ -276,6 +291,36 @@ class MemorizationCurve(Result):
 
     t: list[float]
     fraction: list[float]
+
+
+@dataclass(frozen=True)
+class MemorizationPoint(Result):
+    """One n of :func:`flows.theory_sweeps.memorization_sweep`
+    (:func:`flows.theory_sweeps.memorization_point`).
+
+    Attributes
+    ----------
+    n : int
+    memorized_trained, memorized_trained_fixed, criterion : float
+        The trained field's memorized fraction (calibrated criterion; fixed 1/3 ratio) and
+        the calibrated ratio.
+    memorized_empirical_optimal : float
+        The same for the exact empirical-optimal field.
+    iid_baseline : float
+        What i.i.d. draws of the target read.
+    t, trained_vs_time, optimum_vs_time : list of float or None
+        Along the reverse process (the times, and the two fields' fractions), when asked.
+    """
+
+    n: int
+    memorized_trained: float
+    memorized_trained_fixed: float
+    criterion: float
+    memorized_empirical_optimal: float
+    iid_baseline: float
+    t: list[float] | None = None
+    trained_vs_time: list[float] | None = None
+    optimum_vs_time: list[float] | None = None
 
 
 @dataclass(frozen=True)

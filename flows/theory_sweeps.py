@@ -30,9 +30,10 @@ from .floors import noise_floor
 from .memorization import memorization
 from .ntk import ntk_comparison
 from .sample import integrate
-from .theory import loglog_slope
+from .theory import grid_points, loglog_slope
 from .theory_results import (
     MemorizationCurve,
+    MemorizationPoint,
     MemorizationSweep,
     NTKWidthSweep,
     RiskPoint,
@@ -240,7 +241,8 @@ def _slope_interval(ns: list[int], seeds: list[int], runs: list[RiskPoint],
     return slope, _pooled(per_seed, [0.0])[1] if len(per_seed) > 1 else None
 
 
-def risk_sweep(ns: list[int], base: TrainConfig, seeds: list[int], **kwargs) -> RiskSweep:
+def risk_sweep(ns: list[int], base: TrainConfig, seeds: list[int], sweep: dict | None = None,
+               **kwargs) -> RiskSweep:
     """:func:`risk_point` for every n and seed; per-n means with 95% intervals over seeds.
 
     Intervals are Student-t over the seeds (with 3 seeds the factor is 4.30, not 1.96).
@@ -251,16 +253,23 @@ def risk_sweep(ns: list[int], base: TrainConfig, seeds: list[int], **kwargs) -> 
     (what the ``steps`` of gradient descent leave unfitted) plus ``excess_gap`` (test minus
     train excess, the gap with its floor removed), each reported with its own slope.
 
+    ``kwargs`` go to :func:`risk_point`; ``sweep`` (``{"out": DIR, "workers": ...,
+    "scheduler": ...}``) runs the (n, seed) runs as cells of :func:`_runkit.sweep.run_sweep`
+    (a Dask cluster, stored and resumable in ``DIR``; :func:`flows.theory_cells.risk_cell`),
+    with the same results.
+
     Returns
     -------
     RiskSweep
     """
+    from .theory_cells import risk_at, risk_cell
+
     ns = [check_positive_int("n", n) for n in ns]
     seeds = [int(s) for s in seeds]
     base = replace(base, regime="theory")
     lstar = population_minimum(load_dataset(base.data), seed=derive_seed(base.seed, "lstar"))
-    runs = [risk_point(replace(base, n_train=n, seed=s), lstar, **kwargs)
-            for n in ns for s in seeds]
+    runs = grid_points(risk_at, risk_cell, {"n": ns, "run_seed": seeds},
+                       {"base": base, "lstar": lstar, "point_kwargs": kwargs}, sweep, RiskPoint)
     out: dict = {}
     for key, se_key in (("excess_test", "excess_test_se"),
                         ("generalization_gap", "test_objective_se"),
@@ -310,44 +319,76 @@ def memorization_vs_time(field, x0: torch.Tensor, train_pts: torch.Tensor, steps
     return MemorizationCurve(ts, fr)
 
 
+def memorization_point(n: int, data: str = "moons", width: int = 256, steps: int = 3000,
+                       n_samples: int = 1000, seed: int = 0, reference_steps: int = 100,
+                       vs_time: bool = False) -> MemorizationPoint:
+    """Memorized fraction at n training points: a trained field (practice regime) and the
+    exact empirical-optimal field (``reference_steps`` midpoint steps) beside the i.i.d.
+    baseline; with ``vs_time`` also both along the reverse process
+    (:func:`memorization_vs_time`).
+
+    Returns
+    -------
+    MemorizationPoint
+    """
+    from .optimal import EmpiricalOptimalField
+
+    n = check_positive_int("n", n)
+    cfg = TrainConfig(data=data, n_train=n, width=width, steps=steps, seed=seed,
+                      checkpoint_every=max(1, steps))
+    splits, source = prepare_data(cfg)
+    res = train(cfg, splits=splits, source=source, progress=False)
+    x0 = source.sample(n_samples, derive_seed(seed, f"mem-{n}"))
+    x = integrate(res.field, x0, "midpoint", 20).x
+    ref = EmpiricalOptimalField(splits.train)
+    m = memorization(x, splits.train, seed=seed)
+    exact = memorization(integrate(ref, x0, "midpoint", reference_steps).x,
+                         splits.train).fraction
+    curves: dict = {}
+    if vs_time:
+        trained = memorization_vs_time(res.field, x0, splits.train)
+        curves = {"t": trained.t, "trained_vs_time": trained.fraction,
+                  "optimum_vs_time": memorization_vs_time(
+                      ref, x0, splits.train, steps=reference_steps).fraction}
+    return MemorizationPoint(n, m.fraction, m.fraction_fixed, m.criterion, exact, m.baseline,
+                             **curves)
+
+
 def memorization_sweep(ns: list[int], data: str = "moons", width: int = 256, steps: int = 3000,
-                       n_samples: int = 1000, seed: int = 0,
-                       reference_steps: int = 100) -> MemorizationSweep:
+                       n_samples: int = 1000, seed: int = 0, reference_steps: int = 100,
+                       sweep: dict | None = None) -> MemorizationSweep:
     """Memorized fraction against n for trained fields (practice regime) and for the exact
     empirical-optimal field (the memorizing reference, ``reference_steps`` midpoint steps),
     beside the i.i.d. baseline; and against time in the reverse process for the smallest and
     largest n. Per n also the calibrated ratio ``criterion`` and the trained fields' fraction
     at the fixed 1/3 (``memorized_trained_fixed``).
 
+    One :func:`memorization_point` per n; ``sweep`` (``{"out": DIR, "workers": ...,
+    "scheduler": ...}``) runs them as cells of :func:`_runkit.sweep.run_sweep` (a Dask
+    cluster, stored and resumable in ``DIR``; :func:`flows.theory_cells.memorization_cell`),
+    with the same results.
+
     Returns
     -------
     MemorizationSweep
     """
-    from .optimal import EmpiricalOptimalField
+    from .theory_cells import memorization_at, memorization_cell
 
     ns = [check_positive_int("n", n) for n in ns]
-    model, fixed, crit, exact, base, curves = [], [], [], [], [], {}
-    for n in ns:
-        cfg = TrainConfig(data=data, n_train=n, width=width, steps=steps, seed=seed,
-                          checkpoint_every=max(1, steps))
-        splits, source = prepare_data(cfg)
-        res = train(cfg, splits=splits, source=source, progress=False)
-        x0 = source.sample(n_samples, derive_seed(seed, f"mem-{n}"))
-        x = integrate(res.field, x0, "midpoint", 20).x
-        ref = EmpiricalOptimalField(splits.train)
-        m = memorization(x, splits.train, seed=seed)
-        model.append(m.fraction)
-        fixed.append(m.fraction_fixed)
-        crit.append(m.criterion)
-        base.append(m.baseline)
-        exact.append(memorization(integrate(ref, x0, "midpoint", reference_steps).x,
-                                  splits.train).fraction)
-        if n in (ns[0], ns[-1]):
-            trained = memorization_vs_time(res.field, x0, splits.train)
-            curves[f"trained, n={n}"] = trained.fraction
-            curves[f"empirical optimum, n={n}"] = memorization_vs_time(
-                ref, x0, splits.train, steps=reference_steps).fraction
-            curves["t"] = trained.t
-    return MemorizationSweep(ns=ns, memorized_trained=model, memorized_trained_fixed=fixed,
-                             criterion=crit, memorized_empirical_optimal=exact,
-                             iid_baseline=base, vs_time=curves, width=width, steps=steps)
+    fixed = {"data": data, "width": width, "steps": steps, "n_samples": n_samples,
+             "run_seed": seed, "reference_steps": reference_steps, "vs_time_at": [ns[0], ns[-1]]}
+    points = grid_points(memorization_at, memorization_cell, {"n": ns}, fixed, sweep,
+                         MemorizationPoint)
+    curves: dict = {}
+    for p in points:
+        if p.t is not None:
+            curves[f"trained, n={p.n}"] = p.trained_vs_time
+            curves[f"empirical optimum, n={p.n}"] = p.optimum_vs_time
+            curves["t"] = p.t
+    return MemorizationSweep(ns=ns, memorized_trained=[p.memorized_trained for p in points],
+                             memorized_trained_fixed=[p.memorized_trained_fixed for p in points],
+                             criterion=[p.criterion for p in points],
+                             memorized_empirical_optimal=[p.memorized_empirical_optimal
+                                                          for p in points],
+                             iid_baseline=[p.iid_baseline for p in points], vs_time=curves,
+                             width=width, steps=steps)

@@ -105,6 +105,10 @@ def _bad_cases(d: Path) -> list[tuple[str, list, str]]:
           "--k", "1", "--steps", "2"]
     xm = ["experiment", "memorization", "--out", out, "--ns", "8,16", "--width", "8",
           "--steps", "2"]
+    xst = ["experiment", "stopping", "--out", out, "--ns", "8,16", "--seeds", "1,2",
+           "--width", "8", "--k", "1", "--steps", "2"]
+    xg = ["experiment", "ntk-gap", "--out", out, "--widths", "8,16", "--seeds", "1,2", "--n",
+          "4", "--k", "1", "--steps", "2"]
     huge = str(10**13)
     cases = [
         # train: numbers
@@ -292,6 +296,11 @@ def _bad_cases(d: Path) -> list[tuple[str, list, str]]:
         ("memorization-ns-above-rows", xm[:5] + ["5000"] + xm[6:] + ["--data", "digits"],
          "1797 rows"),
         ("memorization-n-samples-huge", xm + ["--n-samples", huge], "n_samples is too large"),
+        # experiment: the sweep options, refused before the run directory is made
+        *[(f"{x[1]}-workers-negative", x + ["--workers", "-1"], "workers=-1")
+          for x in (xw, xs, xr, xm, xst, xg)],
+        *[(f"{x[1]}-workers-text", x + ["--workers", "two"], "--workers")
+          for x in (xr, xm, xst, xg)],
         # the command line itself
         ("no-command", [], "COMMAND"),
         ("unknown-command", ["fit"], "fit"),

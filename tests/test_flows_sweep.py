@@ -29,3 +29,28 @@ def test_width_and_sample_sweeps_through_the_engine(tmp_path):
     assert again.runs[0].train_loss != again.runs[1].train_loss
     assert sorted(again.to_dict()) == ["axis", "drift_slope", "runs", "values"]
     assert again.to_dict()["runs"][0]["n"] == 16
+
+
+def test_typed_results_rebuild_from_their_stored_rows():
+    from flows.ntk import KernelDrift, NTKComparison, TheoremRequirements
+    from flows.theory_results import RiskPoint, SampleChecks
+
+    checks = SampleChecks(w2=0.2, w2_floor=0.1, w2_floor_std=0.01, w2_bound=float("inf"),
+                          w2_bound_factor=2.0, w2_coupling=0.25, w2_bound_holds=True,
+                          w2_bound_ratio=float("inf"), mu_max=0.3, lipschitz_max=1.2,
+                          memorized_fraction=0.0)
+    point = RiskPoint(n=16, seed=1, excess_test=float("nan"), excess_test_se=0.01,
+                      excess_train=0.05, test_objective=1.1, test_objective_se=0.01,
+                      train_objective=1.05, generalization_gap=0.05, gap_floor=0.0,
+                      excess_gap=0.05)
+    for p in (point, RiskPoint(**{**point.__dict__, "samples": checks})):
+        row = json.loads(json.dumps({"n": 16, "run_seed": 1, "seed": 99, **p.to_dict()}))
+        back = RiskPoint.from_dict(row)
+        assert json.dumps(back.to_dict()) == json.dumps(p.to_dict())
+        assert (back.samples is None) == (p.samples is None)
+    cmp = NTKComparison(8, 4, 0.5, [1.0, float("nan")], [1.0, 0.5], 0.1, 1.4, True,
+                        KernelDrift(0.1, 0.2, 0.3, 0.4, 0.5),
+                        TheoremRequirements(float("inf"), 0.1, 0.1))
+    back = NTKComparison.from_dict(json.loads(json.dumps(cmp.to_dict())))
+    assert isinstance(back.drift, KernelDrift) and back.requirements.width == float("inf")
+    assert json.dumps(back.to_dict()) == json.dumps(cmp.to_dict())
