@@ -36,6 +36,6 @@ def test_sweep_command_writes_table_and_resumes(tmp_path):
     again = subprocess.run(args, capture_output=True, text=True, timeout=300)
     assert again.returncode == 0 and json.loads(
         (tmp_path / "metrics.json").read_text())["ran"] == 0
-    bad = subprocess.run(args[:6] + ["--grid", "speed=1"], capture_output=True, text=True,
+    bad = subprocess.run(args[:7] + ["--grid", "speed=1"], capture_output=True, text=True,
                          timeout=300)
     assert bad.returncode == 2 and "AXIS" in bad.stderr
