@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import dataclasses
 import math
-import sys
 import typing
 from collections.abc import Mapping
 from typing import Any
@@ -85,17 +84,14 @@ class Result:
 
 def _result_fields(cls: type) -> dict[str, type]:
     """The fields of ``cls`` typed as a :class:`Result` (alone or in a union such as
-    ``Result | None``), with that type; annotations that do not resolve are skipped."""
-    module = sys.modules.get(cls.__module__)
-    names = vars(module) if module is not None else {}
+    ``Result | None``), with that type; none when the annotations do not resolve."""
+    try:
+        hints = typing.get_type_hints(cls)
+    except Exception:  # noqa: BLE001 - a name of a local scope: no nested result to rebuild
+        return {}
     out = {}
     for f in dataclasses.fields(cls):
-        hint = f.type
-        if isinstance(hint, str):
-            try:
-                hint = eval(hint, dict(names))  # noqa: S307 - what typing.get_type_hints does
-            except Exception:  # noqa: BLE001 - a name of a local scope: not a nested result
-                continue
+        hint = hints.get(f.name)
         for t in (hint, *typing.get_args(hint)):
             if isinstance(t, type) and issubclass(t, Result):
                 out[f.name] = t
