@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import contextlib
 import csv
+import functools
 import hashlib
 import importlib.util
 import io
@@ -48,7 +49,7 @@ from .errors import BadInput, RunFailed
 from .files import atomic_write_bytes, atomic_write_text, read_json, to_jsonable, write_json
 from .progress import progress
 
-__all__ = ["SweepResult", "cell_seed", "grid_cells", "local_cluster", "run_sweep",
+__all__ = ["SweepResult", "cell_seed", "grid_cells", "grid_points", "local_cluster", "run_sweep",
            "DASK_AVAILABLE", "PARQUET_AVAILABLE", "PRELOAD"]
 
 #: whether dask.distributed is installed (extra ``cluster``)
@@ -306,6 +307,53 @@ def run_sweep(cell: Callable[[dict], dict], grid: Mapping[str, Sequence], out: s
     if figures is not None:
         figures(rows, out)
     return SweepResult(rows, table, len(todo), time.perf_counter() - start, parquet)
+
+
+def grid_points(point: Callable[[dict], Any], grid: Mapping[str, Sequence],
+                fixed: Mapping[str, Any], sweep: Mapping[str, Any] | None, kind: type) -> list:
+    """One typed result per cell of ``grid`` (grid order), in this process or as sweep cells.
+
+    Parameters
+    ----------
+    point : top-level (picklable) function ``params -> Result`` of one cell's parameters
+        ``{**fixed, **coordinates}`` (no ``seed``: a run's own seed is a coordinate or a fixed
+        setting under another name, so the results do not depend on how the grid is run).
+    grid : ``{axis: [values]}``.
+    fixed : settings shared by every cell (picklable).
+    sweep : ``None``: every cell in this process, one after another. Else ``{"out": DIR,
+        "workers": ..., "scheduler": ...}``: the cells through :func:`run_sweep` (stored in
+        and resumed from ``DIR``), each stored row (``point(params).to_dict()``) rebuilt with
+        ``kind.from_dict``.
+    kind : the :class:`_runkit.Result` class ``point`` returns.
+
+    Returns
+    -------
+    list of ``kind``
+
+    Examples
+    --------
+    >>> from _runkit.results import Result
+    >>> from dataclasses import dataclass
+    >>> @dataclass(frozen=True)
+    ... class Square(Result):
+    ...     y: int
+    >>> def square(p):
+    ...     return Square(p["x"] ** 2)
+    >>> grid_points(square, {"x": [1, 2]}, {}, None, Square)
+    [Square(y=1), Square(y=4)]
+    """
+    if sweep is None:
+        return [point({**fixed, **coords}) for coords in grid_cells(grid)]
+    opts = dict(sweep)
+    preload = [*opts.pop("preload", ()), getattr(point, "__module__", "")]
+    res = run_sweep(functools.partial(_point_row, point), grid, opts.pop("out"),
+                    fixed=dict(fixed), preload=preload, **opts)
+    return [kind.from_dict(row) for row in res.rows]
+
+
+def _point_row(point: Callable[[dict], Any], params: dict) -> dict:
+    """The cell of :func:`grid_points`: ``point``'s result as the JSON row a sweep stores."""
+    return point(params).to_dict()
 
 
 def _csv(rows: list[dict]) -> str:

@@ -96,7 +96,7 @@ def gap_sweep(widths: list[int], base: TrainConfig, seeds: list[int],
 
     ``sweep`` (``{"out": DIR, "workers": ..., "scheduler": ...}``) runs the (width, seed) runs
     as cells of :func:`_runkit.sweep.run_sweep` (a Dask cluster, stored and resumable in
-    ``DIR``; :func:`flows.theory_cells.ntk_cell`), with the same results.
+    ``DIR``; :func:`flows.theory_cells.ntk_at`), with the same results.
 
     Examples
     --------
@@ -112,11 +112,12 @@ def gap_sweep(widths: list[int], base: TrainConfig, seeds: list[int],
         raise FlowsError(f"widths={widths!r} is not allowed; give at least 2 increasing widths")
     if len(seeds) < 2 or len(set(seeds)) != len(seeds):
         raise FlowsError(f"seeds={seeds!r} is not allowed; give at least 2 distinct seeds")
-    from .theory import grid_points
-    from .theory_cells import ntk_at, ntk_cell
+    from _runkit.sweep import grid_points
+
+    from .theory_cells import ntk_at
 
     cfg = replace(base, regime="theory").resolved()
-    runs = grid_points(ntk_at, ntk_cell, {"width": widths, "run_seed": seeds}, {"base": cfg},
+    runs = grid_points(ntk_at, {"width": widths, "run_seed": seeds}, {"base": cfg},
                        sweep, NTKComparison)
     gaps, at_end, ratio, flipped = [], [], [], []
     for i in range(len(widths)):

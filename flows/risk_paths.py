@@ -241,10 +241,11 @@ def protocol_sweep(ns: list[int], base: TrainConfig, seeds: list[int], steps0: i
 
     ``sweep`` (``{"out": DIR, "workers": ..., "scheduler": ...}``) runs the (n, seed) runs as
     cells of :func:`_runkit.sweep.run_sweep` (a Dask cluster, stored and resumable in ``DIR``;
-    :func:`flows.theory_cells.path_cell`), with the same results.
+    :func:`flows.theory_cells.path_at`), with the same results.
     """
-    from .theory import grid_points
-    from .theory_cells import path_at, path_cell
+    from _runkit.sweep import grid_points
+
+    from .theory_cells import path_at
 
     ns = sorted(check_positive_int("n", n) for n in ns)
     seeds = [int(s) for s in seeds]
@@ -256,7 +257,7 @@ def protocol_sweep(ns: list[int], base: TrainConfig, seeds: list[int], steps0: i
     fixed = {"base": base, "lstar": lstar, "n0": ns[0], "steps0": steps0,
              "protocols": tuple(protocols), "extra_reads": tuple(extra_reads),
              "n_test": n_test, "targets": targets}
-    paths = grid_points(path_at, path_cell, {"n": ns, "run_seed": seeds}, fixed, sweep,
+    paths = grid_points(path_at, {"n": ns, "run_seed": seeds}, fixed, sweep,
                         RiskPath)
     out: dict = {"paths": paths, "population_minimum": lstar}
     for p in protocols:

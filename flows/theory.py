@@ -14,7 +14,6 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -251,50 +250,9 @@ def theory_point(params: dict) -> TheoryRun:
                       **params.get("run_kwargs", {}))
 
 
-def theory_cell(params: dict) -> dict:
-    """One sweep cell: :func:`theory_point` as the JSON row the sweep engine stores
-    (:meth:`TheoryRun.to_dict`)."""
-    return theory_point(params).to_dict()
-
-
-def grid_points(point: Callable[[dict], Result], cell: Callable[[dict], dict],
-                grid: dict[str, list], fixed: dict, sweep: dict | None,
-                kind: type[Result]) -> list:
-    """One typed result per cell of ``grid`` (every combination, the last axis fastest).
-
-    Parameters
-    ----------
-    point : callable
-        ``point(params) -> Result`` of one cell's parameters ``{**fixed, **coordinates}``.
-    cell : callable
-        A top-level (picklable) function returning ``point(params).to_dict()``.
-    grid : dict
-        ``{axis: [values]}``; no axis (nor key of ``fixed``) may be named ``seed``.
-    fixed : dict
-        Settings shared by every cell (picklable).
-    sweep : dict or None
-        None: ``point`` of every cell, one after another in this process. Else
-        ``{"out": DIR, "workers": ..., "scheduler": ...}``: ``cell`` as the cells of
-        :func:`_runkit.sweep.run_sweep` (a Dask cluster; stored in and resumed from ``DIR``),
-        and each stored row rebuilt with ``kind.from_dict``.
-    kind : type
-        The :class:`_runkit.Result` class ``point`` returns.
-
-    Returns
-    -------
-    list
-        The results in grid order.
-    """
-    from _runkit.sweep import grid_cells, run_sweep
-
-    if sweep is None:
-        return [point({**fixed, **coords}) for coords in grid_cells(grid)]
-    opts = dict(sweep)
-    res = run_sweep(cell, grid, opts.pop("out"), fixed=fixed, **opts)
-    return [kind.from_dict(row) for row in res.rows]
-
-
 def _runs(axis: str, values: list, base: TrainConfig, sweep: dict | None,
           kwargs: dict) -> list[TheoryRun]:
-    return grid_points(theory_point, theory_cell, {axis: values},
-                       {"base": base, "run_kwargs": kwargs}, sweep, TheoryRun)
+    from _runkit.sweep import grid_points
+
+    return grid_points(theory_point, {axis: values}, {"base": base, "run_kwargs": kwargs},
+                       sweep, TheoryRun)

@@ -1,17 +1,13 @@
-"""Sweep cells of the theory sweeps run over a grid: one grid point each.
+"""The grid points of the theory sweeps, one typed result each.
 
 For each of :func:`flows.theory_sweeps.risk_sweep`, :func:`flows.theory_sweeps.memorization_sweep`,
-:func:`flows.risk_paths.protocol_sweep` and :func:`flows.ntk_seeds.gap_sweep`:
-
-- ``*_at(params)``: the typed result of one grid point, from its parameters (the grid
-  coordinates and the sweep's fixed settings). The run's seed is the coordinate (or fixed
-  setting) ``run_seed``, never the ``seed`` the sweep engine adds from the coordinates, so a
-  result does not depend on how the grid is run.
-- ``*_cell(params)``: the same as the JSON row :func:`_runkit.sweep.run_sweep` stores (the
-  typed result's ``to_dict()``); a top-level function, so Dask can send it to its workers.
-
-The sweeps run the points through :func:`flows.theory.grid_points`: in this process, or as
-cells on a Dask cluster whose rows are rebuilt into the typed results with ``from_dict``.
+:func:`flows.risk_paths.protocol_sweep` and :func:`flows.ntk_seeds.gap_sweep`, ``*_at(params)``
+is the typed result of one grid point from its parameters (the grid coordinates and the sweep's
+fixed settings). The run's seed is the coordinate (or fixed setting) ``run_seed``, never the
+``seed`` the sweep engine adds from the coordinates, so a result does not depend on how the grid
+is run. They are top-level functions, so :func:`_runkit.sweep.grid_points` can run them in this
+process or send them to a Dask cluster's workers (whose stored rows it rebuilds with
+``from_dict``).
 """
 
 from __future__ import annotations
@@ -23,8 +19,7 @@ from .risk_paths import RiskPath, reads_at, risk_path
 from .theory_results import MemorizationPoint, RiskPoint
 from .theory_sweeps import memorization_point, risk_point
 
-__all__ = ["risk_at", "risk_cell", "memorization_at", "memorization_cell", "path_at",
-           "path_cell", "ntk_at", "ntk_cell"]
+__all__ = ["risk_at", "memorization_at", "path_at", "ntk_at"]
 
 
 def risk_at(params: dict) -> RiskPoint:
@@ -38,10 +33,6 @@ def risk_at(params: dict) -> RiskPoint:
     cfg = replace(params["base"], n_train=params["n"], seed=params["run_seed"])
     return risk_point(cfg, params["lstar"], **params["point_kwargs"])
 
-
-def risk_cell(params: dict) -> dict:
-    """One cell of the risk sweep: :func:`risk_at` as a JSON row."""
-    return risk_at(params).to_dict()
 
 
 def memorization_at(params: dict) -> MemorizationPoint:
@@ -57,10 +48,6 @@ def memorization_at(params: dict) -> MemorizationPoint:
                               params["n_samples"], params["run_seed"],
                               params["reference_steps"], params["n"] in params["vs_time_at"])
 
-
-def memorization_cell(params: dict) -> dict:
-    """One cell of the memorization sweep: :func:`memorization_at` as a JSON row."""
-    return memorization_at(params).to_dict()
 
 
 def path_at(params: dict) -> RiskPath:
@@ -80,10 +67,6 @@ def path_at(params: dict) -> RiskPath:
                      params["lstar"], reads, params["n_test"], params["targets"])
 
 
-def path_cell(params: dict) -> dict:
-    """One cell of the stopping sweep: :func:`path_at` as a JSON row."""
-    return path_at(params).to_dict()
-
 
 def ntk_at(params: dict) -> NTKComparison:
     """:func:`flows.ntk.ntk_comparison` of ``params["base"]`` (theory regime) at ``width``
@@ -96,7 +79,3 @@ def ntk_at(params: dict) -> NTKComparison:
     return ntk_comparison(replace(params["base"], width=params["width"],
                                   seed=params["run_seed"]))
 
-
-def ntk_cell(params: dict) -> dict:
-    """One cell of the NTK-gap sweep: :func:`ntk_at` as a JSON row."""
-    return ntk_at(params).to_dict()

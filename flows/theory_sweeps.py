@@ -30,7 +30,7 @@ from .floors import noise_floor
 from .memorization import memorization
 from .ntk import ntk_comparison
 from .sample import integrate
-from .theory import grid_points, loglog_slope
+from .theory import loglog_slope
 from .theory_results import (
     MemorizationCurve,
     MemorizationPoint,
@@ -255,20 +255,22 @@ def risk_sweep(ns: list[int], base: TrainConfig, seeds: list[int], sweep: dict |
 
     ``kwargs`` go to :func:`risk_point`; ``sweep`` (``{"out": DIR, "workers": ...,
     "scheduler": ...}``) runs the (n, seed) runs as cells of :func:`_runkit.sweep.run_sweep`
-    (a Dask cluster, stored and resumable in ``DIR``; :func:`flows.theory_cells.risk_cell`),
+    (a Dask cluster, stored and resumable in ``DIR``; :func:`flows.theory_cells.risk_at`),
     with the same results.
 
     Returns
     -------
     RiskSweep
     """
-    from .theory_cells import risk_at, risk_cell
+    from _runkit.sweep import grid_points
+
+    from .theory_cells import risk_at
 
     ns = [check_positive_int("n", n) for n in ns]
     seeds = [int(s) for s in seeds]
     base = replace(base, regime="theory")
     lstar = population_minimum(load_dataset(base.data), seed=derive_seed(base.seed, "lstar"))
-    runs = grid_points(risk_at, risk_cell, {"n": ns, "run_seed": seeds},
+    runs = grid_points(risk_at, {"n": ns, "run_seed": seeds},
                        {"base": base, "lstar": lstar, "point_kwargs": kwargs}, sweep, RiskPoint)
     out: dict = {}
     for key, se_key in (("excess_test", "excess_test_se"),
@@ -365,19 +367,21 @@ def memorization_sweep(ns: list[int], data: str = "moons", width: int = 256, ste
 
     One :func:`memorization_point` per n; ``sweep`` (``{"out": DIR, "workers": ...,
     "scheduler": ...}``) runs them as cells of :func:`_runkit.sweep.run_sweep` (a Dask
-    cluster, stored and resumable in ``DIR``; :func:`flows.theory_cells.memorization_cell`),
+    cluster, stored and resumable in ``DIR``; :func:`flows.theory_cells.memorization_at`),
     with the same results.
 
     Returns
     -------
     MemorizationSweep
     """
-    from .theory_cells import memorization_at, memorization_cell
+    from _runkit.sweep import grid_points
+
+    from .theory_cells import memorization_at
 
     ns = [check_positive_int("n", n) for n in ns]
     fixed = {"data": data, "width": width, "steps": steps, "n_samples": n_samples,
              "run_seed": seed, "reference_steps": reference_steps, "vs_time_at": [ns[0], ns[-1]]}
-    points = grid_points(memorization_at, memorization_cell, {"n": ns}, fixed, sweep,
+    points = grid_points(memorization_at, {"n": ns}, fixed, sweep,
                          MemorizationPoint)
     curves: dict = {}
     for p in points:

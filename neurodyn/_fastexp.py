@@ -3,6 +3,8 @@ implementation per precision; imported only when numba is present."""
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 from numba import types
 from numba.extending import overload
@@ -19,9 +21,15 @@ _CLAMP = 40.0
 
 
 def exp_clamped(x):
-    """``exp(x)`` for ``x`` clamped to ``[-40, 40]`` (the scheme and its accuracy are in the
-    comment above); compiled only."""
-    raise NotImplementedError("compiled only")
+    """``exp(x)`` for ``x`` clamped to ``[-40, 40]``.
+
+    Called from Python this is the exact clamped exponential; compiled code gets the
+    polynomial of the overload below (the scheme and its accuracy are in the comment above).
+
+    >>> exp_clamped(0.0), exp_clamped(100.0) == math.exp(40.0)
+    (1.0, True)
+    """
+    return math.exp(min(max(float(x), -_CLAMP), _CLAMP))
 
 
 @overload(exp_clamped, fastmath=FAST)
