@@ -28,6 +28,9 @@ Parts (``--parts``, comma-separated; default all):
   squared Euclidean cost): flows' auction with candidate lists, the same auction scanning every
   row in full (``list_length=0``), POT's network simplex and scipy's linear_sum_assignment;
   thread CPU time per batch, medians and ratios.
+- ``anatomy``: where one exact assignment's time goes (60 typical batches of 512): the cost, the
+  auction phase by phase, the sparse graph and the exact finish, and the same with a final eps
+  10x coarser (a shorter auction, a denser exact finish).
 - ``likelihood``: log-likelihood of 1,000 held-out moons points under a trained field with
   dopri5 at rtol = atol = 1e-5 (wall time and NFE).
 
@@ -344,6 +347,69 @@ def bench_assignment(a: argparse.Namespace) -> dict:
     return out
 
 
+def bench_anatomy(a: argparse.Namespace) -> dict:
+    """Where one exact assignment's time goes, on 60 typical batches (medians): the cost, each
+    eps phase of the auction (the difference of the auction stopped after it and before it, on
+    the same batch), the sparse graph and the exact finish, for the library's final eps and one
+    10x coarser."""
+    auction, matching = assignment._kernels()
+    moons = load_dataset("moons")
+    n = a.batch
+    problems = []
+    for s in range(60):
+        rng = np.random.default_rng(30_000 + s)
+        x0 = rng.standard_normal((n, 2))
+        x1 = moons.sample(n, 30_000 + s).double().numpy()
+        seconds = []
+        for _ in range(3):  # the least of 3: first-touch page faults are not the kernel's
+            t0 = time.thread_time()
+            c, typical, top, _ = matching.reduced_squared_euclidean(x0, x1)
+            seconds.append(time.thread_time() - t0)
+        problems.append((c, typical, top, min(seconds)))
+    eps0 = assignment.EPS0
+    phases = 1 + math.ceil(math.log(eps0 * n / assignment.DELTA) / math.log(assignment.THETA))
+
+    def run(c, typical, top, eps_f) -> tuple[float, float, float, float]:
+        """Thread times (auction, graph, finish) in ms and edges a row of one solve."""
+        t0 = time.thread_time()
+        sigma, p, ok, cand, cost, bound = auction.auction(
+            c, np.zeros(n), eps0 * typical, eps_f, assignment.THETA, 1000 * n + 10 * n * n,
+            assignment.LIST_LENGTH, assignment.LIST_PHASE)
+        t1 = time.thread_time()
+        margin = 4 * (n + 2) * np.finfo(float).eps * (top + np.abs(p).max())
+        indptr, ind, val = auction.slack_graph(c, p, sigma, cand, cost, bound, margin)
+        t2 = time.thread_time()
+        matching.sparse_assignment(indptr, ind, val)
+        return 1e3 * (t1 - t0), 1e3 * (t2 - t1), 1e3 * (time.thread_time() - t2), len(ind) / n
+
+    # stopping points: after phase k (k = 0 .. phases - 2), the library's final eps, and a final
+    # eps 10x coarser; timed in turn on each batch, the least of 3 rounds
+    finals = [eps0 / assignment.THETA ** k for k in range(phases - 1)] + \
+        [assignment.DELTA / n, 10 * assignment.DELTA / n]
+    run(*problems[0][:3], finals[-2] * problems[0][1])  # compile / load, untimed
+    table = np.empty((len(problems), len(finals), 4))
+    for b, (c, typical, top, _) in enumerate(problems):
+        rounds = [[run(c, typical, top, max(f * typical, 1e-10 * top)) for f in finals]
+                  for _ in range(3)]
+        table[b] = np.min(np.array(rounds), axis=0)
+    cumulative = table[:, : phases, 0]  # auction time up to and including each phase
+    per_phase = np.median(np.diff(cumulative, axis=1, prepend=0.0), axis=0).tolist()
+    out = {"batch": n, "batches": len(problems),
+           "cost_ms": 1e3 * float(np.median([p[3] for p in problems])),
+           "auction_ms_by_phase": per_phase, "finals": {}}
+    for col, delta in ((phases - 1, assignment.DELTA), (phases, 10 * assignment.DELTA)):
+        auc, graph, finish, edges = np.median(table[:, col], axis=0).tolist()
+        out["finals"][str(delta)] = {"auction_ms": auc, "graph_ms": graph, "finish_ms": finish,
+                                     "total_ms": auc + graph + finish, "edges_per_row": edges}
+    print(f"anatomy of one assignment, batch {n}: cost {out['cost_ms']:.2f} ms | auction by eps "
+          "phase " + " + ".join(f"{v:.2f}" for v in per_phase) + " ms", flush=True)
+    for delta, row in out["finals"].items():
+        print(f"  final eps {delta} x typical / n: auction {row['auction_ms']:.2f} + graph "
+              f"{row['graph_ms']:.2f} + finish {row['finish_ms']:.2f} = {row['total_ms']:.2f} "
+              f"ms, {row['edges_per_row']:.1f} edges a row", flush=True)
+    return out
+
+
 def bench_likelihood(a: argparse.Namespace) -> dict:
     """log p of 1,000 held-out moons points, dopri5 at rtol = atol = 1e-5."""
     cfg = TrainConfig(data="moons", steps=a.steps, width=a.width, seed=a.seed, n_eval=1000)
@@ -360,7 +426,8 @@ def bench_likelihood(a: argparse.Namespace) -> dict:
 
 
 PARTS = {"speed": bench_speed, "selu": bench_selu, "adversarial": bench_adversarial,
-         "assignment": bench_assignment, "likelihood": bench_likelihood}
+         "assignment": bench_assignment, "anatomy": bench_anatomy,
+         "likelihood": bench_likelihood}
 
 
 def main(argv: list[str] | None = None) -> dict:
