@@ -146,6 +146,18 @@ def sparse_assignment(indptr, ind, w):
     return rowsol
 
 
+_TOP = np.int64(0x7FFFFFFFFFFFFFFF)  # above the bits of every double >= 0
+
+
+@numba.njit(cache=True, nogil=True, fastmath={"reassoc"})
+def _sum(v):
+    """Sum of v in any order (vector instructions); inf and NaN still show in the result."""
+    total = 0.0
+    for j in range(v.shape[0]):
+        total += v[j]
+    return total
+
+
 @numba.njit(cache=True, nogil=True)
 def reduced_squared_euclidean(x, y):
     """The squared-Euclidean cost reduced by column and then row minima, with its scale.
@@ -176,10 +188,10 @@ def reduced_squared_euclidean(x, y):
             for j in range(n):
                 diff = xi - yt[k, j]
                 row[j] += diff * diff
-        for j in range(n):
-            if row[j] < low[j]:
-                low[j] = row[j]
-                best[j] = i
+        for j in range(n):  # branch-free, so that the loop compiles to vector instructions
+            nearer = row[j] < low[j]
+            low[j] = row[j] if nearer else low[j]
+            best[j] = i if nearer else best[j]
     for j in range(n):
         if not np.isfinite(low[j]):
             finite = False
@@ -191,23 +203,32 @@ def reduced_squared_euclidean(x, y):
             yb[k, j] = x[best[j], k] - 2.0 * y[j, k]
     top = 0.0
     total_sum = 0.0
+    bits = row.view(np.int64)
+    one = np.empty(1)
+    one_bits = one.view(np.int64)
     for i in range(n):
         row[:] = 0.0
         for k in range(d):
             xi = x[i, k]
             for j in range(n):
                 row[j] += (xi - xb[k, j]) * (xi + yb[k, j])
-        rmin = np.inf
-        for j in range(n):
-            s = max(row[j], 0.0)
-            row[j] = s
-            rmin = min(rmin, s)
+        for j in range(n):  # at least +0.0 (NaN stays, to make the sum below NaN)
+            s = row[j]
+            row[j] = 0.0 if s <= 0.0 else s
+        low_bits = _TOP
+        high_bits = np.int64(0)
+        for j in range(n):  # the row's least and greatest entry, by their bits
+            b = bits[j]
+            low_bits = b if b < low_bits else low_bits
+            high_bits = b if b > high_bits else high_bits
+        one_bits[0] = low_bits
+        rmin = one[0]
+        one_bits[0] = high_bits
+        top = max(top, one[0] - rmin)  # rounding is monotone: the row's largest entry of R
         ci = c[i]
         for j in range(n):
-            s = row[j] - rmin
-            ci[j] = s
-            total_sum += s
-            top = max(top, s)
+            ci[j] = row[j] - rmin
+        total_sum += _sum(ci)
     if not np.isfinite(total_sum):
         finite = False
     total = n * n

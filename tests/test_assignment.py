@@ -253,3 +253,44 @@ def test_the_reduced_cost_is_the_cost_less_column_then_row_minima():
         assert finite and (r >= 0).all() and (r.min(1) == 0).all()
         assert np.abs(r - direct).max() <= 1e-9 * max(1.0, far**2)
         assert top == r.max() and 0 < typical <= top
+
+
+def _scan_cases():
+    """Rows of non-negative values with ties, zeros, a single entry and huge spreads."""
+    rng = np.random.default_rng(7)
+    for n in (1, 2, 3, 17, 64, 515):
+        for kind in range(5):
+            c = rng.random((3, n))
+            p = rng.random(n)
+            if kind == 1:  # ties: rounded values, zero prices
+                c, p = np.round(c * 4), np.zeros(n)
+            elif kind == 2:  # every value equal
+                c, p = np.zeros((3, n)), np.zeros(n)
+            elif kind == 3:  # values from 1e-300 to 1e300
+                c = 10.0 ** rng.uniform(-300, 300, (3, n))
+            elif kind == 4:  # the least value twice, late in the row
+                c[:, -1] = c[:, max(0, n - 2)] = -1.0
+                c -= c.min()
+            yield c, p
+
+
+def test_row_scans_give_the_best_two_values_and_the_first_best_object():
+    """The scans compare values by their bits; the control is a plain float sort."""
+    from flows._auction_kernels import _best_two, _build_list, _scratch
+
+    for c, p in _scan_cases():
+        n = c.shape[1]
+        for i in range(c.shape[0]):
+            v = c[i] + p
+            order = np.lexsort((np.arange(n), v))  # by value, then index
+            w1, w2, j1 = _best_two(c, p, i, _scratch(n))
+            assert (w1, j1) == (v[order[0]], order[0])
+            assert w2 == (v[order[1]] if n > 1 else v[order[0]])
+            k = 4
+            cand, cost = np.zeros((c.shape[0], min(k, n)), np.int64), np.zeros((c.shape[0],
+                                                                              min(k, n)))
+            out = _build_list(c, p, i, cand, cost, 0.0, _scratch(n), np.empty(n, np.int64),
+                              np.empty(min(k, n) + 1), np.empty(min(k, n) + 1, np.int64))
+            assert out[:3] == (w1, w2, j1)
+            assert cand[i].tolist() == order[: min(k, n)].tolist()
+            assert out[3] == (v[order[k]] if n > k else np.inf)
