@@ -64,7 +64,7 @@ def _kernels():
 # auction settings: final accuracy delta (relative to the median reduced cost, per row), eps
 # reduction factor theta, first eps (relative to the same scale), candidate-list length and the
 # phase from which lists are used; the answer does not depend on them
-DELTA, THETA, EPS0, LIST_LENGTH, LIST_PHASE = 1e-2, 6.0, 0.1, 16, 2
+DELTA, THETA, EPS0, LIST_LENGTH, LIST_PHASE = 1e-2, 8.0, 0.15, 16, 2
 
 
 def auction_assignment(cost: np.ndarray, delta: float = DELTA, theta: float = THETA,
@@ -121,8 +121,10 @@ def squared_euclidean_assignment(x: np.ndarray, y: np.ndarray) -> np.ndarray:
     already reduced by its column and row minima (the column step in the factored form
     (x_i - x_k) . (x_i + x_k - 2 y_j), so a far outlier brings no large constant), and the
     auction's eps is scaled to the median reduced cost rather than the mean: one point at
-    distance 1e4 or a batch of ties or duplicates then costs about as much as a typical batch
-    (``bench/bench_flows.py --adversarial``).
+    distance 1e4 or a batch of ties then costs about as much as a typical batch. A batch of
+    few distinct points (at most n^2 / 8 pairs of them: heavy duplicates, points on a coarse
+    grid) is solved as the transport problem between its distinct points, whose copies are
+    interchangeable (``bench/bench_flows.py --parts adversarial``).
 
     Parameters
     ----------
@@ -144,10 +146,73 @@ def squared_euclidean_assignment(x: np.ndarray, y: np.ndarray) -> np.ndarray:
     if x.ndim != 2 or x.shape != y.shape or x.shape[0] == 0:
         raise FlowsError(f"x and y have shapes {x.shape} and {y.shape}; they must be equal, "
                          "two-dimensional and non-empty")
+    sigma = _few_distinct(x, y)
+    if sigma is not None:
+        return sigma
     cost, typical, top, finite = _kernels()[1].reduced_squared_euclidean(x, y)
     if not finite:
         raise FlowsError("x or y has non-finite entries (or distances overflow)")
     return _solve(cost, float(typical), float(top), DELTA, THETA, EPS0, LIST_LENGTH)
+
+
+# batches whose distinct points pair up in at most n^2 / FEW cells are solved as a transport
+# problem between the distinct points (the answer does not depend on it)
+FEW = 8
+_PROBE = np.array([0.7548776662466927, 0.5698402909980532, 0.4301597090019468, 0.2451223337533073])
+
+
+def _distinct(x: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The distinct rows of x (in lexicographic order), each row's index among them, and their
+    counts."""
+    order = np.lexsort(x.T[::-1])
+    xs = x[order]
+    new = np.ones(len(x), bool)
+    new[1:] = np.any(xs[1:] != xs[:-1], axis=1)
+    group = np.cumsum(new) - 1
+    inverse = np.empty(len(x), np.int64)
+    inverse[order] = group
+    return xs[new], inverse, np.bincount(group)
+
+
+def _few_distinct(x: np.ndarray, y: np.ndarray) -> np.ndarray | None:
+    """The optimal assignment through the distinct points, when they are few; else None.
+
+    Copies of a point are interchangeable, so the assignment problem is the transport problem
+    between the distinct points u_a (count m_a) and v_b (count k_b) with integer masses, a few
+    hundred cells where the assignment has n^2 (the auction is slow on such batches: copies
+    tie at every bid). Its plan, from POT's network simplex, is used only when it is integral
+    with the right marginals and its duals certify it (C - u - v >= 0 everywhere, = 0 where the
+    plan moves mass, to rounding); the copies are then paired in order.
+    """
+    n, d = x.shape
+    if n < 64 or not (np.isfinite(x).all() and np.isfinite(y).all()):
+        return None
+    probe = np.resize(_PROBE, d)  # distinct points almost surely project apart
+    fx, fy = np.sort(x @ probe), np.sort(y @ probe)
+    if (1 + np.count_nonzero(np.diff(fx))) * (1 + np.count_nonzero(np.diff(fy))) > n * n / FEW:
+        return None
+    (ux, ix, cx), (uy, iy, cy) = _distinct(x), _distinct(y)
+    if len(ux) * len(uy) > n * n / FEW:
+        return None
+    import ot
+
+    cost = ((ux[:, None, :] - uy[None, :, :]) ** 2).sum(-1)
+    plan, log = ot.emd(cx.astype(float), cy.astype(float), cost, numItermax=10_000_000, log=True)
+    flow = np.rint(plan).astype(np.int64)
+    reduced = cost - log["u"][:, None] - log["v"][None, :]
+    tol = 1e-9 * max(1.0, float(cost.max()))
+    if (log.get("result_code") != 1 or not np.array_equal(flow, plan)
+            or not (np.array_equal(flow.sum(1), cx) and np.array_equal(flow.sum(0), cy))
+            or reduced.min() < -tol or np.abs(reduced[flow > 0]).max() > tol):
+        return None
+    a, b = np.nonzero(flow)  # row by row: the flows tile x's copies in class order
+    f = flow[a, b]
+    x_start = np.cumsum(f) - f
+    y_start = (np.cumsum(cy) - cy)[b] + (np.cumsum(flow, axis=0) - flow)[a, b]
+    pos = np.arange(n) + np.repeat(y_start - x_start, f)
+    sigma = np.empty(n, np.int64)
+    sigma[np.argsort(ix, kind="stable")] = np.argsort(iy, kind="stable")[pos]
+    return sigma
 
 
 def _solve(c: np.ndarray, scale: float, top: float, delta: float, theta: float,

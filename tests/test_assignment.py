@@ -294,3 +294,63 @@ def test_row_scans_give_the_best_two_values_and_the_first_best_object():
             assert out[:3] == (w1, w2, j1)
             assert cand[i].tolist() == order[: min(k, n)].tolist()
             assert out[3] == (v[order[k]] if n > k else np.inf)
+
+
+@pytest.mark.parametrize("kind", ["duplicates", "grid", "all tied", "both duplicated"])
+def test_few_distinct_points_are_solved_as_a_transport_problem(kind):
+    """Batches of few distinct points go through the transport between them; the answer is
+    an optimal permutation (scipy's cost) that pairs x_i with a copy of its planned target."""
+    from flows.assignment import _few_distinct
+
+    rng = np.random.default_rng(3)
+    n = 256
+    x, y = rng.standard_normal((n, 2)), rng.standard_normal((n, 2)) + 1
+    if kind == "duplicates":
+        y = y[rng.integers(0, 12, n)]
+    elif kind == "grid":
+        x, y = np.round(x * 2) / 2, np.round(y * 2) / 2
+    elif kind == "all tied":
+        y[:] = y[0]
+    else:
+        x, y = x[rng.integers(0, 20, n)], y[rng.integers(0, 9, n)]
+    sigma = _few_distinct(x, y)
+    assert sigma is not None
+    assert sorted(sigma.tolist()) == list(range(n))
+    c = ((x[:, None] - y[None]) ** 2).sum(-1)
+    best = c[linear_sum_assignment(c)].sum()
+    assert _cost(c, sigma) == pytest.approx(best, rel=1e-12, abs=1e-12)
+    assert np.array_equal(squared_euclidean_assignment(x, y), sigma)
+
+
+def test_distinct_points_stay_with_the_auction():
+    from flows.assignment import _few_distinct
+
+    rng = np.random.default_rng(4)
+    x, y = rng.standard_normal((256, 2)), rng.standard_normal((256, 2))
+    assert _few_distinct(x, y) is None  # 256 x 256 distinct pairs: the auction's problem
+    assert _few_distinct(x[:40], y[:40][np.arange(40) % 3]) is None  # below 64 points
+
+
+def test_an_uncertified_transport_plan_is_not_used(monkeypatch):
+    """Control on the certificate: a transport plan that is integral with the right marginals
+    but not optimal (its duals do not certify it) is refused, and the auction answers."""
+    import ot
+
+    from flows.assignment import _few_distinct
+
+    rng = np.random.default_rng(5)
+    x, y = rng.standard_normal((128, 2)), (rng.standard_normal((128, 2)) + 1)[
+        rng.integers(0, 8, 128)]
+    real_emd = ot.emd
+
+    def shuffled_emd(a, b, cost, **kw):
+        plan, log = real_emd(a, b, cost, **kw)
+        rows = [0, int(np.argmax(plan[:, plan[0].argmax()] == 0))]  # a row with another target
+        plan[rows] = plan[rows[::-1]]  # both rows hold one copy: the marginals still hold
+        return plan, log
+
+    monkeypatch.setattr(ot, "emd", shuffled_emd)
+    assert _few_distinct(x, y) is None
+    c = ((x[:, None] - y[None]) ** 2).sum(-1)
+    sigma = squared_euclidean_assignment(x, y)
+    assert _cost(c, sigma) == pytest.approx(c[linear_sum_assignment(c)].sum(), rel=1e-12)
