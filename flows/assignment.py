@@ -185,11 +185,14 @@ def _few_distinct(x: np.ndarray, y: np.ndarray) -> np.ndarray | None:
     plan moves mass, to rounding); the copies are then paired in order.
     """
     n, d = x.shape
-    if n < 64 or not (np.isfinite(x).all() and np.isfinite(y).all()):
+    if n < 64:
         return None
-    probe = np.resize(_PROBE, d)  # distinct points almost surely project apart
-    fx, fy = np.sort(x @ probe), np.sort(y @ probe)
-    if (1 + np.count_nonzero(np.diff(fx))) * (1 + np.count_nonzero(np.diff(fy))) > n * n / FEW:
+    probe = _PROBE[:d] if d <= len(_PROBE) else np.resize(_PROBE, d)
+    fx, fy = np.sort(x @ probe), np.sort(y @ probe)  # distinct points almost surely project apart
+    if not np.isfinite([fx[0], fx[-1], fy[0], fy[-1]]).all():  # NaN sorts last
+        return None
+    if (1 + np.count_nonzero(fx[1:] != fx[:-1])) * (1 + np.count_nonzero(fy[1:] != fy[:-1])) \
+            > n * n / FEW:
         return None
     (ux, ix, cx), (uy, iy, cy) = _distinct(x), _distinct(y)
     if len(ux) * len(uy) > n * n / FEW:
@@ -197,6 +200,8 @@ def _few_distinct(x: np.ndarray, y: np.ndarray) -> np.ndarray | None:
     import ot
 
     cost = ((ux[:, None, :] - uy[None, :, :]) ** 2).sum(-1)
+    if not np.isfinite(cost).all():  # distances overflow: the main path says so
+        return None
     plan, log = ot.emd(cx.astype(float), cy.astype(float), cost, numItermax=10_000_000, log=True)
     flow = np.rint(plan).astype(np.int64)
     reduced = cost - log["u"][:, None] - log["v"][None, :]
