@@ -199,7 +199,8 @@ def _few_distinct(x: np.ndarray, y: np.ndarray) -> np.ndarray | None:
         return None
     import ot
 
-    cost = ((ux[:, None, :] - uy[None, :, :]) ** 2).sum(-1)
+    with np.errstate(over="ignore", invalid="ignore"):
+        cost = ((ux[:, None, :] - uy[None, :, :]) ** 2).sum(-1)
     if not np.isfinite(cost).all():  # distances overflow: the main path says so
         return None
     plan, log = ot.emd(cx.astype(float), cy.astype(float), cost, numItermax=10_000_000, log=True)

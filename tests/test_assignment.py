@@ -354,3 +354,11 @@ def test_an_uncertified_transport_plan_is_not_used(monkeypatch):
     c = ((x[:, None] - y[None]) ** 2).sum(-1)
     sigma = squared_euclidean_assignment(x, y)
     assert _cost(c, sigma) == pytest.approx(c[linear_sum_assignment(c)].sum(), rel=1e-12)
+
+
+def test_overflowing_distances_among_few_distinct_points_are_refused_quietly(recwarn):
+    x, y = np.zeros((128, 2)), np.zeros((128, 2))
+    x[0] = 1e200  # two distinct sources, one target: the transport path's distances overflow
+    with pytest.raises(FlowsError, match="overflow"):
+        squared_euclidean_assignment(x, y)
+    assert not [w for w in recwarn if issubclass(w.category, RuntimeWarning)]
