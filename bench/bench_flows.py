@@ -425,6 +425,7 @@ def bench_likelihood(a: argparse.Namespace) -> dict:
     return out
 
 
+TORCHCFM_PARTS = {"speed", "selu"}  # the parts that compare with TorchCFM
 PARTS = {"speed": bench_speed, "selu": bench_selu, "adversarial": bench_adversarial,
          "assignment": bench_assignment, "anatomy": bench_anatomy,
          "likelihood": bench_likelihood}
@@ -452,7 +453,7 @@ def main(argv: list[str] | None = None) -> dict:
     unknown = sorted(set(parts) - set(PARTS))
     if unknown:
         sys.exit(f"bench_flows: parts {unknown} are unknown; choose from {', '.join(PARTS)}")
-    if {"speed", "selu"} & set(parts):
+    if TORCHCFM_PARTS & set(parts):
         _torchcfm()
     torch.set_num_threads(a.threads)
     result = {"parts": parts}

@@ -25,6 +25,13 @@ Method (:func:`auction_assignment`):
    Dijkstra shortest augmenting path with potentials (a few short searches, since the
    auction's prices are nearly optimal).
 
+For squared-Euclidean costs of points (:func:`squared_euclidean_assignment`), a batch of few
+distinct points (copies of a point are interchangeable) is solved instead as the transport
+problem between its distinct points, with their counts as integer masses, by POT's network
+simplex; its plan is used only when it is integral, has the right marginals and its duals
+certify it, and is then expanded to a permutation. Copies tie at every bid of an auction, so
+such batches would otherwise cost several typical ones.
+
 The result is an optimal assignment up to floating-point ties (as for any solver working in
 floating point), not an approximation: the auction only supplies prices that make the exact
 problem sparse. The kernels are compiled with numba, an optional dependency (the ``fast``
