@@ -3,8 +3,8 @@
 ``auction(c, p0, eps0, eps_final, theta, max_bids, k_list, list_phase)
 -> (sigma, prices, ok, cand, cost, bound)``: forward auction with eps-scaling on the cost
 matrix c >= 0 from the prices p0 >= 0 (the row scans compare values by their bits, which order
-non-negative doubles; see ``_TOP``); when ok, every row is assigned and eps_final-complementary
-slackness holds; ok is False when more than max_bids bids were needed.
+non-negative doubles; see :mod:`flows._bits`); when ok, every row is assigned and
+eps_final-complementary slackness holds; ok is False when more than max_bids bids were needed.
 
 Candidate lists (from phase ``list_phase`` on, phases counted from 0): a row keeps its
 K = ``k_list`` best objects ``cand[i]`` (their costs ``cost[i]``, contiguous) and
@@ -22,54 +22,36 @@ graph of the edges that an optimal assignment can use, read from the lists where
 import numba
 import numpy as np
 
-# Row scans compare the values c_ij + p_j >= 0 by their bits: for non-negative doubles the
-# order of the bits read as int64 is the order of the values, and integer min/max loops compile
-# to vector instructions where floating-point ones stay scalar. c >= 0 and p >= 0 hold in
-# :func:`auction` (reduced costs; prices start at p0 >= 0 and only rise), so no value is
-# negative or -0.0 (+0.0 + +0.0 = +0.0).
-_TOP = np.int64(0x7FFFFFFFFFFFFFFF)  # above the bits of every double >= 0, inf included
+from ._bits import TOP, as_double, least_and_greatest, least_bits, scratch
+
+# Row scans compare the values c_ij + p_j by their bits (flows._bits). c >= 0 and p >= 0 hold
+# in auction (reduced costs; prices start at p0 >= 0 and only rise), so no value is negative or
+# -0.0 (+0.0 + +0.0 = +0.0).
 
 
 @numba.njit(cache=True, nogil=True)
-def _scratch(n):
-    """Buffers of the row scans: (values, their bits, one value, its bits), each pair one memory."""
-    values = np.empty(n)
-    one = np.empty(1)
-    return values, values.view(np.int64), one, one.view(np.int64)
-
-
-@numba.njit(cache=True, nogil=True)
-def _least_bits(bits, n):
-    m = _TOP
-    for j in range(n):
-        b = bits[j]
-        m = b if b < m else m
-    return m
-
-
-@numba.njit(cache=True, nogil=True)
-def _best_two(c, p, i, scratch):
+def _best_two(c, p, i, buffers):
     """Full scan of row i at prices p: (w1, w2, j1), the best and second-best values
     c_ij + p_j and the best object (the first one on ties; w2 = w1 when the row has one
-    entry). Values must be >= 0 (see ``_TOP``)."""
-    buf, bits, one, onebits = scratch
+    entry). Values must be >= 0 (see :mod:`flows._bits`)."""
+    buf, bits = buffers[0], buffers[1]
     n = c.shape[1]
     for j in range(n):
         buf[j] = c[i, j] + p[j]
-    m1 = _least_bits(bits, n)
+    m1 = least_bits(bits, n)
     j1 = 0
     while bits[j1] != m1:
         j1 += 1
     if n == 1:
         return buf[0], buf[0], 0
-    bits[j1] = _TOP  # the second best: the least of the others
-    onebits[0] = _least_bits(bits, n)
+    bits[j1] = TOP  # the second best: the least of the others
+    second = least_bits(bits, n)
     bits[j1] = m1
-    return buf[j1], one[0], j1
+    return buf[j1], as_double(buffers, second), j1
 
 
 @numba.njit(cache=True, nogil=True)
-def _build_list(c, p, i, cand, cost, gap, scratch, idx, tv, tj):
+def _build_list(c, p, i, cand, cost, gap, buffers, idx, tv, tj):
     """The K = cand.shape[1] best objects of row i at prices p, into cand[i] (their costs into
     cost[i]). Returns (w1, w2, j1, bound, gap): the best two values and best object, ``bound``
     the (K+1)-th best value (inf when the row has at most K entries; every object outside the
@@ -78,22 +60,13 @@ def _build_list(c, p, i, cand, cost, gap, scratch, idx, tv, tj):
     The values are formed once; a threshold w1 + gap (the row's last gap) collects about K + 1
     candidates, doubled or halved until it holds between K + 1 and 4 (K + 1), and the K + 1
     smallest of those are kept in order."""
-    buf, bits, one, onebits = scratch
+    buf = buffers[0]
     n = c.shape[1]
     k_list = cand.shape[1]
     m = min(k_list + 1, n)
     for j in range(n):
         buf[j] = c[i, j] + p[j]
-    low = _TOP
-    high = np.int64(0)
-    for j in range(n):  # least and greatest value, by their bits
-        b = bits[j]
-        low = b if b < low else low
-        high = b if b > high else high
-    onebits[0] = low
-    w1 = one[0]
-    onebits[0] = high
-    hi = one[0]
+    w1, hi = least_and_greatest(buffers, n)
     spread = (hi - w1) * m / n
     g = gap if gap > 0 else spread
     cnt = 0
@@ -155,7 +128,7 @@ def auction(c, p0, eps0, eps_final, theta, max_bids, k_list, list_phase):
     gap = np.zeros(n)
     served = np.zeros(n, np.int64)  # bids served by row i's list since it was built
     plain = np.zeros(n, np.bool_)  # rows whose lists did not pay (ties): scanned plainly
-    scratch = _scratch(n)
+    buffers = scratch(n)
     idx = np.empty(n, np.int64)
     tv = np.empty(k_list + 1)
     tj = np.empty(k_list + 1, np.int64)
@@ -174,14 +147,14 @@ def auction(c, p0, eps0, eps_final, theta, max_bids, k_list, list_phase):
                         w1 = min(w1, cost[i, a] + p[cand[i, a]])
                     if w1 >= bar and bound[i] < bar:
                         w1, w2, j1, bound[i], gap[i] = _build_list(c, p, i, cand, cost,
-                                                                   gap[i], scratch, idx, tv, tj)
+                                                                   gap[i], buffers, idx, tv, tj)
                         served[i] = 0
                 elif lists and not plain[i]:
                     w1, w2, j1, bound[i], gap[i] = _build_list(c, p, i, cand, cost, gap[i],
-                                                               scratch, idx, tv, tj)
+                                                               buffers, idx, tv, tj)
                     served[i] = 0
                 else:
-                    w1, w2, j1 = _best_two(c, p, i, scratch)
+                    w1, w2, j1 = _best_two(c, p, i, buffers)
                 if w1 >= bar:
                     continue
                 owner[j0] = -1
@@ -212,13 +185,13 @@ def auction(c, p0, eps0, eps_final, theta, max_bids, k_list, list_phase):
                     if bound[i] > -np.inf and served[i] == 0:
                         plain[i] = True  # a list that served no bid: scan this row plainly
                         bound[i] = -np.inf
-                        w1, w2, j1 = _best_two(c, p, i, scratch)
+                        w1, w2, j1 = _best_two(c, p, i, buffers)
                     else:
                         w1, w2, j1, bound[i], gap[i] = _build_list(c, p, i, cand, cost, gap[i],
-                                                                   scratch, idx, tv, tj)
+                                                                   buffers, idx, tv, tj)
                         served[i] = 0
                 else:
-                    w1, w2, j1 = _best_two(c, p, i, scratch)
+                    w1, w2, j1 = _best_two(c, p, i, buffers)
             else:
                 served[i] += 1
             p[j1] += (w2 - w1) + eps

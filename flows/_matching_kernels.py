@@ -11,6 +11,8 @@ bipartite graph (Hungarian method with Dijkstra shortest augmenting paths).
 import numba
 import numpy as np
 
+from ._bits import least_and_greatest, scratch
+
 
 @numba.njit(cache=True, nogil=True)
 def _heap_push(hd, hj, size, d, j):
@@ -146,9 +148,6 @@ def sparse_assignment(indptr, ind, w):
     return rowsol
 
 
-_TOP = np.int64(0x7FFFFFFFFFFFFFFF)  # above the bits of every double >= 0
-
-
 @numba.njit(cache=True, nogil=True, fastmath={"reassoc"})
 def _sum(v):
     """Sum of v in any order (vector instructions); inf and NaN still show in the result."""
@@ -180,7 +179,8 @@ def reduced_squared_euclidean(x, y):
             yt[k, j] = y[j, k]
     best = np.zeros(n, np.int64)
     low = np.full(n, np.inf)
-    row = np.empty(n)
+    buffers = scratch(n)  # row: the values of one row, read by their bits below
+    row = buffers[0]
     for i in range(n):  # column minima, row by row, without storing C
         row[:] = 0.0
         for k in range(d):
@@ -203,9 +203,6 @@ def reduced_squared_euclidean(x, y):
             yb[k, j] = x[best[j], k] - 2.0 * y[j, k]
     top = 0.0
     total_sum = 0.0
-    bits = row.view(np.int64)
-    one = np.empty(1)
-    one_bits = one.view(np.int64)
     for i in range(n):
         row[:] = 0.0
         for k in range(d):
@@ -215,16 +212,8 @@ def reduced_squared_euclidean(x, y):
         for j in range(n):  # at least +0.0 (NaN stays, to make the sum below NaN)
             s = row[j]
             row[j] = 0.0 if s <= 0.0 else s
-        low_bits = _TOP
-        high_bits = np.int64(0)
-        for j in range(n):  # the row's least and greatest entry, by their bits
-            b = bits[j]
-            low_bits = b if b < low_bits else low_bits
-            high_bits = b if b > high_bits else high_bits
-        one_bits[0] = low_bits
-        rmin = one[0]
-        one_bits[0] = high_bits
-        top = max(top, one[0] - rmin)  # rounding is monotone: the row's largest entry of R
+        rmin, rmax = least_and_greatest(buffers, n)
+        top = max(top, rmax - rmin)  # rounding is monotone: the row's largest entry of R
         ci = c[i]
         for j in range(n):
             ci[j] = row[j] - rmin

@@ -43,6 +43,7 @@ from __future__ import annotations
 import functools
 
 import numpy as np
+import ot
 from scipy.optimize import linear_sum_assignment
 
 from .errors import FlowsError
@@ -204,8 +205,6 @@ def _few_distinct(x: np.ndarray, y: np.ndarray) -> np.ndarray | None:
     (ux, ix, cx), (uy, iy, cy) = _distinct(x), _distinct(y)
     if len(ux) * len(uy) > n * n / FEW:
         return None
-    import ot
-
     with np.errstate(over="ignore", invalid="ignore"):
         cost = ((ux[:, None, :] - uy[None, :, :]) ** 2).sum(-1)
     if not np.isfinite(cost).all():  # distances overflow: the main path says so

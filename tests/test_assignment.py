@@ -276,20 +276,21 @@ def _scan_cases():
 
 def test_row_scans_give_the_best_two_values_and_the_first_best_object():
     """The scans compare values by their bits; the control is a plain float sort."""
-    from flows._auction_kernels import _best_two, _build_list, _scratch
+    from flows._auction_kernels import _best_two, _build_list
+    from flows._bits import scratch
 
     for c, p in _scan_cases():
         n = c.shape[1]
         for i in range(c.shape[0]):
             v = c[i] + p
             order = np.lexsort((np.arange(n), v))  # by value, then index
-            w1, w2, j1 = _best_two(c, p, i, _scratch(n))
+            w1, w2, j1 = _best_two(c, p, i, scratch(n))
             assert (w1, j1) == (v[order[0]], order[0])
             assert w2 == (v[order[1]] if n > 1 else v[order[0]])
             k = 4
             cand, cost = np.zeros((c.shape[0], min(k, n)), np.int64), np.zeros((c.shape[0],
                                                                               min(k, n)))
-            out = _build_list(c, p, i, cand, cost, 0.0, _scratch(n), np.empty(n, np.int64),
+            out = _build_list(c, p, i, cand, cost, 0.0, scratch(n), np.empty(n, np.int64),
                               np.empty(min(k, n) + 1), np.empty(min(k, n) + 1, np.int64))
             assert out[:3] == (w1, w2, j1)
             assert cand[i].tolist() == order[: min(k, n)].tolist()
