@@ -12,8 +12,9 @@ Parts (``--parts``, comma-separated; default all):
   flows OT step over the flows independent step, and W2 beside its floor. flows' OT run is
   timed with its default batch threads (the coupling of coming steps solved on the other core
   while a step trains) and with ``workers=0`` (every coupling solved in the training thread: the
-  single-core cost), each with the auction's candidate lists and without (the plain auction);
-  all draw the same batches and must give the same weights. Also reported: half the single-core
+  single-core cost), each with the auction's candidate lists and without (the plain auction),
+  and once with every auction started cold (no warm start from reference batches); all draw
+  the same batches and must give the same weights. Also reported: half the single-core
   OT step over the independent step, the even split of one step's work (training and coupling)
   between the two cores. A threaded OT step near it uses both cores fully, so it can come down
   further only with less work per step.
@@ -25,8 +26,10 @@ Parts (``--parts``, comma-separated; default all):
   distance 1e4, all points tied, heavy duplicates, coordinates on a coarse grid) against 200
   typical batches; thread CPU time per batch, worst over median.
 - ``assignment``: the exact assignment alone on 100 typical batches of 512 (N(0, I) -> moons,
-  squared Euclidean cost): flows' auction with candidate lists, the same auction scanning every
-  row in full (``list_length=0``), POT's network simplex and scipy's linear_sum_assignment;
+  squared Euclidean cost): flows from the points (cold, and warm-started from a
+  ``flows.warmstart.PriceMap`` of 4 reference batches, as in training), flows' auction with
+  candidate lists, the same auction scanning every row in full (``list_length=0``), POT's
+  network simplex and scipy's linear_sum_assignment;
   thread CPU time per batch, medians and ratios.
 - ``anatomy``: where one exact assignment's time goes (60 typical batches of 512): the cost, the
   auction phase by phase, the sparse graph and the exact finish, and the same with a final eps
@@ -60,7 +63,9 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from flows import _batches as batches_module  # noqa: E402
 from flows import assignment  # noqa: E402
+from flows._batches import WARM_BATCHES as WARM  # noqa: E402
 from flows.assignment import LIST_LENGTH, auction_assignment, squared_euclidean_assignment  # noqa: E402
 from flows.data import load_dataset  # noqa: E402
 from flows.errors import derive_seed  # noqa: E402
@@ -70,14 +75,17 @@ from flows.model import build_module  # noqa: E402
 from flows.run import sample_field  # noqa: E402
 from flows.sample import log_likelihood  # noqa: E402
 from flows.training import TrainConfig, prepare_data, train  # noqa: E402
+from flows.warmstart import PriceMap  # noqa: E402
 
 SELU_MODEL = "bench_models:SeluMLP"
 
-# flows' exact-OT run again, by (workers, candidate-list length): None = the default batch
-# threads, 0 = every coupling in the training thread (single core); list length 0 = the plain
-# auction, every bid scanning its row in full (flows.assignment.LIST_LENGTH, set for that run)
-OT_VARIANTS = {"single core": (0, LIST_LENGTH), "plain auction": (None, 0),
-               "plain, single core": (0, 0)}
+# flows' exact-OT run again, by (workers, candidate-list length, warm-start reference batches):
+# None = the default batch threads, 0 = every coupling in the training thread (single core);
+# list length 0 = the plain auction, every bid scanning its row in full
+# (flows.assignment.LIST_LENGTH, set for that run); 0 reference batches = every auction starts
+# cold (flows._batches.WARM_BATCHES, set for that run)
+OT_VARIANTS = {"single core": (0, LIST_LENGTH, WARM), "plain auction": (None, 0, WARM),
+               "plain, single core": (0, 0, WARM), "cold start": (None, LIST_LENGTH, 0)}
 
 
 def _torchcfm():
@@ -173,13 +181,13 @@ def bench_speed(a: argparse.Namespace) -> dict:
             one[f"flows_{c}_step_s"] = ours.wall_time / cfg.steps
             one[f"torchcfm_{c}_step_s"] = t_theirs / cfg.steps
             one[f"_{c}"] = (ours, theirs)
-        for name, (workers, lists) in OT_VARIANTS.items():
-            assignment.LIST_LENGTH = lists
+        for name, (workers, lists, warm) in OT_VARIANTS.items():
+            assignment.LIST_LENGTH, batches_module.WARM_BATCHES = lists, warm
             try:
                 run = train(cfgs["ot"], splits=splits, source=source, progress=False,
                             workers=workers)
             finally:
-                assignment.LIST_LENGTH = LIST_LENGTH
+                assignment.LIST_LENGTH, batches_module.WARM_BATCHES = LIST_LENGTH, WARM
             same = torch.equal(run.field.W, one["_ot"][0].field.W)
             if lists == LIST_LENGTH and not same:  # threads never change a batch
                 raise RuntimeError(f"the OT run {name} differs from the default one")
@@ -208,11 +216,12 @@ def bench_speed(a: argparse.Namespace) -> dict:
         [r["flows_single core_step_s"] / 2 / r["flows_independent_step_s"] for r in rounds]))
     result["ot_variants"] = {name: {
         "workers": "default" if workers is None else workers, "list_length": lists,
+        "warm_start_batches": warm,
         "same_weights": all(r[f"flows_{name}_same_weights"] for r in rounds),
         "steps_per_s": 1 / float(np.median([r[f"flows_{name}_step_s"] for r in rounds])),
         "step_over_independent_step": float(np.median(
             [r[f"flows_{name}_step_s"] / r["flows_independent_step_s"] for r in rounds]))}
-        for name, (workers, lists) in OT_VARIANTS.items()}
+        for name, (workers, lists, warm) in OT_VARIANTS.items()}
     result["rounds"] = [{k: v for k, v in r.items() if not k.startswith("_")} for r in rounds]
     for c in cfgs:
         row = result[c]
@@ -224,7 +233,8 @@ def bench_speed(a: argparse.Namespace) -> dict:
           f"(single-core OT step / 2: "
           f"{result['two_core_split_over_independent_step']:.2f})", flush=True)
     for name, row in result["ot_variants"].items():
-        print(f"  {name:18s} (workers {row['workers']}, lists {row['list_length']}): "
+        print(f"  {name:18s} (workers {row['workers']}, lists {row['list_length']}, warm "
+              f"{row['warm_start_batches']}): "
               f"{row['steps_per_s']:7.1f} steps/s, OT step / independent step "
               f"{row['step_over_independent_step']:.2f}", flush=True)
     return result
@@ -320,8 +330,12 @@ def bench_assignment(a: argparse.Namespace) -> dict:
 
     moons = load_dataset("moons")
     w = np.full(a.batch, 1.0 / a.batch)
+    rng = np.random.default_rng(19_999)  # reference batches of the warm start, as in training
+    warm = PriceMap.fit([(rng.standard_normal((a.batch, 2)),
+                          moons.sample(a.batch, 19_000 + r).double().numpy()) for r in range(4)])
     solvers = {
         "flows (from points)": lambda x, y, c: squared_euclidean_assignment(x, y),
+        "flows, warm start": lambda x, y, c: squared_euclidean_assignment(x, y, warm(y)),
         "flows auction, lists": lambda x, y, c: auction_assignment(c),
         "flows auction, plain": lambda x, y, c: auction_assignment(c, list_length=0),
         "POT emd": lambda x, y, c: ot.emd(w, w, c, numItermax=10**7),
@@ -341,9 +355,13 @@ def bench_assignment(a: argparse.Namespace) -> dict:
     med = {k: 1e3 * float(np.median(v)) for k, v in times.items()}
     ref = med["flows (from points)"]
     out = {"batches": 100, "batch": a.batch, "median_ms": med,
-           "over_flows": {k: v / ref for k, v in med.items()}}
+           "over_flows": {k: v / ref for k, v in med.items()},
+           "warm_over_cold_paired": float(np.median(np.array(times["flows, warm start"])
+                                                    / times["flows (from points)"]))}
     print("assignment alone, batch " + str(a.batch) + ": " + " | ".join(
         f"{k} {v:.2f} ms ({v / ref:.2f}x)" for k, v in med.items()), flush=True)
+    print(f"warm start / cold start, median of paired ratios (map included): "
+          f"{out['warm_over_cold_paired']:.3f}", flush=True)
     return out
 
 
@@ -363,7 +381,7 @@ def bench_anatomy(a: argparse.Namespace) -> dict:
         seconds = []
         for _ in range(3):  # the least of 3: first-touch page faults are not the kernel's
             t0 = time.thread_time()
-            c, typical, top, _ = matching.reduced_squared_euclidean(x0, x1)
+            c, typical, top, _, _ = matching.reduced_squared_euclidean(x0, x1)
             seconds.append(time.thread_time() - t0)
         problems.append((c, typical, top, min(seconds)))
     eps0 = assignment.EPS0

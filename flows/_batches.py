@@ -17,9 +17,11 @@ from concurrent.futures import ThreadPoolExecutor
 import torch
 
 from .conditions import drop_labels
-from .coupling import couple, couple_within_classes
+from .coupling import couple, couple_within_classes, resolve_ot_solver
 from .data import Dataset
+from .errors import derive_seed
 from .path import get_path
+from .warmstart import MAX_DIM, PriceMap
 
 _MASK64 = (1 << 64) - 1
 
@@ -45,9 +47,21 @@ def step_seed(base: int, step: int) -> int:
 Batch = tuple[torch.Tensor, torch.Tensor, torch.Tensor, "torch.Tensor | None"]
 
 
+def _points(cfg, pool: torch.Tensor, source: Dataset, gen: torch.Generator
+            ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """The rows of ``pool`` drawn with replacement, x1 (those rows) and x0 from the source."""
+    b = cfg.batch
+    idx = torch.randint(0, pool.shape[0], (b,), generator=gen)
+    x1 = pool[idx]
+    x0 = torch.randn(x1.shape, generator=gen) if source.name == "normal" else \
+        source.sample(b, gen)
+    return idx, x0, x1
+
+
 def draw_batch(cfg, pool: torch.Tensor, source: Dataset, base: int, step: int,
                gen: torch.Generator, pool_labels: torch.Tensor | None = None,
-               classes: int = 0, device: torch.device | str = "cpu") -> Batch:
+               classes: int = 0, device: torch.device | str = "cpu",
+               warm: PriceMap | None = None) -> Batch:
     """The practice-regime batch of training step ``step``: (x_t, t, dx_t, c).
 
     x1 is drawn (with replacement) from ``pool`` (with its labels c when ``pool_labels`` is
@@ -55,25 +69,47 @@ def draw_batch(cfg, pool: torch.Tensor, source: Dataset, base: int, step: int,
     and placed on the path; then a fraction ``cfg.label_dropout`` of the labels becomes the null
     label ``classes``. ``gen`` is reseeded with :func:`step_seed` first, so the batch depends
     only on (base, step). Shapes (B, d), (B, 1), (B, d) and (B,) (c is None without labels),
-    on ``device``.
+    on ``device``. ``warm`` is a warm start of the exact OT coupling (:func:`ot_warm_start`);
+    the batch does not depend on it.
     """
     gen.manual_seed(step_seed(base, step))
-    b = cfg.batch
-    idx = torch.randint(0, pool.shape[0], (b,), generator=gen)
-    x1 = pool[idx]
-    x0 = torch.randn(x1.shape, generator=gen) if source.name == "normal" else \
-        source.sample(b, gen)
-    t = torch.rand(b, 1, generator=gen)
+    idx, x0, x1 = _points(cfg, pool, source, gen)
+    t = torch.rand(cfg.batch, 1, generator=gen)
     x0, x1, t = x0.to(device), x1.to(device), t.to(device)
     c = None
     if pool_labels is None:
-        x0, x1 = couple(cfg.coupling, x0, x1, gen, cfg.sinkhorn_reg, cfg.ot_solver)
+        x0, x1 = couple(cfg.coupling, x0, x1, gen, cfg.sinkhorn_reg, cfg.ot_solver, warm)
     else:
         x0, x1, c = couple_within_classes(cfg.coupling, x0, x1, pool_labels[idx], gen,
                                           cfg.sinkhorn_reg, cfg.ot_solver)
         c = drop_labels(c, cfg.label_dropout, classes, gen).to(device)
     ps = get_path(cfg.path, cfg.sigma_min).sample(x0, x1, t, gen)
     return ps.x_t, t, ps.dx_t, c
+
+
+# reference batches of the warm start of exact-OT training (0: no warm start)
+WARM_BATCHES = 4
+
+
+def ot_warm_start(cfg, pool: torch.Tensor, source: Dataset, base: int,
+                  device: torch.device | str = "cpu") -> PriceMap | None:
+    """The warm start of a run's exact-OT couplings: a :class:`flows.warmstart.PriceMap` fit
+    on ``WARM_BATCHES`` reference batches drawn like training batches from their own seeds.
+
+    None (cold starts) unless the coupling is "ot" solved by the auction on the CPU, without
+    labels, in at most :data:`flows.warmstart.MAX_DIM` dimensions. It depends only on the run's
+    seed and data, and changes only the time the couplings take.
+    """
+    if cfg.coupling != "ot" or resolve_ot_solver(cfg.ot_solver) != "auction" or \
+            torch.device(device).type != "cpu" or pool.shape[1] > MAX_DIM or WARM_BATCHES <= 0:
+        return None
+    gen = torch.Generator()
+    pairs = []
+    for r in range(WARM_BATCHES):
+        gen.manual_seed(derive_seed(base, f"ot-warm-start-{r}"))
+        _, x0, x1 = _points(cfg, pool, source, gen)
+        pairs.append((x0.double().numpy(), x1.double().numpy()))
+    return PriceMap.fit(pairs)
 
 
 class Batches:

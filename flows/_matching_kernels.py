@@ -1,8 +1,8 @@
 """Compiled kernels of :mod:`flows.assignment` for the cost and the exact sparse finish
 (imported only when numba is installed).
 
-``reduced_squared_euclidean(x, y) -> (R, typical, top, finite)``: the squared-Euclidean cost
-reduced by its column and row minima.
+``reduced_squared_euclidean(x, y) -> (R, typical, top, finite, low)``: the squared-Euclidean
+cost reduced by its column and row minima (``low``: the column minima).
 
 ``sparse_assignment(indptr, indices, values) -> sigma``: min-cost perfect matching on a sparse
 bipartite graph (Hungarian method with Dijkstra shortest augmenting paths).
@@ -167,8 +167,9 @@ def reduced_squared_euclidean(x, y):
     y_j is far from every x (an outlier), so no large constant is carried into the auction.
     Every assignment's cost changes by the same constant, so the optimum is unchanged.
 
-    Returns (R, typical, top, finite): ``typical`` is the median of a strided sample of R's
-    entries (a scale robust to outliers), ``top`` its maximum entry.
+    Returns (R, typical, top, finite, low): ``typical`` is the median of a strided sample of
+    R's entries (a scale robust to outliers), ``top`` its maximum entry, ``low`` the column
+    minima C_{k_j j} (a price p_j of R is the price p_j - low_j of C).
     """
     n, d = x.shape
     c = np.empty((n, n))
@@ -230,4 +231,4 @@ def reduced_squared_euclidean(x, y):
     typical = np.median(sample[:m])
     if typical <= 0.0:  # mostly ties: fall back to the mean
         typical = total_sum / total
-    return c, typical, top, finite
+    return c, typical, top, finite, low

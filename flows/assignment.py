@@ -119,10 +119,11 @@ def auction_assignment(cost: np.ndarray, delta: float = DELTA, theta: float = TH
     c -= c.min(axis=1, keepdims=True)
     typical = float(np.median(c.ravel()[:: max(1, c.size // 2048)]))
     return _solve(c, typical if typical > 0 else float(c.mean()), float(c.max()), delta, theta,
-                  eps0, list_length)
+                  eps0, list_length)[0]
 
 
-def squared_euclidean_assignment(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+def squared_euclidean_assignment(x: np.ndarray, y: np.ndarray,
+                                 prices: np.ndarray | None = None) -> np.ndarray:
     """Optimal assignment for the cost C_ij = ||x_i - y_j||^2 (exact minibatch OT).
 
     Same method and result as ``auction_assignment(C)``. The cost is built by a compiled kernel
@@ -138,6 +139,12 @@ def squared_euclidean_assignment(x: np.ndarray, y: np.ndarray) -> np.ndarray:
     ----------
     x, y : np.ndarray, shape (n, d)
         Finite points.
+    prices : np.ndarray, shape (n,), optional
+        A warm start: guessed prices of the points y (column potentials of C, up to a common
+        constant; NaN where there is no guess), e.g. from :class:`flows.warmstart.PriceMap`.
+        The auction starts from them with a first eps of ``EPS0_WARM`` times the typical
+        reduced cost instead of ``EPS0``. Good guesses save bids; the answer does not depend
+        on them.
 
     Returns
     -------
@@ -149,18 +156,61 @@ def squared_euclidean_assignment(x: np.ndarray, y: np.ndarray) -> np.ndarray:
     >>> squared_euclidean_assignment(np.array([[0.0], [1.0]]), np.array([[1.0], [0.0]])).tolist()
     [1, 0]
     """
+    return assignment_and_prices(x, y, prices)[0]
+
+
+def assignment_and_prices(x: np.ndarray, y: np.ndarray, prices: np.ndarray | None = None
+                          ) -> tuple[np.ndarray, np.ndarray | None]:
+    """:func:`squared_euclidean_assignment` and the auction's final prices of the points y.
+
+    The prices P are column potentials of C = ||x_i - y_j||^2 (up to a common constant):
+    within n eps_f of optimal, every row's assigned target minimises C_ij + P_j up to eps_f.
+    They are None when the batch was solved through its distinct points (no auction ran).
+    """
     x = np.ascontiguousarray(x, dtype=np.float64)
     y = np.ascontiguousarray(y, dtype=np.float64)
     if x.ndim != 2 or x.shape != y.shape or x.shape[0] == 0:
         raise FlowsError(f"x and y have shapes {x.shape} and {y.shape}; they must be equal, "
                          "two-dimensional and non-empty")
+    n = x.shape[0]
+    if prices is not None:
+        prices = np.asarray(prices, dtype=np.float64)
+        if prices.shape != (n,):
+            raise FlowsError(f"prices have shape {prices.shape}; one price per point of y "
+                             f"({n},) is required")
     sigma = _few_distinct(x, y)
     if sigma is not None:
-        return sigma
-    cost, typical, top, finite = _kernels()[1].reduced_squared_euclidean(x, y)
+        return sigma, None
+    cost, typical, top, finite, low = _kernels()[1].reduced_squared_euclidean(x, y)
     if not finite:
         raise FlowsError("x or y has non-finite entries (or distances overflow)")
-    return _solve(cost, float(typical), float(top), DELTA, THETA, EPS0, LIST_LENGTH)
+    start, eps0 = _start(prices, low, float(top))
+    sigma, p = _solve(cost, float(typical), float(top), DELTA, THETA, eps0, LIST_LENGTH, start)
+    return sigma, p - low
+
+
+# first eps of a warm-started auction, relative to the median reduced cost (the cold one is
+# EPS0): prices guessed from reference batches are typically off by 2-10% of it, the batch's
+# own noise (bench/bench_flows.py --parts assignment times both starts)
+EPS0_WARM = 0.05
+
+
+def _start(prices: np.ndarray | None, low: np.ndarray, top: float
+           ) -> tuple[np.ndarray | None, float]:
+    """Auction prices of the reduced cost from guessed prices of C, and the first eps.
+
+    A price P_j of C is the price P_j + low_j of the reduced cost. Guesses are shifted to start
+    at 0 and capped at the largest reduced cost (an overpriced object costs many bids before
+    anyone takes it; an underpriced one is corrected by its first bid); points without a guess
+    start at 0."""
+    if prices is None:
+        return None, EPS0
+    p = prices + low
+    known = np.isfinite(p)
+    if not known.any():
+        return None, EPS0
+    p = np.where(known, p - p[known].min(), 0.0)
+    return np.minimum(p, top), EPS0_WARM
 
 
 # batches whose distinct points pair up in at most n^2 / FEW cells are solved as a transport
@@ -228,23 +278,26 @@ def _few_distinct(x: np.ndarray, y: np.ndarray) -> np.ndarray | None:
 
 
 def _solve(c: np.ndarray, scale: float, top: float, delta: float, theta: float,
-           eps0: float, list_length: int) -> np.ndarray:
+           eps0: float, list_length: int, start: np.ndarray | None = None
+           ) -> tuple[np.ndarray, np.ndarray]:
     """Auction and exact sparse finish on a validated cost matrix c >= 0 with typical entry
-    ``scale`` and maximum ``top``; candidate lists of ``list_length`` (0: none)."""
+    ``scale`` and maximum ``top``; candidate lists of ``list_length`` (0: none); the auction
+    starts from the prices ``start`` (>= 0; None: zero). Returns (sigma, the final prices)."""
     n = c.shape[0]
     if n == 1 or scale == 0.0:
-        return np.arange(n, dtype=np.int64)
+        return np.arange(n, dtype=np.int64), np.zeros(n)
     auction, matching = _kernels()
     eps_f = max(delta * scale / n, 1e-10 * top)
     sigma, prices, ok, cand, cost, bound = auction.auction(
-        c, np.zeros(n), eps0 * scale, eps_f, float(theta), 1000 * n + 10 * n * n,
+        c, np.zeros(n) if start is None else start, eps0 * scale, eps_f, float(theta),
+        1000 * n + 10 * n * n,
         max(list_length, 1), LIST_PHASE if list_length > 0 else np.iinfo(np.int64).max)
     if not ok:  # pragma: no cover - a safeguard; no test instance has come near the cap
-        return linear_sum_assignment(c)[1].astype(np.int64)
+        return linear_sum_assignment(c)[1].astype(np.int64), prices
     # the margin covers the rounding of the n + 1 reduced costs that set and test the threshold
     margin = 4 * (n + 2) * np.finfo(float).eps * (top + np.abs(prices).max())
     indptr, ind, reduced = auction.slack_graph(c, prices, sigma, cand, cost, bound, margin)
     out = matching.sparse_assignment(indptr, ind, reduced)
     if out[0] < 0:  # pragma: no cover - sigma's edges are in the graph, so cannot happen
         raise FlowsError("the sparse assignment found no perfect matching")
-    return out
+    return out, prices

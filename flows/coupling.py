@@ -27,6 +27,7 @@ from _runkit import Registry
 
 from . import assignment
 from .errors import FlowsError, as_generator, check_positive
+from .warmstart import PriceMap
 
 
 def squared_distances(x: torch.Tensor, y: torch.Tensor) -> np.ndarray:
@@ -53,7 +54,8 @@ def resolve_ot_solver(solver: str = "auto") -> str:
     return solver
 
 
-def ot_permutation(x0: torch.Tensor, x1: torch.Tensor, solver: str = "auto") -> torch.Tensor:
+def ot_permutation(x0: torch.Tensor, x1: torch.Tensor, solver: str = "auto",
+                   warm: PriceMap | None = None) -> torch.Tensor:
     """Exact minibatch OT assignment as a permutation.
 
     sigma = argmin_{sigma in S_B} sum_i ||x0_i - x1_sigma(i)||^2  (the uniform-weight OT plan of
@@ -68,6 +70,9 @@ def ot_permutation(x0: torch.Tensor, x1: torch.Tensor, solver: str = "auto") -> 
         off as a permutation, with a check), "lsa" (scipy's linear_sum_assignment) or "auto"
         (auction when numba is installed, else emd). All return an optimal assignment; they can
         differ only where two assignments tie in floating point.
+    warm : flows.warmstart.PriceMap, optional
+        Guessed prices of the target points, a warm start of the "auction" solver on the CPU
+        (other solvers and devices ignore it). The answer does not depend on it.
 
     Returns
     -------
@@ -84,8 +89,9 @@ def ot_permutation(x0: torch.Tensor, x1: torch.Tensor, solver: str = "auto") -> 
     if x0.shape != x1.shape:
         raise FlowsError(f"x1 has shape {tuple(x1.shape)}; it must equal x0's {tuple(x0.shape)}")
     if solver == "auction" and x0.device.type == "cpu":
+        y = x1.double().numpy()
         return torch.from_numpy(assignment.squared_euclidean_assignment(
-            x0.double().numpy(), x1.double().numpy()))
+            x0.double().numpy(), y, None if warm is None else warm(y)))
     c = squared_distances(x0, x1)  # on the device; the solve below runs on the CPU
     if solver == "auction":
         return torch.from_numpy(assignment.auction_assignment(c))
@@ -137,19 +143,19 @@ def sinkhorn_pairing(x0: torch.Tensor, x1: torch.Tensor, generator: torch.Genera
     return torch.multinomial(p, 1, generator=g).squeeze(1)
 
 
-def _independent(x0, x1, generator, reg, ot_solver):
+def _independent(x0, x1, generator, reg, ot_solver, warm):
     return x0, x1
 
 
-def _ot(x0, x1, generator, reg, ot_solver):
-    return x0, x1[ot_permutation(x0, x1, ot_solver).to(x1.device)]
+def _ot(x0, x1, generator, reg, ot_solver, warm):
+    return x0, x1[ot_permutation(x0, x1, ot_solver, warm).to(x1.device)]
 
 
-def _sinkhorn(x0, x1, generator, reg, ot_solver):
+def _sinkhorn(x0, x1, generator, reg, ot_solver, warm):
     return x0, x1[sinkhorn_pairing(x0, x1, generator, reg).to(x1.device)]
 
 
-# the couplings by name: f(x0, x1, generator, reg, ot_solver) -> (x0, x1 paired)
+# the couplings by name: f(x0, x1, generator, reg, ot_solver, warm) -> (x0, x1 paired)
 COUPLINGS = Registry("coupling")
 COUPLINGS.add("independent", _independent)
 COUPLINGS.add("ot", _ot)
@@ -158,11 +164,12 @@ COUPLINGS.add("sinkhorn", _sinkhorn)
 
 def couple(name: str, x0: torch.Tensor, x1: torch.Tensor,
            generator: torch.Generator | int | None = None, reg: float = 0.05,
-           ot_solver: str = "auto") -> tuple[torch.Tensor, torch.Tensor]:
+           ot_solver: str = "auto", warm: PriceMap | None = None
+           ) -> tuple[torch.Tensor, torch.Tensor]:
     """Apply a coupling by name; returns the paired (x0, x1), each of shape (B, d).
 
-    ``generator`` is needed by "sinkhorn" only, ``ot_solver`` (see :func:`ot_permutation`) by
-    "ot" only.
+    ``generator`` is needed by "sinkhorn" only, ``ot_solver`` and ``warm`` (see
+    :func:`ot_permutation`) by "ot" only.
 
     Examples
     --------
@@ -170,7 +177,7 @@ def couple(name: str, x0: torch.Tensor, x1: torch.Tensor,
     >>> couple("ot", x, x.flip(0))[1].tolist()
     [[0.0], [1.0]]
     """
-    return COUPLINGS.get(name)(x0, x1, generator, reg, ot_solver)
+    return COUPLINGS.get(name)(x0, x1, generator, reg, ot_solver, warm)
 
 
 def couple_within_classes(name: str, x0: torch.Tensor, x1: torch.Tensor, labels: torch.Tensor,
@@ -204,6 +211,6 @@ def couple_within_classes(name: str, x0: torch.Tensor, x1: torch.Tensor, labels:
     bounds = torch.unique_consecutive(labels, return_counts=True)[1].cumsum(0).tolist()
     parts, start = [], 0
     for end in bounds:
-        parts.append(fn(x0[start:end], x1[start:end], generator, reg, ot_solver)[1])
+        parts.append(fn(x0[start:end], x1[start:end], generator, reg, ot_solver, None)[1])
         start = end
     return x0, torch.cat(parts), labels

@@ -39,7 +39,7 @@ from torch import nn
 
 from _runkit import Diverged
 
-from ._batches import Batches, default_workers, draw_batch, step_seed
+from ._batches import Batches, default_workers, draw_batch, ot_warm_start, step_seed
 from ._steps import FlatAdam, field_step, module_step, theory_step
 from .checkpoint import atomic_save, load
 from .conditions import LabelledSplits, labelled_splits, load_labels
@@ -183,9 +183,12 @@ def train(config: TrainConfig, out_dir: str | Path | None = None, resume: bool =
     if isinstance(workers, bool) or not isinstance(workers, int) or workers < 0:
         raise FlowsError(f"workers={workers!r} is not allowed; it must be an int >= 0")
     pool_labels = splits.train_labels if classes else None
+    base = derive_seed(cfg.seed, "train")
+    warm = None if theory or classes or step >= end else \
+        ot_warm_start(cfg, splits.train, source, base, dev)
     batches = None if theory else Batches(
-        functools.partial(draw_batch, cfg, splits.train, source, derive_seed(cfg.seed, "train"),
-                          pool_labels=pool_labels, classes=classes, device=dev),
+        functools.partial(draw_batch, cfg, splits.train, source, base,
+                          pool_labels=pool_labels, classes=classes, device=dev, warm=warm),
         workers, end)
     if theory:
         z, u = fixed_objective(splits.train[: cfg.n_train], source, cfg.k_draws, cfg.path,

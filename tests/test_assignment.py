@@ -90,7 +90,7 @@ def test_the_slack_graph_holds_an_optimal_assignment():
             x, y = np.round(x * 2) / 2, np.round(y * 2) / 2
         elif kind == 2:
             y = y[rng.integers(0, 20, 300)]
-        c, typical, top, _ = matching.reduced_squared_euclidean(x, y)
+        c, typical, top, _, _ = matching.reduced_squared_euclidean(x, y)
         n = len(c)
         sigma, p, ok, cand, cost, bound = auction.auction(
             c, np.zeros(n), A.EPS0 * typical, A.DELTA * typical / n, A.THETA, 10**8,
@@ -249,7 +249,7 @@ def test_the_reduced_cost_is_the_cost_less_column_then_row_minima():
         c = ((x[:, None] - y[None]) ** 2).sum(-1)
         direct = c - c.min(0)
         direct -= direct.min(1, keepdims=True)
-        r, typical, top, finite = reduced_squared_euclidean(x, y)
+        r, typical, top, finite, _ = reduced_squared_euclidean(x, y)
         assert finite and (r >= 0).all() and (r.min(1) == 0).all()
         assert np.abs(r - direct).max() <= 1e-9 * max(1.0, far**2)
         assert top == r.max() and 0 < typical <= top

@@ -13,6 +13,7 @@ import torch
 from scipy.optimize import linear_sum_assignment
 
 from flows import TrainConfig, train
+from flows._batches import WARM_BATCHES
 from flows.cli import main
 from flows.coupling import ot_permutation, squared_distances
 
@@ -63,8 +64,10 @@ def test_training_steps_copy_nothing_to_the_cpu(monkeypatch):
         numpy_calls = {k: v for k, v in seen.items() if k[0] == "numpy"}
         if coupling == "independent":
             assert not numpy_calls
-        else:  # only the assignment's own inputs (x0 and x1) leave torch, once per step
-            assert numpy_calls == {("numpy", "coupling.py", "ot_permutation"): 2 * steps}
+        else:  # only the assignment's own inputs (x0 and x1) leave torch, once per step,
+            # and the warm start's reference batches, once per run
+            assert numpy_calls == {("numpy", "coupling.py", "ot_permutation"): 2 * steps,
+                                   ("numpy", "_batches.py", "ot_warm_start"): 2 * WARM_BATCHES}
 
 
 @pytest.mark.parametrize("kind", ["gaussian", "duplicates", "ties", "grid"])

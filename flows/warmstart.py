@@ -1,0 +1,118 @@
+"""Warm starts of the exact minibatch assignment: OT prices as a function of the target point.
+
+Exact-OT training solves the assignment between a batch of source points and a batch of target
+points at every step, always between the same two distributions. The auction's final prices
+of a batch (column potentials of the cost ||x_i - y_j||^2) sample one function of the target
+point, up to a constant and the batch's own noise: the Kantorovich potential of the two
+distributions. :class:`PriceMap` reads it off a few reference batches and evaluates it at the
+points of a new batch, so the auction starts near its answer, with a first eps about a third of
+the cold one (:data:`flows.assignment.EPS0_WARM`): about a fifth fewer bids. The assignment
+found does not depend on the start.
+
+The map is piecewise constant on a grid over the reference points (dimension at most
+:data:`MAX_DIM`, where a grid is cheap to read): each cell holds the mean price of the
+reference points in it, an empty cell that of the nearest filled cell within ``reach`` cells,
+and a point outside gets no guess (NaN), so it starts at the cold price.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+import numpy as np
+from scipy import ndimage
+
+from .assignment import assignment_and_prices
+from .errors import FlowsError
+
+MAX_DIM = 3  # grids in at most this many dimensions
+
+
+class PriceMap:
+    """Guessed OT prices of target points, piecewise constant on a grid (see the module).
+
+    Build it with :meth:`fit`; call it on points y of shape (n, d) to get their prices, NaN
+    where there is no guess.
+    """
+
+    def __init__(self, lo: np.ndarray, width: np.ndarray, coef: np.ndarray, side: int) -> None:
+        self.lo, self.width, self.coef, self.side = lo, width, coef, side
+
+    @property
+    def dim(self) -> int:
+        """The dimension of the points."""
+        return int(self.lo.shape[0])
+
+    @classmethod
+    def fit(cls, pairs: Iterable[tuple[np.ndarray, np.ndarray]], reach: int = 2
+            ) -> PriceMap | None:
+        """The map from the exact assignments of reference batches (x, y), each (n, d).
+
+        Each batch is solved exactly (:func:`flows.assignment.assignment_and_prices`) and its
+        prices, less their mean (a batch's prices are defined up to a constant), are averaged
+        per grid cell of about two reference points. Returns None when no batch has prices (all
+        were solved through their few distinct points) or the dimension exceeds
+        :data:`MAX_DIM`.
+
+        Examples
+        --------
+        >>> rng = np.random.default_rng(0)
+        >>> pairs = [(rng.standard_normal((256, 2)), rng.standard_normal((256, 2)) + 3.0)
+        ...          for _ in range(2)]
+        >>> PriceMap.fit(pairs).dim
+        2
+        """
+        if isinstance(reach, bool) or not isinstance(reach, int) or reach < 0:
+            raise FlowsError(f"reach={reach!r} is not allowed; it must be an int >= 0")
+        ys, ps, gs = [], [], []
+        for x, y in pairs:
+            x = np.asarray(x, dtype=np.float64)
+            y = np.asarray(y, dtype=np.float64)
+            if y.ndim != 2 or y.shape[1] > MAX_DIM:
+                return None
+            sigma, p = assignment_and_prices(x, y)
+            if p is not None:
+                source = np.empty_like(x)
+                source[sigma] = x  # the source point paired with each y
+                ys.append(y)
+                ps.append(p - p.mean())
+                gs.append(2.0 * (source - y))
+        if not ys:
+            return None
+        y, p, g = np.concatenate(ys), np.concatenate(ps), np.concatenate(gs)
+        n, d = y.shape
+        side = max(1, int((n / 4) ** (1 / d)))
+        lo, hi = y.min(0), y.max(0)
+        width = np.where(hi > lo, (hi - lo) / side, 1.0)
+        cells = np.minimum(((y - lo) / width).astype(np.int64), side - 1)
+        flat = np.ravel_multi_index(cells.T, (side,) * d)
+        count = np.bincount(flat, minlength=side**d)
+        filled = count > 0
+        # each reference point's first-order expansion P_r + g_r . (y - y_r), averaged per cell
+        terms = np.column_stack([p - (g * y).sum(1), g])
+        coef = np.full((side**d, d + 1), np.nan)
+        for k in range(d + 1):
+            coef[filled, k] = np.bincount(flat, terms[:, k], side**d)[filled] / count[filled]
+        coef = coef.reshape((side,) * d + (d + 1,))
+        empty = ~filled.reshape((side,) * d)
+        if empty.any():  # an empty cell takes its nearest filled cell's expansion, within reach
+            dist, nearest = ndimage.distance_transform_edt(empty, return_indices=True)
+            coef = np.where((dist <= reach)[..., None], coef[tuple(nearest)], np.nan)
+        return cls(lo, width, coef.reshape(side**d, d + 1), side)
+
+    def __call__(self, y: np.ndarray) -> np.ndarray:
+        """Guessed prices of the points y (n, d), NaN outside the reference points' box."""
+        y = np.asarray(y, dtype=np.float64)
+        if y.ndim != 2 or y.shape[1] != self.dim:
+            raise FlowsError(f"y has shape {y.shape}; points of dimension {self.dim} are "
+                             "required")
+        with np.errstate(invalid="ignore", over="ignore"):
+            u = (y - self.lo) / self.width
+        inside = np.all((u >= 0) & (u < self.side), axis=1)
+        cell = np.zeros(y.shape[0], np.int64)
+        for k in range(self.dim):  # row-major index of each point's cell (0 outside)
+            cell = cell * self.side + np.where(inside, u[:, k], 0).astype(np.int64)
+        c = self.coef[cell]
+        out = c[:, 0] + (c[:, 1:] * y).sum(1)
+        out[~inside] = np.nan
+        return out
