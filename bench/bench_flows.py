@@ -381,7 +381,7 @@ def bench_anatomy(a: argparse.Namespace) -> dict:
         seconds = []
         for _ in range(3):  # the least of 3: first-touch page faults are not the kernel's
             t0 = time.thread_time()
-            c, typical, top, _, _ = matching.reduced_squared_euclidean(x0, x1)
+            c, typical, top, _, _, _ = matching.reduced_squared_euclidean(x0, x1, False)
             seconds.append(time.thread_time() - t0)
         problems.append((c, typical, top, min(seconds)))
     eps0 = assignment.EPS0
@@ -392,7 +392,7 @@ def bench_anatomy(a: argparse.Namespace) -> dict:
         t0 = time.thread_time()
         sigma, p, ok, cand, cost, bound = auction.auction(
             c, np.zeros(n), eps0 * typical, eps_f, assignment.THETA, 1000 * n + 10 * n * n,
-            assignment.LIST_LENGTH, assignment.LIST_PHASE)
+            assignment.LIST_LENGTH, assignment.LIST_PHASE, np.int64, np.inf)
         t1 = time.thread_time()
         margin = 4 * (n + 2) * np.finfo(float).eps * (top + np.abs(p).max())
         indptr, ind, val = auction.slack_graph(c, p, sigma, cand, cost, bound, margin)

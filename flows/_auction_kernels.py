@@ -1,10 +1,13 @@
 """Compiled auction kernels of :mod:`flows.assignment` (imported only when numba is installed).
 
-``auction(c, p0, eps0, eps_final, theta, max_bids, k_list, list_phase)
+``auction(c, p0, eps0, eps_final, theta, max_bids, k_list, list_phase, itype, p_limit)
 -> (sigma, prices, ok, cand, cost, bound)``: forward auction with eps-scaling on the cost
-matrix c >= 0 from the prices p0 >= 0 (the row scans compare values by their bits, which order
-non-negative doubles; see :mod:`flows._bits`); when ok, every row is assigned and
-eps_final-complementary slackness holds; ok is False when more than max_bids bids were needed.
+matrix c >= 0 (float64 or float32; prices p0 >= 0 of the same type) from the prices p0 (the
+row scans compare values by their bits read as ``itype``, the integer type of c's width, which
+order non-negative floats; see :mod:`flows._bits`); when ok, every row is assigned and
+eps_final-complementary slackness holds (in c's arithmetic); ok is False when more than
+max_bids bids were needed or a price passed ``p_limit`` (in single precision, a bound under
+which every bid still raises a price).
 
 Candidate lists (from phase ``list_phase`` on, phases counted from 0): a row keeps its
 K = ``k_list`` best objects ``cand[i]`` (their costs ``cost[i]``, contiguous) and
@@ -22,7 +25,7 @@ graph of the edges that an optimal assignment can use, read from the lists where
 import numba
 import numpy as np
 
-from ._bits import TOP, as_double, least_and_greatest, least_bits, scratch
+from ._bits import as_float, least_and_greatest, least_bits, scratch
 
 # Row scans compare the values c_ij + p_j by their bits (flows._bits). c >= 0 and p >= 0 hold
 # in auction (reduced costs; prices start at p0 >= 0 and only rise), so no value is negative or
@@ -38,16 +41,16 @@ def _best_two(c, p, i, buffers):
     n = c.shape[1]
     for j in range(n):
         buf[j] = c[i, j] + p[j]
-    m1 = least_bits(bits, n)
+    m1 = least_bits(buffers, n)
     j1 = 0
     while bits[j1] != m1:
         j1 += 1
     if n == 1:
         return buf[0], buf[0], 0
-    bits[j1] = TOP  # the second best: the least of the others
-    second = least_bits(bits, n)
+    bits[j1] = buffers[4]  # the second best: the least of the others
+    second = least_bits(buffers, n)
     bits[j1] = m1
-    return buf[j1], as_double(buffers, second), j1
+    return buf[j1], as_float(buffers, second), j1
 
 
 @numba.njit(cache=True, nogil=True)
@@ -113,7 +116,7 @@ def _build_list(c, p, i, cand, cost, gap, buffers, idx, tv, tj):
 
 
 @numba.njit(cache=True, nogil=True)
-def auction(c, p0, eps0, eps_final, theta, max_bids, k_list, list_phase):
+def auction(c, p0, eps0, eps_final, theta, max_bids, k_list, list_phase, itype, p_limit):
     """Forward auction with eps-scaling and candidate lists (see the module docstring)."""
     n = c.shape[0]
     k_list = max(1, min(k_list, n))
@@ -123,14 +126,14 @@ def auction(c, p0, eps0, eps_final, theta, max_bids, k_list, list_phase):
     sigma = -np.ones(n, np.int64)
     queue = np.empty(n, np.int64)
     cand = np.zeros((n, k_list), np.int64)
-    cost = np.zeros((n, k_list))
+    cost = np.zeros((n, k_list), c.dtype)
     bound = np.full(n, -np.inf)  # -inf: row i has no list yet
     gap = np.zeros(n)
     served = np.zeros(n, np.int64)  # bids served by row i's list since it was built
     plain = np.zeros(n, np.bool_)  # rows whose lists did not pay (ties): scanned plainly
-    buffers = scratch(n)
+    buffers = scratch(n, c.dtype, itype)
     idx = np.empty(n, np.int64)
-    tv = np.empty(k_list + 1)
+    tv = np.empty(k_list + 1, c.dtype)
     tj = np.empty(k_list + 1, np.int64)
     eps = max(eps0, eps_final)
     phase = 0
@@ -196,7 +199,7 @@ def auction(c, p0, eps0, eps_final, theta, max_bids, k_list, list_phase):
                 served[i] += 1
             p[j1] += (w2 - w1) + eps
             bids += 1
-            if bids > max_bids:
+            if bids > max_bids or p[j1] > p_limit:
                 return sigma, p, False, cand, cost, bound
             prev = owner[j1]
             owner[j1] = i

@@ -1,31 +1,36 @@
-"""Compiled comparisons of non-negative doubles by their bits (imported only when numba is
+"""Compiled comparisons of non-negative floats by their bits (imported only when numba is
 installed).
 
-For doubles >= 0 (+0.0 up to inf) the order of their bits read as int64 is the order of the
-values. Integer min/max loops compile to vector instructions, where numba leaves floating-point
-min/max reductions scalar, so the row scans of :mod:`flows._auction_kernels` and the row
-reductions of :mod:`flows._matching_kernels` read their values through these helpers. Callers
-guarantee the values are >= 0 and not -0.0 (whose bits are negative).
+For floats >= 0 (+0.0 up to inf) the order of their bits read as integers of the same width
+(int64 for doubles, int32 for singles) is the order of the values. Integer min/max loops
+compile to vector instructions, where numba leaves floating-point min/max reductions scalar, so
+the row scans of :mod:`flows._auction_kernels` and the row reductions of
+:mod:`flows._matching_kernels` read their values through these helpers. Callers guarantee the
+values are >= 0 and not -0.0 (whose bits are negative).
 """
 
 import numba
 import numpy as np
 
-TOP = np.int64(0x7FFFFFFFFFFFFFFF)  # above the bits of every double >= 0, inf included
+
+@numba.njit(cache=True, nogil=True)
+def scratch(n, ftype, itype):
+    """Buffers (values, their bits, one value, its bits, top) for floats of type ``ftype`` read
+    as integers ``itype`` of the same width (each pair one memory); ``top``, of type ``itype``,
+    is above the bits of every float >= 0, inf included."""
+    values = np.empty(n, ftype)
+    one = np.empty(1, ftype)
+    one_bits = one.view(itype)
+    one[0] = np.inf
+    one_bits[0] += 1  # in place, so that top keeps the width of itype
+    return values, values.view(itype), one, one_bits, one_bits[0]
 
 
 @numba.njit(cache=True, nogil=True)
-def scratch(n):
-    """Buffers (values, their bits, one value, its bits), each pair one memory."""
-    values = np.empty(n)
-    one = np.empty(1)
-    return values, values.view(np.int64), one, one.view(np.int64)
-
-
-@numba.njit(cache=True, nogil=True)
-def least_bits(bits, n):
-    """The least of bits[:n] (TOP when n = 0)."""
-    m = TOP
+def least_bits(buffers, n):
+    """The least bits of the values buffers[0][:n] (the buffers' top when n = 0)."""
+    bits = buffers[1]
+    m = buffers[4]
     for j in range(n):
         b = bits[j]
         m = b if b < m else m
@@ -33,20 +38,21 @@ def least_bits(bits, n):
 
 
 @numba.njit(cache=True, nogil=True)
-def as_double(buffers, b):
-    """The double whose bits are b."""
+def as_float(buffers, b):
+    """The float whose bits are b."""
     buffers[3][0] = b
     return buffers[2][0]
 
 
 @numba.njit(cache=True, nogil=True)
 def least_and_greatest(buffers, n):
-    """The least and the greatest of the values buffers[0][:n], as doubles."""
+    """The least and the greatest of the values buffers[0][:n], as floats."""
     bits = buffers[1]
-    low = TOP
-    high = np.int64(0)
+    low = buffers[4]
+    buffers[3][0] = 0
+    high = buffers[3][0]  # 0 of the bits' type
     for j in range(n):
         b = bits[j]
         low = b if b < low else low
         high = b if b > high else high
-    return as_double(buffers, low), as_double(buffers, high)
+    return as_float(buffers, low), as_float(buffers, high)

@@ -1,8 +1,9 @@
 """Compiled kernels of :mod:`flows.assignment` for the cost and the exact sparse finish
 (imported only when numba is installed).
 
-``reduced_squared_euclidean(x, y) -> (R, typical, top, finite, low)``: the squared-Euclidean
-cost reduced by its column and row minima (``low``: the column minima).
+``reduced_squared_euclidean(x, y, single) -> (R, typical, top, finite, low, R32)``: the
+squared-Euclidean cost reduced by its column and row minima (``low``: the column minima; R32:
+R in single precision when ``single``, else empty).
 
 ``sparse_assignment(indptr, indices, values) -> sigma``: min-cost perfect matching on a sparse
 bipartite graph (Hungarian method with Dijkstra shortest augmenting paths).
@@ -158,7 +159,7 @@ def _sum(v):
 
 
 @numba.njit(cache=True, nogil=True)
-def reduced_squared_euclidean(x, y):
+def reduced_squared_euclidean(x, y, single):
     """The squared-Euclidean cost reduced by column and then row minima, with its scale.
 
     R_ij = C_ij - C_{k_j j} - r_i, C_ij = ||x_i - y_j||^2, k_j = argmin_i C_ij,
@@ -167,12 +168,14 @@ def reduced_squared_euclidean(x, y):
     y_j is far from every x (an outlier), so no large constant is carried into the auction.
     Every assignment's cost changes by the same constant, so the optimum is unchanged.
 
-    Returns (R, typical, top, finite, low): ``typical`` is the median of a strided sample of
-    R's entries (a scale robust to outliers), ``top`` its maximum entry, ``low`` the column
-    minima C_{k_j j} (a price p_j of R is the price p_j - low_j of C).
+    Returns (R, typical, top, finite, low, R32): ``typical`` is the median of a strided sample
+    of R's entries (a scale robust to outliers), ``top`` its maximum entry, ``low`` the column
+    minima C_{k_j j} (a price p_j of R is the price p_j - low_j of C), R32 R rounded to single
+    precision when ``single`` (written in the same pass), else an empty array.
     """
     n, d = x.shape
     c = np.empty((n, n))
+    c32 = np.empty((n, n) if single else (0, 0), np.float32)
     finite = True
     yt = np.empty((d, n))  # y by coordinate, contiguous in j
     for j in range(n):
@@ -180,7 +183,7 @@ def reduced_squared_euclidean(x, y):
             yt[k, j] = y[j, k]
     best = np.zeros(n, np.int64)
     low = np.full(n, np.inf)
-    buffers = scratch(n)  # row: the values of one row, read by their bits below
+    buffers = scratch(n, np.float64, np.int64)  # row: the values of one row, read by their bits below
     row = buffers[0]
     for i in range(n):  # column minima, row by row, without storing C
         row[:] = 0.0
@@ -218,6 +221,10 @@ def reduced_squared_euclidean(x, y):
         ci = c[i]
         for j in range(n):
             ci[j] = row[j] - rmin
+        if single:
+            c32i = c32[i]
+            for j in range(n):
+                c32i[j] = ci[j]
         total_sum += _sum(ci)
     if not np.isfinite(total_sum):
         finite = False
@@ -231,4 +238,4 @@ def reduced_squared_euclidean(x, y):
     typical = np.median(sample[:m])
     if typical <= 0.0:  # mostly ties: fall back to the mean
         typical = total_sum / total
-    return c, typical, top, finite, low
+    return c, typical, top, finite, low, c32

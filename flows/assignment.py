@@ -181,13 +181,19 @@ def assignment_and_prices(x: np.ndarray, y: np.ndarray, prices: np.ndarray | Non
     sigma = _few_distinct(x, y)
     if sigma is not None:
         return sigma, None
-    cost, typical, top, finite, low = _kernels()[1].reduced_squared_euclidean(x, y)
+    cost, typical, top, finite, low, single = _kernels()[1].reduced_squared_euclidean(
+        x, y, SINGLE)
     if not finite:
         raise FlowsError("x or y has non-finite entries (or distances overflow)")
     start, eps0 = _start(prices, low, float(top))
-    sigma, p = _solve(cost, float(typical), float(top), DELTA, THETA, eps0, LIST_LENGTH, start)
+    sigma, p = _solve(cost, float(typical), float(top), DELTA, THETA, eps0, LIST_LENGTH, start,
+                      single if SINGLE else None)
     return sigma, p - low
 
+
+# bid on the cost rounded to float32 where its range allows (twice the values per vector
+# instruction; the exact finish reads the float64 cost, so the answer does not depend on it)
+SINGLE = True
 
 # first eps of a warm-started auction, relative to the median reduced cost (the cold one is
 # EPS0): prices guessed from reference batches are typically off by 2-10% of it, the batch's
@@ -278,20 +284,37 @@ def _few_distinct(x: np.ndarray, y: np.ndarray) -> np.ndarray | None:
 
 
 def _solve(c: np.ndarray, scale: float, top: float, delta: float, theta: float,
-           eps0: float, list_length: int, start: np.ndarray | None = None
-           ) -> tuple[np.ndarray, np.ndarray]:
+           eps0: float, list_length: int, start: np.ndarray | None = None,
+           single: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Auction and exact sparse finish on a validated cost matrix c >= 0 with typical entry
     ``scale`` and maximum ``top``; candidate lists of ``list_length`` (0: none); the auction
-    starts from the prices ``start`` (>= 0; None: zero). Returns (sigma, the final prices)."""
+    starts from the prices ``start`` (>= 0; None: zero), and bids on ``single``, c rounded to
+    float32, when given and its precision allows (see :data:`SINGLE`). Returns (sigma, the final
+    prices)."""
     n = c.shape[0]
     if n == 1 or scale == 0.0:
         return np.arange(n, dtype=np.int64), np.zeros(n)
     auction, matching = _kernels()
     eps_f = max(delta * scale / n, 1e-10 * top)
-    sigma, prices, ok, cand, cost, bound = auction.auction(
-        c, np.zeros(n) if start is None else start, eps0 * scale, eps_f, float(theta),
-        1000 * n + 10 * n * n,
-        max(list_length, 1), LIST_PHASE if list_length > 0 else np.iinfo(np.int64).max)
+    p0 = np.zeros(n) if start is None else start
+    lists = (max(list_length, 1), LIST_PHASE if list_length > 0 else np.iinfo(np.int64).max)
+    ok = False
+    # in float32 a price p moves by its own ulp <= p 2^-23; below p_limit every bid (>= eps_f)
+    # still raises it, with room for the rounding of the values
+    p_limit = eps_f * 2.0**20
+    if single is not None and single.size and top <= p_limit:
+        sigma, p32, ok, cand, cost32, bound = auction.auction(
+            single, p0.astype(np.float32), eps0 * scale, eps_f, float(theta),
+            1000 * n + 10 * n * n, *lists, np.int32, p_limit)
+        if ok:  # to double: exact prices; costs from c; list bounds less the rounding
+            prices = p32.astype(np.float64)
+            cost = np.take_along_axis(c, cand, axis=1)
+            finite = np.isfinite(bound)  # -inf: no list; inf: a list of the whole row
+            bound[finite] -= 2.0**-20 * (np.abs(bound[finite]) + top)
+    if not ok:
+        sigma, prices, ok, cand, cost, bound = auction.auction(
+            c, p0, eps0 * scale, eps_f, float(theta), 1000 * n + 10 * n * n, *lists,
+            np.int64, np.inf)
     if not ok:  # pragma: no cover - a safeguard; no test instance has come near the cap
         return linear_sum_assignment(c)[1].astype(np.int64), prices
     # the margin covers the rounding of the n + 1 reduced costs that set and test the threshold

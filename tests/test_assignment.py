@@ -90,11 +90,11 @@ def test_the_slack_graph_holds_an_optimal_assignment():
             x, y = np.round(x * 2) / 2, np.round(y * 2) / 2
         elif kind == 2:
             y = y[rng.integers(0, 20, 300)]
-        c, typical, top, _, _ = matching.reduced_squared_euclidean(x, y)
+        c, typical, top, _, _, _ = matching.reduced_squared_euclidean(x, y, False)
         n = len(c)
         sigma, p, ok, cand, cost, bound = auction.auction(
             c, np.zeros(n), A.EPS0 * typical, A.DELTA * typical / n, A.THETA, 10**8,
-            A.LIST_LENGTH, A.LIST_PHASE)
+            A.LIST_LENGTH, A.LIST_PHASE, np.int64, np.inf)
         assert ok and sorted(sigma.tolist()) == list(range(n))
         margin = 4 * (n + 2) * np.finfo(float).eps * (top + np.abs(p).max())
         indptr, ind, val = auction.slack_graph(c, p, sigma, cand, cost, bound, margin)
@@ -249,10 +249,11 @@ def test_the_reduced_cost_is_the_cost_less_column_then_row_minima():
         c = ((x[:, None] - y[None]) ** 2).sum(-1)
         direct = c - c.min(0)
         direct -= direct.min(1, keepdims=True)
-        r, typical, top, finite, _ = reduced_squared_euclidean(x, y)
+        r, typical, top, finite, _, r32 = reduced_squared_euclidean(x, y, True)
         assert finite and (r >= 0).all() and (r.min(1) == 0).all()
         assert np.abs(r - direct).max() <= 1e-9 * max(1.0, far**2)
         assert top == r.max() and 0 < typical <= top
+        assert np.array_equal(r32, r.astype(np.float32))
 
 
 def _scan_cases():
@@ -274,24 +275,29 @@ def _scan_cases():
             yield c, p
 
 
-def test_row_scans_give_the_best_two_values_and_the_first_best_object():
-    """The scans compare values by their bits; the control is a plain float sort."""
+@pytest.mark.parametrize("ftype, itype", [(np.float64, np.int64), (np.float32, np.int32)])
+def test_row_scans_give_the_best_two_values_and_the_first_best_object(ftype, itype):
+    """The scans compare values by their bits (in double and in single precision); the control
+    is a plain float sort."""
     from flows._auction_kernels import _best_two, _build_list
     from flows._bits import scratch
 
     for c, p in _scan_cases():
+        with np.errstate(over="ignore"):  # in single precision 1e300 is inf, 1e-300 is 0
+            c, p = c.astype(ftype), p.astype(ftype)
         n = c.shape[1]
         for i in range(c.shape[0]):
             v = c[i] + p
             order = np.lexsort((np.arange(n), v))  # by value, then index
-            w1, w2, j1 = _best_two(c, p, i, scratch(n))
+            w1, w2, j1 = _best_two(c, p, i, scratch(n, ftype, itype))
             assert (w1, j1) == (v[order[0]], order[0])
             assert w2 == (v[order[1]] if n > 1 else v[order[0]])
             k = 4
-            cand, cost = np.zeros((c.shape[0], min(k, n)), np.int64), np.zeros((c.shape[0],
-                                                                              min(k, n)))
-            out = _build_list(c, p, i, cand, cost, 0.0, scratch(n), np.empty(n, np.int64),
-                              np.empty(min(k, n) + 1), np.empty(min(k, n) + 1, np.int64))
+            cand = np.zeros((c.shape[0], min(k, n)), np.int64)
+            cost = np.zeros((c.shape[0], min(k, n)), ftype)
+            out = _build_list(c, p, i, cand, cost, 0.0, scratch(n, ftype, itype),
+                              np.empty(n, np.int64), np.empty(min(k, n) + 1, ftype),
+                              np.empty(min(k, n) + 1, np.int64))
             assert out[:3] == (w1, w2, j1)
             assert cand[i].tolist() == order[: min(k, n)].tolist()
             assert out[3] == (v[order[k]] if n > k else np.inf)
