@@ -183,7 +183,7 @@ def reduced_squared_euclidean(x, y, single):
             yt[k, j] = y[j, k]
     best = np.zeros(n, np.int64)
     low = np.full(n, np.inf)
-    buffers = scratch(n, np.float64, np.int64)  # row: the values of one row, read by their bits below
+    buffers = scratch(n, np.float64, np.int64)  # row: one row of values, read by their bits
     row = buffers[0]
     for i in range(n):  # column minima, row by row, without storing C
         row[:] = 0.0
