@@ -395,7 +395,7 @@ def bench_anatomy(a: argparse.Namespace) -> dict:
             assignment.LIST_LENGTH, assignment.LIST_PHASE, np.int64, np.inf)
         t1 = time.thread_time()
         margin = 4 * (n + 2) * np.finfo(float).eps * (top + np.abs(p).max())
-        indptr, ind, val = auction.slack_graph(c, p, sigma, cand, cost, bound, margin)
+        indptr, ind, val = auction.slack_graph(c, p, sigma, cand, bound, margin)
         t2 = time.thread_time()
         matching.sparse_assignment(indptr, ind, val)
         return 1e3 * (t1 - t0), 1e3 * (t2 - t1), 1e3 * (time.thread_time() - t2), len(ind) / n

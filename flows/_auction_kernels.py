@@ -18,8 +18,9 @@ Otherwise the row is scanned and its list rebuilt. The bids, and so the eps-CS g
 those of the plain auction (up to which of two tied objects is taken). In the first phases
 prices move by more than a list's spread, so rows are scanned in full there.
 
-``slack_graph(c, p, sigma, cand, cost, bound, margin) -> (indptr, indices, values)``: the CSR
-graph of the edges that an optimal assignment can use, read from the lists where they suffice.
+``slack_graph(c, p, sigma, cand, bound, margin) -> (indptr, indices, values)``: the CSR graph
+of the edges that an optimal assignment can use, read from the lists where they suffice (c, p
+in float64, whatever precision the auction bid in; ``bound`` then lowered by its rounding).
 """
 
 import numba
@@ -218,12 +219,13 @@ def auction(c, p0, eps0, eps_final, theta, max_bids, k_list, list_phase, itype, 
 
 
 @numba.njit(cache=True, nogil=True)
-def _row_min(c, p, i, cand, cost, bound):
+def _row_min(c, p, i, cand, bound):
     """pi_i = min_j c_ij + p_j, from the list when its bound allows; (pi_i, exact from list)."""
     if bound[i] > -np.inf:
         m = np.inf
         for a in range(cand.shape[1]):
-            m = min(m, cost[i, a] + p[cand[i, a]])
+            j = cand[i, a]
+            m = min(m, c[i, j] + p[j])
         if m <= bound[i]:
             return m, True
     m = np.inf
@@ -233,7 +235,7 @@ def _row_min(c, p, i, cand, cost, bound):
 
 
 @numba.njit(cache=True, nogil=True)
-def slack_graph(c, p, sigma, cand, cost, bound, margin):
+def slack_graph(c, p, sigma, cand, bound, margin):
     """Edges (i, j) with reduced cost r_ij = c_ij + p_j - pi_i <= S + margin, S = sum_i
     r_{i sigma(i)}, as CSR with values r_ij.
 
@@ -247,7 +249,7 @@ def slack_graph(c, p, sigma, cand, cost, bound, margin):
     listed = np.zeros(n, np.bool_)
     slack = 0.0
     for i in range(n):
-        pi[i], listed[i] = _row_min(c, p, i, cand, cost, bound)
+        pi[i], listed[i] = _row_min(c, p, i, cand, bound)
         slack += c[i, sigma[i]] + p[sigma[i]] - pi[i]
     thr = slack + margin
     indptr = np.zeros(n + 1, np.int64)
@@ -267,7 +269,7 @@ def slack_graph(c, p, sigma, cand, cost, bound, margin):
         if listed[i] and bound[i] > lim:
             for a in range(k_list):
                 j = cand[i, a]
-                v = cost[i, a] + p[j]
+                v = c[i, j] + p[j]
                 if v <= lim or j == own:
                     ind[e] = j
                     val[e] = v - pi[i]
@@ -286,3 +288,29 @@ def slack_graph(c, p, sigma, cand, cost, bound, margin):
                     e += 1
         indptr[i + 1] = e
     return indptr, ind[:e].copy(), val[:e].copy()
+
+
+@numba.njit(cache=True, nogil=True)
+def grid_prices(y, lo, width, side, coef):
+    """Prices of the points y (n, d) from a grid of linear pieces (see
+    :class:`flows.warmstart.PriceMap`): cell u = floor((y - lo) / width) in [0, side)^d (row
+    major), price coef[u, 0] + coef[u, 1:] . y; NaN outside the grid."""
+    n, d = y.shape
+    out = np.empty(n)
+    for i in range(n):
+        cell = 0
+        inside = True
+        for k in range(d):
+            u = (y[i, k] - lo[k]) / width[k]
+            if not (u >= 0.0 and u < side):  # NaN fails too
+                inside = False
+                break
+            cell = cell * side + int(u)
+        if not inside:
+            out[i] = np.nan
+            continue
+        v = coef[cell, 0]
+        for k in range(d):
+            v += coef[cell, k + 1] * y[i, k]
+        out[i] = v
+    return out

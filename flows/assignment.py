@@ -283,6 +283,18 @@ def _few_distinct(x: np.ndarray, y: np.ndarray) -> np.ndarray | None:
     return sigma
 
 
+def _to_double(prices: np.ndarray, bound: np.ndarray, top: float
+               ) -> tuple[np.ndarray, np.ndarray]:
+    """A single-precision auction's prices and list bounds for the exact finish on the float64
+    cost: the prices exactly, the bounds lowered by more than the rounding of the cost and of
+    the values (relative 2^-24 each), so that each still bounds the float64 values c_ij + p_j
+    of the objects outside its list."""
+    bound = bound.copy()
+    finite = np.isfinite(bound)  # -inf: no list; inf: a list of the whole row
+    bound[finite] -= 2.0**-20 * (np.abs(bound[finite]) + top)
+    return prices.astype(np.float64), bound
+
+
 def _solve(c: np.ndarray, scale: float, top: float, delta: float, theta: float,
            eps0: float, list_length: int, start: np.ndarray | None = None,
            single: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
@@ -303,23 +315,20 @@ def _solve(c: np.ndarray, scale: float, top: float, delta: float, theta: float,
     # still raises it, with room for the rounding of the values
     p_limit = eps_f * 2.0**20
     if single is not None and single.size and top <= p_limit:
-        sigma, p32, ok, cand, cost32, bound = auction.auction(
+        sigma, p32, ok, cand, _, bound = auction.auction(
             single, p0.astype(np.float32), eps0 * scale, eps_f, float(theta),
             1000 * n + 10 * n * n, *lists, np.int32, p_limit)
-        if ok:  # to double: exact prices; costs from c; list bounds less the rounding
-            prices = p32.astype(np.float64)
-            cost = np.take_along_axis(c, cand, axis=1)
-            finite = np.isfinite(bound)  # -inf: no list; inf: a list of the whole row
-            bound[finite] -= 2.0**-20 * (np.abs(bound[finite]) + top)
+        if ok:
+            prices, bound = _to_double(p32, bound, top)
     if not ok:
-        sigma, prices, ok, cand, cost, bound = auction.auction(
+        sigma, prices, ok, cand, _, bound = auction.auction(
             c, p0, eps0 * scale, eps_f, float(theta), 1000 * n + 10 * n * n, *lists,
             np.int64, np.inf)
     if not ok:  # pragma: no cover - a safeguard; no test instance has come near the cap
         return linear_sum_assignment(c)[1].astype(np.int64), prices
     # the margin covers the rounding of the n + 1 reduced costs that set and test the threshold
     margin = 4 * (n + 2) * np.finfo(float).eps * (top + np.abs(prices).max())
-    indptr, ind, reduced = auction.slack_graph(c, prices, sigma, cand, cost, bound, margin)
+    indptr, ind, reduced = auction.slack_graph(c, prices, sigma, cand, bound, margin)
     out = matching.sparse_assignment(indptr, ind, reduced)
     if out[0] < 0:  # pragma: no cover - sigma's edges are in the graph, so cannot happen
         raise FlowsError("the sparse assignment found no perfect matching")

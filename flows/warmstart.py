@@ -22,7 +22,7 @@ from collections.abc import Iterable
 import numpy as np
 from scipy import ndimage
 
-from .assignment import assignment_and_prices
+from .assignment import _kernels, assignment_and_prices
 from .errors import FlowsError
 
 MAX_DIM = 3  # grids in at most this many dimensions
@@ -102,17 +102,8 @@ class PriceMap:
 
     def __call__(self, y: np.ndarray) -> np.ndarray:
         """Guessed prices of the points y (n, d), NaN outside the reference points' box."""
-        y = np.asarray(y, dtype=np.float64)
+        y = np.ascontiguousarray(y, dtype=np.float64)
         if y.ndim != 2 or y.shape[1] != self.dim:
             raise FlowsError(f"y has shape {y.shape}; points of dimension {self.dim} are "
                              "required")
-        with np.errstate(invalid="ignore", over="ignore"):
-            u = (y - self.lo) / self.width
-        inside = np.all((u >= 0) & (u < self.side), axis=1)
-        cell = np.zeros(y.shape[0], np.int64)
-        for k in range(self.dim):  # row-major index of each point's cell (0 outside)
-            cell = cell * self.side + np.where(inside, u[:, k], 0).astype(np.int64)
-        c = self.coef[cell]
-        out = c[:, 0] + (c[:, 1:] * y).sum(1)
-        out[~inside] = np.nan
-        return out
+        return _kernels()[0].grid_prices(y, self.lo, self.width, self.side, self.coef)

@@ -78,8 +78,11 @@ def test_small_batches_match_brute_force_with_ties_and_outliers():
             assert _cost(c, sigma) == pytest.approx(best, rel=1e-12, abs=1e-9), trial
 
 
-def test_the_slack_graph_holds_an_optimal_assignment():
-    # every optimal assignment lies in {r_ij <= S}; scipy's (found independently) must too
+@pytest.mark.parametrize("single", [False, True])
+def test_the_slack_graph_holds_an_optimal_assignment(single):
+    # every optimal assignment lies in {r_ij <= S}; scipy's (found independently) must too; the
+    # graph read from the lists is the whole set {r <= S + margin}, in double precision even
+    # when the auction bid in single precision (lowered list bounds)
     from flows import assignment as A
 
     auction, matching = A._kernels()
@@ -90,14 +93,20 @@ def test_the_slack_graph_holds_an_optimal_assignment():
             x, y = np.round(x * 2) / 2, np.round(y * 2) / 2
         elif kind == 2:
             y = y[rng.integers(0, 20, 300)]
-        c, typical, top, _, _, _ = matching.reduced_squared_euclidean(x, y, False)
+        c, typical, top, _, _, c32 = matching.reduced_squared_euclidean(x, y, True)
         n = len(c)
-        sigma, p, ok, cand, cost, bound = auction.auction(
-            c, np.zeros(n), A.EPS0 * typical, A.DELTA * typical / n, A.THETA, 10**8,
-            A.LIST_LENGTH, A.LIST_PHASE, np.int64, np.inf)
+        if single:  # bids in single precision, the graph from the float64 cost
+            sigma, p, ok, cand, _, bound = auction.auction(
+                c32, np.zeros(n, np.float32), A.EPS0 * typical, A.DELTA * typical / n, A.THETA,
+                10**8, A.LIST_LENGTH, A.LIST_PHASE, np.int32, np.inf)
+            p, bound = A._to_double(p, bound, top)
+        else:
+            sigma, p, ok, cand, _, bound = auction.auction(
+                c, np.zeros(n), A.EPS0 * typical, A.DELTA * typical / n, A.THETA, 10**8,
+                A.LIST_LENGTH, A.LIST_PHASE, np.int64, np.inf)
         assert ok and sorted(sigma.tolist()) == list(range(n))
         margin = 4 * (n + 2) * np.finfo(float).eps * (top + np.abs(p).max())
-        indptr, ind, val = auction.slack_graph(c, p, sigma, cand, cost, bound, margin)
+        indptr, ind, val = auction.slack_graph(c, p, sigma, cand, bound, margin)
         r = c + p[None] - (c + p[None]).min(1, keepdims=True)
         slack = r[np.arange(n), sigma].sum()
         assert (val <= slack + margin).all() and (val >= 0).all()
@@ -369,3 +378,25 @@ def test_overflowing_distances_among_few_distinct_points_are_refused_quietly(rec
     with pytest.raises(FlowsError, match="overflow"):
         squared_euclidean_assignment(x, y)
     assert not [w for w in recwarn if issubclass(w.category, RuntimeWarning)]
+
+
+def test_single_precision_list_bounds_are_lowered_below_every_double_value():
+    """Values distinct in float64 that round to one float32: the list's bound, read in single
+    precision, lies above float64 values outside the list (the control) until lowered."""
+    from flows import assignment as A
+    from flows._auction_kernels import _build_list
+    from flows._bits import scratch
+
+    n, k = 64, 4
+    rng = np.random.default_rng(2)
+    c = (1.0 - 1e-9 * rng.permutation(n))[None, :]  # all round to 1.0 in float32
+    p32 = np.zeros(n, np.float32)
+    cand, cost = np.zeros((1, k), np.int64), np.zeros((1, k), np.float32)
+    out = _build_list(c.astype(np.float32), p32, 0, cand, cost, 0.0,
+                      scratch(n, np.float32, np.int32), np.empty(n, np.int64),
+                      np.empty(k + 1, np.float32), np.empty(k + 1, np.int64))
+    bound = np.array([out[3]])
+    outside = np.setdiff1d(np.arange(n), cand[0])
+    assert (c[0, outside] < bound[0]).any()  # the control: the raw bound is not a bound
+    prices, lowered = A._to_double(p32, bound, float(c.max()))
+    assert prices.dtype == np.float64 and (c[0, outside] + prices[outside] >= lowered[0]).all()
