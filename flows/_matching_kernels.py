@@ -159,6 +159,47 @@ def _sum(v):
 
 
 @numba.njit(cache=True, nogil=True)
+def _squared_row(x, i, yt, row):
+    """row_j = sum_k (x_ik - y_jk)^2, with y by coordinate (yt: d x n); the sum in the order of
+    k from 0.0, in one pass when d = 2."""
+    d, n = yt.shape
+    if d == 2:
+        a, b = x[i, 0], x[i, 1]
+        for j in range(n):
+            u = a - yt[0, j]
+            v = b - yt[1, j]
+            row[j] = (0.0 + u * u) + v * v
+        return
+    row[:] = 0.0
+    for k in range(d):
+        xi = x[i, k]
+        for j in range(n):
+            diff = xi - yt[k, j]
+            row[j] += diff * diff
+
+
+@numba.njit(cache=True, nogil=True)
+def _factored_row(x, i, xb, yb, row):
+    """row_j = max(0, sum_k (x_ik - xb_kj) (x_ik + yb_kj)) (NaN stays), the sum in the order
+    of k from 0.0, in one pass when d = 2."""
+    d, n = xb.shape
+    if d == 2:
+        a, b = x[i, 0], x[i, 1]
+        for j in range(n):
+            s = (0.0 + (a - xb[0, j]) * (a + yb[0, j])) + (b - xb[1, j]) * (b + yb[1, j])
+            row[j] = 0.0 if s <= 0.0 else s
+        return
+    row[:] = 0.0
+    for k in range(d):
+        xi = x[i, k]
+        for j in range(n):
+            row[j] += (xi - xb[k, j]) * (xi + yb[k, j])
+    for j in range(n):  # at least +0.0 (NaN stays, to make the sum below NaN)
+        s = row[j]
+        row[j] = 0.0 if s <= 0.0 else s
+
+
+@numba.njit(cache=True, nogil=True)
 def reduced_squared_euclidean(x, y, single):
     """The squared-Euclidean cost reduced by column and then row minima, with its scale.
 
@@ -186,12 +227,7 @@ def reduced_squared_euclidean(x, y, single):
     buffers = scratch(n, np.float64, np.int64)  # row: one row of values, read by their bits
     row = buffers[0]
     for i in range(n):  # column minima, row by row, without storing C
-        row[:] = 0.0
-        for k in range(d):
-            xi = x[i, k]
-            for j in range(n):
-                diff = xi - yt[k, j]
-                row[j] += diff * diff
+        _squared_row(x, i, yt, row)
         for j in range(n):  # branch-free, so that the loop compiles to vector instructions
             nearer = row[j] < low[j]
             low[j] = row[j] if nearer else low[j]
@@ -208,14 +244,7 @@ def reduced_squared_euclidean(x, y, single):
     top = 0.0
     total_sum = 0.0
     for i in range(n):
-        row[:] = 0.0
-        for k in range(d):
-            xi = x[i, k]
-            for j in range(n):
-                row[j] += (xi - xb[k, j]) * (xi + yb[k, j])
-        for j in range(n):  # at least +0.0 (NaN stays, to make the sum below NaN)
-            s = row[j]
-            row[j] = 0.0 if s <= 0.0 else s
+        _factored_row(x, i, xb, yb, row)
         rmin, rmax = least_and_greatest(buffers, n)
         top = max(top, rmax - rmin)  # rounding is monotone: the row's largest entry of R
         ci = c[i]

@@ -400,3 +400,23 @@ def test_single_precision_list_bounds_are_lowered_below_every_double_value():
     assert (c[0, outside] < bound[0]).any()  # the control: the raw bound is not a bound
     prices, lowered = A._to_double(p32, bound, float(c.max()))
     assert prices.dtype == np.float64 and (c[0, outside] + prices[outside] >= lowered[0]).all()
+
+
+def test_a_price_past_the_limit_stops_the_auction_and_the_double_auction_answers():
+    """In single precision the auction stops (ok False) once a price passes p_limit, where a
+    bid might no longer raise it; the float64 auction has no limit, and the solve falls back to
+    it."""
+    from flows import assignment as A
+
+    auction, matching = A._kernels()
+    rng = np.random.default_rng(8)
+    x, y = rng.standard_normal((128, 2)), rng.standard_normal((128, 2)) + 1
+    c, typical, top, _, _, c32 = matching.reduced_squared_euclidean(x, y, True)
+    n = len(c)
+    args = (A.EPS0 * typical, A.DELTA * typical / n, A.THETA, 10**8, A.LIST_LENGTH, A.LIST_PHASE)
+    assert not auction.auction(c32, np.zeros(n, np.float32), *args, np.int32, 1e-3 * top)[2]
+    assert auction.auction(c32, np.zeros(n, np.float32), *args, np.int32, np.inf)[2]
+    # a single-precision cost a million times too large: its prices pass the limit at once
+    sigma, _ = A._solve(c, typical, top, A.DELTA, A.THETA, A.EPS0, A.LIST_LENGTH, None,
+                        c32 * np.float32(1e6))
+    assert _cost(c, sigma) == pytest.approx(_cost(c, linear_sum_assignment(c)[1]), rel=1e-12)
