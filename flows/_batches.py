@@ -10,9 +10,7 @@ from __future__ import annotations
 
 import os
 import threading
-from collections import deque
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 
 import torch
 
@@ -115,20 +113,26 @@ def ot_warm_start(cfg, pool: torch.Tensor, source: Dataset, base: int,
 class Batches:
     """Batches of steps s, s+1, ... in step order, prepared ahead by worker threads.
 
-    With ``workers`` = 0 each batch is drawn when asked for, in the calling thread. Each worker
-    owns a generator; since a batch depends only on (seed, step), the result is the same for any
+    ``workers`` background threads draw the batches of coming steps, and so does the calling
+    (training) thread whenever the batch it asks for is not ready: it then draws the batch of
+    the next step nobody has taken, so no core waits while there is a batch to draw. With
+    ``workers`` = 0 each batch is drawn when asked for, in the calling thread. Every thread owns
+    a generator; since a batch depends only on (seed, step), the result is the same for any
     number of workers. The compiled OT solver and torch release the GIL, so the couplings of
     coming steps are solved on other cores while the current step trains.
     """
 
     def __init__(self, draw: Callable[[int, torch.Generator], Batch], workers: int,
                  end: int) -> None:
-        self.draw, self.end, self.depth = draw, end, 2 * workers
-        self.pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="flows-batch") \
-            if workers > 0 else None
+        self.draw, self.end, self.workers = draw, end, workers
+        self.depth = 2 * (workers + 1)  # steps drawn ahead of the one asked for, at most
         self.local = threading.local()
-        self.queue: deque = deque()
-        self.next = -1
+        self.cond = threading.Condition()
+        self.done: dict[int, tuple[bool, object]] = {}  # step -> (ok, batch or exception)
+        self.low = self.next = -1  # the step asked for; the next step nobody has taken
+        self.era = 0  # counts restarts: a batch of an earlier era is dropped
+        self.closed = False
+        self.threads: list[threading.Thread] = []
 
     def _job(self, step: int) -> Batch:
         gen = getattr(self.local, "gen", None)
@@ -136,37 +140,89 @@ class Batches:
             gen = self.local.gen = torch.Generator()
         return self.draw(step, gen)
 
+    def _run(self, step: int, era: int, helper: bool = False) -> None:
+        """Draw the batch of ``step`` outside the lock and file it (called with the lock held).
+
+        An error is filed for get() to raise; an interruption of the calling thread while it
+        helps (``helper``) is raised at once.
+        """
+        self.cond.release()
+        try:
+            out: tuple[bool, object] = (True, self._job(step))
+        except Exception as exc:  # handed to the training thread by get()
+            out = (False, exc)
+        except BaseException as exc:
+            if helper:
+                raise
+            out = (False, exc)
+        finally:
+            self.cond.acquire()
+        if era == self.era:
+            self.done[step] = out
+        self.cond.notify_all()
+
+    def _open(self) -> bool:
+        """Whether a step is free to take (called with the lock held)."""
+        return self.next < min(self.low + self.depth, self.end)
+
+    def _work(self) -> None:
+        with self.cond:
+            while True:
+                while not self.closed and not self._open():
+                    self.cond.wait()
+                if self.closed:
+                    return
+                self.next += 1
+                self._run(self.next - 1, self.era)
+
     def get(self, step: int) -> Batch:
         """The batch of ``step`` (steps are expected in increasing order)."""
-        if self.pool is None:
+        if self.workers == 0 or step >= self.end:
             return self._job(step)
-        if step != self.next - len(self.queue):  # first call or a jump: start afresh
-            self._cancel()
-            self.next = step
-        while len(self.queue) < self.depth and self.next < self.end:
-            self.queue.append(self.pool.submit(self._job, self.next))
-            self.next += 1
-        return self.queue.popleft().result()
-
-    def _cancel(self) -> None:
-        for future in self.queue:
-            future.cancel()
-        self.queue.clear()
+        with self.cond:
+            if step != self.low + 1 or not self.threads:  # first call or a jump: start afresh
+                self.era += 1
+                self.done.clear()
+                self.next = step
+            self.low = step
+            if not self.threads:
+                self.threads = [threading.Thread(target=self._work, daemon=True,
+                                                 name=f"flows-batch-{k}")
+                                for k in range(self.workers)]
+                for thread in self.threads:
+                    thread.start()
+            self.cond.notify_all()
+            while step not in self.done:
+                if self._open():  # help rather than wait
+                    self.next += 1
+                    self._run(self.next - 1, self.era, helper=True)
+                else:
+                    self.cond.wait()
+            ok, out = self.done.pop(step)
+        if not ok:
+            raise out  # type: ignore[misc]
+        return out  # type: ignore[return-value]
 
     def close(self) -> None:
-        """Drop pending batches and stop the workers."""
-        self._cancel()
-        if self.pool is not None:
-            self.pool.shutdown(wait=True)
+        """Drop pending batches and stop the workers (each finishes the batch it draws)."""
+        with self.cond:
+            self.closed = True
+            self.done.clear()
+            self.cond.notify_all()
+        for thread in self.threads:
+            thread.join()
 
 
 def default_workers(coupling: str) -> int:
     """Batch-preparing threads used by :func:`flows.training.train` when ``workers`` is None.
 
     0 (batches drawn in the training thread) for the cheap independent coupling; for "ot" and
-    "sinkhorn", whose couplings dominate a step, one thread per CPU core this process may use.
+    "sinkhorn", whose couplings dominate a step, one thread per CPU core this process may use
+    besides the training thread, which draws batches too whenever it would wait (so every core
+    works, with no more threads than cores).
     """
     if coupling == "independent":
         return 0
-    return max(1, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity")
-               else (os.cpu_count() or 1))
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else \
+        (os.cpu_count() or 1)
+    return max(0, cores - 1)

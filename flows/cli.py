@@ -138,8 +138,9 @@ def add_train(sub) -> None:
     t.add_argument("--fresh", action="store_true",
                    help="ignore an existing checkpoint in --out and start over")
     t.add_argument("--workers", type=int,
-                   help="threads preparing coming batches (default: one per core for the ot "
-                        "and sinkhorn couplings, 0 otherwise); results do not depend on it")
+                   help="threads preparing coming batches besides the training thread (default: "
+                        "one per other core for the ot and sinkhorn couplings, 0 otherwise); "
+                        "results do not depend on it")
     t.set_defaults(func=cmd_train)
 
 
