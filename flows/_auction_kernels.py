@@ -26,7 +26,7 @@ in float64, whatever precision the auction bid in; ``bound`` then lowered by its
 import numba
 import numpy as np
 
-from ._bits import as_float, least_and_greatest, least_bits, scratch
+from ._bits import as_float, least_and_greatest, least_two_bits, scratch
 
 # Row scans compare the values c_ij + p_j by their bits (flows._bits). c >= 0 and p >= 0 hold
 # in auction (reduced costs; prices start at p0 >= 0 and only rise), so no value is negative or
@@ -38,19 +38,13 @@ def _best_two(c, p, i, buffers):
     """Full scan of row i at prices p: (w1, w2, j1), the best and second-best values
     c_ij + p_j and the best object (the first one on ties; w2 = w1 when the row has one
     entry). Values must be >= 0 (see :mod:`flows._bits`)."""
-    buf, bits = buffers[0], buffers[1]
+    buf = buffers[0]
     n = c.shape[1]
     for j in range(n):
         buf[j] = c[i, j] + p[j]
-    m1 = least_bits(buffers, n)
-    j1 = 0
-    while bits[j1] != m1:
-        j1 += 1
+    _, j1, second = least_two_bits(buffers, n)
     if n == 1:
         return buf[0], buf[0], 0
-    bits[j1] = buffers[4]  # the second best: the least of the others
-    second = least_bits(buffers, n)
-    bits[j1] = m1
     return buf[j1], as_float(buffers, second), j1
 
 

@@ -15,15 +15,19 @@ import numpy as np
 
 @numba.njit(cache=True, nogil=True)
 def scratch(n, ftype, itype):
-    """Buffers (values, their bits, one value, its bits, top) for floats of type ``ftype`` read
-    as integers ``itype`` of the same width (each pair one memory); ``top``, of type ``itype``,
-    is above the bits of every float >= 0, inf included."""
+    """Buffers (values, their bits, one value, its bits, top, positions) for floats of type
+    ``ftype`` read as integers ``itype`` of the same width (each pair one memory); ``top``, of
+    type ``itype``, is above the bits of every float >= 0, inf included; ``positions`` holds
+    0..n-1 in ``itype`` (so that a search for a position runs in the lanes of the bits)."""
     values = np.empty(n, ftype)
     one = np.empty(1, ftype)
     one_bits = one.view(itype)
     one[0] = np.inf
     one_bits[0] += 1  # in place, so that top keeps the width of itype
-    return values, values.view(itype), one, one_bits, one_bits[0]
+    positions = np.empty(n, itype)
+    for j in range(n):
+        positions[j] = j
+    return values, values.view(itype), one, one_bits, one_bits[0], positions
 
 
 @numba.njit(cache=True, nogil=True)
@@ -56,3 +60,28 @@ def least_and_greatest(buffers, n):
         low = b if b < low else low
         high = b if b > high else high
     return as_float(buffers, low), as_float(buffers, high)
+
+
+@numba.njit(cache=True, nogil=True)
+def least_two_bits(buffers, n):
+    """(least, its first position, second least) of the bits of buffers[0][:n], n >= 1; the
+    second least is the least again when it occurs twice, the top when n = 1.
+
+    Two passes that compile to vector instructions: the least bits, then in one pass the first
+    position holding them (a min reduction over positions), how many hold them and the least
+    bits above them."""
+    bits, top, positions = buffers[1], buffers[4], buffers[5]
+    m1 = least_bits(buffers, n)
+    big = positions[0] * 0 + n  # n in the lanes' type
+    j1 = big
+    ties = positions[0] * 0
+    m2 = top
+    for j in range(n):
+        b = bits[j]
+        at = b == m1
+        k = positions[j] if at else big
+        j1 = k if k < j1 else j1
+        ties += at
+        u = top if at else b
+        m2 = u if u < m2 else m2
+    return m1, int(j1), m1 if ties > 1 else m2
