@@ -6,7 +6,8 @@ Parts (``--parts``, comma-separated; default all):
   N(0, I) -> moons with batch 512, Adam and the same cosine learning-rate schedule, for the same
   number of steps, with the independent and the exact-OT coupling. flows: gradients from the
   activation pattern, flat Adam, exact OT as a permutation (compiled auction + exact sparse
-  finish), batches prepared by worker threads (one per core); TorchCFM:
+  finish), batches prepared ahead by a thread per other core and by the training thread whenever its
+  batch is not ready; TorchCFM:
   ``ConditionalFlowMatcher`` / ``ExactOptimalTransportConditionalFlowMatcher`` (POT's network
   simplex), autograd and ``torch.optim.Adam``. Reports steps/s, the flows/TorchCFM ratio, the
   flows OT step over the flows independent step, and W2 beside its floor. flows' OT run is

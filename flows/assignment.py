@@ -196,9 +196,10 @@ def assignment_and_prices(x: np.ndarray, y: np.ndarray, prices: np.ndarray | Non
 SINGLE = True
 
 # first eps of a warm-started auction, relative to the median reduced cost (the cold one is
-# EPS0): prices guessed from reference batches are typically off by 2-10% of it, the batch's
-# own noise (bench/bench_flows.py --parts assignment times both starts)
-EPS0_WARM = 0.05
+# EPS0): prices guessed from reference batches, with the batch's own offsets from their means
+# put back (flows.warmstart), are off by about 4-5% of it (RMS), the batch's remaining noise
+# (bench/bench_flows.py --parts assignment times both starts)
+EPS0_WARM = 0.03
 
 
 def _start(prices: np.ndarray | None, low: np.ndarray, top: float

@@ -89,9 +89,9 @@ def ot_permutation(x0: torch.Tensor, x1: torch.Tensor, solver: str = "auto",
     if x0.shape != x1.shape:
         raise FlowsError(f"x1 has shape {tuple(x1.shape)}; it must equal x0's {tuple(x0.shape)}")
     if solver == "auction" and x0.device.type == "cpu":
-        y = x1.double().numpy()
+        x, y = x0.double().numpy(), x1.double().numpy()
         return torch.from_numpy(assignment.squared_euclidean_assignment(
-            x0.double().numpy(), y, None if warm is None else warm(y)))
+            x, y, None if warm is None else warm(y, x)))
     c = squared_distances(x0, x1)  # on the device; the solve below runs on the CPU
     if solver == "auction":
         return torch.from_numpy(assignment.auction_assignment(c))

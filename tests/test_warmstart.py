@@ -75,6 +75,45 @@ def test_the_map_guesses_a_new_batch_prices_better_than_a_mismatched_map():
     assert good < 0.08 and bad > 3 * good, errors
 
 
+def test_a_batch_offsets_from_the_reference_means_are_put_back():
+    """Moving a batch's sources by a and its targets by b changes the guess by 2 (a - b) . y up
+    to a constant (the exact change of the prices under the squared Euclidean cost); a batch
+    shifted from the reference distributions is guessed far better with its sources given than
+    by the map alone (the control), and so, by a little, is an unshifted one."""
+    from flows.data import load_dataset
+    from flows.warmstart import PriceMap
+
+    moons = load_dataset("moons")
+    rng = np.random.default_rng(11)
+
+    def batch(seed, shift=0.0):
+        return rng.standard_normal((512, 2)) + shift, moons.sample(512, seed).double().numpy()
+
+    pm = PriceMap.fit([batch(s) for s in range(4)])
+    x, y = batch(4)
+    a, b = np.array([0.05, -0.02]), np.array([-0.03, 0.04])
+    change = pm(y + b, x + a) - pm(y, x) - 2.0 * (y @ (a - b))
+    ok = np.isfinite(change)
+    assert ok.mean() > 0.95 and np.ptp(change[ok]) < 1e-9
+    alone = pm(y + b) - pm(y) - 2.0 * (y @ (a - b))  # the map alone does not follow the move
+    assert np.ptp(alone[np.isfinite(alone)]) > 1e-3
+
+    def error(guess, p, typical):
+        e = guess - p
+        e = e[np.isfinite(e)]
+        return np.sqrt(np.mean((e - e.mean()) ** 2)) / typical
+
+    for shift, factor in ((0.3, 0.5), (0.0, 1.0)):
+        with_x, without = [], []
+        for s in range(5, 13):
+            x, y = batch(s, shift)
+            _, p = A.assignment_and_prices(x, y)
+            typical = A._kernels()[1].reduced_squared_euclidean(x, y, False)[1]
+            with_x.append(error(pm(y, x), p, typical))
+            without.append(error(pm(y), p, typical))
+        assert np.mean(with_x) < factor * np.mean(without), (shift, with_x, without)
+
+
 @pytest.mark.parametrize("kind", ["map", "mismatched map", "random", "huge", "all unknown"])
 def test_a_warm_started_assignment_is_optimal_whatever_the_start(kind):
     from flows.warmstart import PriceMap
@@ -128,6 +167,10 @@ def test_bad_prices_and_points_are_refused():
     pm = PriceMap.fit([(x, y)])
     with pytest.raises(FlowsError, match="dimension 2"):
         pm(np.zeros((5, 3)))
+    with pytest.raises(FlowsError, match="x has shape"):
+        pm(y, np.zeros((5, 3)))
+    with pytest.raises(FlowsError, match="non-empty"):
+        pm(y, np.zeros((0, 2)))
     with pytest.raises(FlowsError, match="reach"):
         PriceMap.fit([(x, y)], reach=-1)
     far = pm(np.array([[1e3, 0.0], [np.nan, 0.0], [0.0, 0.0]]))
