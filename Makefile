@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 PIP := $(BIN)/pip install -q -c requirements/constraints.txt
 STAMP := $(VENV)/.installed
 
-.PHONY: env demo test test-slow bench lint clean
+.PHONY: env demo test test-slow bench lint clean clean-kernels
 
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
@@ -39,5 +39,9 @@ bench: $(STAMP)
 lint: $(STAMP)
 	$(BIN)/ruff check neurodyn flows demos tests bench
 
-clean:
+clean: clean-kernels
 	rm -rf $(VENV) results
+
+## numba's cached kernels (a kernel's cache does not notice edits to the helpers it calls).
+clean-kernels:
+	find neurodyn flows -name '*.nbi' -delete -o -name '*.nbc' -delete

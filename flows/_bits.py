@@ -7,6 +7,10 @@ compile to vector instructions, where numba leaves floating-point min/max reduct
 the row scans of :mod:`flows._auction_kernels` and the row reductions of
 :mod:`flows._matching_kernels` read their values through these helpers. Callers guarantee the
 values are >= 0 and not -0.0 (whose bits are negative).
+
+numba's cache of a kernel is invalidated by changes to the kernel's own file only, not to the
+helpers it compiles in from here: after editing this module, ``make clean-kernels`` drops the
+cached kernels.
 """
 
 import numba
@@ -68,20 +72,25 @@ def least_two_bits(buffers, n):
     second least is the least again when it occurs twice, the top when n = 1.
 
     Two passes that compile to vector instructions: the least bits, then in one pass the first
-    position holding them (a min reduction over positions), how many hold them and the least
-    bits above them."""
+    and the last position holding them (min and max reductions over positions; two positions
+    mean a tie) and the least bits above them. The second pass only selects and compares
+    values of the bits' type: integer arithmetic would widen its lanes to int64 (numba computes
+    it at that width), halving the values per instruction for single-precision bits."""
     bits, top, positions = buffers[1], buffers[4], buffers[5]
     m1 = least_bits(buffers, n)
-    big = positions[0] * 0 + n  # n in the lanes' type
-    j1 = big
-    ties = positions[0] * 0
+    last = positions[n - 1]  # the first position of m1 is at most n - 1
+    zero = positions[0]
+    j1 = last
+    jl = zero
     m2 = top
     for j in range(n):
         b = bits[j]
+        pj = positions[j]
         at = b == m1
-        k = positions[j] if at else big
+        k = pj if at else last
         j1 = k if k < j1 else j1
-        ties += at
+        k = pj if at else zero
+        jl = k if k > jl else jl
         u = top if at else b
         m2 = u if u < m2 else m2
-    return m1, int(j1), m1 if ties > 1 else m2
+    return m1, int(j1), m1 if jl > j1 else m2
