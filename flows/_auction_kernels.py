@@ -55,8 +55,9 @@ def _build_list(c, p, i, cand, cost, gap, buffers, idx, tv, tj):
     the (K+1)-th best value (inf when the row has at most K entries; every object outside the
     list has a value >= bound) and ``gap`` = bound - w1, the next guess for this row.
 
-    The values are formed once; a threshold w1 + gap (the row's last gap) collects about K + 1
-    candidates, doubled or halved until it holds between K + 1 and 4 (K + 1), and the K + 1
+    The values are formed once; a threshold w1 + gap (the row's last gap; for a first list the
+    last gap of any row, whose values spread alike; a guess, on which the list does not
+    depend) collects about K + 1 candidates, doubled or halved until it holds between K + 1 and 4 (K + 1), and the K + 1
     smallest of those are kept in order."""
     buf = buffers[0]
     n = c.shape[1]
@@ -131,6 +132,7 @@ def auction(c, p0, eps0, eps_final, theta, max_bids, k_list, list_phase, itype, 
     tv = np.empty(k_list + 1, c.dtype)
     tj = np.empty(k_list + 1, np.int64)
     eps = max(eps0, eps_final)
+    shared = 0.0  # the last gap of a first list: the guess for the next row's first list
     phase = 0
     while True:
         lists = phase >= list_phase
@@ -148,8 +150,10 @@ def auction(c, p0, eps0, eps_final, theta, max_bids, k_list, list_phase, itype, 
                                                                    gap[i], buffers, idx, tv, tj)
                         served[i] = 0
                 elif lists and not plain[i]:
-                    w1, w2, j1, bound[i], gap[i] = _build_list(c, p, i, cand, cost, gap[i],
-                                                               buffers, idx, tv, tj)
+                    w1, w2, j1, bound[i], gap[i] = _build_list(
+                        c, p, i, cand, cost, gap[i] if gap[i] > 0 else shared, buffers, idx,
+                        tv, tj)
+                    shared = gap[i] if gap[i] > 0 else shared
                     served[i] = 0
                 else:
                     w1, w2, j1 = _best_two(c, p, i, buffers)
@@ -185,8 +189,10 @@ def auction(c, p0, eps0, eps_final, theta, max_bids, k_list, list_phase, itype, 
                         bound[i] = -np.inf
                         w1, w2, j1 = _best_two(c, p, i, buffers)
                     else:
-                        w1, w2, j1, bound[i], gap[i] = _build_list(c, p, i, cand, cost, gap[i],
-                                                                   buffers, idx, tv, tj)
+                        w1, w2, j1, bound[i], gap[i] = _build_list(
+                            c, p, i, cand, cost, gap[i] if gap[i] > 0 else shared, buffers,
+                            idx, tv, tj)
+                        shared = gap[i] if gap[i] > 0 else shared
                         served[i] = 0
                 else:
                     w1, w2, j1 = _best_two(c, p, i, buffers)

@@ -302,14 +302,17 @@ def test_row_scans_give_the_best_two_values_and_the_first_best_object(ftype, ity
             assert (w1, j1) == (v[order[0]], order[0])
             assert w2 == (v[order[1]] if n > 1 else v[order[0]])
             k = 4
-            cand = np.zeros((c.shape[0], min(k, n)), np.int64)
-            cost = np.zeros((c.shape[0], min(k, n)), ftype)
-            out = _build_list(c, p, i, cand, cost, 0.0, scratch(n, ftype, itype),
-                              np.empty(n, np.int64), np.empty(min(k, n) + 1, ftype),
-                              np.empty(min(k, n) + 1, np.int64))
-            assert out[:3] == (w1, w2, j1)
-            assert cand[i].tolist() == order[: min(k, n)].tolist()
-            assert out[3] == (v[order[k]] if n > k else np.inf)
+            # the starting gap is only a guess (none, or another row's: far too small or
+            # large); the list must not depend on it
+            for gap in (0.0, 1e-30, 1e-3, 1e30):
+                cand = np.zeros((c.shape[0], min(k, n)), np.int64)
+                cost = np.zeros((c.shape[0], min(k, n)), ftype)
+                out = _build_list(c, p, i, cand, cost, gap, scratch(n, ftype, itype),
+                                  np.empty(n, np.int64), np.empty(min(k, n) + 1, ftype),
+                                  np.empty(min(k, n) + 1, np.int64))
+                assert out[:3] == (w1, w2, j1)
+                assert cand[i].tolist() == order[: min(k, n)].tolist()
+                assert out[3] == (v[order[k]] if n > k else np.inf)
 
 
 @pytest.mark.parametrize("kind", ["duplicates", "grid", "all tied", "both duplicated"])
