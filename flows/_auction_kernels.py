@@ -291,17 +291,20 @@ def slack_graph(c, p, sigma, cand, bound, margin):
 
 
 @numba.njit(cache=True, nogil=True)
-def grid_prices(y, lo, width, side, coef):
+def grid_prices(y, lo, width, side, coef, offset, shift):
     """Prices of the points y (n, d) from a grid of linear pieces (see
-    :class:`flows.warmstart.PriceMap`): cell u = floor((y - lo) / width) in [0, side)^d (row
-    major), price coef[u, 0] + coef[u, 1:] . y; NaN outside the grid."""
+    :class:`flows.warmstart.PriceMap`), read at y - offset and plus 2 shift . y: the piece of
+    cell u = floor((y - offset - lo) / width) in [0, side)^d (row major), price
+    coef[u, 0] + coef[u, 1:] . (y - offset); NaN outside the grid."""
     n, d = y.shape
     out = np.empty(n)
+    z = np.empty(d)
     for i in range(n):
         cell = 0
         inside = True
         for k in range(d):
-            u = (y[i, k] - lo[k]) / width[k]
+            z[k] = y[i, k] - offset[k]
+            u = (z[k] - lo[k]) / width[k]
             if not (u >= 0.0 and u < side):  # NaN fails too
                 inside = False
                 break
@@ -311,6 +314,49 @@ def grid_prices(y, lo, width, side, coef):
             continue
         v = coef[cell, 0]
         for k in range(d):
-            v += coef[cell, k + 1] * y[i, k]
-        out[i] = v
+            v += coef[cell, k + 1] * z[k]
+        lin = 0.0
+        for k in range(d):
+            lin += y[i, k] * shift[k]
+        out[i] = v + 2.0 * lin
     return out
+
+
+@numba.njit(cache=True, nogil=True)
+def batch_grid_prices(y, x, lo, width, side, coef, mean_x, mean_y):
+    """:func:`grid_prices` with a batch's offsets from the reference means put back: read at
+    y - b, plus 2 (a - b) . y, a = mean(x) - mean_x, b = mean(y) - mean_y."""
+    d = y.shape[1]
+    b = np.zeros(d)
+    shift = np.zeros(d)
+    for i in range(y.shape[0]):
+        for k in range(d):
+            b[k] += y[i, k]
+    for i in range(x.shape[0]):
+        for k in range(d):
+            shift[k] += x[i, k]
+    for k in range(d):
+        b[k] = b[k] / y.shape[0] - mean_y[k]
+        shift[k] = shift[k] / x.shape[0] - mean_x[k] - b[k]
+    return grid_prices(y, lo, width, side, coef, b, shift)
+
+
+@numba.njit(cache=True, nogil=True)
+def start_prices(prices, low, top):
+    """Auction prices of the reduced cost from guessed prices of C (see
+    :func:`flows.assignment._start`): prices + low shifted to start at 0, capped
+    at ``top``, 0 where there is no guess. Returns (prices, whether any guess was finite)."""
+    n = prices.shape[0]
+    least = np.inf
+    for j in range(n):
+        v = prices[j] + low[j]
+        if np.isfinite(v) and v < least:
+            least = v
+    out = np.zeros(n)
+    if least == np.inf:
+        return out, False
+    for j in range(n):
+        v = prices[j] + low[j]
+        if np.isfinite(v):
+            out[j] = min(v - least, top)
+    return out, True

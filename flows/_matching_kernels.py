@@ -268,3 +268,49 @@ def reduced_squared_euclidean(x, y, single):
     if typical <= 0.0:  # mostly ties: fall back to the mean
         typical = total_sum / total
     return c, typical, top, finite, low, c32
+
+
+@numba.njit(cache=True, nogil=True)
+def _distinct_values(v, keys, used):
+    """How many distinct values v holds, and whether all are finite: an open-addressing hash
+    set of their bits (``keys``, ``used``: its slots, a power of two more than v holds)."""
+    bits = v.view(np.uint64)
+    mask = np.uint64(keys.shape[0] - 1)
+    one = np.uint64(1)  # uint64 arithmetic only (uint64 with int64 gives float64 in numba)
+    shift = np.uint64(64 - int(np.log2(keys.shape[0])))
+    used[:] = False
+    count = 0
+    for j in range(v.shape[0]):
+        if not np.isfinite(v[j]):
+            return 0, False
+        v[j] += 0.0  # -0.0 -> +0.0: equal values, equal bits
+        b = bits[j]
+        h = (b * np.uint64(0x9E3779B97F4A7C15)) >> shift
+        while used[h] and keys[h] != b:
+            h = (h + one) & mask
+        if not used[h]:
+            used[h] = True
+            keys[h] = b
+            count += 1
+    return count, True
+
+
+@numba.njit(cache=True, nogil=True)
+def distinct_projections(x, y, probe):
+    """(distinct values of x . probe, distinct values of y . probe, all finite): distinct points
+    almost surely project apart, so these count the distinct points of x and y."""
+    n, d = x.shape
+    px = np.zeros(n)
+    py = np.zeros(n)
+    for i in range(n):
+        for k in range(d):
+            px[i] += x[i, k] * probe[k]
+            py[i] += y[i, k] * probe[k]
+    size = 1
+    while size < 2 * n:
+        size *= 2
+    keys = np.empty(size, np.uint64)
+    used = np.empty(size, np.bool_)
+    kx, fx = _distinct_values(px, keys, used)
+    ky, fy = _distinct_values(py, keys, used)
+    return kx, ky, fx and fy

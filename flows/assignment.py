@@ -212,12 +212,8 @@ def _start(prices: np.ndarray | None, low: np.ndarray, top: float
     start at 0."""
     if prices is None:
         return None, EPS0
-    p = prices + low
-    known = np.isfinite(p)
-    if not known.any():
-        return None, EPS0
-    p = np.where(known, p - p[known].min(), 0.0)
-    return np.minimum(p, top), EPS0_WARM
+    p, known = _kernels()[0].start_prices(prices, low, top)
+    return (p, EPS0_WARM) if known else (None, EPS0)
 
 
 # batches whose distinct points pair up in at most n^2 / FEW cells are solved as a transport
@@ -253,11 +249,8 @@ def _few_distinct(x: np.ndarray, y: np.ndarray) -> np.ndarray | None:
     if n < 64:
         return None
     probe = _PROBE[:d] if d <= len(_PROBE) else np.resize(_PROBE, d)
-    fx, fy = np.sort(x @ probe), np.sort(y @ probe)  # distinct points almost surely project apart
-    if not np.isfinite([fx[0], fx[-1], fy[0], fy[-1]]).all():  # NaN sorts last
-        return None
-    if (1 + np.count_nonzero(fx[1:] != fx[:-1])) * (1 + np.count_nonzero(fy[1:] != fy[:-1])) \
-            > n * n / FEW:
+    kx, ky, finite = _kernels()[1].distinct_projections(x, y, probe)
+    if not finite or kx * ky > n * n / FEW:
         return None
     (ux, ix, cx), (uy, iy, cy) = _distinct(x), _distinct(y)
     if len(ux) * len(uy) > n * n / FEW:

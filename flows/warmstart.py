@@ -132,13 +132,13 @@ class PriceMap:
         if y.ndim != 2 or y.shape[1] != self.dim:
             raise FlowsError(f"y has shape {y.shape}; points of dimension {self.dim} are "
                              "required")
-        grid = _kernels()[0].grid_prices
+        auction = _kernels()[0]
         if x is None:
-            return grid(y, self.lo, self.width, self.side, self.coef)
-        x = np.asarray(x, dtype=np.float64)
+            zero = np.zeros(self.dim)
+            return auction.grid_prices(y, self.lo, self.width, self.side, self.coef, zero, zero)
+        x = np.ascontiguousarray(x, dtype=np.float64)
         if x.ndim != 2 or x.shape[1] != self.dim or x.shape[0] == 0:
             raise FlowsError(f"x has shape {x.shape}; a non-empty batch of points of dimension "
                              f"{self.dim} is required")
-        shift = (x.mean(0) - self.mean_x) - (y.mean(0) - self.mean_y)
-        return grid(y - (y.mean(0) - self.mean_y), self.lo, self.width, self.side,
-                    self.coef) + 2.0 * (y @ shift)
+        return auction.batch_grid_prices(y, x, self.lo, self.width, self.side, self.coef,
+                                         self.mean_x, self.mean_y)

@@ -423,3 +423,26 @@ def test_a_price_past_the_limit_stops_the_auction_and_the_double_auction_answers
     sigma, _ = A._solve(c, typical, top, A.DELTA, A.THETA, A.EPS0, A.LIST_LENGTH, None,
                         c32 * np.float32(1e6))
     assert _cost(c, sigma) == pytest.approx(_cost(c, linear_sum_assignment(c)[1]), rel=1e-12)
+
+
+def test_distinct_projections_count_like_numpy_unique():
+    """The screen for batches of few distinct points counts distinct projections with a hash
+    set; the control is np.unique. Points at -0.0 and 0.0 are one point; NaN or inf means no
+    count."""
+    from flows._matching_kernels import distinct_projections
+
+    rng = np.random.default_rng(11)
+    probe = np.array([0.7548776662466927, 0.5698402909980532])
+    for n, distinct in ((64, 3), (512, 40), (512, 512), (1000, 999)):
+        x = rng.standard_normal((distinct, 2))[rng.integers(0, distinct, n)]
+        y = np.round(rng.standard_normal((n, 2)) * 3) / 3
+        kx, ky, finite = distinct_projections(x, y, probe)
+        assert finite
+        assert (kx, ky) == (len(np.unique(x @ probe)), len(np.unique(y @ probe)))
+    zeros = np.zeros((64, 2))
+    zeros[::2] = -0.0
+    assert distinct_projections(zeros, zeros, probe) == (1, 1, True)
+    for bad in (np.nan, np.inf):
+        y = rng.standard_normal((64, 2))
+        y[5, 1] = bad
+        assert distinct_projections(zeros, y, probe)[2] is False
