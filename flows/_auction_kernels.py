@@ -57,8 +57,8 @@ def _build_list(c, p, i, cand, cost, gap, buffers, idx, tv, tj):
 
     The values are formed once; a threshold w1 + gap (the row's last gap; for a first list the
     last gap of any row, whose values spread alike; a guess, on which the list does not
-    depend) collects about K + 1 candidates, doubled or halved until it holds between K + 1 and 4 (K + 1), and the K + 1
-    smallest of those are kept in order."""
+    depend) collects about K + 1 candidates, doubled or halved until it holds between K + 1
+    and 4 (K + 1), and the K + 1 smallest of those are kept in order."""
     buf = buffers[0]
     n = c.shape[1]
     k_list = cand.shape[1]
