@@ -283,7 +283,6 @@ def _distinct_values(v, keys, used):
     for j in range(v.shape[0]):
         if not np.isfinite(v[j]):
             return 0, False
-        v[j] += 0.0  # -0.0 -> +0.0: equal values, equal bits
         b = bits[j]
         h = (b * np.uint64(0x9E3779B97F4A7C15)) >> shift
         while used[h] and keys[h] != b:
@@ -298,7 +297,8 @@ def _distinct_values(v, keys, used):
 @numba.njit(cache=True, nogil=True)
 def distinct_projections(x, y, probe):
     """(distinct values of x . probe, distinct values of y . probe, all finite): distinct points
-    almost surely project apart, so these count the distinct points of x and y."""
+    almost surely project apart, so these count the distinct points of x and y. The sums start
+    at +0.0, so no projection is -0.0 (equal values have equal bits)."""
     n, d = x.shape
     px = np.zeros(n)
     py = np.zeros(n)

@@ -157,3 +157,17 @@ def test_drift_sweep_cell_on_cuda_matches_the_cpu():
     p = {"v": 0.2, "n": 16, "fit_steps": 2, "runs": 2, "duration": 2.0, "dt": 0.1, "seed": 3}
     a, b = drift_cell({**p, "device": "cuda"}), drift_cell({**p, "device": "cpu"})
     assert abs(a["rms_final"] - b["rms_final"]) < 1e-6
+
+
+def test_a_banded_family_must_define_its_coefficients_and_band_functions():
+    """The banded base class is abstract: a family missing its hooks cannot be built."""
+    import pytest as _pytest
+
+    from neurodyn.energies.banded import BandedSpectralEnergy
+
+    class Incomplete(BandedSpectralEnergy):
+        def effective_coef(self):
+            return None
+
+    with _pytest.raises(TypeError, match="_band_functions"):
+        Incomplete.__new__(Incomplete)

@@ -8,6 +8,7 @@ A subclass sets ``family`` and implements ``_band_functions(pb, order)`` (``f``,
 
 from __future__ import annotations
 
+import abc
 import math
 
 import torch
@@ -17,7 +18,7 @@ from ..geometry import Geometry
 from .base import InteractionEnergy
 
 
-class BandedSpectralEnergy(InteractionEnergy):
+class BandedSpectralEnergy(InteractionEnergy, abc.ABC):
     """Base of the per-mode spectral energies: ``F(r) = -N sum_k m_k f_k(|z_k|^2)``.
 
     The gradient is the spectral filter ``-2 idft(f'_k z_k)`` (two FFTs) and the
@@ -89,14 +90,14 @@ class BandedSpectralEnergy(InteractionEnergy):
         # coefficients (the batched design matrix of neurodyn.fitting)
         return out.index_copy(-1, self.band, y).reshape(y.shape[:-1] + g.spectral_shape)
 
+    @abc.abstractmethod
     def effective_coef(self) -> torch.Tensor:
         """The coefficients in use, shape ``(*spectral_shape, degree)`` (the family's own)."""
-        raise NotImplementedError(f"{type(self).__name__} does not define effective_coef")
 
+    @abc.abstractmethod
     def _band_functions(self, pb: torch.Tensor, order: tuple[int, ...]) -> list[torch.Tensor]:
         """``f``, ``f'`` and/or ``f''`` (``order`` in 0, 1, 2) on band powers ``pb (..., M)``;
         each family defines its own."""
-        raise NotImplementedError(f"{type(self).__name__} does not define _band_functions")
 
     def mode_value(self, p: torch.Tensor) -> torch.Tensor:
         """``f_k(p)`` per mode, ``p`` of shape ``(..., *spectral_shape)`` (zero off the band)."""
