@@ -174,3 +174,15 @@ def test_fourier_construction_makes_target_a_fixed_point():
     psi = torch.tensor([[0.3], [2.0]], dtype=torch.float64)
     res = net.field(m.u_star(psi))
     assert float(res.abs().max()) < 1e-9
+
+
+def test_a_banded_family_must_define_its_coefficients_and_band_functions():
+    """The banded base class is abstract: a family missing its hooks cannot be built."""
+    from neurodyn.energies.banded import BandedSpectralEnergy
+
+    class Incomplete(BandedSpectralEnergy):
+        def effective_coef(self):
+            return None
+
+    with pytest.raises(TypeError, match="_band_functions"):
+        Incomplete.__new__(Incomplete)
