@@ -396,4 +396,3 @@ def test_seal_learning_demo_quick(tmp_path):
     for fig in ("kappa_sweep_ring.png", "kappa_sweep_torus.png", "capacity.png",
                 "ablation.png", "spectra_kappa2.png"):
         assert (tmp_path / fig).exists()
-
