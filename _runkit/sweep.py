@@ -195,7 +195,7 @@ def local_cluster(workers: int | None = None, preload: Sequence[str] = ()):
     ``preload``; both are closed on leaving the block. Pass the client to several
     :func:`run_sweep` calls (``client=``) to pay the start-up once::
 
-        with local_cluster(2, preload=["neurodyn.sweeps"]) as client:
+        with local_cluster(2, preload=["neurodyn.experiments.sweeps"]) as client:
             for grid in grids:
                 run_sweep(cell, grid, out, client=client)
     """

@@ -17,8 +17,8 @@ from pathlib import Path
 
 import torch
 
-from neurodyn import fitting
-from neurodyn.fitting import TERMS, FitConfig, build_manifold, build_network
+from neurodyn.fitting import core as fitting
+from neurodyn.fitting.core import TERMS, FitConfig, build_manifold, build_network
 
 
 def design_by_columns(net, manifold, config, b):

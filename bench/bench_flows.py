@@ -28,7 +28,7 @@ Parts (``--parts``, comma-separated; default all):
   typical batches; thread CPU time per batch, worst over median.
 - ``assignment``: the exact assignment alone on 100 typical batches of 512 (N(0, I) -> moons,
   squared Euclidean cost): flows from the points (cold, and warm-started from a
-  ``flows.warmstart.PriceMap`` of 4 reference batches, as in training), flows' auction with
+  ``flows.assignment.warmstart.PriceMap`` of 4 reference batches, as in training), flows' auction with
   candidate lists, the same auction scanning every row in full (``list_length=0``), POT's
   network simplex and scipy's linear_sum_assignment;
   thread CPU time per batch, medians and ratios.
@@ -64,27 +64,27 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from flows import _batches as batches_module  # noqa: E402
-from flows import assignment  # noqa: E402
-from flows._batches import WARM_BATCHES as WARM  # noqa: E402
-from flows.assignment import LIST_LENGTH, auction_assignment, squared_euclidean_assignment  # noqa: E402
-from flows.data import load_dataset  # noqa: E402
-from flows.errors import derive_seed  # noqa: E402
-from flows.evaluation import w2  # noqa: E402
-from flows.field import FieldSpec, TwoLayerReLUField  # noqa: E402
-from flows.model import build_module  # noqa: E402
-from flows.run import sample_field  # noqa: E402
-from flows.sample import log_likelihood  # noqa: E402
-from flows.training import TrainConfig, prepare_data, train  # noqa: E402
-from flows.warmstart import PriceMap  # noqa: E402
+from flows.assignment import auction as assignment
+from flows.assignment.auction import LIST_LENGTH, auction_assignment, squared_euclidean_assignment
+from flows.assignment.warmstart import PriceMap
+from flows.data import load_dataset
+from flows.errors import derive_seed
+from flows.evaluation.distances import w2
+from flows.field import FieldSpec, TwoLayerReLUField
+from flows.model import build_module
+from flows.runs.run import sample_field
+from flows.sampling.ode import log_likelihood
+from flows.training import batches as batches_module
+from flows.training.batches import WARM_BATCHES as WARM
+from flows.training.loop import TrainConfig, prepare_data, train
 
 SELU_MODEL = "bench_models:SeluMLP"
 
 # flows' exact-OT run again, by (workers, candidate-list length, warm-start reference batches):
 # None = the default batch threads, 0 = every coupling in the training thread (single core);
 # list length 0 = the plain auction, every bid scanning its row in full
-# (flows.assignment.LIST_LENGTH, set for that run); 0 reference batches = every auction starts
-# cold (flows._batches.WARM_BATCHES, set for that run)
+# (flows.assignment.auction.LIST_LENGTH, set for that run); 0 reference batches = every auction starts
+# cold (flows.training.batches.WARM_BATCHES, set for that run)
 OT_VARIANTS = {"single core": (0, LIST_LENGTH, WARM), "plain auction": (None, 0, WARM),
                "plain, single core": (0, 0, WARM), "cold start": (None, LIST_LENGTH, 0)}
 

@@ -32,10 +32,11 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from neurodyn.agent import Box, generate_trajectory
-from neurodyn.fitting import FitConfig, fit
-from neurodyn.gridcells import DEFAULT_DT_NETWORK, run_grid_cells, write_grid_cells
+from neurodyn.fitting.core import FitConfig, fit
 from neurodyn.io import load_model, save_model, to_jsonable, write_json
+from neurodyn.spatial.agent import Box, generate_trajectory
+from neurodyn.spatial.gridcells.files import write_grid_cells
+from neurodyn.spatial.gridcells.run import DEFAULT_DT_NETWORK, run_grid_cells
 
 
 def get_model(models: Path, lattice: str, quick: bool) -> tuple[object, dict]:
@@ -75,7 +76,7 @@ def study(network, duration: float) -> list[dict]:
 def compare_backends(network, duration: float, rounds: int = 2) -> dict:
     """Wall time of the same hex run on the compiled path and on the torch path (the path every
     run took before the compiled one), alternating over rounds; the final positions agree."""
-    from neurodyn import fastpath
+    from neurodyn.dynamics import fastpath
 
     traj = generate_trajectory(duration, 0.02, Box(1.0), seed=2)
     times: dict = {"compiled": [], "torch": []}

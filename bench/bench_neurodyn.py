@@ -18,13 +18,13 @@ from pathlib import Path
 import torch
 
 from neurodyn.activation import Logistic
-from neurodyn.energy import FourierQuadraticEnergy, LearnedFourierEnergy, QuadraticEnergy
-from neurodyn.fitting import FitConfig, fit
-from neurodyn.geometry import Ring
+from neurodyn.dynamics.perturbations import perturb
+from neurodyn.dynamics.simulation import simulate
+from neurodyn.energies import FourierQuadraticEnergy, LearnedFourierEnergy, QuadraticEnergy
+from neurodyn.fitting.core import FitConfig, fit
+from neurodyn.geometry.populations import Ring
 from neurodyn.manifold import TargetManifold
 from neurodyn.network import HopfieldNetwork
-from neurodyn.perturbations import perturb
-from neurodyn.simulation import simulate
 
 
 def _best(fn, repeat):

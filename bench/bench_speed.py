@@ -4,7 +4,7 @@ Sizes: the ring at N = 128 and 512, the hex torus at 32 x 32 and 64 x 64, each a
 B = 256 states. Sides, alternated in order over rounds (the reported numbers are medians of
 per-round ratios; the machine may be shared, so only ratios within a round are meaningful):
 
-- ``neurodyn_rk4``: :func:`neurodyn.simulation.simulate`, RK4, float64, the learned Fourier energy
+- ``neurodyn_rk4``: :func:`neurodyn.dynamics.simulation.simulate`, RK4, float64, the learned Fourier energy
   (bandwidth 4, degree 3, anchored at the target bump) with its fitted transport, auto backend
   (compiled when numba is installed).
 - ``neurodyn_euler32``: the same network, Euler in float32.
@@ -39,11 +39,11 @@ import numpy as np
 import torch
 
 from neurodyn.activation import Logistic
-from neurodyn.energy import LearnedFourierEnergy
-from neurodyn.geometry import Ring, Torus
+from neurodyn.dynamics.simulation import simulate
+from neurodyn.energies import LearnedFourierEnergy
+from neurodyn.geometry.populations import Ring, Torus
 from neurodyn.manifold import TargetManifold
 from neurodyn.network import HopfieldNetwork, Transport
-from neurodyn.simulation import simulate
 
 DT = 0.1
 

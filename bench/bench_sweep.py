@@ -42,8 +42,8 @@ def ring_cell(p: dict) -> dict:
     import torch
     from bench_speed import make_network
 
-    from neurodyn.geometry import Ring
-    from neurodyn.simulation import simulate
+    from neurodyn.dynamics.simulation import simulate
+    from neurodyn.geometry.populations import Ring
 
     net = make_network(Ring(256))
     gen = torch.Generator().manual_seed(p["seed"])
@@ -59,7 +59,7 @@ def side(workers: int, cells: int, steps: int) -> dict:
     from _runkit.sweep import local_cluster, run_sweep
 
     grid = {"cell": list(range(cells))}
-    preload = ["bench_speed", "neurodyn.simulation", "neurodyn._fastkernels"]
+    preload = ["bench_speed", "neurodyn.dynamics.simulation", "neurodyn.dynamics._compiled.kernels"]
     with local_cluster(workers, preload=preload) as client, \
             tempfile.TemporaryDirectory() as tmp:
         res = run_sweep(ring_cell, grid, Path(tmp) / "cold", fixed={"steps": steps},

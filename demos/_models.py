@@ -7,7 +7,7 @@ import hashlib
 import json
 from pathlib import Path
 
-from neurodyn.fitting import FitConfig, fit
+from neurodyn.fitting.core import FitConfig, fit
 from neurodyn.io import load_model, save_model
 
 DEFAULT_CACHE = Path("results") / "models"
@@ -57,7 +57,7 @@ def demo_parser(doc: str, name: str, cache: bool = True):
 
 def finish(metrics: dict, out: Path) -> dict:
     """Write ``metrics`` to ``OUT/metrics.json``, print them (figures aside) and return them."""
-    from flows.checkpoint import atomic_write_json
+    from flows.training.checkpoint import atomic_write_json
 
     atomic_write_json(metrics, Path(out) / "metrics.json")
     print(json.dumps({k: v for k, v in metrics.items() if k != "figures"}, indent=1))

@@ -19,8 +19,8 @@ import torch
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _models import attractor_configs, cache_dir, demo_parser, fitted  # noqa: E402
 
-from neurodyn.io import write_json  # noqa: E402
-from neurodyn.runs import restore_run, write_network_report  # noqa: E402
+from neurodyn.io import write_json
+from neurodyn.runs import restore_run, write_network_report
 
 
 def main(argv: list[str] | None = None) -> dict:

@@ -19,10 +19,10 @@ import torch
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _models import attractor_configs, cache_dir, demo_parser, fitted  # noqa: E402
 
-from neurodyn.diagnostics import connectivity_profile  # noqa: E402
-from neurodyn.gridcells import plot_connectivity_sheet  # noqa: E402
-from neurodyn.io import write_json  # noqa: E402
-from neurodyn.plotting import plot_connectivity, save_figure  # noqa: E402
+from neurodyn.analysis.diagnostics import connectivity_profile
+from neurodyn.io import write_json
+from neurodyn.plotting import plot_connectivity, save_figure
+from neurodyn.plotting.gridcells import plot_connectivity_sheet
 
 
 def main(argv: list[str] | None = None) -> dict:

@@ -30,21 +30,17 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 from _models import cache_dir, demo_parser, fitted  # noqa: E402
 
-from neurodyn.anchoring import cue_conflict, landmark_anchoring  # noqa: E402
-from neurodyn.bump_motion import from_manifold  # noqa: E402
-from neurodyn.drift import (  # noqa: E402
+from neurodyn.analysis.bump_motion import from_manifold  # noqa: E402
+from neurodyn.analysis.drift import (  # noqa: E402
     diffusion_estimate,
     diffusion_tensor_theory,
     integration_horizon,
     unwrap_track,
 )
-from neurodyn.fitting import FitConfig  # noqa: E402
+from neurodyn.fitting.core import FitConfig  # noqa: E402
 from neurodyn.io import write_json  # noqa: E402
-from neurodyn.spatial_figures import (  # noqa: E402
-    plot_anchoring,
-    plot_conflict,
-    plot_diffusion_ratios,
-)
+from neurodyn.plotting.spatial import plot_anchoring, plot_conflict, plot_diffusion_ratios  # noqa: E402
+from neurodyn.spatial.anchoring import cue_conflict, landmark_anchoring  # noqa: E402
 
 LAGS = (1.0, 2.0, 4.0, 8.0)
 

@@ -27,15 +27,19 @@ import torch
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _models import cache_dir, demo_parser, fitted  # noqa: E402
 
-from neurodyn.diagnostics import connectivity_profile, jacobian_spectrum, summarize_spectrum  # noqa: E402
-from neurodyn.energy import FourierQuadraticEnergy, QuadraticEnergy  # noqa: E402
-from neurodyn.experiments import path_integration, restoration  # noqa: E402
-from neurodyn.fitting import FitConfig  # noqa: E402
-from neurodyn.io import write_json  # noqa: E402
-from neurodyn.manifold import TargetManifold  # noqa: E402
-from neurodyn.network import HopfieldNetwork, Transport  # noqa: E402
-from neurodyn.plotting import new_axes, save_figure  # noqa: E402
-from neurodyn.simulation import simulate  # noqa: E402
+from neurodyn.analysis.diagnostics import (
+    connectivity_profile,
+    jacobian_spectrum,
+    summarize_spectrum,
+)
+from neurodyn.analysis.report import path_integration, restoration
+from neurodyn.dynamics.simulation import simulate
+from neurodyn.energies import FourierQuadraticEnergy, QuadraticEnergy
+from neurodyn.fitting.core import FitConfig
+from neurodyn.io import write_json
+from neurodyn.manifold import TargetManifold
+from neurodyn.network import HopfieldNetwork, Transport
+from neurodyn.plotting import new_axes, save_figure
 
 
 def own_bump(network: HopfieldNetwork, start: torch.Tensor, duration: float = 200.0):

@@ -14,8 +14,8 @@ import torch
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _models import demo_parser, finish  # noqa: E402
 
-from flows.run import run_training  # noqa: E402
-from flows.training import TrainConfig  # noqa: E402
+from flows.runs.run import run_training
+from flows.training.loop import TrainConfig
 
 
 def main(argv: list[str] | None = None) -> dict:

@@ -14,11 +14,11 @@ import torch
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _models import demo_parser, finish  # noqa: E402
 
-from flows.evaluation import memorization, path_energy  # noqa: E402
-from flows.optimal import EmpiricalOptimalField  # noqa: E402
-from flows.run import run_training  # noqa: E402
-from flows.sample import integrate  # noqa: E402
-from flows.training import TrainConfig, prepare_data  # noqa: E402
+from flows.evaluation.distances import memorization, path_energy
+from flows.optimal import EmpiricalOptimalField
+from flows.runs.run import run_training
+from flows.sampling.ode import integrate
+from flows.training.loop import TrainConfig, prepare_data
 
 
 def main(argv: list[str] | None = None) -> dict:
@@ -31,7 +31,7 @@ def main(argv: list[str] | None = None) -> dict:
     steps, n_eval = (300, 200) if a.quick else (15_000, 1000)
     cfg = TrainConfig(data="moons", steps=steps, n_eval=n_eval, seed=a.seed)
     metrics = run_training(cfg, a.out / "train", fresh=True, progress=False).to_dict()
-    from flows.checkpoint import load_model
+    from flows.training.checkpoint import load_model
 
     field, _ = load_model(a.out / "train")
     splits, source = prepare_data(cfg)
@@ -51,7 +51,7 @@ def main(argv: list[str] | None = None) -> dict:
            "memorized_fraction_empirical_optimal": mem_ref.fraction,
            "figures": [f"train/{f}" for f in metrics["figures"]]}
     if a.animate:
-        from flows.animation import animate_flow
+        from flows.plotting.animation import animate_flow
 
         sol = integrate(field, x0[:500], steps=40, save_trajectory=True)
         gif = animate_flow(sol.trajectory.numpy(), a.out / "flow.gif", times=sol.times.numpy(),

@@ -21,15 +21,15 @@ import torch
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _models import demo_parser, finish  # noqa: E402
 
-from flows.theory_plots import (  # noqa: E402
+from flows.plotting.theory import (
     plot_excess_vs_n,
     plot_memorization,
     plot_ntk_curves,
     plot_ntk_gap,
     plot_w2_bound,
 )
-from flows.theory_sweeps import memorization_sweep, ntk_width_sweep, risk_sweep  # noqa: E402
-from flows.training import TrainConfig  # noqa: E402
+from flows.theory.sweeps import memorization_sweep, ntk_width_sweep, risk_sweep
+from flows.training.loop import TrainConfig
 
 FULL = {"widths": [256, 1024, 4096, 16384], "n": 64, "k": 4, "steps": 500, "width_lr": 0.5,
         "ns": [32, 64, 128, 256, 512, 1024], "seeds": [1, 2, 3, 4, 5, 6, 7, 8], "risk_width": 1024,

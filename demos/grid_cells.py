@@ -29,10 +29,11 @@ from pathlib import Path
 
 import torch
 
-from neurodyn.agent import Box, generate_trajectory
-from neurodyn.fitting import FitConfig, fit
-from neurodyn.gridcells import run_grid_cells, write_grid_cells
+from neurodyn.fitting.core import FitConfig, fit
 from neurodyn.io import load_model, write_json
+from neurodyn.spatial.agent import Box, generate_trajectory
+from neurodyn.spatial.gridcells.files import write_grid_cells
+from neurodyn.spatial.gridcells.run import run_grid_cells
 
 MODULES = (0.5, 0.35, 0.7)  # the primary module first; neighbouring ratios ~ sqrt(2)
 KEYS = ("final_error_m", "final_error_fraction", "max_error_m", "fraction_grid",

@@ -30,15 +30,16 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 from _models import cache_dir, demo_parser, fitted  # noqa: E402
 
-from neurodyn.agent import Box, generate_trajectory  # noqa: E402
-from neurodyn.drift import integration_horizon  # noqa: E402
-from neurodyn.fitting import FitConfig  # noqa: E402
-from neurodyn.grid_decoding import code_error, decode_position  # noqa: E402
-from neurodyn.gridcells import run_grid_cells  # noqa: E402
-from neurodyn.gridnull import SMOOTHING_BINS, shuffled_gridness  # noqa: E402
+from neurodyn.analysis.drift import integration_horizon  # noqa: E402
+from neurodyn.fitting.core import FitConfig  # noqa: E402
 from neurodyn.io import write_json  # noqa: E402
-from neurodyn.ratemaps import plot_rate_maps, rate_maps  # noqa: E402
-from neurodyn.spatial_figures import plot_against_noise, plot_null  # noqa: E402
+from neurodyn.plotting.ratemaps import plot_rate_maps  # noqa: E402
+from neurodyn.plotting.spatial import plot_against_noise, plot_null  # noqa: E402
+from neurodyn.spatial.agent import Box, generate_trajectory  # noqa: E402
+from neurodyn.spatial.decoding import code_error, decode_position  # noqa: E402
+from neurodyn.spatial.gridcells.run import run_grid_cells  # noqa: E402
+from neurodyn.spatial.gridnull import SMOOTHING_BINS, shuffled_gridness  # noqa: E402
+from neurodyn.spatial.ratemaps import rate_maps  # noqa: E402
 
 SPACINGS = (0.4, 0.56, 0.784)
 

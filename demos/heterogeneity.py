@@ -1,7 +1,7 @@
 """Heterogeneous head-direction rings: disorder pins the bump and stalls slow path integration.
 
 A ring (N = 64, or 32 with --quick) gets random per-neuron gains, thresholds and a random
-symmetric interaction of the same size ``sd`` (:func:`neurodyn.heterogeneity.heterogeneous`,
+symmetric interaction of the same size ``sd`` (:func:`neurodyn.dynamics.heterogeneity.heterogeneous`,
 seeded), for several ``sd``. Two measurements, no noise:
 
 1. Resting drift: bumps started at 16 evenly spaced phases relax for 200 tau (20 with --quick).
@@ -33,13 +33,13 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 from _models import cache_dir, demo_parser, fitted  # noqa: E402
 
-from neurodyn.diagnostics import energy_audit  # noqa: E402
-from neurodyn.drift import unwrap_track  # noqa: E402
-from neurodyn.fitting import FitConfig  # noqa: E402
-from neurodyn.heterogeneity import Heterogeneity, heterogeneous  # noqa: E402
-from neurodyn.inputs import Constant  # noqa: E402
+from neurodyn.analysis.diagnostics import energy_audit  # noqa: E402
+from neurodyn.analysis.drift import unwrap_track  # noqa: E402
+from neurodyn.dynamics.heterogeneity import Heterogeneity, heterogeneous  # noqa: E402
+from neurodyn.dynamics.inputs import Constant  # noqa: E402
+from neurodyn.dynamics.simulation import simulate  # noqa: E402
+from neurodyn.fitting.core import FitConfig  # noqa: E402
 from neurodyn.io import write_json  # noqa: E402
-from neurodyn.simulation import simulate  # noqa: E402
 
 STARTS = 16
 VELOCITY = 0.01  # rad per tau

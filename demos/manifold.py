@@ -19,9 +19,9 @@ import torch
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _models import cache_dir, demo_parser, fitted  # noqa: E402
 
-from neurodyn.fitting import FitConfig  # noqa: E402
-from neurodyn.io import write_json  # noqa: E402
-from neurodyn.runs import manifold_report  # noqa: E402
+from neurodyn.fitting.core import FitConfig
+from neurodyn.io import write_json
+from neurodyn.runs import manifold_report
 
 
 def main(argv: list[str] | None = None) -> dict:

@@ -18,12 +18,12 @@ import torch
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _models import cache_dir, demo_parser, fitted  # noqa: E402
 
-from neurodyn.experiments import path_integration  # noqa: E402
-from neurodyn.fitting import FitConfig  # noqa: E402
-from neurodyn.inputs import ArrayVelocity, parse_velocity  # noqa: E402
-from neurodyn.io import write_json  # noqa: E402
-from neurodyn.plotting import new_axes, plot_activity, save_figure  # noqa: E402
-from neurodyn.simulation import simulate  # noqa: E402
+from neurodyn.analysis.report import path_integration
+from neurodyn.dynamics.inputs import ArrayVelocity, parse_velocity
+from neurodyn.dynamics.simulation import simulate
+from neurodyn.fitting.core import FitConfig
+from neurodyn.io import write_json
+from neurodyn.plotting import new_axes, plot_activity, save_figure
 
 
 def main(argv: list[str] | None = None) -> dict:

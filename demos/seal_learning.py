@@ -26,11 +26,8 @@ import torch
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _models import demo_parser  # noqa: E402
 
-from neurodyn.diagnostics import jacobian_spectrum  # noqa: E402
-from neurodyn.fitting import FitConfig, fit  # noqa: E402
-from neurodyn.io import write_json  # noqa: E402
-from neurodyn.plotting import save_figure  # noqa: E402
-from neurodyn.seal_experiments import (  # noqa: E402
+from neurodyn.analysis.diagnostics import jacobian_spectrum
+from neurodyn.experiments.seal import (
     CAPACITY,
     ablation,
     capacity_sweep,
@@ -38,7 +35,10 @@ from neurodyn.seal_experiments import (  # noqa: E402
     mlp_sweep,
     variable_control,
 )
-from neurodyn.seal_plots import (  # noqa: E402
+from neurodyn.fitting.core import FitConfig, fit
+from neurodyn.io import write_json
+from neurodyn.plotting import save_figure
+from neurodyn.plotting.seal import (
     plot_ablation,
     plot_capacity,
     plot_kappa_sweep,

@@ -24,7 +24,7 @@ shared run contract of :mod:`_runkit`), ``checkpoint`` (weights-only files) and 
 from .coupling import couple, ot_permutation, sinkhorn_pairing
 from .data import Dataset, Splits, load_array, load_dataset, make_splits
 from .errors import FlowsError
-from .evaluation import (
+from .evaluation.distances import (
     MetricResult,
     evaluate,
     memorization,
@@ -37,9 +37,9 @@ from .evaluation import (
 from .field import FieldSpec, TwoLayerReLUField
 from .optimal import EmpiricalOptimalField, gaussian_optimal_velocity
 from .path import PathSample, get_path
-from .sample import integrate, log_likelihood
-from .theory import kernel_h, lambda_0, log_loss_slope, weight_drift
-from .training import TrainConfig, TrainResult, train
+from .sampling.ode import integrate, log_likelihood
+from .theory.kernel import kernel_h, lambda_0, log_loss_slope, weight_drift
+from .training.loop import TrainConfig, TrainResult, train
 
 __all__ = [
     "Dataset", "EmpiricalOptimalField", "FieldSpec", "FlowsError", "MetricResult", "PathSample",

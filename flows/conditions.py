@@ -11,7 +11,7 @@
 - Per-class evaluation compares the samples generated for each class with that class's held-out
   points, beside the floor of the same metric at the same sizes between two disjoint subsets
   of the class's other rows (mean and spread over a few independent pairs, as every floor of
-  :mod:`flows.floors`).
+  :mod:`flows.evaluation.floors`).
 """
 
 from __future__ import annotations
@@ -149,15 +149,15 @@ def per_class_metric(samples: torch.Tensor, sample_labels: torch.Tensor,
                      floor_pairs: int = 3) -> list[dict]:
     """metric(generated class c, held-out class c) beside its floor, for every class.
 
-    The floor is :func:`flows.floors.noise_floor` of class c at the same sizes: the metric
+    The floor is :func:`flows.evaluation.floors.noise_floor` of class c at the same sizes: the metric
     between two disjoint random subsets of n rows each (n = held-out points of class c) of the
     class's training and floor-split rows, mean and standard deviation over ``floor_pairs``
     independent pairs. Returns one dict per class: class, n, value, floor, floor_std,
     floor_pairs, ratio (value / floor). A class with fewer than 2 held-out or generated points,
     or fewer than 2 n rows for the floor, has None for the numbers.
     """
-    from .evaluation import metric_fn
-    from .floors import noise_floor
+    from .evaluation.distances import metric_fn
+    from .evaluation.floors import noise_floor
 
     pairs = check_positive_int("floor_pairs", floor_pairs)
     out = []
@@ -200,8 +200,8 @@ def _device_of(field) -> torch.device:
 def sample_by_class(field, source: Dataset, labels: torch.Tensor, classes: int, seed: int,
                     guidance: float = 1.0, method: str = "midpoint", steps: int = 20):
     """Draw one source point per label (seeded) and integrate the guided field
-    (:class:`Guided`) on the field's device; returns :class:`flows.sample.SampleResult`."""
-    from .sample import integrate
+    (:class:`Guided`) on the field's device; returns :class:`flows.sampling.ode.SampleResult`."""
+    from .sampling.ode import integrate
 
     dev = _device_of(field)
     x0 = source.sample(check_positive_int("n", labels.shape[0]), seed).to(dev)
@@ -263,7 +263,7 @@ def evaluate_conditional(field, splits: LabelledSplits, source: Dataset, seed: i
     One sample is generated for every held-out point, with that point's label, so every class
     is compared at its own held-out size. The metric is W2 for d <= 3, else sliced W.
     """
-    from .evaluation import evaluate
+    from .evaluation.distances import evaluate
 
     labels = splits.heldout_labels
     res = sample_by_class(field, source, labels, splits.classes,

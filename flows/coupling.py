@@ -4,7 +4,7 @@
 - ``ot``: exact minibatch optimal transport for the squared Euclidean cost, returned as a true
   permutation sigma (every point used exactly once):
   sigma = argmin_{sigma in S_B} sum_i ||x0_i - x1_sigma(i)||^2,
-  solved by :mod:`flows.assignment` when numba is installed, else by POT's network simplex.
+  solved by :mod:`flows.assignment.auction` when numba is installed, else by POT's network simplex.
 - ``sinkhorn``: entropic OT plan P = argmin <P, C> - reg * mean(C) * H(P) (POT Sinkhorn, cost
   normalised by its mean so ``reg`` is scale free); each source point x0_i keeps its place and is
   paired with x1_j drawn from the row P_i. / sum_j P_ij with the caller's generator. Every source
@@ -25,9 +25,9 @@ from scipy.optimize import linear_sum_assignment
 
 from _runkit import Registry
 
-from . import assignment
+from .assignment import auction as assignment
+from .assignment.warmstart import PriceMap
 from .errors import FlowsError, as_generator, check_positive
-from .warmstart import PriceMap
 
 
 def squared_distances(x: torch.Tensor, y: torch.Tensor) -> np.ndarray:
@@ -65,12 +65,12 @@ def ot_permutation(x0: torch.Tensor, x1: torch.Tensor, solver: str = "auto",
     ----------
     x0, x1 : torch.Tensor, shape (B, d)
     solver : str
-        "auction" (:func:`flows.assignment.auction_assignment`: compiled auction and an exact
+        "auction" (:func:`flows.assignment.auction.auction_assignment`: compiled auction and an exact
         sparse finish; needs numba), "emd" (POT's network simplex; the basic optimal plan is read
         off as a permutation, with a check), "lsa" (scipy's linear_sum_assignment) or "auto"
         (auction when numba is installed, else emd). All return an optimal assignment; they can
         differ only where two assignments tie in floating point.
-    warm : flows.warmstart.PriceMap, optional
+    warm : flows.assignment.warmstart.PriceMap, optional
         Guessed prices of the target points, a warm start of the "auction" solver on the CPU
         (other solvers and devices ignore it). The answer does not depend on it.
 

@@ -3,7 +3,7 @@
 Every generator takes the number of points and a seed (or ``torch.Generator``) and returns a
 ``(n, d)`` float32 tensor of independent, identically distributed draws: a data set is a
 distribution, and two calls with different seeds are two independent samples of it (the noise
-floor of a distance is measured between such samples, :mod:`flows.floors`). Named
+floor of a distance is measured between such samples, :mod:`flows.evaluation.floors`). Named
 datasets are looked up in :data:`DATASETS`; anything else is treated as a path to a ``.npy``
 or ``.csv`` file holding samples by rows.
 

@@ -10,16 +10,16 @@ True
 The names below are the public API; each is imported from its module on first use, so
 ``import neurodyn`` stays cheap. Modules by purpose:
 
-- populations and dynamics: :mod:`~neurodyn.geometry` (Ring, Torus; the transforms in
-  :mod:`~neurodyn.geometry_base`), :mod:`~neurodyn.activation`,
-  :mod:`~neurodyn.energy`, :mod:`~neurodyn.manifold` (the target bump manifold),
-  :mod:`~neurodyn.network` (HopfieldNetwork, Transport), :mod:`~neurodyn.fitting`,
-  :mod:`~neurodyn.simulation`, :mod:`~neurodyn.perturbations`, :mod:`~neurodyn.inputs` (velocities);
-- measurements: :mod:`~neurodyn.diagnostics`, :mod:`~neurodyn.experiments` (typed results;
-  path integration and diffusion in :mod:`~neurodyn.bump_motion`),
-  :mod:`~neurodyn.activity`, :mod:`~neurodyn.landscape`, :mod:`~neurodyn.embedding`,
-  :mod:`~neurodyn.topology`, :mod:`~neurodyn.survey`;
-- grid cells: :mod:`~neurodyn.agent`, :mod:`~neurodyn.gridcells`, :mod:`~neurodyn.ratemaps`;
+- populations and dynamics: :mod:`~neurodyn.geometry.populations` (Ring, Torus; the transforms in
+  :mod:`~neurodyn.geometry.base`), :mod:`~neurodyn.activation`,
+  :mod:`~neurodyn.energies`, :mod:`~neurodyn.manifold` (the target bump manifold),
+  :mod:`~neurodyn.network` (HopfieldNetwork, Transport), :mod:`~neurodyn.fitting.core`,
+  :mod:`~neurodyn.dynamics.simulation`, :mod:`~neurodyn.dynamics.perturbations`, :mod:`~neurodyn.dynamics.inputs` (velocities);
+- measurements: :mod:`~neurodyn.analysis.diagnostics`, :mod:`~neurodyn.analysis.report` (typed results;
+  path integration and diffusion in :mod:`~neurodyn.analysis.bump_motion`),
+  :mod:`~neurodyn.analysis.activity`, :mod:`~neurodyn.analysis.landscape`, :mod:`~neurodyn.analysis.embedding`,
+  :mod:`~neurodyn.analysis.topology`, :mod:`~neurodyn.analysis.survey`;
+- grid cells: :mod:`~neurodyn.spatial.agent`, :mod:`~neurodyn.spatial.gridcells.run`, :mod:`~neurodyn.spatial.ratemaps`;
 - figures: :mod:`neurodyn.plotting` and its submodules; run directories: :mod:`~neurodyn.runs`;
   files: :mod:`~neurodyn.io`; the command line: :mod:`neurodyn.cli`.
 """
@@ -33,41 +33,38 @@ __version__ = "0.1.0"
 #: public name -> module that defines it
 _NAMES: dict[str, str] = {}
 for _module, _names in {
-    "geometry": ("Geometry", "Ring", "Torus", "make_geometry", "LATTICES", "wrap_angle"),
-    "activation": ("Activation", "Logistic", "Tanh", "make_activation", "ACTIVATIONS"),
-    "energy": ("InteractionEnergy", "QuadraticEnergy", "FourierQuadraticEnergy",
-               "LearnedFourierEnergy", "ModuleEnergy", "MLPEnergy", "make_energy"),
-    "manifold": ("TargetManifold", "bump_profile"),
-    "network": ("HopfieldNetwork", "Transport"),
-    "fitting": ("FitConfig", "FitResult", "fit"),
-    "simulation": ("simulate", "SimulationResult", "NonFiniteStateError", "METHODS"),
-    "perturbations": ("perturb", "perturbed_states", "random_strengths", "PERTURBATIONS"),
-    "inputs": ("Velocity", "Constant", "Sine", "Steps", "OrnsteinUhlenbeck", "ArrayVelocity",
-               "parse_velocity"),
-    "diagnostics": ("fixed_point_residual", "jacobian_spectrum", "summarize_spectrum",
-                    "connectivity_profile", "energy_audit", "path_integration_error",
-                    "diffusion_coefficient", "diffusion_theory"),
-    "experiments": ("network_report", "NetworkReport", "restoration", "RestorationResult"),
-    "bump_motion": ("path_integration", "PathIntegrationResult", "diffusion",
-                    "DiffusionResult"),
-    "activity": ("manifold_activity", "ManifoldActivity", "path_on_manifold"),
-    "landscape": ("energy_landscape", "EnergyLandscape"),
-    "embedding": ("pca", "isomap", "Embedding"),
-    "topology": ("persistent_homology", "betti_numbers", "Homology"),
-    "survey": ("survey_manifold", "ManifoldSurvey"),
-    "agent": ("Box", "generate_trajectory", "load_positions"),
-    "gridcells": ("run_grid_cells", "GridCellsResult"),
-    "ratemaps": ("rate_maps", "grid_scores", "gridness"),
-    "runs": ("manifold_report",),
-    "io": ("save_model", "load_model", "LoadedModel", "load_states"),
+    'geometry.populations': ('Geometry', 'Ring', 'Torus', 'make_geometry', 'LATTICES', 'wrap_angle'),
+    'activation': ('Activation', 'Logistic', 'Tanh', 'make_activation', 'ACTIVATIONS'),
+    'energies': ('InteractionEnergy', 'QuadraticEnergy', 'FourierQuadraticEnergy', 'LearnedFourierEnergy', 'ModuleEnergy', 'MLPEnergy', 'make_energy'),
+    'manifold': ('TargetManifold', 'bump_profile'),
+    'network': ('HopfieldNetwork', 'Transport'),
+    'fitting.core': ('FitConfig', 'FitResult', 'fit'),
+    'dynamics.simulation': ('simulate', 'SimulationResult', 'NonFiniteStateError', 'METHODS'),
+    'dynamics.perturbations': ('perturb', 'perturbed_states', 'random_strengths', 'PERTURBATIONS'),
+    'dynamics.inputs': ('Velocity', 'Constant', 'Sine', 'Steps', 'OrnsteinUhlenbeck', 'ArrayVelocity', 'parse_velocity'),
+    'analysis.diagnostics': ('fixed_point_residual', 'jacobian_spectrum', 'summarize_spectrum', 'connectivity_profile', 'energy_audit', 'path_integration_error', 'diffusion_coefficient', 'diffusion_theory'),
+    'analysis.report': ('network_report', 'NetworkReport', 'restoration', 'RestorationResult'),
+    'analysis.bump_motion': ('path_integration', 'PathIntegrationResult', 'diffusion', 'DiffusionResult'),
+    'analysis.activity': ('manifold_activity', 'ManifoldActivity', 'path_on_manifold'),
+    'analysis.landscape': ('energy_landscape', 'EnergyLandscape'),
+    'analysis.embedding': ('pca', 'isomap', 'Embedding'),
+    'analysis.topology': ('persistent_homology', 'betti_numbers', 'Homology'),
+    'analysis.survey': ('survey_manifold', 'ManifoldSurvey'),
+    'spatial.agent': ('Box', 'generate_trajectory'),
+    'spatial.positions': ('load_positions',),
+    'spatial.gridcells.run': ('run_grid_cells', 'GridCellsResult'),
+    'spatial.ratemaps': ('rate_maps',),
+    'spatial.gridscores': ('grid_scores', 'gridness'),
+    'runs': ('manifold_report',),
+    'io': ('save_model', 'load_model', 'LoadedModel', 'load_states'),
 }.items():
     for _name in _names:
         _NAMES[_name] = _module
 del _module, _names, _name
 
-#: submodules reachable as attributes (``nd.plotting``) without importing them eagerly
-_SUBMODULES = ("plotting", "cli", "runs", "io", "diagnostics", "experiments", "geometry",
-               "energy", "gridcells", "agent", "ratemaps", "topology", "embedding")
+#: subpackages reachable as attributes (``nd.plotting``) without importing them eagerly
+_SUBMODULES = ("plotting", "cli", "runs", "io", "geometry", "energies", "fitting", "dynamics",
+               "analysis", "spatial", "experiments", "interop")
 
 __all__ = sorted(_NAMES) + ["__version__"]
 

@@ -4,8 +4,8 @@ RatInABox (George et al. 2024) records an agent's motion in ``Agent.history``, a
 with ``"t"`` (s) and ``"pos"`` (m, one ``(2,)`` entry per step) among others;
 ``Agent.get_history_arrays()`` returns the same keys as arrays, which is what ``np.savez``
 writes. :func:`from_ratinabox` accepts the agent itself, either dict, or a ``.npz`` / ``.json``
-file of it, and returns a :class:`neurodyn.agent.Trajectory` (the box is the environment's
-extent when the agent is given); :func:`neurodyn.agent.load_positions` reads the same files, so
+file of it, and returns a :class:`neurodyn.spatial.agent.Trajectory` (the box is the environment's
+extent when the agent is given); :func:`neurodyn.spatial.agent.load_positions` reads the same files, so
 ``neurodyn grid-cells --trajectory history.npz`` runs a RatInABox trajectory unchanged.
 
 NWB (via ``pynwb``, the optional extra ``nwb``): :func:`write_nwb` stores positions as a
@@ -24,8 +24,8 @@ from datetime import datetime, timezone
 
 import numpy as np
 
-from .agent import Box, Trajectory
-from .positions import load_positions
+from .spatial.agent import Box, Trajectory
+from .spatial.positions import load_positions
 
 __all__ = ["ratinabox_arrays", "from_ratinabox", "write_nwb", "read_nwb"]
 
@@ -72,7 +72,7 @@ def ratinabox_arrays(source) -> tuple[np.ndarray, np.ndarray]:
 
 
 def from_ratinabox(source, box: Box | None = None) -> Trajectory:
-    """A RatInABox trajectory as a :class:`~neurodyn.agent.Trajectory`.
+    """A RatInABox trajectory as a :class:`~neurodyn.spatial.agent.Trajectory`.
 
     Parameters
     ----------

@@ -28,8 +28,8 @@ from _runkit import (
 )
 
 from .activation import make_activation
-from .energy import make_energy
-from .geometry import make_geometry
+from .energies import make_energy
+from .geometry.populations import make_geometry
 from .manifold import TargetManifold
 from .network import HopfieldNetwork, Transport
 
@@ -104,7 +104,7 @@ def load_model(path: str | Path, what: str = "model") -> LoadedModel:
     Examples
     --------
     >>> import tempfile, pathlib
-    >>> from neurodyn.fitting import FitConfig, fit
+    >>> from neurodyn.fitting.core import FitConfig, fit
     >>> d = pathlib.Path(tempfile.mkdtemp())
     >>> save_model(fit(FitConfig(n=32, steps=1)).network, d / "model.pt", extra={"seed": 0})
     >>> loaded = load_model(d)
@@ -185,7 +185,7 @@ def load_states(path: str | Path, geometry, name: str = "init") -> torch.Tensor:
     Examples
     --------
     >>> import tempfile, pathlib
-    >>> from neurodyn.geometry import Torus
+    >>> from neurodyn.geometry.populations import Torus
     >>> p = pathlib.Path(tempfile.mkdtemp()) / "u0.npy"
     >>> np.save(p, np.zeros((3, 64)))
     >>> load_states(p, Torus(8, 8)).shape
@@ -224,7 +224,7 @@ def load_velocity_array(path: str | Path, name: str = "velocity-file") -> np.nda
     Returns
     -------
     ndarray, float64
-        Shape as stored (checked against the run by :class:`~neurodyn.inputs.ArrayVelocity`).
+        Shape as stored (checked against the run by :class:`~neurodyn.dynamics.inputs.ArrayVelocity`).
     """
     arr = _load_npy(path, name)
     check_array(f"{name}={str(path)!r}", arr, ndim=(1, 2, 3))

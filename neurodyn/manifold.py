@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import torch
 
 from .activation import Activation
-from .geometry import Geometry, Ring, Torus
+from .geometry.populations import Geometry, Ring, Torus
 
 __all__ = ["TargetManifold", "ManifoldDistance", "PROFILES", "bump_profile"]
 

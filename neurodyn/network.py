@@ -17,8 +17,8 @@ import torch
 from torch import nn
 
 from .activation import Activation
-from .energy import InteractionEnergy
-from .geometry import Geometry
+from .energies import InteractionEnergy
+from .geometry.populations import Geometry
 from .manifold import TargetManifold
 
 __all__ = ["Transport", "HopfieldNetwork"]

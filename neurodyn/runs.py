@@ -16,11 +16,11 @@ import torch
 
 from _runkit import check_interrupt
 
-from .fitting import FitConfig, fit
-from .inputs import Velocity
+from .dynamics.inputs import Velocity
+from .dynamics.simulation import simulate
+from .fitting.core import FitConfig, fit
 from .io import save_model, write_json
 from .network import HopfieldNetwork
-from .simulation import simulate
 
 __all__ = ["fit_run", "simulate_run", "write_network_report", "restore_run",
            "path_integrate_run", "diffuse_run", "manifold_report"]
@@ -46,8 +46,8 @@ def fit_run(config: FitConfig, out: str | Path, fresh: bool = False,
     dict
         The metrics written to ``metrics.json``.
     """
-    from .attraction import attraction_report
-    from .fitting import FitFailed, FitInterrupted
+    from .analysis.attraction import attraction_report
+    from .fitting.core import FitFailed, FitInterrupted
 
     out = Path(out)
     result = fit(config, out_dir=out, resume=not fresh, progress_bar=progress_bar)
@@ -94,7 +94,7 @@ def simulate_run(network: HopfieldNetwork, u0: torch.Tensor, duration: float, dt
     out : str or Path
         The run directory.
     method, velocity, noise, save_every, seed, progress_bar, device
-        As in :func:`neurodyn.simulation.simulate`.
+        As in :func:`neurodyn.dynamics.simulation.simulate`.
 
     Returns
     -------
@@ -102,7 +102,7 @@ def simulate_run(network: HopfieldNetwork, u0: torch.Tensor, duration: float, dt
         The metrics written to ``metrics.json``: wall time, field evaluations, distances to
         the manifold, the energy audit (autonomous runs) or the path-integration error.
     """
-    from .diagnostics import energy_audit, path_integration_error
+    from .analysis.diagnostics import energy_audit, path_integration_error
     from .plotting import (
         plot_activity,
         plot_distance,
@@ -139,7 +139,7 @@ def simulate_run(network: HopfieldNetwork, u0: torch.Tensor, duration: float, dt
 
 def write_network_report(network: HopfieldNetwork, out: str | Path,
                          history: dict | None = None, zero_tol: float = 1e-3) -> dict:
-    """Draw :func:`~neurodyn.experiments.network_report` into ``out``.
+    """Draw :func:`~neurodyn.analysis.report.network_report` into ``out``.
 
     Writes ``jacobian_spectrum.png``, ``connectivity.png``, ``bump.png`` (ring) and, given a
     loss ``history``, ``fit_loss.png``.
@@ -147,9 +147,9 @@ def write_network_report(network: HopfieldNetwork, out: str | Path,
     Returns
     -------
     dict
-        The report's numbers (:meth:`~neurodyn.experiments.NetworkReport.to_dict`).
+        The report's numbers (:meth:`~neurodyn.analysis.report.NetworkReport.to_dict`).
     """
-    from .experiments import network_report
+    from .analysis.report import network_report
     from .plotting import plot_bump, plot_connectivity, plot_loss, plot_spectrum, save_figure
 
     out = Path(out)
@@ -169,15 +169,15 @@ def restore_run(network: HopfieldNetwork, out: str | Path, count: int = 256,
                 strength: tuple[float, float] = (0.1, 0.5), duration: float = 20.0,
                 dt: float = 0.1, threshold: float = 0.01, seed: int = 0,
                 device: str = "cpu") -> dict:
-    """Run :func:`~neurodyn.experiments.restoration` (simulated on ``device``); write
+    """Run :func:`~neurodyn.analysis.report.restoration` (simulated on ``device``); write
     ``restoration_KIND.png``, ``energy_descent.png`` and ``metrics.json``.
 
     Returns
     -------
     dict
-        The metrics written (:meth:`~neurodyn.experiments.RestorationResult.to_dict`).
+        The metrics written (:meth:`~neurodyn.analysis.report.RestorationResult.to_dict`).
     """
-    from .experiments import restoration
+    from .analysis.report import restoration
     from .plotting import plot_distance, plot_energy, save_figure
 
     out = Path(out)
@@ -196,15 +196,15 @@ def path_integrate_run(network: HopfieldNetwork, out: str | Path,
                        velocity: Velocity | str = "ou:0.2:10:0.5", runs: int = 64,
                        duration: float = 200.0, dt: float = 0.1, seed: int = 0,
                        device: str = "cpu") -> dict:
-    """Run :func:`~neurodyn.experiments.path_integration` (simulated on ``device``); write
+    """Run :func:`~neurodyn.analysis.report.path_integration` (simulated on ``device``); write
     ``trajectory.npz`` (without the states), ``path_integration.png`` and ``metrics.json``.
 
     Returns
     -------
     dict
-        The metrics written (:meth:`~neurodyn.experiments.PathIntegrationResult.to_dict`).
+        The metrics written (:meth:`~neurodyn.analysis.report.PathIntegrationResult.to_dict`).
     """
-    from .experiments import path_integration
+    from .analysis.report import path_integration
     from .plotting import plot_path_integration, save_figure
 
     out = Path(out)
@@ -220,15 +220,15 @@ def path_integrate_run(network: HopfieldNetwork, out: str | Path,
 def diffuse_run(network: HopfieldNetwork, out: str | Path, noise: float = 0.05, runs: int = 128,
                 duration: float = 200.0, dt: float = 0.05, seed: int = 0,
                 device: str = "cpu") -> dict:
-    """Run :func:`~neurodyn.experiments.diffusion` (simulated on ``device``) and write
+    """Run :func:`~neurodyn.analysis.report.diffusion` (simulated on ``device``) and write
     ``metrics.json``.
 
     Returns
     -------
     dict
-        The metrics written (:meth:`~neurodyn.experiments.DiffusionResult.to_dict`).
+        The metrics written (:meth:`~neurodyn.analysis.report.DiffusionResult.to_dict`).
     """
-    from .experiments import diffusion
+    from .analysis.report import diffusion
 
     metrics = diffusion(network, noise, runs, duration, dt, seed, device=device).to_dict()
     write_json(metrics, Path(out) / "metrics.json")
@@ -241,7 +241,7 @@ def manifold_report(network: HopfieldNetwork, out_dir: str | Path | None = None,
                     max_landmarks: int = 250) -> dict:
     """Survey a network's attractor manifold and write the figures and ``activity.npz``.
 
-    Runs :func:`~neurodyn.survey.survey_manifold` and draws ``pca.png``, ``isomap.png``,
+    Runs :func:`~neurodyn.analysis.survey.survey_manifold` and draws ``pca.png``, ``isomap.png``,
     ``barcode.png`` (with ``topology``), ``energy_landscape.png``, ``path.png`` and, with
     ``animate``, ``ring_bump.gif`` or ``sheet_bump.gif``.
 
@@ -252,7 +252,7 @@ def manifold_report(network: HopfieldNetwork, out_dir: str | Path | None = None,
     out_dir : str, Path or None
         The run directory; nothing is written when ``None``.
     samples, seed, topology, isomap_points, max_landmarks
-        As in :func:`~neurodyn.survey.survey_manifold`.
+        As in :func:`~neurodyn.analysis.survey.survey_manifold`.
     animate : bool
         Also write the bump GIF (needs ``out_dir``).
 
@@ -261,7 +261,8 @@ def manifold_report(network: HopfieldNetwork, out_dir: str | Path | None = None,
     dict
         The survey's metrics, with ``seconds`` (per step, ``figures``, ``total``).
     """
-    from .geometry import Torus
+    from .analysis.survey import survey_manifold
+    from .geometry.populations import Torus
     from .plotting import save_figure
     from .plotting.manifold import (
         plot_activity_isomap,
@@ -269,7 +270,6 @@ def manifold_report(network: HopfieldNetwork, out_dir: str | Path | None = None,
         plot_energy_landscape,
         plot_manifold_path,
     )
-    from .survey import survey_manifold
 
     if animate and out_dir is None:
         raise ValueError("animate=True: needs out_dir to write the GIF into")

@@ -1,4 +1,4 @@
-"""The diffusion tensor of a bump computed independently of :mod:`neurodyn.drift` (imported by
+"""The diffusion tensor of a bump computed independently of :mod:`neurodyn.analysis.drift` (imported by
 the drift tests)."""
 
 import numpy as np

@@ -67,7 +67,7 @@ def main() -> int:
     if prog == "neurodyn":
         from neurodyn.cli import main as cli
     else:
-        from flows.cli import main as cli
+        from flows.cli.commands import main as cli
     return cli(argv)
 
 

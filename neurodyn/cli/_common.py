@@ -13,8 +13,8 @@ import torch
 
 from _runkit import BadInput, Diverged, RunDir, check_memory, check_positive_int
 
+from ..dynamics.simulation import NonFiniteStateError
 from ..io import load_model
-from ..simulation import NonFiniteStateError
 
 __all__ = ["parse_time", "args_config", "command", "open_run", "load_network",
            "experiment_parser", "check_states_memory", "parse_velocity_arg", "positive",
@@ -107,7 +107,7 @@ positive_int = _typed(check_positive_int, "int")
 def device_arg(text: str) -> str:
     """argparse ``type=`` for ``--device``: ``cpu`` or ``cuda[:I]``, refused (exit 2, naming
     the option) when torch finds no such device on this machine."""
-    from ..device import check_device
+    from ..dynamics.device import check_device
 
     try:
         check_device(text)
@@ -124,8 +124,8 @@ def add_device_argument(parser: argparse.ArgumentParser,
 
 
 def parse_velocity_arg(spec: str, name: str = "--velocity"):
-    """:func:`~neurodyn.inputs.parse_velocity`, with errors naming the option."""
-    from ..inputs import parse_velocity
+    """:func:`~neurodyn.dynamics.inputs.parse_velocity`, with errors naming the option."""
+    from ..dynamics.inputs import parse_velocity
 
     if re.search(r"nan|inf", str(spec), re.IGNORECASE):
         raise BadInput(f"{name}={spec!r}: every number must be finite")

@@ -6,7 +6,7 @@ import math
 
 from _runkit import BadInput
 
-from ..perturbations import PERTURBATIONS
+from ..dynamics.perturbations import PERTURBATIONS
 from ..runs import diffuse_run, path_integrate_run, restore_run
 from ._common import (
     check_states_memory,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from _runkit import BadInput, check_memory
 
-from ..fitting import FitConfig
+from ..fitting.core import FitConfig
 from ..runs import fit_run
 from ._common import add_device_argument, command, nonnegative, open_run, positive, positive_int
 

@@ -10,19 +10,15 @@ import numpy as np
 
 from _runkit import BadInput, check_int
 
-from .. import agent as agent_mod
-from ..agent import Box, Trajectory
-from ..geometry import LATTICES
-from ..gridcells import (
-    DEFAULT_DT_NETWORK,
-    _check_network,
-    _positive,
-    run_grid_cells,
-    write_grid_cells,
-)
-from ..gridcells_results import GRIDNESS_THRESHOLD, NULL_MIN_SHIFT, null_shift
-from ..heterogeneity import Heterogeneity, heterogeneous
+from ..dynamics.heterogeneity import Heterogeneity, heterogeneous
+from ..geometry.populations import LATTICES
 from ..io import write_json
+from ..spatial import agent as agent_mod
+from ..spatial.agent import Box, Trajectory
+from ..spatial.gridcells.files import write_grid_cells
+from ..spatial.gridcells.results import GRIDNESS_THRESHOLD, NULL_MIN_SHIFT, null_shift
+from ..spatial.gridcells.run import DEFAULT_DT_NETWORK, _check_network, _positive, run_grid_cells
+from ..spatial.positions import load_positions
 from ._common import (
     add_device_argument,
     args_config,
@@ -78,8 +74,8 @@ def register(sub) -> argparse.ArgumentParser:
     [--cue-distance METRES] [--shuffles N] [--min-shift SECONDS]``
 
     The parser's ``func`` takes the parsed arguments, runs
-    :func:`~neurodyn.gridcells.run_grid_cells`, writes the outputs with
-    :func:`~neurodyn.gridcells.write_grid_cells` and returns the metrics dict.
+    :func:`~neurodyn.spatial.gridcells.run.run_grid_cells`, writes the outputs with
+    :func:`~neurodyn.spatial.gridcells.run.write_grid_cells` and returns the metrics dict.
     """
     p = sub.add_parser(
         "grid-cells", formatter_class=argparse.ArgumentDefaultsHelpFormatter,
@@ -167,7 +163,7 @@ def _trajectory(args) -> Trajectory:
         raise ValueError(f"--trajectory {path}: a .npy file of positions needs --dt SECONDS")
     dt = None if args.dt is None else _positive("--dt", args.dt)
     try:
-        traj = agent_mod.load_positions(path, dt, box)
+        traj = load_positions(path, dt, box)
     except TypeError as exc:
         raise ValueError(f"--trajectory {path}: {exc}") from None
     except ValueError as exc:

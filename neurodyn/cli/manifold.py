@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import argparse
 
+from ..analysis.survey import MIN_SURVEY_SAMPLES
 from ..runs import manifold_report
-from ..survey import MIN_SURVEY_SAMPLES
 from ._common import command, load_network, open_run, positive_int
 
 __all__ = ["register"]

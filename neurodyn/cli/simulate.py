@@ -7,11 +7,11 @@ import math
 
 from _runkit import BadInput
 
-from ..inputs import ArrayVelocity
+from ..dynamics.inputs import ArrayVelocity
+from ..dynamics.perturbations import PERTURBATIONS, perturbed_states
+from ..dynamics.simulation import METHODS
 from ..io import load_states, load_velocity_array
-from ..perturbations import PERTURBATIONS, perturbed_states
 from ..runs import simulate_run
-from ..simulation import METHODS
 from ._common import (
     add_device_argument,
     check_states_memory,

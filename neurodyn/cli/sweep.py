@@ -12,9 +12,9 @@ from pathlib import Path
 from _runkit.cli import add_sweep_arguments, sweep_options
 from _runkit.sweep import run_sweep
 
+from ..experiments.sweeps import SWEEPS
 from ..io import write_json
 from ..plotting import plot_sweep, save_figure
-from ..sweeps import SWEEPS
 from ._common import add_device_argument, args_config, command
 
 __all__ = ["register", "parse_grid"]

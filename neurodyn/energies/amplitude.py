@@ -29,7 +29,7 @@ import math
 
 import torch
 
-from ..geometry import Geometry
+from ..geometry.populations import Geometry
 from .banded import BandedSpectralEnergy
 
 __all__ = ["AmplitudeFourierEnergy"]
@@ -52,7 +52,7 @@ class AmplitudeFourierEnergy(BandedSpectralEnergy):
 
     Examples
     --------
-    >>> from neurodyn.geometry import Ring
+    >>> from neurodyn.geometry.populations import Ring
     >>> g = Ring(16)
     >>> e = AmplitudeFourierEnergy(g, bandwidth=3, degree=2)
     >>> with torch.no_grad():

@@ -14,7 +14,7 @@ import math
 import torch
 from torch import nn
 
-from ..geometry import Geometry
+from ..geometry.populations import Geometry
 from .base import InteractionEnergy
 
 
@@ -87,7 +87,7 @@ class BandedSpectralEnergy(InteractionEnergy, abc.ABC):
         out = torch.zeros(y.shape[:-1] + (math.prod(g.spectral_shape),), dtype=y.dtype,
                           device=y.device)
         # out of place, so the energy can be evaluated under torch.func.vmap over its
-        # coefficients (the batched design matrix of neurodyn.fitting)
+        # coefficients (the batched design matrix of neurodyn.fitting.core)
         return out.index_copy(-1, self.band, y).reshape(y.shape[:-1] + g.spectral_shape)
 
     @abc.abstractmethod

@@ -10,7 +10,7 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from ..geometry import Geometry
+from ..geometry.populations import Geometry
 
 __all__ = ["InteractionEnergy"]
 

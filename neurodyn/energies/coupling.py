@@ -23,7 +23,7 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from ..geometry import Geometry, Ring, Torus
+from ..geometry.populations import Geometry, Ring, Torus
 from .base import InteractionEnergy
 
 __all__ = ["PhaseLockEnergy", "default_terms"]
@@ -79,7 +79,7 @@ class PhaseLockEnergy(InteractionEnergy):
 
     Examples
     --------
-    >>> from neurodyn.geometry import Ring
+    >>> from neurodyn.geometry.populations import Ring
     >>> e = PhaseLockEnergy(Ring(32))
     >>> with torch.no_grad():
     ...     _ = e.coef.fill_(0.7)
@@ -170,7 +170,7 @@ class PhaseLockEnergy(InteractionEnergy):
         """Hessian-vector product: the forward-mode derivative of the closed-form :meth:`grad`
         along ``v`` (``r`` and ``v`` broadcast together). Unlike the double backward of the
         base class it runs inside ``torch.func`` transforms (the batched design of
-        :func:`neurodyn.fitting.fit`)."""
+        :func:`neurodyn.fitting.core.fit`)."""
         r, v = (x.contiguous() for x in torch.broadcast_tensors(r, v.to(r.dtype)))
         return torch.func.jvp(self.grad, (r,), (v,))[1]
 

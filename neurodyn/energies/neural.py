@@ -7,7 +7,7 @@ import math
 import torch
 from torch import nn
 
-from ..geometry import Geometry
+from ..geometry.populations import Geometry
 from .base import InteractionEnergy, _flat
 
 __all__ = ["ModuleEnergy", "MLPEnergy"]

@@ -22,7 +22,7 @@ import torch
 from torch import nn
 
 from ..activation import Activation, Logistic, Tanh, make_activation
-from ..geometry import Geometry
+from ..geometry.populations import Geometry
 from .base import InteractionEnergy, _flat
 
 __all__ = ["PointwiseEnergy", "rate_range"]
@@ -50,7 +50,7 @@ class PointwiseEnergy(InteractionEnergy):
 
     Examples
     --------
-    >>> from neurodyn.geometry import Ring
+    >>> from neurodyn.geometry.populations import Ring
     >>> from neurodyn.activation import Logistic
     >>> e = PointwiseEnergy(Ring(16), Logistic(), degree=2)
     >>> with torch.no_grad():

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import torch
 
-from ..geometry import Geometry
+from ..geometry.populations import Geometry
 from .base import InteractionEnergy, _flat
 
 __all__ = ["QuadraticEnergy", "FourierQuadraticEnergy"]
@@ -58,7 +58,7 @@ class QuadraticEnergy(InteractionEnergy):
             ``[-pi, pi)``) to weights of shape ``shape``, or a tensor of shape ``shape`` with the
             weights from neuron 0 to every neuron.
         """
-        from ..geometry import wrap_angle
+        from ..geometry.populations import wrap_angle
 
         th = geometry.coords()
         kernel = profile(wrap_angle(th)) if callable(profile) else torch.as_tensor(profile)

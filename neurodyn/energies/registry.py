@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from _runkit import Registry
 
-from ..geometry import Geometry
+from ..geometry.populations import Geometry
 from .amplitude import AmplitudeFourierEnergy
 from .base import InteractionEnergy
 from .coupling import PhaseLockEnergy

@@ -65,7 +65,7 @@ from __future__ import annotations
 import torch
 
 from ..activation import Activation, make_activation
-from ..geometry import Geometry
+from ..geometry.populations import Geometry
 from .amplitude import AmplitudeFourierEnergy
 from .base import InteractionEnergy
 from .coupling import PhaseLockEnergy
@@ -99,15 +99,15 @@ class SealEnergy(InteractionEnergy):
     seed : initialises ``M``.
     variable : the variable of ``S``'s per-mode polynomials: ``"amplitude"`` ``|z_k|``
         (:class:`~neurodyn.energies.amplitude.AmplitudeFourierEnergy`, in which the exact
-        solution of step 4 is linear; what :func:`neurodyn.fitting.fit` uses by default) or
+        solution of step 4 is linear; what :func:`neurodyn.fitting.core.fit` uses by default) or
         ``"power"`` ``|z_k|^2`` through a saturating map
         (:class:`~neurodyn.energies.spectral.LearnedFourierEnergy`, the earlier family: the
         one saved models without this key hold, and the control); the compiled path
-        :mod:`neurodyn.fastpath` runs both.
+        :mod:`neurodyn.dynamics.fastpath` runs both.
 
     Examples
     --------
-    >>> from neurodyn.geometry import Ring
+    >>> from neurodyn.geometry.populations import Ring
     >>> from neurodyn.activation import Logistic
     >>> g, act = Ring(32), Logistic()
     >>> u0 = -2 + 4 * torch.cos(g.coords()[0])

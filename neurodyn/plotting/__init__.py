@@ -21,9 +21,9 @@ import torch
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
-from ..diagnostics import ConnectivityProfile
+from ..analysis.diagnostics import ConnectivityProfile
+from ..dynamics.simulation import SimulationResult
 from ..network import HopfieldNetwork
-from ..simulation import SimulationResult
 
 __all__ = ["new_axes", "plot_bump", "plot_spectrum", "plot_connectivity", "plot_distance",
            "plot_energy", "plot_path_integration", "plot_loss", "plot_activity", "plot_sweep",

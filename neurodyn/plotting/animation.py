@@ -15,7 +15,7 @@ from matplotlib.figure import Figure
 from _runkit.gif import frame_index, write_gif
 
 from .._util import to_numpy
-from ..geometry import sheet_corners
+from ..geometry.populations import sheet_corners
 from .manifold import POLAR_TICKS, phase_labels
 
 __all__ = ["animate_ring_bump", "animate_sheet_bump", "write_gif"]
@@ -44,7 +44,7 @@ def animate_ring_bump(trajectory, path: str | Path, fps: float = 15.0, frames: i
 
     Parameters
     ----------
-    trajectory : a :class:`~neurodyn.simulation.SimulationResult` (or any object with ``t (T,)``,
+    trajectory : a :class:`~neurodyn.dynamics.simulation.SimulationResult` (or any object with ``t (T,)``,
         ``r (T, B, N)`` and ``decoded (T, B, 1)``).
     path : output file, ``*.gif``.
     fps : frames per second (> 0).
@@ -98,7 +98,7 @@ def animate_sheet_bump(trajectory, path: str | Path, lattice: str = "hex", fps: 
 
     Parameters
     ----------
-    trajectory : a :class:`~neurodyn.simulation.SimulationResult` (or any object with ``t (T,)``,
+    trajectory : a :class:`~neurodyn.dynamics.simulation.SimulationResult` (or any object with ``t (T,)``,
         ``r (T, B, n1, n2)`` and ``decoded (T, B, 2)``).
     path : output file, ``*.gif``.
     lattice : ``"hex"`` or ``"square"``, the sheet's geometry.

@@ -1,4 +1,4 @@
-"""Figures of an :class:`~neurodyn.embedding.Embedding`: 2-D and 3-D scatter plots."""
+"""Figures of an :class:`~neurodyn.analysis.embedding.Embedding`: 2-D and 3-D scatter plots."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import numpy as np
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
-from ..embedding import Embedding
+from ..analysis.embedding import Embedding
 
 __all__ = ["plot_embedding_2d", "plot_embedding_3d"]
 

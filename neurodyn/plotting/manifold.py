@@ -9,10 +9,10 @@ from matplotlib.collections import LineCollection
 from matplotlib.figure import Figure
 
 from .._util import to_numpy
-from ..activity import ManifoldActivity
-from ..embedding import Embedding, pca
-from ..landscape import EnergyLandscape
-from ..simulation import SimulationResult
+from ..analysis.activity import ManifoldActivity
+from ..analysis.embedding import Embedding, pca
+from ..analysis.landscape import EnergyLandscape
+from ..dynamics.simulation import SimulationResult
 from .embedding import plot_embedding_2d, plot_embedding_3d
 
 __all__ = ["plot_activity_pca", "plot_activity_isomap", "plot_energy_landscape",
@@ -33,7 +33,7 @@ def plot_activity_pca(activity: ManifoldActivity, emb: Embedding | None = None,
     """PCA (3-D) of activity, coloured by each decoded phase (cyclic ``twilight``).
 
     One 3-D panel per manifold coordinate. ``coords = (R - mean) V_3^T`` (see
-    :func:`~neurodyn.embedding.pca`).
+    :func:`~neurodyn.analysis.embedding.pca`).
 
     Parameters
     ----------

@@ -8,7 +8,7 @@ import numpy as np
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
-from ..topology import Homology, _check_int, betti_numbers, long_bar_thresholds
+from ..analysis.topology import Homology, _check_int, betti_numbers, long_bar_thresholds
 
 __all__ = ["plot_barcode", "plot_persistence_diagram", "DIMENSION_COLOURS"]
 

@@ -1,0 +1,250 @@
+"""``flows sample`` and ``flows eval``: samples drawn into a file, and samples judged.
+
+``flows sample`` writes a file, not a directory: ``FILE.npy`` and its sidecar ``FILE.json``
+(the one ``config.json`` shape of :func:`_runkit.rundir.run_record` with the NFE and the
+dimension). Sidecar rule: ``flows sample`` replaces ``FILE.npy`` or ``FILE.json`` only when they
+are absent or were written by an earlier ``flows sample`` for that same ``FILE.npy`` (its sidecar
+says so); anything else there (a training run's ``metrics.json``, a user's file) is refused with
+exit 2. A velocity that becomes non-finite while sampling is a
+:class:`~flows.sampling.ode.SamplingDiverged` (exit 1) naming the time, the step and ``steps``.
+
+``flows eval`` prints its metrics and, with ``out``, writes a locked run directory
+(:class:`_runkit.RunDir`).
+"""
+
+from __future__ import annotations
+
+import io
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from _runkit import (
+    BadInput,
+    Result,
+    RunDir,
+    atomic_write_bytes,
+    check_choice,
+    check_float,
+    check_int,
+    check_positive_int,
+    read_json,
+    write_json,
+)
+from _runkit.rundir import out_lock, run_record
+
+from ..conditions import sample_by_class
+from ..data import load_array, load_dataset, source_for
+from ..errors import SEED_MAX
+from ..evaluation.distances import METRICS, evaluate
+from ..evaluation.nearest import NULL_RATE, memorization
+from ..model import resolve_device
+from ..sampling.ode import SOLVERS, parameter_names
+from ..training.checkpoint import load_model
+from .measure import reference_for, sample_field
+from .memory import check_terms, distance_bytes, sampling_bytes
+
+__all__ = ["SampleRun", "run_sample", "run_eval"]
+
+
+@dataclass(frozen=True)
+class SampleRun(Result):
+    """What ``flows sample`` wrote: ``out`` (.npy, shape (n, dim)) and its sidecar."""
+
+    out: str
+    sidecar: str
+    model: str
+    n: int
+    dim: int
+    solver: str
+    steps: int
+    seed: int
+    nfe: int
+
+
+def _sidecar_owner(npy: Path, sidecar: Path) -> None:
+    """Refuse unless both are absent or were written by an earlier ``flows sample`` of ``npy``."""
+    ours = False
+    if sidecar.exists():
+        try:
+            old = read_json(sidecar, what="out")
+        except BadInput:
+            old = None
+        ours = isinstance(old, dict) and old.get("command") == "flows sample" \
+            and isinstance(old.get("config"), dict) and old["config"].get("out") == npy.name
+        if not ours:
+            raise BadInput(f"out={str(npy)!r} would replace {str(sidecar)!r}, which flows sample "
+                           "did not write; choose another --out")
+    if npy.exists() and not ours:
+        raise BadInput(f"out={str(npy)!r} exists and was not written by flows sample; choose "
+                       "another --out")
+
+
+def run_sample(model: str | Path, n: int, out: str | Path, solver: str = "midpoint",
+               steps: int = 20, seed: int = 0, label: int | None = None,
+               guidance: float = 1.0, device: str = "cpu",
+               trust: tuple[str, ...] = ()) -> SampleRun:
+    """Draw ``n`` samples from a trained model into ``out`` (.npy) with a sidecar ``.json``.
+
+    The sidecar holds the command, the config as run (model, n, solver, steps, seed, and for a
+    class-conditional model the labels and guidance), the library version, the command line and
+    the NFE. A class-conditional model draws class ``label`` for every sample, or classes
+    0..K-1 in turn (sample i has class i mod K); ``out.labels.npy`` is not written: the rule
+    recovers them. A user model is rebuilt from its recorded import path, whose module must be
+    imported already or named in ``trust`` (:func:`flows.model.check_trusted`). See the module
+    docstring for the sidecar rule. A velocity that becomes non-finite raises
+    :class:`~flows.sampling.ode.SamplingDiverged` naming the time, the step and ``steps``/``solver``
+    (nothing is written).
+    """
+    out = Path(out)
+    check_positive_int("n", n)
+    check_choice("solver", solver, SOLVERS)
+    check_positive_int("steps", steps)
+    check_int("seed", seed, lo=0, hi=SEED_MAX)
+    dev = resolve_device(device)
+    if out.suffix != ".npy":
+        raise BadInput(f"out={str(out)!r} is not allowed; it must end in .npy")
+    if out.is_dir():
+        raise BadInput(f"out={str(out)!r} is a directory; a .npy file name is expected")
+    field, cfg = load_model(model, trust=trust)
+    spec = getattr(field, "spec", None)
+    dim = spec.dim if spec is not None else field.dim
+    classes = spec.classes if spec is not None else field.classes
+    # the estimate covers the built-in field's activations; a user module's own are its own
+    check_terms(sampling_bytes(n, dim, spec.width if spec is not None else 1, steps))
+    labels = None
+    if classes:
+        if label is not None:
+            check_int("label", label, lo=0, hi=classes - 1)
+            labels = torch.full((n,), int(label), dtype=torch.long)
+        else:
+            labels = torch.arange(n) % classes
+    elif label is not None:
+        raise BadInput(f"label={label!r} is not allowed: the model is not class-conditional")
+    source = source_for(cfg.get("source"), dim)
+    sidecar = out.with_suffix(".json")
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as err:
+        raise BadInput(f"out={str(out)!r} cannot be written: {err.strerror}") from None
+    config = {"model": str(model), "n": n, "solver": solver, "steps": steps, "out": out.name,
+              "device": str(device)}
+    if classes:
+        config |= {"label": label, "labels": "all equal" if label is not None else "i mod K",
+                   "classes": classes, "guidance": guidance}
+    field = field.to(dev)
+    with out_lock(out.parent / f".{out.name}.lock", "out", out):
+        _sidecar_owner(out, sidecar)
+        with parameter_names(method="solver", rtol=None, field="model"):
+            if classes:
+                res = sample_by_class(field, source, labels, classes, seed, guidance, solver,
+                                      steps)
+            else:
+                res = sample_field(field, source, n, seed, solver, steps)
+        buf = io.BytesIO()
+        np.save(buf, res.x.cpu().numpy())
+        atomic_write_bytes(buf.getvalue(), out)
+        write_json({**run_record("flows sample", config, seed), "nfe": res.nfe,
+                    "dim": dim}, sidecar)
+    return SampleRun(str(out), str(sidecar), str(model), n, dim, solver, steps, seed,
+                     res.nfe)
+
+
+def run_eval(samples: str | Path, reference: str | Path | None = None, data: str | None = None,
+             metric: str = "w2", seed: int = 0, out: str | Path | None = None,
+             train: str | Path | None = None, floor_pairs: int = 10,
+             criterion: float | str = "calibrated", null_rate: float = NULL_RATE):
+    """metric(samples, reference) with, for a named ``data`` reference, its noise floor; or the
+    memorized fraction of the samples against a training set.
+
+    - Distances: exactly one of ``reference`` (a .npy/.csv file) and ``data`` (a dataset name)
+      is required. With ``data`` the floor is the mean (and std) of the metric over
+      ``floor_pairs`` pairs of independent samples of the true distribution at the same sizes
+      (:func:`flows.evaluation.floors.noise_floor`).
+    - ``metric="memorization"``: ``train`` (.npy/.csv, the whole training set) is required;
+      returns :class:`flows.evaluation.nearest.Memorization`: the fraction of samples whose nearest
+      training point is closer than c times the second nearest, beside the fraction the
+      leave-one-out training points score at that c (what an i.i.d. sample reads) and the
+      fraction at the literature's fixed 1/3. ``criterion="calibrated"`` (the default) sets
+      c = min(1/3, null_rate^(1/D)) with D the intrinsic dimension of the training set, so that
+      a fresh sample of the data is flagged with probability about ``null_rate``; a number is
+      used as c directly (``null_rate`` is then unused). ``criterion`` and ``null_rate`` are
+      only for this metric.
+
+    With ``out``, writes ``config.json`` and ``metrics.json`` there.
+    """
+    check_choice("metric", metric, METRICS + ("memorization",))
+    check_int("seed", seed, lo=0, hi=SEED_MAX)
+    x = load_array(samples, name="samples")
+    if metric == "memorization":
+        if train is None or reference is not None or data is not None:
+            raise BadInput("--metric memorization needs --train (a .npy/.csv file of the whole "
+                           "training set) and neither --reference nor --data")
+        tr = load_array(train, name="train")
+        if tr.shape[1] != x.shape[1]:
+            raise BadInput(f"samples have dimension {x.shape[1]} but train has {tr.shape[1]}; "
+                           "they must be equal")
+        criterion, null_rate = _memorization_options(criterion, null_rate)
+        config = {"samples": str(samples), "train": str(train), "metric": metric,
+                  "criterion": criterion, "null_rate": null_rate}
+        return _write_eval(out, config, seed, lambda: memorization(
+            x, tr, criterion=criterion, null_rate=null_rate, seed=seed))
+    if train is not None:
+        raise BadInput(f"--train is only used by --metric memorization, not --metric {metric}")
+    if criterion != "calibrated" or null_rate != NULL_RATE:
+        raise BadInput(f"criterion={criterion!r} and null_rate={null_rate!r} are only used by "
+                       f"--metric memorization, not --metric {metric}")
+    if (reference is None) == (data is None):
+        raise BadInput("give exactly one of --reference (a file) and --data (a dataset name); "
+                       "--metric memorization takes --train instead")
+    check_positive_int("floor_pairs", floor_pairs)
+    if data is not None:
+        dim = load_dataset(data, name="data").dim
+        n_ref = x.shape[0]
+    else:
+        ref = load_array(reference, name="reference")  # type: ignore[arg-type]
+        dim, n_ref = ref.shape[1], ref.shape[0]
+    if dim != x.shape[1]:
+        raise BadInput(f"samples have dimension {x.shape[1]} but the reference has {dim}; they "
+                       "must be equal")
+    if metric != "sliced":
+        check_terms({"samples": distance_bytes(x.shape[0], n_ref, dim)})
+    ds = None
+    if data is not None:
+        ref, _ = reference_for(data, x.shape[0], seed)
+        ds = load_dataset(data, name="data")
+    config = {"samples": str(samples), "reference": None if reference is None else str(reference),
+              "data": data, "metric": metric, "floor_pairs": floor_pairs}
+    return _write_eval(out, config, seed, lambda: evaluate(x, ref, metric, seed=seed,
+                                                           dataset=ds, pairs=floor_pairs))
+
+
+def _memorization_options(criterion, null_rate) -> tuple[float | str, float]:
+    """criterion ("calibrated" or a ratio in (0, 1)) and null_rate (in (0, 1)), checked."""
+    if isinstance(criterion, str):
+        if criterion != "calibrated":
+            try:
+                criterion = float(criterion)
+            except ValueError:
+                raise BadInput(f"criterion={criterion!r} is not allowed; give 'calibrated' or "
+                               "a ratio in (0, 1)") from None
+    if not isinstance(criterion, str):
+        criterion = check_float("criterion", criterion)
+        if not 0 < criterion < 1:
+            raise BadInput(f"criterion={criterion!r} is not allowed; a ratio d1 / d2 threshold "
+                           "lies in (0, 1)")
+    null_rate = check_float("null_rate", null_rate)
+    if not 0 < null_rate < 1:
+        raise BadInput(f"null_rate={null_rate!r} is not allowed; it must lie in (0, 1)")
+    return criterion, null_rate
+
+
+def _write_eval(out, config: dict, seed: int, compute):
+    if out is None:
+        return compute()
+    with RunDir(out, command="flows eval", config=config, seed=seed) as run:
+        res = compute()
+        run.write_json("metrics.json", res)
+    return res

@@ -1,0 +1,193 @@
+"""The configuration and the result of a training run (:func:`flows.training.loop.train`)."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, fields, replace
+
+import torch
+from torch import nn
+
+from ..coupling import COUPLINGS, OT_SOLVERS, resolve_ot_solver
+from ..errors import FlowsError, check_choice, check_positive, check_positive_int
+from ..field import REGIMES
+from ..model import check_model_args, import_class
+from ..path import PATHS
+
+
+@dataclass(frozen=True)
+class TrainConfig:
+    """Everything that determines a training run (written to ``config.json``).
+
+    Attributes
+    ----------
+    data : str
+        Target dataset name or .npy/.csv file.
+    source : str or None
+        Source dataset (None: N(0, I)); must have the data's dimension.
+    regime : str
+        "practice" or "theory".
+    width : int
+        Hidden width m.
+    coupling : str
+        "independent", "ot" or "sinkhorn" (practice only).
+    path : str
+        "linear", "vp" or "target".
+    sigma_min : float
+        Smoothing of the linear / target path.
+    steps : int
+        Optimisation steps.
+    batch : int
+        Minibatch size (practice).
+    lr : float or None
+        Step size; None means 0.03 (practice, Adam with cosine decay) or 2.0 (theory,
+        gradient descent).
+    n_train : int or None
+        Training points; None means 20,000 (practice; all rows of a finite dataset up to that)
+        or 256 (theory).
+    k_draws : int
+        Fixed (t, x0) draws per data point (theory).
+    n_eval : int
+        Held-out points for evaluation (and the size of the floor sample).
+    normalize : bool or None
+        Normalise z to the unit sphere; None means True for theory, False for practice.
+    fourier : int or None
+        Fourier frequencies of t in z; None means 1 (practice) or 0 (theory).
+    sinkhorn_reg : float
+        Relative entropic regularisation of the "sinkhorn" coupling.
+    seed : int
+        Seed of everything random in the run.
+    checkpoint_every : int
+        Steps between checkpoints (when an output directory is given).
+    model : str or None
+        A user velocity model by import path, ``"package.module:Class"`` (practice regime);
+        None: the built-in two-layer ReLU field (``width``, ``normalize``, ``fourier`` apply).
+    model_args : dict or None
+        Keyword arguments of the model class (JSON-serialisable).
+    labels : str or None
+        Class labels: ``"data"`` (the data set's own, e.g. digits) or a .npy/.csv file with one
+        integer per data row; None: unconditional.
+    label_dropout : float
+        Probability that a training label is replaced by the null label (classifier-free
+        guidance), in [0, 1).
+    ot_solver : str
+        Exact assignment solver of the "ot" coupling ("auto", "auction", "emd", "lsa"); the
+        resolved config records the one "auto" chose.
+    """
+
+    data: str = "moons"
+    source: str | None = None
+    regime: str = "practice"
+    width: int = 256
+    coupling: str = "independent"
+    path: str = "linear"
+    sigma_min: float = 0.0
+    steps: int = 40_000
+    batch: int = 512
+    lr: float | None = None
+    n_train: int | None = None
+    k_draws: int = 4
+    n_eval: int = 1000
+    normalize: bool | None = None
+    fourier: int | None = None
+    sinkhorn_reg: float = 0.05
+    seed: int = 0
+    checkpoint_every: int = 1000
+    model: str | None = None
+    model_args: dict | None = None
+    labels: str | None = None
+    label_dropout: float = 0.1
+    ot_solver: str = "auto"
+
+    def __post_init__(self) -> None:
+        check_choice("regime", self.regime, REGIMES)
+        COUPLINGS.get(self.coupling)  # unknown names are refused, listing the valid ones
+        PATHS.get(self.path)
+        OT_SOLVERS.get(self.ot_solver)
+        for name in ("width", "steps", "batch", "k_draws", "n_eval", "checkpoint_every"):
+            check_positive_int(name, getattr(self, name))
+        if self.n_train is not None:
+            check_positive_int("n_train", self.n_train)
+        if self.lr is not None:
+            check_positive("lr", self.lr)
+        check_positive("sinkhorn_reg", self.sinkhorn_reg)
+        if isinstance(self.seed, bool) or not isinstance(self.seed, int):
+            raise FlowsError(f"seed={self.seed!r} is not allowed; it must be an int")
+        if self.regime == "theory" and self.coupling != "independent":
+            raise FlowsError(f"coupling={self.coupling!r} is not allowed in the theory regime; "
+                             "its fixed objective uses 'independent'")
+        if self.model is not None:
+            import_class(self.model)  # fails early, naming the target
+            if self.regime == "theory":
+                raise FlowsError(f"model={self.model!r} is not allowed in the theory regime; "
+                                 "it trains the built-in field")
+        check_model_args(self.model_args)
+        if self.labels is not None and self.regime == "theory":
+            raise FlowsError(f"labels={self.labels!r} are not allowed in the theory regime")
+        if not (isinstance(self.label_dropout, (int, float)) and 0 <= self.label_dropout < 1):
+            raise FlowsError(f"label_dropout={self.label_dropout!r} is not allowed; it must "
+                             "lie in [0, 1)")
+        if self.path == "target" and self.source not in (None, "normal"):
+            raise FlowsError(f"path='target' needs a N(0, I) source, got source={self.source!r};"
+                             " use path 'linear' or 'vp'")
+
+    @classmethod
+    def from_dict(cls, d: dict) -> TrainConfig:
+        """Build from a dict; unknown keys raise :class:`FlowsError`."""
+        known = {f.name for f in fields(cls)}
+        unknown = sorted(set(d) - known)
+        if unknown:
+            raise FlowsError(f"config keys {unknown} are unknown; allowed are {sorted(known)}")
+        return cls(**d)
+
+    def resolved(self) -> TrainConfig:
+        """The config with every ``None`` default replaced by its regime's value."""
+        theory = self.regime == "theory"
+        return replace(
+            self,
+            lr=self.lr if self.lr is not None else (2.0 if theory else 0.03),
+            n_train=self.n_train if self.n_train is not None else (256 if theory else 20_000),
+            normalize=self.normalize if self.normalize is not None else theory,
+            fourier=self.fourier if self.fourier is not None else (0 if theory else 1),
+            ot_solver=resolve_ot_solver(self.ot_solver),
+        )
+
+    def to_dict(self) -> dict:
+        """Plain dict (JSON-serialisable)."""
+        return asdict(self)
+
+
+@dataclass
+class TrainResult:
+    """Outcome of :func:`train`.
+
+    Attributes
+    ----------
+    field : TwoLayerReLUField or ModuleField
+        The trained velocity field v(x, t[, c]) (a user module is wrapped in
+        :class:`flows.model.ModuleField`; the module itself is ``field.module``).
+    config : TrainConfig
+        The resolved config.
+    losses : torch.Tensor, shape (steps_done,)
+        Training objective at every step (before the update).
+    steps_done : int
+    wall_time : float
+        Seconds spent in training steps (summed over resumed runs).
+    completed : bool
+        False if stopped early by ``stop_after``.
+    initial_W : torch.Tensor or None, shape (m, p)
+        W of the built-in field at initialisation (for the weight drift); None for a module.
+    test_loss : float or None
+        Theory regime: the same objective on held-out points with fresh draws.
+    classes : int
+        Number of classes K (0: unconditional).
+    """
+
+    field: nn.Module
+    config: TrainConfig
+    losses: torch.Tensor
+    steps_done: int
+    wall_time: float
+    completed: bool
+    initial_W: torch.Tensor | None
+    test_loss: float | None = None
+    classes: int = 0

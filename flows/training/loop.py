@@ -1,0 +1,337 @@
+"""Training by conditional flow matching: the two-layer ReLU field or any velocity module.
+
+Loss: L(theta) = E_{t, (x0, x1) ~ coupling} || v_theta(x_t, t[, c]) - dx_t ||^2, t ~ U(0, 1).
+
+- "practice": Adam, minibatches of ``batch`` points drawn (with replacement) from a fixed pool
+  of ``n_train`` training points; the learning rate follows a cosine decay to zero. The model is
+  the built-in two-layer ReLU field (both layers, direct gradients) or any ``torch.nn.Module``
+  v(x, t[, c]) (autograd; see :mod:`flows.model`), with the same couplings, paths, labels,
+  checkpoints and exact resume.
+- "theory": the built-in field only; A fixed at +-1, only W, full-batch gradient descent on the
+  fixed empirical objective of n = ``n_train`` data points with k = ``k_draws`` fixed (t, x0)
+  draws each (a fixed least-squares problem in the outputs); inputs normalised to the sphere.
+
+With ``labels`` the training is class-conditional (:mod:`flows.conditions`): OT pairs within
+classes, a fraction ``label_dropout`` of the labels is replaced by the null label for
+classifier-free guidance.
+
+All randomness comes from generators derived from ``seed``; each practice step draws from its own
+seed (:func:`flows.training.batches.step_seed`), so a checkpoint needs only the weights, the optimizer
+state and the loss history for a resumed run to end exactly where an uninterrupted one does.
+Ctrl-C finishes the current step and writes a checkpoint before the KeyboardInterrupt
+propagates. ``device`` places the model, the batches and the OT costs (the assignment itself
+runs on the CPU).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import math
+import signal
+import threading
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import torch
+from torch import nn
+
+from _runkit import Diverged
+
+from ..conditions import LabelledSplits, labelled_splits, load_labels
+from ..data import Dataset, Splits, load_dataset, make_splits, source_for
+from ..errors import FlowsError, as_generator, check_positive_int, derive_seed
+from ..field import FieldSpec, TwoLayerReLUField, features
+from ..model import ModuleField, build_module, resolve_device
+from ..path import get_path
+from ..progress import progress_bar
+from .batches import Batches, default_workers, draw_batch, ot_warm_start, step_seed
+from .checkpoint import atomic_save, load
+from .config import TrainConfig, TrainResult
+from .steps import FlatAdam, field_step, module_step, theory_step
+
+__all__ = ["CHECKPOINT", "TrainConfig", "TrainResult", "build_model", "default_workers",
+           "draw_batch", "fixed_objective", "prepare_data", "step_seed", "theory_test_loss",
+           "train"]
+
+CHECKPOINT = "checkpoint.pt"
+FORMAT = "flows-checkpoint-3"
+
+
+def prepare_data(config: TrainConfig) -> tuple[Splits, Dataset]:
+    """Train / held-out / floor splits of the data and the source distribution of a run.
+
+    With ``config.labels`` the splits are :class:`flows.conditions.LabelledSplits`.
+    """
+    cfg = config.resolved()
+    ds = load_dataset(cfg.data, name="data")
+    source = source_for(cfg.source, ds.dim)
+    seed = derive_seed(cfg.seed, "splits")
+    if cfg.labels is not None:
+        if ds.pool is None:
+            raise FlowsError(f"labels={cfg.labels!r} need a finite data set (digits or a file); "
+                             f"data={cfg.data!r} is generated")
+        labels = load_labels(cfg.labels, cfg.data, ds.pool.shape[0])
+        return labelled_splits(ds, labels, cfg.n_train, cfg.n_eval, seed), source  # type: ignore[arg-type]
+    return make_splits(ds, cfg.n_train, cfg.n_eval, seed), source  # type: ignore[arg-type]
+
+
+def fixed_objective(x1: torch.Tensor, source: Dataset, k: int, path_name: str, sigma_min: float,
+                    spec: FieldSpec, seed: int | torch.Generator
+                    ) -> tuple[torch.Tensor, torch.Tensor]:
+    """Features and targets of the empirical objective of the theory.
+
+    Each of the n points x1_i gets k fixed draws (t_ij ~ U(0, 1), x0_ij ~ source), giving
+    z_ij = z(x_t, t) and u_ij = dx_t. Returns z of shape (n k, p) and u of shape (n k, d).
+    """
+    g = as_generator(seed)
+    x1k = x1.repeat_interleave(check_positive_int("k_draws", k), dim=0)
+    x0 = source.sample(x1k.shape[0], g)
+    t = torch.rand(x1k.shape[0], 1, generator=g)
+    ps = get_path(path_name, sigma_min).sample(x0, x1k, t, g)
+    return features(ps.x_t, t, spec.fourier, spec.normalize), ps.dx_t
+
+
+def build_model(cfg: TrainConfig, dim: int, classes: int = 0,
+                module: nn.Module | None = None) -> nn.Module:
+    """The initial velocity field of a run: the built-in field, ``cfg.model`` or ``module``.
+
+    Initial weights come from ``derive_seed(cfg.seed, "init")`` (a given ``module`` is used as
+    it is). Returns a :class:`TwoLayerReLUField` or a :class:`flows.model.ModuleField`.
+    """
+    cfg = cfg.resolved()
+    if module is not None:
+        if not isinstance(module, nn.Module):
+            raise FlowsError(f"model={module!r} is not allowed; pass a torch.nn.Module")
+        return ModuleField(module, classes, dim)
+    if cfg.model is not None:
+        return ModuleField(build_module(cfg.model, cfg.model_args,
+                                        derive_seed(cfg.seed, "init")), classes, dim)
+    spec = FieldSpec(dim, cfg.width, cfg.regime, bool(cfg.normalize), cfg.fourier, classes)
+    return TwoLayerReLUField(spec, seed=derive_seed(cfg.seed, "init"))
+
+
+def train(config: TrainConfig, out_dir: str | Path | None = None, resume: bool = True,
+          stop_after: int | None = None, progress: bool | None = None,
+          splits: Splits | None = None, source: Dataset | None = None,
+          workers: int | None = None, model: nn.Module | None = None,
+          device: str | torch.device = "cpu") -> TrainResult:
+    """Train a velocity field by conditional flow matching.
+
+    Parameters
+    ----------
+    config : TrainConfig
+    out_dir : path or None
+        Directory for ``checkpoint.pt`` (written atomically every ``checkpoint_every`` steps, at
+        the end and on KeyboardInterrupt). With ``resume`` a matching checkpoint is continued.
+    resume : bool
+        Continue from an existing checkpoint (its config must equal this one).
+    stop_after : int or None
+        Stop once this many steps are done (an interruption, for tests); ``completed`` is False.
+    progress : bool or None
+        Show a tqdm bar (None: when stderr is a terminal).
+    splits, source : optional
+        Precomputed :func:`prepare_data` output (else computed from the config).
+    workers : int or None
+        Threads preparing the batches of coming steps (practice regime), so that couplings are
+        solved on other cores while a step trains; 0 draws them in the training thread. None
+        means :func:`default_workers`. The result does not depend on it.
+    model : torch.nn.Module or None
+        A velocity module forward(x, t[, c]) to train instead of the one ``config`` names
+        (practice regime; its current weights are the initialisation).
+    device : str or torch.device
+        "cpu" or "cuda" (or "cuda:N"): where the model, the batches and the OT costs live.
+
+    Returns
+    -------
+    TrainResult
+
+    Examples
+    --------
+    >>> cfg = TrainConfig(data="moons", steps=5, width=16, batch=32, n_train=64, n_eval=8)
+    >>> train(cfg, progress=False).losses.shape
+    torch.Size([5])
+    """
+    cfg = config.resolved()
+    dev = resolve_device(device)
+    if splits is None or source is None:
+        splits, source = prepare_data(cfg)
+    if (cfg.labels is not None) != isinstance(splits, LabelledSplits):
+        raise FlowsError("splits must carry labels exactly when the config has labels; "
+                         "use prepare_data(config)")
+    theory = cfg.regime == "theory"
+    if model is not None and theory:
+        raise FlowsError("model= is not allowed in the theory regime; it trains the built-in "
+                         "field")
+    classes = splits.classes if isinstance(splits, LabelledSplits) else 0
+    field = build_model(cfg, splits.train.shape[1], classes, model).to(dev)
+    builtin = isinstance(field, TwoLayerReLUField)
+    initial_W = field.W.detach().cpu().clone() if builtin else None
+    if builtin:
+        opt = None if theory else FlatAdam([field.W, field.A])
+    else:
+        opt = torch.optim.Adam(field.parameters(), lr=cfg.lr)  # type: ignore[arg-type]
+    losses = torch.empty(cfg.steps)
+    step, elapsed = 0, 0.0
+    ckpt = Path(out_dir) / CHECKPOINT if out_dir is not None else None
+    if ckpt is not None and resume and ckpt.is_file():
+        step, elapsed = _restore(load(ckpt), cfg, field, opt, losses)
+    end = cfg.steps if stop_after is None else min(cfg.steps, max(step, int(stop_after)))
+    if workers is None:
+        workers = default_workers(cfg.coupling)
+    if isinstance(workers, bool) or not isinstance(workers, int) or workers < 0:
+        raise FlowsError(f"workers={workers!r} is not allowed; it must be an int >= 0")
+    pool_labels = splits.train_labels if classes else None
+    base = derive_seed(cfg.seed, "train")
+    warm = None if theory or classes or step >= end else \
+        ot_warm_start(cfg, splits.train, source, base, dev)
+    batches = None if theory else Batches(
+        functools.partial(draw_batch, cfg, splits.train, source, base,
+                          pool_labels=pool_labels, classes=classes, device=dev, warm=warm),
+        workers, end)
+    if theory:
+        z, u = fixed_objective(splits.train[: cfg.n_train], source, cfg.k_draws, cfg.path,
+                               cfg.sigma_min, field.spec, derive_seed(cfg.seed, "objective"))
+        step_fn = theory_step(field, z.to(dev), u.to(dev), cfg.lr)
+    elif builtin:
+        step_fn = field_step(cfg, field, opt, batches)
+    else:
+        step_fn = module_step(cfg, field, opt, batches)
+    bar = progress_bar(cfg.steps, step, f"train {cfg.data}", progress)
+
+    def save() -> None:
+        if ckpt is not None:
+            atomic_save(_state(cfg, field, opt, losses, step, elapsed), ckpt)
+
+    try:
+        with _deferred_interrupt() as interrupted:
+            while step < end:
+                t0 = time.perf_counter()
+                chunk = min(end, (step // cfg.checkpoint_every + 1) * cfg.checkpoint_every)
+                start = step
+                while step < chunk and not interrupted():
+                    losses[step] = step_fn(step)
+                    step += 1
+                    check_loss(cfg, losses, step)
+                elapsed += time.perf_counter() - t0
+                if step > start:
+                    bar.update(step - start)
+                    bar.set_postfix_str(f"loss {float(losses[step - 1]):.4g}")
+                    save()
+                if interrupted():
+                    raise KeyboardInterrupt
+    finally:
+        bar.close()
+        if batches is not None:
+            batches.close()
+    test_loss = None
+    if theory and step == cfg.steps:
+        test_loss = theory_test_loss(cfg, splits, source, field)
+    return TrainResult(field, cfg, losses[:step].clone(), step, elapsed, step == cfg.steps,
+                       initial_W, test_loss, classes)
+
+
+EXPLODED = 1e3
+
+
+def check_loss(cfg: TrainConfig, losses: torch.Tensor, step: int) -> None:
+    """Raise :class:`~_runkit.Diverged` if the loss of step ``step`` is non-finite or exploded.
+
+    Exploded: above ``EXPLODED`` times the reference loss, the first positive loss of the run
+    (the loss of step 1 unless that is 0; a stable run stays below it). While every loss so
+    far is 0 the field matches its targets exactly and there is no scale to explode from: only
+    a non-finite loss counts then, and the first positive loss becomes the reference.
+
+    Parameters
+    ----------
+    cfg : TrainConfig
+        The run's config (its ``lr`` is named in the message).
+    losses : torch.Tensor, shape (steps,)
+        Losses of steps 1..``step`` in ``losses[:step]`` (squared errors, so >= 0).
+    step : int
+        The step just done, >= 1.
+
+    Examples
+    --------
+    >>> cfg = TrainConfig(data="moons", lr=0.1)
+    >>> check_loss(cfg, torch.tensor([0.0, 0.0, 5.0, 4000.0]), 3)  # 5 sets the scale
+    >>> check_loss(cfg, torch.tensor([0.0, 0.0, 5.0, 6000.0]), 4)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    _runkit.errors.Diverged: the training loss diverged at step 4 (loss 6e+03, 1.2e+03 times ...
+    """
+    loss = float(losses[step - 1])
+    if not math.isfinite(loss):
+        raise Diverged(f"the training loss diverged at step {step} (loss {loss:.3g}); lower lr "
+                       f"(now {cfg.lr:g})", step=step, parameter="lr")
+    ref, at = float(losses[0]), 1
+    if ref <= 0 < loss:  # only a positive loss can have exploded; find the scale it is on
+        positive = torch.nonzero(losses[:step] > 0)
+        at = int(positive[0, 0]) + 1
+        ref = float(losses[at - 1])
+    if ref > 0 and loss > EXPLODED * ref:
+        raise Diverged(f"the training loss diverged at step {step} (loss {loss:.3g}, "
+                       f"{loss / ref:.3g} times the loss {ref:.3g} of step {at}); lower lr "
+                       f"(now {cfg.lr:g})", step=step, parameter="lr")
+
+
+@contextlib.contextmanager
+def _deferred_interrupt() -> Iterator[Callable[[], bool]]:
+    """Within the block Ctrl-C (SIGINT) only raises a flag, read by the yielded callable.
+
+    The training loop finishes the step it is in, writes its checkpoint and then raises
+    KeyboardInterrupt, so an interruption never leaves a half-applied update. Outside the main
+    thread, where no signal handler can be set, SIGINT behaves as usual.
+    """
+    hit = threading.Event()
+    if threading.current_thread() is not threading.main_thread():
+        yield hit.is_set
+        return
+    previous = signal.signal(signal.SIGINT, lambda signum, frame: hit.set())
+    try:
+        yield hit.is_set
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
+def theory_test_loss(cfg: TrainConfig, splits: Splits, source: Dataset,
+                     field: TwoLayerReLUField) -> float:
+    """The theory objective on held-out points with fresh (t, x0) draws.
+
+    Uses n = min(n_train, n_eval) held-out points with k_draws draws each.
+    """
+    n = min(cfg.n_train, splits.heldout.shape[0])  # type: ignore[type-var]
+    z, u = fixed_objective(splits.heldout[:n], source, cfg.k_draws, cfg.path, cfg.sigma_min,
+                           field.spec, derive_seed(cfg.seed, "test-objective"))
+    dev = field.W.device
+    with torch.no_grad():
+        return float((field.forward_z(z.to(dev)) - u.to(dev)).square().sum(1).mean())
+
+
+def _state(cfg, field, opt, losses, step, elapsed) -> dict:
+    """Checkpoint contents: plain tensors and numbers only (loadable with weights_only=True)."""
+    weights = {k: v.detach().cpu().clone() for k, v in field.state_dict().items()}
+    return {"format": FORMAT, "config": cfg.to_dict(), "step": step, "elapsed": elapsed,
+            "weights": weights, "optimizer": None if opt is None else opt.state_dict(),
+            "losses": losses[:step].clone()}
+
+
+def _restore(blob: dict, cfg, field, opt, losses) -> tuple[int, float]:
+    if blob.get("format") != FORMAT:
+        raise FlowsError("the checkpoint in --out is not a training checkpoint of this version "
+                         "of flows; use another --out or --fresh")
+    if blob["config"] != cfg.to_dict():
+        diff = sorted(k for k in blob["config"] if blob["config"][k] != cfg.to_dict().get(k))
+        raise FlowsError(f"the checkpoint in --out was written with a different config "
+                         f"(differs in {diff}); use another --out or --fresh")
+    try:
+        field.load_state_dict(blob["weights"])
+    except RuntimeError as exc:
+        raise FlowsError(f"the checkpoint in --out does not fit this model ({exc}); use "
+                         "another --out or --fresh") from exc
+    if opt is not None:
+        opt.load_state_dict(blob["optimizer"])
+    step = int(blob["step"])
+    losses[:step] = blob["losses"]
+    return step, float(blob["elapsed"])

@@ -1,0 +1,365 @@
+"""Normal attraction of a network to its manifold, measured against a prescribed rate kappa.
+
+The metric is the one the dynamics uses (see :mod:`neurodyn.energies.seal`, step 5): the
+dynamics is the gradient flow of the Hopfield energy in the metric ``D = diag(phi'(u*))``, the
+nearest manifold point ``psi_hat`` minimises the leak's Bregman divergence
+``B(u, psi) = sum_i G(r_i) - G(r*_i) - u*_i (r_i - r*_i)`` (equivalently maximises the overlap
+``<r, u*(psi)>``), and the targets are
+
+.. math:: \\tau \\dot u^* = -\\kappa (u - u^*(\\hat\\psi)), \\qquad
+          E(u) - E(M) = \\kappa B(u, \\hat\\psi) \\approx \\frac{\\kappa}{2} \\|u - u^*\\|_D^2 .
+
+Probe directions are built at a manifold point with their tangent part removed in that metric
+(``(De) . d = 0``), so that an exact network moves them at ``-kappa d / tau`` and nothing else.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+
+import torch
+
+from _runkit import Result
+
+from ..manifold import TargetManifold
+from ..network import HopfieldNetwork
+from .diagnostics import jacobian_spectrum
+
+__all__ = ["PROBES", "probe_directions", "nearest_point", "bregman", "NormalSpectrum",
+           "normal_spectrum", "FieldEnergyError", "field_energy_error", "oblique_projection",
+           "DecayRates", "decay_rates", "AttractionReport", "attraction_report"]
+
+PROBES = ("white", "smooth", "odd", "amplitude")
+
+
+def _reflect(x: torch.Tensor, dim: int) -> torch.Tensor:
+    """``x(-theta)`` on the neuron lattice (index ``j -> -j`` on every axis)."""
+    axes = tuple(range(-dim, 0))
+    return torch.roll(torch.flip(x, axes), (1,) * dim, axes)
+
+
+def oblique_projection(delta: torch.Tensor, tangents: torch.Tensor, left: torch.Tensor):
+    """``delta - T (L^T T)^{-1} L^T delta`` for flat ``delta (B, N)``, ``T, L (B, N, dim)``.
+
+    With ``L = D T`` this removes the part of ``delta`` that the dynamics turns into a shift
+    along the manifold.
+    """
+    gram = left.transpose(-1, -2) @ tangents
+    coef = torch.linalg.solve(gram, left.transpose(-1, -2) @ delta.unsqueeze(-1))
+    return delta - (tangents @ coef).squeeze(-1)
+
+
+def probe_directions(manifold: TargetManifold, psi: torch.Tensor, kind: str,
+                     generator: torch.Generator, bandwidth: int = 4) -> torch.Tensor:
+    """Unit probe directions at ``u*(psi)``, ``D``-orthogonal to the tangents.
+
+    Kinds: ``white`` (Gaussian on every neuron), ``smooth`` (random modes up to
+    ``bandwidth``), ``odd`` (the part of white noise odd about the bump centre, which the power
+    spectrum alone cannot restore faster than the leak), ``amplitude`` (bump height, up or down).
+
+    Parameters
+    ----------
+    manifold : the target manifold.
+    psi : ``(B, dim)`` manifold coordinates.
+    kind : one of :data:`PROBES`.
+    generator : source of randomness.
+
+    Returns
+    -------
+    Tensor ``(B, *shape)`` with unit Euclidean norm.
+    """
+    g = manifold.geometry
+    us = manifold.u_star(psi)
+    b = us.shape[0]
+    if kind in ("white", "odd"):
+        d = torch.randn(us.shape, generator=generator, dtype=us.dtype)
+        if kind == "odd":
+            centred = g.shift(d, -psi)
+            d = g.shift(0.5 * (centred - _reflect(centred, g.dim)), psi)
+    elif kind == "smooth":
+        k = g.wavevectors().abs().amax(0)
+        band = (k <= bandwidth)
+        spec = torch.complex(torch.randn((b,) + g.spectral_shape, generator=generator,
+                                         dtype=us.dtype),
+                             torch.randn((b,) + g.spectral_shape, generator=generator,
+                                         dtype=us.dtype))
+        d = g.idft(spec * band)
+    elif kind == "amplitude":
+        sign = torch.where(torch.rand(b, generator=generator, dtype=us.dtype) < 0.5, -1.0, 1.0)
+        d = sign.reshape((b,) + (1,) * g.dim) * (
+            us - us.flatten(1).mean(-1).reshape((b,) + (1,) * g.dim))
+    else:
+        raise ValueError(f"kind={kind!r}: unknown probe; choose one of {PROBES}")
+    t = manifold.tangents(psi).flatten(1, -2)
+    left = manifold.activation.derivative(us).flatten(1).unsqueeze(-1) * t
+    flat = oblique_projection(d.flatten(1), t, left)
+    flat = flat / flat.norm(dim=-1, keepdim=True)
+    return flat.reshape(us.shape)
+
+
+def nearest_point(manifold: TargetManifold, u: torch.Tensor) -> torch.Tensor:
+    """``psi_hat = argmax_psi <phi(u), u*(psi)>``: the minimiser of the Bregman divergence.
+
+    Returns
+    -------
+    Tensor ``(..., dim)``.
+    """
+    # the overlap of the rates with the potential bump is what manifold.distance maximises
+    return manifold.distance(manifold.activation(u)).psi
+
+
+def bregman(manifold: TargetManifold, u: torch.Tensor, psi: torch.Tensor) -> torch.Tensor:
+    """``B(u, psi) = sum_i G(r_i) - G(r*_i) - u*_i (r_i - r*_i)`` (>= 0), shape ``(...)``."""
+    act, g = manifold.activation, manifold.geometry
+    us = manifold.u_star(psi)
+    r, rs = act(u), act(us)
+    val = act.integral(u) - act.integral(us) - us * (r - rs)
+    return val.flatten(-g.dim).sum(-1)
+
+
+@dataclass(frozen=True)
+class NormalSpectrum:
+    """The Jacobian spectrum at one manifold point against ``-kappa / tau``.
+
+    Attributes
+    ----------
+    kappa : prescribed rate (1/tau).
+    min, max : smallest and largest normal eigenvalue, times tau.
+    fraction_within : fraction of normal eigenvalues within ``tol`` (relative) of ``-kappa``.
+    worst_relative : ``max |lambda tau + kappa| / kappa`` over the normal eigenvalues.
+    n_zero : eigenvalues with ``|lambda tau| <= zero_tol``; ``tangent`` the ``dim`` eigenvalues
+        nearest zero (the tangent ones).
+    """
+
+    kappa: float
+    min: float
+    max: float
+    fraction_within: float
+    worst_relative: float
+    n_zero: int
+    tangent: tuple[float, ...]
+    count: int
+    tol: float
+    zero_tol: float
+
+    def ok(self, dim: int) -> bool:
+        """Every normal eigenvalue within ``tol`` and exactly ``dim`` near zero."""
+        return self.worst_relative <= self.tol and self.n_zero == dim
+
+    def to_dict(self) -> dict:
+        """Plain dict."""
+        return asdict(self)
+
+
+def normal_spectrum(network: HopfieldNetwork, kappa: float, tol: float = 0.05,
+                    zero_tol: float = 1e-3, psi=None) -> NormalSpectrum:
+    """Normal eigenvalues of the Jacobian at ``u*(psi)`` compared with ``-kappa / tau``."""
+    ev = jacobian_spectrum(network, psi) * network.tau
+    dim = network.geometry.dim
+    order = ev.abs().argsort()
+    tangent, normal = ev[order[:dim]], ev[order[dim:]]
+    rel = (normal + kappa).abs() / kappa
+    return NormalSpectrum(float(kappa), float(normal.min()), float(normal.max()),
+                          float((rel <= tol).double().mean()), float(rel.max()),
+                          int((ev.abs() <= zero_tol).sum()), tuple(float(x) for x in tangent),
+                          int(normal.numel()), tol, zero_tol)
+
+
+@dataclass(frozen=True)
+class FieldEnergyError:
+    """Restoring field and energy against the targets, on perturbations of one size range.
+
+    Attributes
+    ----------
+    field_error : per kind, the largest ``||tau f(u) + kappa delta|| / (kappa ||delta||)``.
+    field_error_median : per kind, the median of the same.
+    energy_ratio : per kind, ``(min, max)`` of ``(E(u) - E(M)) / (kappa B)``.
+    energy_ratio_quadratic : per kind, ``(min, max)`` of ``(E(u) - E(M)) /
+        (kappa/2 ||delta||_D^2)``.
+    strength : the range of relative perturbation sizes.
+    """
+
+    field_error: dict
+    field_error_median: dict
+    energy_ratio: dict
+    energy_ratio_quadratic: dict
+    strength: tuple[float, float]
+    count: int
+
+    def worst_field(self) -> float:
+        """Largest field error over kinds."""
+        return max(self.field_error.values())
+
+    def worst_energy(self) -> float:
+        """Largest ``|ratio - 1|`` of the Bregman energy ratio over kinds."""
+        return max(max(abs(a - 1), abs(b - 1)) for a, b in self.energy_ratio.values())
+
+    def to_dict(self) -> dict:
+        """Plain dict."""
+        return asdict(self)
+
+
+def field_energy_error(network: HopfieldNetwork, kappa: float, count: int = 64,
+                       strength: tuple[float, float] = (0.03, 0.3), seed: int = 12345,
+                       kinds: tuple[str, ...] = PROBES) -> FieldEnergyError:
+    """Measure the restoring field and energy rise on held-out perturbations.
+
+    States ``u*(psi) + s ||u*|| d`` with ``d`` from :func:`probe_directions`, ``s`` uniform in
+    ``strength``; ``delta = u - u*(psi_hat)`` with the nearest point of :func:`nearest_point`.
+    """
+    m = network.manifold
+    if m is None:
+        raise ValueError("network: needs a target manifold")
+    g = network.geometry
+    gen = torch.Generator().manual_seed(seed)
+    fe, fm, er, eq = {}, {}, {}, {}
+    with torch.no_grad():
+        e_m = float(network.energy(m.u0))
+        for kind in kinds:
+            psi = g.random_phase(count, gen)
+            s = strength[0] + (strength[1] - strength[0]) * torch.rand(
+                count, generator=gen, dtype=torch.float64)
+            u = m.u_star(psi) + (s * m.norm).reshape((-1,) + (1,) * g.dim) * probe_directions(
+                m, psi, kind, gen)
+            near = nearest_point(m, u)
+            us = m.u_star(near)
+            delta = u - us
+            f = network.field(u) * network.tau
+            err = (f + kappa * delta).flatten(1).norm(dim=-1) / (
+                kappa * delta.flatten(1).norm(dim=-1))
+            rise = network.energy(u) - e_m
+            quad = 0.5 * kappa * (network.activation.derivative(us) * delta**2).flatten(1).sum(-1)
+            ratio = rise / (kappa * bregman(m, u, near))
+            ratio_q = rise / quad
+            fe[kind], fm[kind] = float(err.max()), float(err.median())
+            er[kind] = (float(ratio.min()), float(ratio.max()))
+            eq[kind] = (float(ratio_q.min()), float(ratio_q.max()))
+    return FieldEnergyError(fe, fm, er, eq, tuple(strength), count)
+
+
+@dataclass(frozen=True)
+class DecayRates:
+    """Measured decay rates of small perturbations, per probe kind, in units of ``1/tau``.
+
+    Attributes
+    ----------
+    early, late : per kind, the rate ``-d log dist / dt`` over ``[0, 1/kappa]`` and over
+        ``[4/kappa, 6/kappa]`` (the worst of the runs, farthest from ``kappa``).
+    energy_ok : per kind, whether the energy never rose (the audit of every run).
+    """
+
+    kappa: float
+    early: dict
+    late: dict
+    energy_ok: dict
+    size: float
+
+    def worst_relative(self) -> float:
+        """``max |rate - kappa| / kappa`` over kinds and both windows."""
+        rates = list(self.early.values()) + list(self.late.values())
+        return max(abs(r - self.kappa) / self.kappa for r in rates)
+
+    def to_dict(self) -> dict:
+        """Plain dict."""
+        return asdict(self)
+
+
+def decay_rates(network: HopfieldNetwork, kappa: float, count: int = 4, size: float = 1e-3,
+                seed: int = 777, kinds: tuple[str, ...] = PROBES) -> DecayRates:
+    """Simulate small perturbations of every kind and measure how fast they decay.
+
+    States ``u*(psi) + size ||u*|| d`` are integrated (rk4, ``dt = 0.05 tau / kappa``) for
+    ``6 tau / kappa``; the Euclidean distance to the manifold gives the rates.
+    """
+    from ..dynamics.simulation import simulate
+    from .diagnostics import energy_audit
+
+    m = network.manifold
+    g = network.geometry
+    gen = torch.Generator().manual_seed(seed)
+    dt = 0.05 * network.tau / kappa
+    early, late, ok = {}, {}, {}
+    for kind in kinds:
+        psi = g.random_phase(count, gen)
+        u0 = m.u_star(psi) + size * m.norm * probe_directions(m, psi, kind, gen)
+        tr = simulate(network, u0, 120 * dt, dt, method="rk4", save_every=20)
+        logd = tr.distance.log()  # saved at t = k / kappa, k = 0..6
+        t = tr.t
+        e = (logd[0] - logd[1]) / (t[1] - t[0])
+        lt = (logd[4] - logd[6]) / (t[6] - t[4])
+        e, lt = e * network.tau, lt * network.tau
+        early[kind] = float(e[(e - kappa).abs().argmax()])
+        late[kind] = float(lt[(lt - kappa).abs().argmax()])
+        ok[kind] = energy_audit(tr).ok
+    return DecayRates(float(kappa), early, late, ok, size)
+
+
+@dataclass(frozen=True)
+class AttractionReport(Result):
+    """Outcome of :func:`attraction_report`.
+
+    Attributes
+    ----------
+    kappa : float
+        The prescribed rate (1/tau).
+    normal_spectrum : NormalSpectrum
+    field_energy : FieldEnergyError
+        Perturbations up to relative size 0.3.
+    field_error_max, energy_ratio_error_max : float
+        Their worst relative errors.
+    failed : list of str
+        The measures that missed ``kappa`` (the spectrum by ``tol``, the neutral count, the
+        simulated rates by ``3 tol``, the energy audit), each with its numbers; empty if none.
+    decay : DecayRates or None
+        Simulated decay rates (None when not asked; then left out of ``to_dict``).
+    decay_worst_relative : float or None
+        Their worst relative distance from ``kappa``.
+    """
+
+    kappa: float
+    normal_spectrum: NormalSpectrum
+    field_energy: FieldEnergyError
+    field_error_max: float
+    energy_ratio_error_max: float
+    failed: list[str]
+    decay: DecayRates | None = None
+    decay_worst_relative: float | None = None
+
+    def to_dict(self) -> dict:
+        """The fields as JSON (``decay`` entries only when measured)."""
+        out = super().to_dict()
+        if self.decay is None:
+            del out["decay"], out["decay_worst_relative"]
+        return out
+
+
+def attraction_report(network: HopfieldNetwork, kappa: float, tol: float = 0.05,
+                      decay: bool = True) -> AttractionReport:
+    """Normal spectrum, restoring field, energy ratio and (optionally) simulated decay rates.
+
+    Returns
+    -------
+    AttractionReport
+        With ``failed``: the names of the measures that missed ``kappa`` (the spectrum by
+        ``tol``, the neutral count, the simulated rates by ``3 tol``).
+    """
+    dim = network.geometry.dim
+    ns = normal_spectrum(network, kappa, tol)
+    fe = field_energy_error(network, kappa)
+    failed = []
+    if ns.worst_relative > tol:
+        failed.append(f"normal_spectrum (eigenvalues in [{ns.min:.4g}, {ns.max:.4g}] tau^-1, "
+                      f"{ns.fraction_within:.0%} within {tol:.0%} of -kappa = {-kappa:g})")
+    if ns.n_zero != dim:
+        failed.append(f"neutral eigenvalues ({ns.n_zero} within {ns.zero_tol:g} of 0, "
+                      f"expected {dim})")
+    dr = worst = None
+    if decay:
+        dr = decay_rates(network, kappa, count=2)
+        worst = dr.worst_relative()
+        if worst > 3 * tol:
+            failed.append(f"decay (simulated rates {worst:.0%} from kappa)")
+        if not all(dr.energy_ok.values()):
+            failed.append("energy audit (the energy rose along a relaxation)")
+    return AttractionReport(kappa, ns, fe, fe.worst_field(), fe.worst_energy(), failed, dr,
+                            worst)

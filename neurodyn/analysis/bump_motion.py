@@ -1,0 +1,222 @@
+"""Experiments on motion along the manifold: velocity-driven path integration and noise-driven
+diffusion of the bump, each against its prediction.
+
+Both start ``runs`` states at seeded random points of the target manifold and return a typed
+result (a frozen :class:`_runkit.Result`; the trajectory is an artifact, not in ``to_dict``).
+Nothing here writes files (:mod:`neurodyn.runs` does). Also importable from
+:mod:`neurodyn.analysis.report`.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import torch
+
+from _runkit import Result, artifact
+
+from ..dynamics.inputs import Velocity, parse_velocity
+from ..dynamics.simulation import SimulationResult, simulate
+from ..network import HopfieldNetwork
+from .diagnostics import path_integration_error
+
+__all__ = ["PathIntegrationResult", "path_integration", "DiffusionResult", "diffusion",
+           "from_manifold"]
+
+
+@dataclass(frozen=True)
+class PathIntegrationResult(Result):
+    """Outcome of :func:`path_integration`.
+
+    Attributes
+    ----------
+    rms_final, max_final : float
+        Wrapped error ``decoded - integrated velocity`` at the end (rad), RMS and max.
+    max_speed : float
+        Largest ``|v|`` of the input (rad/tau).
+    runs : int
+        Number of runs.
+    duration, dt : float
+        Simulated time and step (tau).
+    max_distance : float
+        Largest relative distance to the manifold over the run.
+    trajectory : SimulationResult
+        The run (not in ``to_dict``).
+    """
+
+    rms_final: float
+    max_final: float
+    max_speed: float
+    runs: int
+    duration: float
+    dt: float
+    max_distance: float
+    trajectory: SimulationResult = artifact()
+
+
+def path_integration(network: HopfieldNetwork, velocity: Velocity | str = "ou:0.2:10:0.5",
+                     runs: int = 64, duration: float = 200.0, dt: float = 0.1,
+                     seed: int = 0, device: str = "cpu") -> PathIntegrationResult:
+    """Velocity-driven bump motion compared with the integrated input velocity.
+
+    .. math:: e(t) = \\mathrm{wrap}(\\hat\\psi(t) - \\psi(0) - \\int_0^t v(s)\\,ds)
+
+    Parameters
+    ----------
+    network : HopfieldNetwork
+        A network with a target manifold and a transport.
+    velocity : Velocity or str
+        The input velocity (rad/tau) or its spec string.
+    runs : int
+        Runs started at random manifold points.
+    duration, dt : float
+        Simulated time and step (tau).
+    seed : int
+        Seeds the starting points and the velocity.
+    device : str
+        Where the runs are simulated (the trajectory is returned on the CPU).
+
+    Returns
+    -------
+    PathIntegrationResult
+
+    Examples
+    --------
+    >>> from neurodyn.fitting.core import FitConfig, fit
+    >>> net = fit(FitConfig(n=32, steps=5)).network
+    >>> res = path_integration(net, "constant:0.1", runs=2, duration=2.0)
+    >>> res.runs, res.trajectory.decoded.shape
+    (2, torch.Size([3, 2, 1]))
+    """
+    if isinstance(velocity, str):
+        velocity = parse_velocity(velocity)
+    tr = from_manifold(network, runs, duration, dt, seed, velocity=velocity, diagnostics=True,
+                       device=device)
+    err = path_integration_error(tr)
+    steps = int(round(duration / dt))
+    vmax = max(float(velocity(i * dt).abs().max()) for i in range(0, steps + 1))
+    return PathIntegrationResult(err.rms_final, err.max_final, vmax, runs, duration, dt,
+                                 float(tr.distance.max()), tr)
+
+
+def from_manifold(network: HopfieldNetwork, runs: int, duration: float, dt: float, seed: int,
+                  **kwargs) -> SimulationResult:
+    """Simulate ``runs`` states started at random points of the manifold (seeded), saving about
+    once per tau; ``kwargs`` go to :func:`~neurodyn.dynamics.simulation.simulate` (the result is
+    returned on the CPU).
+
+    Examples
+    --------
+    >>> from neurodyn.fitting.core import FitConfig, fit
+    >>> tr = from_manifold(fit(FitConfig(n=32, steps=5)).network, 2, 2.0, 0.1, seed=0)
+    >>> tuple(tr.u.shape)
+    (3, 2, 32)
+    """
+    if network.manifold is None:
+        raise ValueError("network: needs a target manifold to start from")
+    if isinstance(runs, bool) or not isinstance(runs, int) or runs < 1:
+        raise ValueError(f"runs={runs!r}: must be an integer >= 1")
+    gen = torch.Generator().manual_seed(seed)
+    u0 = network.manifold.u_star(network.geometry.random_phase(runs, gen))
+    return simulate(network, u0, duration, dt, seed=seed,
+                    save_every=max(1, int(round(1.0 / dt))), **kwargs).cpu()
+
+
+@dataclass(frozen=True)
+class DiffusionResult(Result):
+    """Outcome of :func:`diffusion`.
+
+    Attributes
+    ----------
+    D : float
+        Measured diffusion coefficient per axis (rad^2/tau).
+    D_low, D_high : float
+        Its bootstrap interval over runs, of coverage ``level``.
+    level : float
+        Coverage of ``[D_low, D_high]`` (0.95 unless asked otherwise).
+    D_theory : float
+        Predicted coefficient (per axis).
+    ratio : float
+        ``D / D_theory``.
+    contains_theory : bool
+        The interval contains the theory.
+    lags, msd : list
+        Lags (tau) and mean squared increments the fit used.
+    noise : float
+        The noise ``sigma`` on ``u``.
+    runs : int
+        Number of runs.
+    duration : float
+        Simulated time (tau).
+    trajectory : SimulationResult
+        The run (not in ``to_dict``).
+    """
+
+    D: float
+    D_low: float
+    D_high: float
+    level: float
+    D_theory: float
+    ratio: float
+    contains_theory: bool
+    lags: list
+    msd: list
+    noise: float
+    runs: int
+    duration: float
+    trajectory: SimulationResult = artifact()
+
+
+def diffusion(network: HopfieldNetwork, noise: float = 0.05, runs: int = 128,
+              duration: float = 200.0, dt: float = 0.05, seed: int = 0,
+              lags: tuple[float, ...] | None = None, device: str = "cpu",
+              level: float = 0.95) -> DiffusionResult:
+    """Bump diffusion under additive noise on ``u``, against the one-neuron-noise theory.
+
+    .. math:: \\langle (\\psi(t + \\ell) - \\psi(t))^2 \\rangle = 2 D \\ell
+
+    ``D`` is fitted to the mean squared increments of the decoded phase at several lags, with a
+    bootstrap interval over runs (:func:`neurodyn.analysis.drift.diffusion_estimate`); the theory is
+    :func:`neurodyn.analysis.drift.diffusion_tensor_theory` (per axis).
+
+    Parameters
+    ----------
+    network : HopfieldNetwork
+        A network with a target manifold.
+    noise : float
+        ``sigma`` of the noise on ``u``, > 0.
+    runs : int
+        Runs started at random manifold points.
+    duration, dt : float
+        Simulated time and step (tau).
+    seed : int
+        Seeds the starting points, the noise and the bootstrap.
+    lags : tuple of float or None
+        Lags (tau) of the increments; default ``duration / 2**k`` for ``k = 6, 5, 4, 3``.
+    device : str
+        Where the runs are simulated.
+    level : float
+        Coverage of the interval, in (0, 1). When several (network, noise) cells are judged
+        together, ask each for ``1 - 0.05 / cells`` so that all of them contain a correct
+        theory with probability >= 95% (Bonferroni); nine 95% intervals all do so only with
+        probability ``0.95**9 = 0.63``.
+
+    Returns
+    -------
+    DiffusionResult
+    """
+    from .drift import diffusion_estimate, diffusion_tensor_theory
+
+    if isinstance(noise, bool) or not (isinstance(noise, (int, float)) and math.isfinite(noise)
+                                       and noise > 0):
+        raise ValueError(f"noise={noise!r}: must be a finite number > 0")
+    tr = from_manifold(network, runs, duration, dt, seed, noise=noise, diagnostics=False,
+                       device=device)
+    if lags is None:
+        lags = tuple(duration / 2 ** k for k in (6, 5, 4, 3))
+    est = diffusion_estimate(tr.decoded, tr.t, lags=lags, seed=seed, level=level)
+    theory = float(diffusion_tensor_theory(network, noise).trace() / network.geometry.dim)
+    return DiffusionResult(est.D, est.low, est.high, est.level, theory, est.D / theory,
+                           bool(est.contains(theory)), list(est.lags), list(est.msd),
+                           noise, runs, duration, tr)

@@ -1,0 +1,293 @@
+"""Diagnostics of attractor networks: spectrum, connectivity, energy audit, path integration,
+diffusion.
+
+Each diagnostic is a plain function of a network or a
+:class:`~neurodyn.dynamics.simulation.SimulationResult`.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import torch
+
+from _runkit import Result
+
+from ..dynamics.simulation import SimulationResult
+from ..geometry.populations import wrap_angle
+from ..network import HopfieldNetwork
+
+__all__ = [
+    "jacobian_spectrum", "SpectrumSummary", "summarize_spectrum", "ConnectivityProfile",
+    "connectivity_profile", "energy_audit", "EnergyAudit", "path_integration_error",
+    "PathErrorStats", "diffusion_coefficient", "DiffusionFit", "diffusion_theory",
+    "fixed_point_residual",
+]
+
+
+def _manifold(network: HopfieldNetwork):
+    if network.manifold is None:
+        raise ValueError("network: has no target manifold; build it with one (fit does)")
+    return network.manifold
+
+
+def fixed_point_residual(network: HopfieldNetwork, count: int = 16) -> float:
+    """Largest relative field ``||tau du/dt|| / ||u*||`` over ``count`` manifold points."""
+    m = _manifold(network)
+    g = network.geometry
+    psi = torch.linspace(0, 2 * math.pi, count + 1, dtype=torch.float64)[:-1]
+    psi = psi.unsqueeze(-1).expand(count, g.dim)
+    with torch.no_grad():
+        res = network.field(m.u_star(psi)) * network.tau
+    return float(res.flatten(1).norm(dim=-1).max() / m.norm)
+
+
+def jacobian_spectrum(network: HopfieldNetwork, psi=None) -> torch.Tensor:
+    """Eigenvalues of the autonomous Jacobian at the manifold point ``psi`` (default 0).
+
+    ``J = -(I + H_F D)/tau`` is similar to the symmetric ``D^{1/2} J D^{-1/2}``, so its spectrum
+    is real; it is computed from the symmetric form.
+
+    Returns
+    -------
+    Tensor ``(N,)``, in units of ``1/tau``'s time unit, sorted in decreasing order.
+    """
+    m = _manifold(network)
+    g = network.geometry
+    psi = torch.zeros(g.dim, dtype=torch.float64) if psi is None else torch.as_tensor(psi)
+    u = m.u_star(psi.reshape(g.dim))
+    with torch.no_grad():
+        jac = network.jacobian(u)
+        d = network.activation.derivative(u).reshape(-1).sqrt()
+        sym = d[:, None] * jac / d[None, :]
+        ev = torch.linalg.eigvalsh(0.5 * (sym + sym.T))
+    return ev.flip(0)
+
+
+@dataclass(frozen=True)
+class SpectrumSummary:
+    """How many eigenvalues are neutral and how fast the rest decay.
+
+    Attributes
+    ----------
+    n_zero : eigenvalues with ``|lambda| <= zero_tol``.
+    zero : those eigenvalues.
+    slowest_nonzero : the largest remaining eigenvalue (should be ``<= -kappa_min``).
+    zero_tol : the tolerance used.
+    """
+
+    n_zero: int
+    zero: list[float]
+    slowest_nonzero: float
+    zero_tol: float
+
+
+def summarize_spectrum(ev: torch.Tensor, zero_tol: float = 1e-3) -> SpectrumSummary:
+    """Count neutral eigenvalues (``|lambda| <= zero_tol``) and find the slowest decaying one."""
+    near = ev.abs() <= zero_tol
+    rest = ev[~near]
+    return SpectrumSummary(int(near.sum()), [float(x) for x in ev[near]],
+                           float(rest.max()) if rest.numel() else float("nan"), zero_tol)
+
+
+@dataclass(frozen=True)
+class ConnectivityProfile:
+    """Effective connectivity ``W_eff = -Hess F`` averaged along diagonals.
+
+    Attributes
+    ----------
+    kernel : weight from a neuron to the neuron at each offset, shape ``geometry.shape``.
+    distance : ``(K,)`` sorted distinct offsets on the manifold (radians of phase).
+    weight : ``(K,)`` mean weight at each distance.
+    """
+
+    kernel: torch.Tensor
+    distance: torch.Tensor
+    weight: torch.Tensor
+
+    @property
+    def at_zero(self) -> float:
+        """``w(0)``, the self/nearest weight (local excitation when positive)."""
+        return float(self.weight[0])
+
+    def zero_crossings(self) -> list[float]:
+        """Distances where ``w`` changes sign (linear interpolation), in ``(0, max]``."""
+        w, d = self.weight, self.distance
+        out = []
+        for i in range(len(w) - 1):
+            if (w[i] > 0) != (w[i + 1] > 0) and w[i] != 0:
+                t = float(w[i] / (w[i] - w[i + 1]))
+                out.append(float(d[i] + t * (d[i + 1] - d[i])))
+        return out
+
+    def min_beyond(self, start: float) -> float:
+        """Most negative weight at distances ``> start`` (surround inhibition when < 0)."""
+        sel = self.distance > start
+        return float(self.weight[sel].min()) if sel.any() else float("nan")
+
+
+def connectivity_profile(network: HopfieldNetwork, psi=None) -> ConnectivityProfile:
+    """Effective connectivity at the manifold: ``W_eff = -d^2 F / dr^2`` at ``r*(psi)``.
+
+    .. math:: w(\\delta) = \\frac{1}{N} \\sum_i W_{\\mathrm{eff}}[i, i + \\delta]
+
+    then grouped by manifold distance ``|delta|`` (the flat metric of the sheet for a torus).
+    """
+    m = _manifold(network)
+    g = network.geometry
+    psi = torch.zeros(g.dim, dtype=torch.float64) if psi is None else torch.as_tensor(psi)
+    with torch.no_grad():
+        h = network.interaction_hessian(m.u_star(psi.reshape(g.dim)))
+    w = -h.reshape((g.size,) + g.shape)
+    idx = torch.stack(torch.meshgrid(*[torch.arange(n) for n in g.shape], indexing="ij"))
+    idx = idx.reshape(g.dim, -1)
+    kernel = torch.zeros(g.shape, dtype=w.dtype)
+    for i in range(g.size):
+        shifts = tuple(-int(idx[a, i]) for a in range(g.dim))
+        kernel += torch.roll(w[i], shifts=shifts, dims=tuple(range(g.dim)))
+    kernel /= g.size
+    dist = g.neuron_distance().reshape(-1)
+    key = torch.round(dist * 1e9) / 1e9
+    uniq, inv = torch.unique(key, return_inverse=True)
+    weight = torch.zeros(len(uniq), dtype=w.dtype).index_add_(0, inv, kernel.reshape(-1))
+    weight /= torch.bincount(inv, minlength=len(uniq)).to(w.dtype)
+    return ConnectivityProfile(kernel, uniq, weight)
+
+
+@dataclass(frozen=True)
+class EnergyAudit(Result):
+    """Outcome of :func:`energy_audit`.
+
+    Attributes
+    ----------
+    max_increase : float
+        Largest increase of the energy between saved steps (absolute; <= 0 when it only falls).
+    violations : int
+        (step, run) pairs whose increase exceeds the tolerance.
+    tolerance_rtol : float
+        The relative tolerance ``rtol``.
+    ok : bool
+        No violation.
+    """
+
+    max_increase: float
+    violations: int
+    tolerance_rtol: float
+    ok: bool
+
+
+def energy_audit(trajectory: SimulationResult, rtol: float = 1e-10) -> EnergyAudit:
+    """Check that the energy never increases between saved steps (autonomous runs).
+
+    An increase counts only if it exceeds ``rtol * (1 + |E|)`` (float rounding).
+
+    Returns
+    -------
+    EnergyAudit
+    """
+    e = trajectory.energy
+    if e.shape[0] < 2:
+        raise ValueError("trajectory: needs at least two saved steps for an energy audit")
+    inc = e[1:] - e[:-1]
+    tol = rtol * (1 + e[:-1].abs())
+    bad = inc > tol
+    return EnergyAudit(float(inc.max()), int(bad.sum()), rtol, not bool(bad.any()))
+
+
+@dataclass(frozen=True)
+class PathErrorStats(Result):
+    """Outcome of :func:`path_integration_error` (radians).
+
+    Attributes
+    ----------
+    rms_final : float
+        RMS over runs and axes at the last saved step.
+    max_final : float
+        Largest absolute error at the last saved step.
+    rms_over_time : list of float
+        RMS per saved step.
+    """
+
+    rms_final: float
+    max_final: float
+    rms_over_time: list[float]
+
+
+def path_integration_error(trajectory: SimulationResult) -> PathErrorStats:
+    """Wrapped error between decoded phase and integrated input velocity.
+
+    Returns
+    -------
+    PathErrorStats
+    """
+    err = trajectory.path_error()  # (T, B, dim)
+    rms_t = err.pow(2).mean(dim=(1, 2)).sqrt()
+    return PathErrorStats(float(rms_t[-1]), float(err[-1].abs().max()),
+                          [float(x) for x in rms_t])
+
+
+@dataclass(frozen=True)
+class DiffusionFit(Result):
+    """Outcome of :func:`diffusion_coefficient`.
+
+    Attributes
+    ----------
+    D : float
+        Diffusion coefficient per axis (rad^2 per time unit), ``slope / 2``.
+    slope : float
+        Least-squares slope of the MSD through the origin.
+    t, msd : list of float
+        Elapsed times and mean squared displacements the fit used.
+    """
+
+    D: float
+    slope: float
+    t: list[float]
+    msd: list[float]
+
+
+def diffusion_coefficient(trajectory: SimulationResult, skip: float = 0.0) -> DiffusionFit:
+    """Bump diffusion from the mean squared displacement of the decoded phase.
+
+    .. math:: \\mathrm{MSD}(t) = \\langle (\\psi(t) - \\psi(t_0))^2 \\rangle = 2 D (t - t_0)
+
+    Phases are unwrapped along time; the slope is a least-squares fit through the origin.
+
+    Parameters
+    ----------
+    trajectory : a noisy run of many states.
+    skip : time to discard at the start (relaxation).
+
+    Returns
+    -------
+    DiffusionFit
+    """
+    t = trajectory.t
+    sel = t >= skip
+    psi = trajectory.decoded[sel]  # (T, B, dim)
+    steps = wrap_angle(psi[1:] - psi[:-1])
+    unwrapped = torch.cat([torch.zeros_like(psi[:1]), steps.cumsum(0)])
+    msd = unwrapped.pow(2).sum(-1).mean(-1) / psi.shape[-1]  # per axis
+    tt = t[sel] - t[sel][0]
+    slope = float((tt * msd).sum() / (tt * tt).sum())
+    return DiffusionFit(slope / 2, slope, [float(x) for x in tt], [float(x) for x in msd])
+
+
+def diffusion_theory(network: HopfieldNetwork, noise: float) -> float:
+    """Diffusion coefficient of the bump predicted from independent noise on every neuron.
+
+    With ``du = f(u) dt + sigma dW`` the phase moves by the projection of the noise on the left
+    null vector ``l = D t = d r*/d psi`` of the Jacobian (``t = d u*/d psi``):
+
+    .. math:: D = \\frac{\\sigma^2 \\|l\\|^2}{2 (l \\cdot t)^2}
+
+    (per manifold axis; for a torus the first axis).
+    """
+    m = _manifold(network)
+    g = network.geometry
+    psi = torch.zeros(g.dim, dtype=torch.float64)
+    u = m.u_star(psi)
+    t = m.tangent(psi, 0).reshape(-1)
+    left = network.activation.derivative(u).reshape(-1) * t
+    return float(noise**2 * left.dot(left) / (2 * left.dot(t) ** 2))

@@ -1,0 +1,394 @@
+"""Learning attractor energies (the "L" in SEAL).
+
+:func:`fit` fits an energy of the SEAL family (:class:`~neurodyn.energies.seal.SealEnergy`:
+spectral + pointwise + phase-locking terms, or the spectral part alone as a control) from states
+sampled near and far from the target manifold ``M``:
+
+1. *fixed points on M*: imposed exactly by the spectral slopes (linear in the other parts'
+   parameters, solved in closed form at every evaluation), and measured;
+2. *linearised normal field*: for probe directions ``d`` (white, smooth, odd about the bump
+   centre, amplitude) at random manifold points, ``tau J d = -kappa P d``, with ``P`` the
+   oblique projection removing the tangent part along the dynamics' own splitting;
+3. *finite restoring field*: for perturbations of relative size up to ``strength``,
+   ``tau f(u) = -kappa (u - u*(psi_hat))`` relative to ``kappa ||u - u*||``;
+4. *energy*: ``E(u) - E(M) = kappa B(u, psi_hat)`` relative to ``kappa B``, with ``B`` the
+   Bregman divergence of the leak and ``psi_hat`` the nearest point in that metric
+   (:mod:`neurodyn.analysis.attraction`).
+
+Each term is a residual weighted by ``weight_*``. The energy is linear in every learnable
+coefficient (per-mode curvatures, the pointwise basis, the locking strengths), so every residual
+is affine in them: each step samples a fresh batch (seeded by ``seed`` and the step number),
+adds its normal equations to running sums, and the coefficients are their ridge-regularised
+least-squares solution. The checkpoint holds those sums, so a resumed fit ends bit-identical to
+an uninterrupted one. The transport gains are fitted exactly afterwards.
+
+``config.device`` places the network, the targets and the batched design there; batches are
+drawn on the CPU (the same states on every device) and the normal equations are summed and
+solved on the CPU, so checkpoints load anywhere and a fit may resume on another device.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import torch
+
+from _runkit import RunFailed, atomic_torch_save, check_interrupt, progress, safe_torch_load
+
+from ..activation import Logistic
+from ..analysis.attraction import (
+    PROBES,
+    bregman,
+    nearest_point,
+    oblique_projection,
+    probe_directions,
+)
+from ..dynamics.device import check_device
+from ..energies import SealEnergy
+from ..geometry.populations import Geometry, Ring, Torus
+from ..manifold import TargetManifold
+from ..network import HopfieldNetwork, Transport
+from .config import FitConfig
+
+__all__ = ["FitConfig", "FitResult", "FitFailed", "FitInterrupted", "fit", "build_geometry",
+           "build_manifold", "build_network", "TERMS"]
+
+TERMS = ("linear", "field", "energy")
+
+
+class FitFailed(RunFailed):
+    """A fit ended without reaching what it was asked for (exit status 1)."""
+
+
+class FitInterrupted(KeyboardInterrupt):
+    """Ctrl-C during a fit; the message says what the saved checkpoint holds."""
+
+
+@dataclass
+class FitResult:
+    """Outcome of :func:`fit`: the network, per-step losses of each term and the wall time."""
+
+    network: HopfieldNetwork
+    config: FitConfig
+    history: dict[str, list[float]] = field(default_factory=dict)
+    seconds: float = 0.0
+    resumed_from: int = 0
+
+
+def build_geometry(config: FitConfig) -> Geometry:
+    """The geometry a config asks for."""
+    if config.geometry == "ring":
+        n = 128 if config.n is None else config.n
+        if not isinstance(n, int):
+            raise ValueError(f"n={n!r}: a ring needs one integer")
+        return Ring(n)
+    n = (32, 32) if config.n is None else config.n
+    if isinstance(n, int):
+        n = (n, n)
+    if len(n) != 2:
+        raise ValueError(f"n={n!r}: a torus needs two sizes (n1, n2)")
+    return Torus(int(n[0]), int(n[1]), config.lattice)
+
+
+def build_manifold(config: FitConfig, geometry: Geometry | None = None) -> TargetManifold:
+    """The target manifold of a config."""
+    geometry = geometry or build_geometry(config)
+    return TargetManifold.bump(geometry, Logistic(config.gain, config.rmax), config.a, config.c)
+
+
+def _bandwidth(config: FitConfig) -> int:
+    if config.bandwidth is not None:
+        return config.bandwidth
+    return 4 if config.geometry == "ring" else 2
+
+
+def build_network(config: FitConfig, manifold: TargetManifold) -> HopfieldNetwork:
+    """The untrained network of a config: every manifold point a fixed point, nothing learned."""
+    g = manifold.geometry
+    lock = config.geometry == "torus" if config.phaselock is None else config.phaselock
+    seal, mlp = config.family == "seal", config.family == "mlp"
+    degree = config.degree or (5 if config.geometry == "ring" else 4)
+    # the mlp family carries the leak-integral term c0 sum_i G(r_i) alone (degree 0), learned
+    # with the network: see neurodyn.fitting.neural for why an MLP of the rates cannot supply it
+    energy = SealEnergy(g, manifold.activation, manifold.u0, config.bias, degree,
+                        0 if mlp else min(_bandwidth(config), max(g.shape) // 2),
+                        pointwise=seal or mlp,
+                        pointwise_degree=0 if mlp else config.pointwise_degree,
+                        pointwise_inverse=mlp or config.pointwise_inverse,
+                        phaselock=seal and lock,
+                        mlp_hidden=config.hidden if mlp else 0, seed=config.seed,
+                        variable=config.variable)
+    return HopfieldNetwork(g, manifold.activation, energy, bias=config.bias, tau=config.tau,
+                           manifold=manifold)
+
+
+def _batch(manifold: TargetManifold, config: FitConfig, step: int):
+    """The sampled states of one step: probes for the linear term, perturbed states."""
+    g = manifold.geometry
+    gen = torch.Generator().manual_seed(int(config.seed) * 1_000_003 + step)
+    psi = g.random_phase(config.batch * len(PROBES), gen)
+    parts = psi.split(config.batch)
+    dirs = torch.cat([probe_directions(manifold, p, k, gen) for p, k in zip(parts, PROBES,
+                                                                               strict=True)])
+    low = 0.1 * config.strength
+    s = low + (config.strength - low) * torch.rand(len(psi), generator=gen, dtype=psi.dtype)
+    fdirs = torch.cat([probe_directions(manifold, p, k, gen) for p, k in zip(parts, PROBES,
+                                                                                strict=True)])
+    u = manifold.u_star(psi) + (s * manifold.norm).reshape((-1,) + (1,) * g.dim) * fdirs
+    near = nearest_point(manifold, u)
+    return {"psi": psi, "dirs": dirs, "u": u, "near": near, "us_near": manifold.u_star(near),
+            "bregman": bregman(manifold, u, near)}
+
+
+def _residuals(net: HopfieldNetwork, manifold: TargetManifold, config: FitConfig, b: dict):
+    """Residual vectors of the three terms, each scaled so its sum of squares is its loss."""
+    g, act, kappa = net.geometry, net.activation, config.kappa
+    out = {}
+    us = manifold.u_star(b["psi"])
+    d = act.derivative(us)
+    dirs = b["dirs"]
+    jd = -dirs - net.energy_fn.hvp(act(us), d * dirs)  # tau J d
+    tang = manifold.tangents(b["psi"]).flatten(1, -2)
+    pd = oblique_projection(dirs.flatten(1), tang, d.flatten(1).unsqueeze(-1) * tang)
+    count = dirs.shape[0]
+    out["linear"] = ((jd.flatten(1) + kappa * pd) / (kappa * math.sqrt(count))).flatten()
+    delta = b["u"] - b["us_near"]
+    f = net.field(b["u"]) * net.tau
+    norm = delta.flatten(1).norm(dim=-1, keepdim=True)
+    out["field"] = ((f + kappa * delta).flatten(1) / (kappa * norm * math.sqrt(count))).flatten()
+    rise = net.energy(b["u"]) - net.energy(manifold.u0)
+    target = kappa * b["bregman"]
+    out["energy"] = (rise - target) / (target * math.sqrt(count))
+    del g
+    return out
+
+
+#: elements of one batched state tensor (parameter sets x states x neurons) per vmap chunk
+_DESIGN_CHUNK_ELEMENTS = 2**22
+
+
+def _theta_tensors(net: HopfieldNetwork, theta: torch.Tensor) -> dict[str, torch.Tensor]:
+    """The network's learnable tensors with ``theta`` written into their free entries, out of
+    place (:meth:`SealEnergy.set_theta` without mutation), by their names in ``net``, plus
+    private copies of the spectral anchor buffers that :meth:`SealEnergy.refresh` writes."""
+    energy = net.energy_fn
+    names = {id(t): k for k, t in (*net.named_parameters(), *net.named_buffers())}
+    out, i = {}, 0
+    for t, m in energy.free_parameters():
+        idx = m.flatten().nonzero().squeeze(-1)
+        flat = torch.zeros(t.numel(), dtype=torch.float64,
+                           device=t.device).index_copy(0, idx, theta[i:i + idx.numel()])
+        out[names[id(t)]] = torch.where(m, flat.reshape(t.shape), t.detach())
+        i += idx.numel()
+    for buf in ("anchor_x", "anchored"):  # written by refresh, the same for every theta
+        t = getattr(energy.spectral, buf)
+        out[names[id(t)]] = t.detach().clone()
+    t = energy.spectral.anchor_slope  # depends on theta: batched under vmap (+ 0 theta)
+    out[names[id(t)]] = t.detach() + 0.0 * theta.sum()
+    return out
+
+
+def _design(net, manifold, config, b):
+    """``A, y`` per term with residual ``= A theta - y`` (the residuals are affine in theta).
+
+    The residuals at theta = 0 and at every unit vector e_j are evaluated in one batched pass
+    (:func:`torch.func.vmap` over the parameter sets, through
+    :func:`torch.func.functional_call`; what does not depend on theta is computed once), in
+    chunks of at most ``_DESIGN_CHUNK_ELEMENTS`` state entries. Column j of ``A`` is
+    ``residual(e_j) - residual(0)``; the network's own parameters are left untouched.
+    """
+    energy = net.energy_fn
+    p = energy.theta().numel()
+    dev = b["u"].device
+    thetas = torch.cat([torch.zeros(1, p, dtype=torch.float64, device=dev),
+                        torch.eye(p, dtype=torch.float64, device=dev)])
+
+    call = _ResidualCall(net)
+
+    def residuals(theta):
+        energy._key = None  # the tensors are replaced: refresh the slopes for them
+        tensors = {f"net.{k}": v for k, v in _theta_tensors(net, theta).items()}
+        return torch.func.functional_call(call, tensors, (manifold, config, b),
+                                          tie_weights=False, strict=False)
+
+    per_set = max(1, b["u"].numel() + b["dirs"].numel())
+    chunk = max(1, _DESIGN_CHUNK_ELEMENTS // per_set)
+    try:
+        with torch.no_grad():
+            res = torch.func.vmap(residuals, chunk_size=min(chunk, p + 1))(thetas)
+    finally:
+        energy._key = None
+        energy.spectral._coef_cache = None
+    return {k: ((res[k][1:] - res[k][0]).T.contiguous(), -res[k][0]) for k in TERMS}
+
+
+class _ResidualCall(torch.nn.Module):
+    """:func:`_residuals` as a module call (what :func:`torch.func.functional_call` runs)."""
+
+    def __init__(self, net: HopfieldNetwork):
+        super().__init__()
+        self.net = net
+
+    def forward(self, manifold, config, b):
+        return _residuals(self.net, manifold, config, b)
+
+
+def _weights(config: FitConfig) -> dict[str, float]:
+    return {"linear": config.weight_linear, "field": config.weight_field,
+            "energy": config.weight_energy}
+
+
+def _solve(sums: dict, config: FitConfig) -> torch.Tensor:
+    w = _weights(config)
+    ata = sum(w[k] * sums[k]["ata"] for k in TERMS)
+    aty = sum(w[k] * sums[k]["aty"] for k in TERMS)
+    p = ata.shape[0]
+    if p == 0:
+        return torch.zeros(0, dtype=torch.float64)
+    lam = config.ridge * float(ata.diagonal().mean()) + 1e-300
+    return torch.linalg.solve(ata + lam * torch.eye(p, dtype=ata.dtype), aty)
+
+
+def _term_losses(sums: dict, theta: torch.Tensor, steps: int) -> dict[str, float]:
+    """Mean over steps of each term's loss ``|A theta - y|^2`` on the accumulated batches."""
+    out = {}
+    for k in TERMS:
+        s = sums[k]
+        val = theta @ s["ata"] @ theta - 2 * theta @ s["aty"] + s["yty"]
+        out[k] = float(val) / max(steps, 1)
+    return out
+
+
+def _to(obj, device):
+    """Every tensor of ``obj`` (nested dicts and lists) on ``device``."""
+    if isinstance(obj, torch.Tensor):
+        return obj.to(device)
+    if isinstance(obj, dict):
+        return {k: _to(v, device) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return type(obj)(_to(v, device) for v in obj)
+    return obj
+
+
+def _checkpoint_config(config: FitConfig) -> dict:
+    d = config.to_dict()
+    d.pop("device")  # a checkpoint resumes on any device
+    d.pop("checkpoint_every")
+    d.pop("check_kappa")
+    d.pop("kappa_tol")
+    return d
+
+
+def _load_checkpoint(path: Path, config: FitConfig):
+    state = safe_torch_load(path, what="fit checkpoint")  # BadInput on a bad file
+    if not isinstance(state, dict) or state.get("format") != "neurodyn.fit/2":
+        raise ValueError(f"checkpoint {path}: not a fit checkpoint of this library; use --fresh")
+    old, new = state["config"], _checkpoint_config(config)
+    diff = sorted(k for k in set(old) | set(new) if old.get(k) != new.get(k))
+    if diff:
+        raise ValueError(f"checkpoint {path}: written with a different config (keys {diff}: "
+                         + ", ".join(f"{k}={old.get(k)!r} there, {new.get(k)!r} now"
+                                     for k in diff) + "); use --fresh to start over")
+    return state
+
+
+def fit(config: FitConfig | None = None, out_dir: str | Path | None = None,
+        progress_bar: bool | None = None, resume: bool = True) -> FitResult:
+    """Fit a SEAL network to the target manifold of ``config``.
+
+    Parameters
+    ----------
+    config : the fit configuration (defaults: a 128-neuron ring).
+    out_dir : where the checkpoint ``fit_state.pt`` goes (written atomically every
+        ``checkpoint_every`` steps); an existing one is resumed when its config matches, and
+        refused (``ValueError`` naming the differing keys) when it does not.
+    progress_bar : show a progress bar (default: only on a terminal).
+    resume : resume from a checkpoint in ``out_dir`` (``False``: start over).
+
+    Returns
+    -------
+    FitResult
+        The network (transport fitted, on ``config.device``) and, per step, each term's loss
+        at the solution.
+
+    Raises
+    ------
+    FitInterrupted
+        On Ctrl-C, after saving the checkpoint of the completed steps.
+
+    Examples
+    --------
+    >>> result = fit(FitConfig(n=32, steps=2, batch=4, kappa=2.0))
+    >>> result.network.geometry.shape, sorted(result.history)
+    ((32,), ['energy', 'field', 'linear'])
+    """
+    config = config or FitConfig()
+    start = time.perf_counter()
+    dev = check_device(config.device)
+    geometry = build_geometry(config)
+    manifold = build_manifold(config, geometry)  # on the CPU: draws the batches
+    target = manifold.to(dev)
+    net = build_network(config, manifold).to(dev)
+    net.manifold, net.energy_fn._key = target, None  # new tensors: refresh the slopes
+    ckpt = Path(out_dir) / "fit_state.pt" if out_dir is not None else None
+    if config.family == "mlp":
+        from .neural import train_neural
+
+        history, step0 = train_neural(
+            net, manifold, config, ckpt, resume, progress_bar,
+            lambda step: _to(_batch(manifold, config, step), dev),
+            lambda b: _residuals(net, target, config, b),
+            lambda path: _load_checkpoint(path, config), FitInterrupted, FitFailed)
+        with torch.no_grad():
+            net.transport = Transport.fit(geometry, target.u0, net.tau, net.activation)
+        return FitResult(net, config, history, time.perf_counter() - start, step0)
+    p = net.energy_fn.theta().numel()
+    zeros = {k: {"ata": torch.zeros(p, p, dtype=torch.float64),
+                 "aty": torch.zeros(p, dtype=torch.float64),
+                 "yty": torch.zeros((), dtype=torch.float64)} for k in TERMS}
+    sums, history, step0 = zeros, {k: [] for k in TERMS}, 0
+    if ckpt is not None and resume and ckpt.exists():
+        state = _load_checkpoint(ckpt, config)
+        sums, history, step0 = state["sums"], state["history"], int(state["step"])
+
+    def save(step):
+        if ckpt is not None:
+            atomic_torch_save({"format": "neurodyn.fit/2", "config": _checkpoint_config(config),
+                               "sums": sums, "history": history, "step": step}, ckpt)
+
+    bar = progress(total=config.steps, desc="fit", enabled=progress_bar, initial=step0)
+    step = step0
+    try:
+        for step in range(step0, config.steps):
+            design = _design(net, target, config, _to(_batch(manifold, config, step), dev))
+            for k, (a, y) in design.items():
+                sums[k] = {"ata": sums[k]["ata"] + (a.T @ a).cpu(),
+                           "aty": sums[k]["aty"] + (a.T @ y).cpu(),
+                           "yty": sums[k]["yty"] + (y @ y).cpu()}
+            losses = _term_losses(sums, _solve(sums, config), step + 1)
+            for k in TERMS:
+                history[k].append(losses[k])
+            if not all(math.isfinite(v) for v in losses.values()):
+                raise FitFailed(f"fit: a loss became non-finite at step {step}; check gain, a, c")
+            bar.update(1)
+            bar.set_postfix(**{k: f"{v:.2e}" for k, v in losses.items()})
+            if (step + 1) % config.checkpoint_every == 0:
+                save(step + 1)
+            check_interrupt()
+    except KeyboardInterrupt:
+        done = len(history["linear"])
+        save(done)
+        where = f"; checkpoint {ckpt} holds the normal equations of steps 0-{done - 1}" \
+            if ckpt is not None else " (no output directory, nothing saved)"
+        raise FitInterrupted(f"fit interrupted after {done} of {config.steps} steps{where}; "
+                             "rerun the same command to resume") from None
+    finally:
+        bar.close()
+    save(config.steps)
+    net.energy_fn.set_theta(_solve(sums, config))
+    with torch.no_grad():
+        net.transport = Transport.fit(geometry, target.u0, net.tau, net.activation)
+    return FitResult(net, config, history, time.perf_counter() - start, step0)

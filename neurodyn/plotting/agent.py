@@ -1,0 +1,67 @@
+"""Figure of an agent's trajectory in its box (optionally with a decoded estimate)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from ..spatial.agent import Trajectory
+
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
+    from matplotlib.figure import Figure
+
+__all__ = ["plot_trajectory"]
+
+
+def plot_trajectory(
+    trajectory: Trajectory,
+    decoded: np.ndarray | None = None,
+    ax: Axes | None = None,
+) -> Figure:
+    """Plot a trajectory in its box, optionally with a decoded estimate of it.
+
+    Parameters
+    ----------
+    trajectory : Trajectory
+    decoded : array, shape (steps, 2), optional
+        Estimated positions in metres, drawn dashed.
+    ax : matplotlib Axes, optional
+        Axes to draw into; a new figure is created when omitted.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        The figure holding ``ax``; the caller owns (and closes) it.
+    """
+    from matplotlib.figure import Figure
+    from matplotlib.patches import Rectangle
+
+    if not isinstance(trajectory, Trajectory):
+        raise TypeError(f"trajectory must be a Trajectory, got {type(trajectory).__name__}")
+    if ax is None:
+        fig = Figure(figsize=(4.5, 4.5), layout="constrained")
+        ax = fig.add_subplot()
+    else:
+        fig = ax.figure
+    size = trajectory.box.size
+    ax.add_patch(Rectangle((0, 0), size, size, fill=False, edgecolor="k", linewidth=1.5))
+    ax.plot(*trajectory.position.T, color="0.3", linewidth=0.6, label="true")
+    if decoded is not None:
+        decoded = np.asarray(decoded, dtype=float)
+        if decoded.shape != trajectory.position.shape:
+            raise ValueError(
+                f"decoded must have shape {trajectory.position.shape} like the trajectory, "
+                f"got shape {decoded.shape}"
+            )
+        ax.plot(*decoded.T, color="tab:red", linewidth=0.8, linestyle="--", label="decoded")
+        ax.legend(loc="upper right", fontsize="small")
+    ax.plot(*trajectory.position[0], marker="o", color="tab:green", markersize=5)
+    pad = 0.03 * size
+    ax.set_xlim(-pad, size + pad)
+    ax.set_ylim(-pad, size + pad)
+    ax.set_aspect("equal")
+    ax.set_xlabel("x (m)")
+    ax.set_ylabel("y (m)")
+    return fig

@@ -1,0 +1,1 @@
+"""neurodyn.spatial.gridcells."""

@@ -1,0 +1,315 @@
+r"""Grid cells: path integration of an agent's motion by a torus attractor, rate maps, gridness.
+
+A grid module of spacing ``s`` and orientation ``theta`` maps the agent's velocity ``v`` (m/s) to
+the lattice phase velocity (see :mod:`neurodyn.spatial.agent`)
+
+.. math:: \dot\psi = K v, \qquad K = [k_1; k_2],
+
+which drives the torus network's tangent transport. The network time unit is converted to
+seconds by ``tau_seconds`` (the network's ``tau`` lasts ``tau_seconds`` seconds), so the input
+velocity is ``K v * tau_seconds / tau`` radians per network time unit. The run starts from the
+manifold bump at the phase ``psi(x_0) = K x_0`` of the known start position; the network's
+estimate of position is recovered by integrating the decoded phase increments from ``x_0``
+
+.. math:: \hat x_n = x_0 + \sum_{m<n} K^{-1}\, \mathrm{wrap}(\hat\psi_{m+1} - \hat\psi_m).
+
+Several modules of different spacing share the same network: they run side by side along the
+batch axis, each with its own phase velocity. Each neuron of the sheet is a grid cell; its rate
+map bins its rate over the visited positions and its gridness is scored by the autocorrelogram
+rotation method (:mod:`neurodyn.spatial.ratemaps`).
+
+Between the trajectory's samples the phase velocity is interpolated linearly
+(:class:`~neurodyn.dynamics.inputs.ArrayVelocity`), and the network integrates on its own step, a whole
+fraction of the sample interval. Long runs are simulated in consecutive segments that continue
+from the last state, so memory stays bounded: only the decoded phases and the binned rates are
+kept.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+
+import numpy as np
+import torch
+
+from _runkit import progress
+
+from ...dynamics.device import check_device
+from ...dynamics.inputs import ArrayVelocity
+from ...dynamics.simulation import simulate
+from ...network import HopfieldNetwork
+from ..agent import Trajectory
+from ..gridnull import shuffled_gridness
+from ..gridscores import grid_scores
+from ..phases import phase_track_to_positions, phase_velocity, position_to_phase
+from .checks import _check_network, _check_trajectory, _modules, _positive
+from .network import (
+    DEFAULT_DT_NETWORK,
+    STABILITY_LIMIT,
+    STABILITY_MARGIN,
+    connectivity_row,
+    network_step,
+)
+from .results import GRIDNESS_THRESHOLD, GridCellsResult, ModuleResult, null_shift, run_metrics
+from .segments import _MapAccumulator, _midpoint_samples, check_cues, cue_current, cue_gain
+
+__all__ = [
+    "GridCellsResult",
+    "ModuleResult",
+    "run_grid_cells",
+    "connectivity_row",
+    "DEFAULT_DT_NETWORK",
+    "GRIDNESS_THRESHOLD",
+    "STABILITY_LIMIT",
+    "STABILITY_MARGIN",
+    "network_step",
+]
+
+# bytes of saved states (u and r, float64) per simulated segment
+_SEGMENT_BYTES = 32e6
+
+
+# --------------------------------------------------------------------------------------------------
+# the run
+
+
+def run_grid_cells(
+    network: HopfieldNetwork,
+    trajectory: Trajectory,
+    spacing: float = 0.5,
+    orientation: float = 0.0,
+    modules: list[float] | None = None,
+    tau_seconds: float = 0.01,
+    dt_network: float | None = None,
+    cells: int = 64,
+    bins: int = 20,
+    seed: int = 0,
+    progress_bar: bool | None = None,
+    *,
+    all_cells: bool = False,
+    lattice: str | None = None,
+    method: str = "rk4",
+    noise: float = 0.0,
+    keep_rates: bool = False,
+    boundary_cue: tuple[float, float] | None = None,
+    landmark_cue: tuple[float, float, float, float] | None = None,
+    shuffles: int = 20,
+    min_shift: float | None = None,
+    device: str = "cpu",
+) -> GridCellsResult:
+    """Path integration of an agent's trajectory by a torus network; rate maps and gridness.
+
+    For module ``m`` of spacing ``s_m`` the input velocity (radians per network time unit) is
+
+    .. math:: v_m(t_n) = K(s_m, \\theta)\\, \\frac{x_{n+1} - x_n}{\\Delta t}
+              \\cdot \\frac{\\tau_s}{\\tau}
+
+    interpolated linearly between samples (its integral differs from the true displacement by
+    at most ``|v_N - v_0| dt / 2`` over the whole run). The network starts at the bump
+    ``u*(K x_0 mod 2 pi)`` and integrates ``tau du/dt = -u - grad F(r) + b + sum_a v_a T_a(r)``
+    with ``method`` on the largest step ``dt_net`` that divides ``Delta t' = Delta t tau / tau_s``
+    (the sample interval in network time units), is at most ``dt_network`` and is stable for the
+    network's fastest decaying mode (:func:`network_step`). Decoded
+    positions integrate the wrapped decoded phase increments from ``x_0``
+    (:func:`neurodyn.spatial.agent.phase_track_to_positions`). Rate maps bin each panel cell's rate over
+    the positions (``bins x bins``, no smoothing) and are scored by
+    :func:`neurodyn.spatial.ratemaps.grid_scores`. A cell is classified as a grid cell against the
+    shuffled null of :func:`neurodyn.spatial.gridnull.shuffled_gridness` (its smoothed map's classic
+    gridness above the 95th percentile of ``shuffles`` time-shifted maps per cell, pooled);
+    ``shuffles=0`` uses the fixed threshold :data:`GRIDNESS_THRESHOLD` on the unsmoothed maps.
+
+    Parameters
+    ----------
+    network : a fitted torus network with transport and target manifold.
+    trajectory : the agent's trajectory, ``position`` (steps, 2) m sampled every ``dt`` s.
+    spacing : grid spacing in metres (used when ``modules`` is None).
+    orientation : angle of the wave vector ``k1`` in radians.
+    modules : spacings (m) of several modules run side by side; the first is the primary one.
+    tau_seconds : the duration of the network's ``tau`` in seconds (10 ms for grid cells).
+    dt_network : largest network step in units of ``tau`` (default :data:`DEFAULT_DT_NETWORK`,
+        2 tau: on the 32 x 32 hex sheet its decoded positions differ from those of a 0.25 tau
+        run by ~1e-5 m, and the 10-minute run takes about a minute; see
+        ``bench/bench_gridcells.py --study``). A stiffer network gets a smaller step.
+    cells : size of the random panel of cells (sheet neurons, drawn without replacement).
+    bins : rate-map bins per side.
+    seed : seeds the choice of the panel.
+    progress_bar : show a progress bar over the run (default: only on a terminal).
+    all_cells : also bin every neuron of the sheet (``ModuleResult.all_maps``).
+    lattice : expected lattice of the model (``'hex'`` or ``'square'``); a mismatch raises.
+    method : fixed-step integrator of :func:`neurodyn.dynamics.simulation.simulate` (``rk4``, ``midpoint``,
+        ``euler``); ``noise > 0`` needs ``euler`` (Euler-Maruyama).
+    noise : ``sigma`` of additive noise on ``u`` per square root of network time (seeded by
+        ``seed``, a fresh stream per segment).
+    keep_rates : keep the panel's rates over time (``ModuleResult.rates``, (steps, cells)).
+    boundary_cue : ``(strength, distance)``: while the agent is within ``distance`` m of a wall,
+        a landmark input of that strength (:mod:`neurodyn.spatial.cues`) pulls each module's bump to
+        the phase ``K x`` of the true position (a boundary encounter resets the integrator).
+    landmark_cue : ``(strength, x, y, radius)``: the same input while the agent is within
+        ``radius`` m of a landmark at ``(x, y)`` m (:mod:`neurodyn.spatial.gridcells.segments`).
+    shuffles : time-shifted maps per cell of the grid-cell null (>= 0; 0: fixed threshold).
+    min_shift : smallest time shift of the null in seconds (default ``min(20 s, duration / 4)``).
+    device : ``cpu`` or ``cuda``: where the network is simulated (the maps, phases and
+        scores are computed on the CPU).
+
+    Returns
+    -------
+    GridCellsResult
+        With ``metrics``: ``final_error_m``, ``final_error_fraction`` (of the spacing),
+        ``mean_error_m``, ``max_error_m``, ``fraction_grid`` (above ``gridness_threshold``,
+        whose origin ``gridness_threshold_source`` states: the shuffled null, or the fixed
+        0.8), ``gridness_null`` (the null's numbers, or None), ``fraction_grid_fixed``
+        (classic >= 0.8 whatever the null), ``gridness_median``, ``score_90_median``,
+        ``measured_spacing_m``,
+        ``measured_orientation_deg`` for the primary module, the same per module under
+        ``modules``, and ``wall_time_s``, ``duration_s``, ``dt_network_tau``, ``nfe``.
+
+    Raises
+    ------
+    ValueError
+        A non-torus model or a lattice mismatch, a malformed trajectory (shape, non-monotone
+        or non-uniform times, positions outside the box), non-positive parameters, a panel
+        larger than the sheet, samples so far apart that a phase increment reaches pi, a cue
+        with a negative strength or a landmark outside the box, or a run shorter than twice
+        the null's ``min_shift``.
+
+    Examples
+    --------
+    >>> from neurodyn.fitting.core import FitConfig, fit
+    >>> from neurodyn.spatial.agent import generate_trajectory
+    >>> net = fit(FitConfig(geometry="torus", n=(16, 16), steps=2)).network
+    >>> res = run_grid_cells(net, generate_trajectory(2.0, seed=0), cells=4)
+    >>> res.decoded.shape, res.maps.maps.shape
+    ((100, 2), (4, 20, 20))
+    """
+    g = _check_network(network, lattice)
+    _check_trajectory(trajectory)
+    spacings = _modules(spacing, modules)
+    if isinstance(orientation, bool) or not isinstance(orientation, (int, float)) or not \
+            math.isfinite(orientation):
+        raise ValueError(f"orientation={orientation!r}: must be a finite angle in radians")
+    tau_seconds = _positive("tau_seconds", tau_seconds)
+    dt_max = _positive("dt_network", DEFAULT_DT_NETWORK if dt_network is None else dt_network)
+    if isinstance(cells, bool) or not isinstance(cells, (int, np.integer)) or \
+            not 1 <= cells <= g.size:
+        raise ValueError(f"cells={cells!r}: must be an integer in [1, {g.size}] "
+                         f"(the {g.shape[0]} x {g.shape[1]} sheet)")
+    if isinstance(bins, bool) or not isinstance(bins, (int, np.integer)) or bins < 2:
+        raise ValueError(f"bins={bins!r}: must be an integer >= 2")
+    if method not in ("euler", "midpoint", "rk4"):
+        raise ValueError(f"method={method!r}: choose a fixed-step method, one of "
+                         "('euler', 'midpoint', 'rk4')")
+    if isinstance(noise, bool) or not isinstance(noise, (int, float)) or \
+            not (math.isfinite(noise) and noise >= 0):
+        raise ValueError(f"noise={noise!r}: must be a finite number >= 0")
+    if noise > 0 and method != "euler":
+        raise ValueError(f"method={method!r}: noise > 0 needs method='euler' (Euler-Maruyama)")
+    check_cues(boundary_cue, landmark_cue, trajectory.box)
+    if isinstance(shuffles, bool) or not isinstance(shuffles, (int, np.integer)) or shuffles < 0:
+        raise ValueError(f"shuffles={shuffles!r}: must be an integer >= 0")
+    shift = null_shift(trajectory, min_shift) if shuffles > 0 else None
+
+    steps = trajectory.steps
+    dt_s = float(trajectory.dt)
+    unit = tau_seconds / network.tau  # seconds per network time unit
+    dt_sample = dt_s / unit  # sample interval in network time units
+    dt_net, substeps, lam = network_step(network, dt_sample, dt_max, method)
+
+    # phase velocities (steps, M, 2) in rad per network time unit, and the unwrap condition
+    vel = np.stack([phase_velocity(trajectory.velocity, s, orientation, g.lattice)
+                    for s in spacings], axis=1)
+    jump = float(np.abs(vel).max()) * dt_s
+    if jump >= math.pi:
+        raise ValueError(f"trajectory.dt={dt_s} s: a phase moves by {jump:.3g} rad between "
+                         "samples (>= pi), so decoded phases cannot be unwrapped; sample the "
+                         "positions more often")
+    vel_net = torch.as_tensor(_midpoint_samples(vel * unit), dtype=torch.float64)
+    batch = len(spacings)
+
+    dev = check_device(device)
+    rng = np.random.default_rng(seed)
+    flat = np.sort(rng.choice(g.size, size=int(cells), replace=False))
+    cell_idx = np.stack(np.unravel_index(flat, g.shape), axis=1)
+
+    psi0 = np.stack([np.mod(position_to_phase(trajectory.position[0], s, orientation,
+                                              g.lattice), 2 * math.pi) for s in spacings])
+    with torch.no_grad():
+        u = network.manifold.u_star(torch.as_tensor(psi0, dtype=torch.float64))
+
+    box = trajectory.box
+    acc = [_MapAccumulator(box, bins) for _ in spacings]
+    acc_all = [_MapAccumulator(box, bins) for _ in spacings] if all_cells else None
+    phases = np.empty((steps, batch, 2))
+    kept = np.empty((steps, batch, int(cells))) if keep_rates or shuffles > 0 else None
+    gain = cue_gain(trajectory, boundary_cue, landmark_cue)
+    seg = max(1, int(_SEGMENT_BYTES // (16 * batch * g.size)))  # samples per segment
+    nfe = 0
+    bar = progress(total=steps - 1, desc="grid cells", enabled=progress_bar)
+    start = time.perf_counter()
+    first = 0
+    try:
+        while first < steps - 1:
+            last = min(first + seg, steps - 1)
+            n = last - first
+            vseg = ArrayVelocity(vel_net[2 * first:2 * last + 1], dt_sample / 2)
+            cur = None if gain is None else cue_current(
+                network, gain, trajectory, first, last, spacings, orientation, dt_sample)
+            if cur is not None and dev.type != "cpu":
+                cur = (lambda c: lambda t: c(t).to(dev))(cur)
+            tr = simulate(network, u, n * dt_sample, dt_net, method=method, velocity=vseg,
+                          save_every=substeps, progress_bar=False, diagnostics=False,
+                          noise=noise, seed=(seed * 1_000_003 + first) if noise > 0 else None,
+                          current=cur, device=dev)
+            nfe += tr.nfe
+            u = tr.u[-1]
+            tr = tr.cpu()
+            r = tr.r.reshape(tr.r.shape[0], batch, g.size)
+            dec = tr.decoded.numpy()
+            # after the first segment, the first saved state repeats the previous last one
+            keep = slice(0 if first == 0 else 1, None)
+            idx = slice(first if first == 0 else first + 1, last + 1)
+            phases[idx] = dec[keep]
+            rn = r[keep].numpy()
+            if kept is not None:
+                kept[idx] = rn[:, :, flat]
+            pos = trajectory.position[idx]
+            for m in range(batch):
+                acc[m].add(pos, rn[:, m, flat])
+                if acc_all is not None:
+                    acc_all[m].add(pos, rn[:, m])
+            bar.update(n)
+            first = last
+    finally:
+        bar.close()
+    wall = time.perf_counter() - start
+
+    results = []
+    for m, s in enumerate(spacings):
+        decoded = phase_track_to_positions(phases[:, m], trajectory.position[0], s, orientation,
+                                           g.lattice)
+        err = np.linalg.norm(decoded - trajectory.position, axis=-1)
+        maps = acc[m].result()
+        null = None if shift is None else shuffled_gridness(
+            trajectory.position, kept[:, m], dt_s, box, int(bins), shuffles=int(shuffles),
+            min_shift=shift, seed=seed)
+        results.append(ModuleResult(
+            spacing=s, phases=phases[:, m].copy(), decoded=decoded, error=err, maps=maps,
+            scores=grid_scores(maps), all_maps=acc_all[m].result() if acc_all else None,
+            rates=kept[:, m].copy() if keep_rates else None, classification=null))
+
+    config = {"spacing": spacings[0], "modules": spacings, "orientation_rad": orientation,
+              "tau_seconds": tau_seconds, "dt_network_max_tau": dt_max,
+              "dt_network_tau": dt_net / network.tau, "substeps": substeps,
+              "jacobian_min_eigenvalue": lam, "cells": int(cells),
+              "bins": int(bins), "seed": seed, "method": method, "all_cells": all_cells,
+              "noise": float(noise), "device": str(dev),
+              "boundary_cue": None if boundary_cue is None else list(boundary_cue),
+              "landmark_cue": None if landmark_cue is None else list(landmark_cue),
+              "shuffles": int(shuffles), "min_shift_s": shift,
+              "lattice": g.lattice, "sheet": list(g.shape), "box_m": box.size,
+              "dt_s": dt_s, "duration_s": float(trajectory.t[-1] - trajectory.t[0]),
+              "steps": steps}
+    result = GridCellsResult(trajectory, results, cell_idx, g.lattice, float(orientation),
+                             connectivity_row(network), wall, config)
+    result.metrics = run_metrics(result, nfe, dt_net / network.tau)
+    return result

@@ -1,0 +1,138 @@
+r"""What each segment of a grid-cell run needs: velocity samples, cue currents, map sums.
+
+A long run is simulated in consecutive segments (:func:`neurodyn.spatial.gridcells.run.run_grid_cells`).
+Each one reads the phase velocity on the half-sample grid (:func:`_midpoint_samples`), the cue
+current of the samples it covers, and adds its rates to the rate-map sums
+(:class:`_MapAccumulator`).
+
+Cues of grid cells are encounters: while the agent is within ``distance`` m of a wall
+(``boundary_cue``) or within ``radius`` m of a landmark (``landmark_cue``) an input of the cue's
+strength, shaped like the bump (:func:`neurodyn.spatial.cues.cue_profile`), sits at each module's phase
+``K x`` of the true position, so the encounter pulls the integrator back to where the agent is.
+Overlapping encounters add their strengths.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import torch
+
+from ...network import HopfieldNetwork
+from ..agent import Box, Trajectory
+from ..cues import cue_profile
+from ..phases import position_to_phase
+from ..ratemaps import RateMaps, rate_maps
+
+__all__ = []
+
+
+def _finite(x) -> bool:
+    return not isinstance(x, bool) and isinstance(x, (int, float, np.integer, np.floating)) \
+        and math.isfinite(float(x))
+
+
+def check_cues(boundary_cue, landmark_cue, box: Box) -> None:
+    """Raise ``ValueError`` naming the cue whose numbers are malformed."""
+    if boundary_cue is not None:
+        if len(tuple(boundary_cue)) != 2 or not all(_finite(x) for x in boundary_cue) \
+                or not (boundary_cue[0] >= 0 and boundary_cue[1] > 0):
+            raise ValueError(f"boundary_cue={boundary_cue!r}: needs (strength, distance) with "
+                             "strength >= 0 (units of u) and distance > 0 (m)")
+    if landmark_cue is not None:
+        if len(tuple(landmark_cue)) != 4 or not all(_finite(x) for x in landmark_cue) \
+                or not (landmark_cue[0] >= 0 and landmark_cue[3] > 0):
+            raise ValueError(f"landmark_cue={landmark_cue!r}: needs (strength, x, y, radius) "
+                             "with strength >= 0 (units of u) and radius > 0 (m)")
+        if not bool(box.contains(np.array([landmark_cue[1:3]], dtype=float))[0]):
+            raise ValueError(f"landmark_cue={landmark_cue!r}: the landmark ({landmark_cue[1]}, "
+                             f"{landmark_cue[2]}) m lies outside the box [0, {box.size}]^2 m")
+
+
+def cue_gain(trajectory: Trajectory, boundary_cue, landmark_cue) -> np.ndarray | None:
+    """Cue strength at every sample (``(steps,)``), or None when no cue is ever on."""
+    pos = trajectory.position
+    gain = np.zeros(pos.shape[0])
+    if boundary_cue is not None:
+        strength, distance = (float(x) for x in boundary_cue)
+        size = trajectory.box.size
+        gain += strength * (np.minimum(pos, size - pos).min(axis=1) < distance)
+    if landmark_cue is not None:
+        strength, x, y, radius = (float(v) for v in landmark_cue)
+        gain += strength * (np.hypot(pos[:, 0] - x, pos[:, 1] - y) < radius)
+    return gain if gain.any() else None
+
+
+def cue_current(network: HopfieldNetwork, gain: np.ndarray, trajectory: Trajectory, first: int,
+                last: int, spacings, orientation: float, dt_sample: float):
+    """Cue current over samples ``first..last`` (time from the segment's start): the gain at
+    each sample times the bump-shaped profile at the true positions' phases."""
+    g = network.geometry
+    pos = trajectory.position[first:last + 1]
+    amp = gain[first:last + 1]
+    phase = np.stack([position_to_phase(pos, s, orientation, g.lattice) for s in spacings],
+                     axis=1)  # (n + 1, modules, 2)
+    q = cue_profile(network)
+    zero = torch.zeros((1,) + g.shape, dtype=torch.float64)
+
+    def current(t: float) -> torch.Tensor:
+        i = min(int(math.floor(t / dt_sample + 1e-9)), len(amp) - 1)
+        if amp[i] == 0:
+            return zero
+        return float(amp[i]) * g.shift(q, torch.as_tensor(phase[i], dtype=torch.float64))
+
+    return current
+
+
+def _midpoint_samples(vel: np.ndarray) -> np.ndarray:
+    """Velocity samples on the half-interval grid for linear interpolation.
+
+    ``vel[i] = (x_{i+1} - x_i) / dt`` is the mean velocity over ``[t_i, t_{i+1}]``, so it is
+    placed at the midpoint ``t_i + dt/2``; at the sample times the neighbours are averaged:
+
+    ``w_{2i+1} = v_i``, ``w_{2i} = (v_{i-1} + v_i) / 2`` (``w_0 = v_0``).
+
+    The linear interpolant of ``w`` then integrates to the true displacement up to
+    ``dt^2 |dv/dt| / 8``, an error that does not accumulate; the interpolant of ``v`` placed at
+    ``t_i`` would be off by ``(v_n - v_0) dt / 2`` at ``t_n``.
+
+    Parameters
+    ----------
+    vel : array (steps, ...), velocities of the intervals starting at each sample.
+
+    Returns
+    -------
+    array (2 steps - 1, ...), samples every ``dt / 2`` from ``t_0`` to ``t_{steps-1}``.
+    """
+    n = vel.shape[0]
+    out = np.empty((2 * n - 1,) + vel.shape[1:])
+    out[1::2] = vel[:-1]
+    out[0] = vel[0]
+    out[2::2] = 0.5 * (vel[:-1] + vel[1:])
+    return out
+
+
+class _MapAccumulator:
+    """Rate maps built segment by segment: rate sums and occupancy add up."""
+
+    def __init__(self, box: Box, bins: int):
+        self.box, self.bins = box, bins
+        self.sums = None
+        self.occ = None
+        self.edges = None
+
+    def add(self, positions: np.ndarray, rates: np.ndarray) -> None:
+        rm = rate_maps(positions, rates, self.box, self.bins)
+        sums = np.where(np.isfinite(rm.maps), rm.maps, 0.0) * rm.occupancy
+        if self.sums is None:
+            self.sums, self.occ, self.edges = sums, rm.occupancy.copy(), rm
+        else:
+            self.sums += sums
+            self.occ += rm.occupancy
+
+    def result(self) -> RateMaps:
+        maps = np.full_like(self.sums, np.nan)
+        np.divide(self.sums, self.occ, out=maps, where=self.occ > 0)
+        return RateMaps(maps=maps, x_edges=self.edges.x_edges, y_edges=self.edges.y_edges,
+                        occupancy=self.occ)

@@ -1,0 +1,152 @@
+"""User positions as trajectories: checks, files (``.npy``, ``.npz``, RatInABox histories).
+
+``velocity[i] = (position[i + 1] - position[i]) / dt``; the last velocity repeats the previous.
+"""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+
+from .agent import Box, Trajectory, _check_positive
+
+__all__ = ["check_positions", "load_positions"]
+
+
+def check_positions(position: np.ndarray, box: Box) -> None:
+    """Raise ``ValueError`` unless every position ``(steps, 2)`` is finite and inside ``box``.
+
+    The message names the first offending index and value (and how many lie outside).
+    """
+    bad = ~np.isfinite(position)
+    if bad.any():
+        i, j = np.argwhere(bad)[0]
+        raise ValueError(
+            f"positions must be finite, got {position[i, j]} at index [{i}, {j}]"
+        )
+    outside = ~box.contains(position)
+    if outside.any():
+        i = int(np.flatnonzero(outside)[0])
+        raise ValueError(
+            f"positions must lie inside the box [0, {box.size}] x [0, {box.size}] m, got "
+            f"{position[i].tolist()} at index {i} ({int(outside.sum())} positions outside)"
+        )
+
+
+def load_positions(
+    source: str | os.PathLike | np.ndarray,
+    dt: float | None = None,
+    box: Box | None = None,
+    *,
+    times: np.ndarray | None = None,
+) -> Trajectory:
+    """Wrap user positions sampled every ``dt`` seconds as a :class:`Trajectory`.
+
+    ``velocity[i] = (position[i + 1] - position[i]) / dt``; the last velocity repeats the previous.
+
+    Parameters
+    ----------
+    source : path or array, shape (steps, 2)
+        Positions in metres, or a ``.npy`` file holding them, or a ``.npz`` file with an array
+        ``position`` (and optionally ``t``, used as ``times`` when ``times`` is not given), or
+        a RatInABox history (``.npz`` of ``get_history_arrays()`` or ``.json`` of
+        ``Agent.history``, with ``t`` and ``pos``).
+    dt : float, optional
+        Sampling interval in seconds, > 0. Required unless ``times`` is given.
+    box : Box, optional
+        The arena (default ``Box(1.0)``); every position must lie inside it.
+    times : array, shape (steps,), optional
+        Sample times in seconds: finite, strictly increasing and uniformly spaced (relative
+        tolerance 1e-6); their spacing must equal ``dt`` when both are given.
+
+    Returns
+    -------
+    Trajectory
+
+    Raises
+    ------
+    ValueError
+        Wrong shape, fewer than 2 steps, non-finite values, a position outside the box, a
+        non-positive ``dt``, non-monotone or non-uniform ``times``, an unsupported file type.
+    """
+    box = Box() if box is None else box
+    if not isinstance(box, Box):
+        raise TypeError(f"box must be a Box, got {box!r}")
+    if isinstance(source, (str, os.PathLike)):
+        position, file_times = _read_positions_file(source)
+        if times is None:
+            times = file_times
+    else:
+        position = np.asarray(source)
+    if position.dtype.kind not in "iuf":
+        raise TypeError(f"positions must be a real numeric array, got dtype {position.dtype}")
+    position = np.array(position, dtype=float)
+    if position.ndim != 2 or position.shape[1] != 2:
+        raise ValueError(f"positions must have shape (steps, 2), got shape {position.shape}")
+    steps = position.shape[0]
+    if steps < 2:
+        raise ValueError(f"positions must have at least 2 steps, got {steps}")
+    check_positions(position, box)
+    if dt is not None:
+        dt = _check_positive("dt", dt)
+    if times is not None:
+        t = _check_times(times, steps, dt)
+        dt = float(np.mean(np.diff(t))) if dt is None else dt
+    elif dt is None:
+        raise ValueError("dt must be given (a float > 0) when times is not given, got None")
+    else:
+        t = np.arange(steps) * dt
+    velocity = np.empty_like(position)
+    velocity[:-1] = np.diff(position, axis=0) / dt
+    velocity[-1] = velocity[-2]
+    return Trajectory(t=t, position=position, velocity=velocity, dt=dt, box=box)
+
+
+def _read_positions_file(path: str | os.PathLike) -> tuple[np.ndarray, np.ndarray | None]:
+    path = os.fspath(path)
+    suffix = os.path.splitext(path)[1].lower()
+    if suffix == ".npy":
+        return np.load(path, allow_pickle=False), None
+    if suffix == ".npz":
+        with np.load(path, allow_pickle=False) as data:
+            if "position" in data:
+                return data["position"], (data["t"] if "t" in data else None)
+            if "pos" in data and "t" in data:  # RatInABox Agent.get_history_arrays()
+                return data["pos"], data["t"]
+            raise ValueError(
+                f"source {path!r} must hold an array named 'position' (or RatInABox's 't' and "
+                f"'pos'), has {sorted(data)}"
+            )
+    if suffix == ".json":  # a RatInABox Agent.history dict
+        from ..interop import ratinabox_arrays
+
+        t, pos = ratinabox_arrays(path)
+        return pos, t
+    raise ValueError(f"source must be a .npy or .npz file, a RatInABox .json history or an "
+                     f"array, got {path!r}")
+
+
+def _check_times(times: np.ndarray, steps: int, dt: float | None) -> np.ndarray:
+    t = np.asarray(times, dtype=float)
+    if t.shape != (steps,):
+        raise ValueError(f"times must have shape ({steps},) like positions, got shape {t.shape}")
+    if not np.all(np.isfinite(t)):
+        i = int(np.flatnonzero(~np.isfinite(t))[0])
+        raise ValueError(f"times must be finite, got {t[i]} at index {i}")
+    step = np.diff(t)
+    if np.any(step <= 0):
+        i = int(np.flatnonzero(step <= 0)[0])
+        raise ValueError(
+            f"times must be strictly increasing, got times[{i}]={t[i]} then "
+            f"times[{i + 1}]={t[i + 1]}"
+        )
+    mean = float(np.mean(step))
+    if np.max(np.abs(step - mean)) > 1e-6 * mean:
+        raise ValueError(
+            f"times must be uniformly spaced (relative tolerance 1e-6), got spacings from "
+            f"{step.min()} to {step.max()} s; resample the positions first"
+        )
+    if dt is not None and abs(mean - dt) > 1e-6 * dt:
+        raise ValueError(f"dt must equal the spacing of times ({mean} s), got {dt}")
+    return t
