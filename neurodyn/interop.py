@@ -4,8 +4,9 @@ RatInABox (George et al. 2024) records an agent's motion in ``Agent.history``, a
 with ``"t"`` (s) and ``"pos"`` (m, one ``(2,)`` entry per step) among others;
 ``Agent.get_history_arrays()`` returns the same keys as arrays, which is what ``np.savez``
 writes. :func:`from_ratinabox` accepts the agent itself, either dict, or a ``.npz`` / ``.json``
-file of it, and returns a :class:`neurodyn.spatial.agent.Trajectory` (the box is the environment's
-extent when the agent is given); :func:`neurodyn.spatial.agent.load_positions` reads the same files, so
+file of it, and returns a :class:`neurodyn.spatial.agent.Trajectory` (the box is the
+environment's extent when the agent is given); :func:`neurodyn.spatial.positions.load_positions`
+reads the same files (:func:`~neurodyn.spatial.positions.ratinabox_arrays` reads the history), so
 ``neurodyn grid-cells --trajectory history.npz`` runs a RatInABox trajectory unchanged.
 
 NWB (via ``pynwb``, the optional extra ``nwb``): :func:`write_nwb` stores positions as a
@@ -17,7 +18,6 @@ NWB (via ``pynwb``, the optional extra ``nwb``): :func:`write_nwb` stores positi
 
 from __future__ import annotations
 
-import json
 import os
 import uuid
 from datetime import datetime, timezone
@@ -25,50 +25,9 @@ from datetime import datetime, timezone
 import numpy as np
 
 from .spatial.agent import Box, Trajectory
-from .spatial.positions import load_positions
+from .spatial.positions import load_positions, ratinabox_arrays
 
 __all__ = ["ratinabox_arrays", "from_ratinabox", "write_nwb", "read_nwb"]
-
-
-def ratinabox_arrays(source) -> tuple[np.ndarray, np.ndarray]:
-    """Times ``(steps,)`` and positions ``(steps, 2)`` of a RatInABox history.
-
-    Parameters
-    ----------
-    source : a RatInABox ``Agent``, its ``history`` dict (lists) or ``get_history_arrays()``
-        dict, or a path to a ``.npz`` / ``.json`` file holding ``t`` and ``pos``.
-
-    Returns
-    -------
-    t, pos : arrays.
-    """
-    if isinstance(source, (str, os.PathLike)):
-        path = os.fspath(source)
-        suffix = os.path.splitext(path)[1].lower()
-        if suffix == ".npz":
-            with np.load(path, allow_pickle=False) as data:
-                hist = {k: data[k] for k in data.files}
-        elif suffix == ".json":
-            with open(path, encoding="utf-8") as fh:
-                hist = json.load(fh)
-        else:
-            raise ValueError(f"source {path!r}: a RatInABox history must be a .npz or .json file")
-    elif hasattr(source, "history") and isinstance(source.history, dict):
-        hist = source.history
-    elif isinstance(source, dict):
-        hist = source
-    else:
-        raise ValueError(f"source: expected a RatInABox Agent, a history dict or a file, got "
-                         f"{type(source).__name__}")
-    missing = [k for k in ("t", "pos") if k not in hist]
-    if missing:
-        raise ValueError(f"source: a RatInABox history needs keys 't' and 'pos'; missing "
-                         f"{missing} (has {sorted(hist)})")
-    t = np.asarray(hist["t"], dtype=float)
-    pos = np.asarray(hist["pos"], dtype=float)
-    if pos.ndim != 2 or pos.shape[1] != 2:
-        raise ValueError(f"pos: shape {pos.shape}; a 2-D environment's positions are (steps, 2)")
-    return t, pos
 
 
 def from_ratinabox(source, box: Box | None = None) -> Trajectory:

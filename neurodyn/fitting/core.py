@@ -36,7 +36,7 @@ from pathlib import Path
 
 import torch
 
-from _runkit import RunFailed, atomic_torch_save, check_interrupt, progress, safe_torch_load
+from _runkit import RunFailed, check_interrupt, progress
 
 from ..activation import Logistic
 from ..analysis.attraction import (
@@ -51,7 +51,9 @@ from ..energies import SealEnergy
 from ..geometry.populations import Geometry, Ring, Torus
 from ..manifold import TargetManifold
 from ..network import HopfieldNetwork, Transport
+from .checkpoint import load_checkpoint, save_checkpoint, to_device
 from .config import FitConfig
+from .neural import train_neural
 
 __all__ = ["FitConfig", "FitResult", "FitFailed", "FitInterrupted", "fit", "build_geometry",
            "build_manifold", "build_network", "TERMS"]
@@ -262,39 +264,6 @@ def _term_losses(sums: dict, theta: torch.Tensor, steps: int) -> dict[str, float
     return out
 
 
-def _to(obj, device):
-    """Every tensor of ``obj`` (nested dicts and lists) on ``device``."""
-    if isinstance(obj, torch.Tensor):
-        return obj.to(device)
-    if isinstance(obj, dict):
-        return {k: _to(v, device) for k, v in obj.items()}
-    if isinstance(obj, (list, tuple)):
-        return type(obj)(_to(v, device) for v in obj)
-    return obj
-
-
-def _checkpoint_config(config: FitConfig) -> dict:
-    d = config.to_dict()
-    d.pop("device")  # a checkpoint resumes on any device
-    d.pop("checkpoint_every")
-    d.pop("check_kappa")
-    d.pop("kappa_tol")
-    return d
-
-
-def _load_checkpoint(path: Path, config: FitConfig):
-    state = safe_torch_load(path, what="fit checkpoint")  # BadInput on a bad file
-    if not isinstance(state, dict) or state.get("format") != "neurodyn.fit/2":
-        raise ValueError(f"checkpoint {path}: not a fit checkpoint of this library; use --fresh")
-    old, new = state["config"], _checkpoint_config(config)
-    diff = sorted(k for k in set(old) | set(new) if old.get(k) != new.get(k))
-    if diff:
-        raise ValueError(f"checkpoint {path}: written with a different config (keys {diff}: "
-                         + ", ".join(f"{k}={old.get(k)!r} there, {new.get(k)!r} now"
-                                     for k in diff) + "); use --fresh to start over")
-    return state
-
-
 def fit(config: FitConfig | None = None, out_dir: str | Path | None = None,
         progress_bar: bool | None = None, resume: bool = True) -> FitResult:
     """Fit a SEAL network to the target manifold of ``config``.
@@ -335,13 +304,11 @@ def fit(config: FitConfig | None = None, out_dir: str | Path | None = None,
     net.manifold, net.energy_fn._key = target, None  # new tensors: refresh the slopes
     ckpt = Path(out_dir) / "fit_state.pt" if out_dir is not None else None
     if config.family == "mlp":
-        from .neural import train_neural
-
         history, step0 = train_neural(
             net, manifold, config, ckpt, resume, progress_bar,
-            lambda step: _to(_batch(manifold, config, step), dev),
+            lambda step: to_device(_batch(manifold, config, step), dev),
             lambda b: _residuals(net, target, config, b),
-            lambda path: _load_checkpoint(path, config), FitInterrupted, FitFailed)
+            lambda path: load_checkpoint(path, config), FitInterrupted, FitFailed)
         with torch.no_grad():
             net.transport = Transport.fit(geometry, target.u0, net.tau, net.activation)
         return FitResult(net, config, history, time.perf_counter() - start, step0)
@@ -351,19 +318,17 @@ def fit(config: FitConfig | None = None, out_dir: str | Path | None = None,
                  "yty": torch.zeros((), dtype=torch.float64)} for k in TERMS}
     sums, history, step0 = zeros, {k: [] for k in TERMS}, 0
     if ckpt is not None and resume and ckpt.exists():
-        state = _load_checkpoint(ckpt, config)
+        state = load_checkpoint(ckpt, config)
         sums, history, step0 = state["sums"], state["history"], int(state["step"])
 
     def save(step):
-        if ckpt is not None:
-            atomic_torch_save({"format": "neurodyn.fit/2", "config": _checkpoint_config(config),
-                               "sums": sums, "history": history, "step": step}, ckpt)
+        save_checkpoint(ckpt, config, sums=sums, history=history, step=step)
 
     bar = progress(total=config.steps, desc="fit", enabled=progress_bar, initial=step0)
     step = step0
     try:
         for step in range(step0, config.steps):
-            design = _design(net, target, config, _to(_batch(manifold, config, step), dev))
+            design = _design(net, target, config, to_device(_batch(manifold, config, step), dev))
             for k, (a, y) in design.items():
                 sums[k] = {"ata": sums[k]["ata"] + (a.T @ a).cpu(),
                            "aty": sums[k]["aty"] + (a.T @ y).cpu(),

@@ -33,7 +33,9 @@ from pathlib import Path
 
 import torch
 
-from _runkit import atomic_torch_save, check_interrupt, progress
+from _runkit import check_interrupt, progress
+
+from .checkpoint import save_checkpoint
 
 __all__ = ["train_neural", "solve_leak_coefficient"]
 
@@ -82,16 +84,12 @@ def train_neural(net, manifold, config, ckpt: Path | None, resume: bool, progres
         history, step0 = state["history"], int(state["step"])
 
     def save(step):
-        if ckpt is not None:
-            from .core import _checkpoint_config, _to
-
-            state = {"neural": energy.neural.state_dict(),
-                     "pointwise": (energy.pointwise.state_dict()
-                                   if energy.pointwise is not None else None),
-                     "optimizer": opt.state_dict()}  # on the CPU: resumes on any device
-            atomic_torch_save({"format": "neurodyn.fit/2", "config": _checkpoint_config(config),
-                               **_to(state, "cpu"), "scheduler": sched.state_dict(),
-                               "history": history, "step": step}, ckpt)
+        if ckpt is not None:  # on the CPU: resumes on any device
+            save_checkpoint(ckpt, config, neural=energy.neural.state_dict(),
+                            pointwise=(energy.pointwise.state_dict()
+                                       if energy.pointwise is not None else None),
+                            optimizer=opt.state_dict(), scheduler=sched.state_dict(),
+                            history=history, step=step)
 
     bar = progress(total=config.steps, desc="fit", enabled=progress_bar, initial=step0)
     try:

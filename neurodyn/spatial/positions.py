@@ -5,13 +5,14 @@
 
 from __future__ import annotations
 
+import json
 import os
 
 import numpy as np
 
 from .agent import Box, Trajectory, _check_positive
 
-__all__ = ["check_positions", "load_positions"]
+__all__ = ["check_positions", "load_positions", "ratinabox_arrays"]
 
 
 def check_positions(position: np.ndarray, box: Box) -> None:
@@ -103,6 +104,47 @@ def load_positions(
     return Trajectory(t=t, position=position, velocity=velocity, dt=dt, box=box)
 
 
+def ratinabox_arrays(source) -> tuple[np.ndarray, np.ndarray]:
+    """Times ``(steps,)`` and positions ``(steps, 2)`` of a RatInABox history.
+
+    Parameters
+    ----------
+    source : a RatInABox ``Agent``, its ``history`` dict (lists) or ``get_history_arrays()``
+        dict, or a path to a ``.npz`` / ``.json`` file holding ``t`` and ``pos``.
+
+    Returns
+    -------
+    t, pos : arrays.
+    """
+    if isinstance(source, (str, os.PathLike)):
+        path = os.fspath(source)
+        suffix = os.path.splitext(path)[1].lower()
+        if suffix == ".npz":
+            with np.load(path, allow_pickle=False) as data:
+                hist = {k: data[k] for k in data.files}
+        elif suffix == ".json":
+            with open(path, encoding="utf-8") as fh:
+                hist = json.load(fh)
+        else:
+            raise ValueError(f"source {path!r}: a RatInABox history must be a .npz or .json file")
+    elif hasattr(source, "history") and isinstance(source.history, dict):
+        hist = source.history
+    elif isinstance(source, dict):
+        hist = source
+    else:
+        raise ValueError(f"source: expected a RatInABox Agent, a history dict or a file, got "
+                         f"{type(source).__name__}")
+    missing = [k for k in ("t", "pos") if k not in hist]
+    if missing:
+        raise ValueError(f"source: a RatInABox history needs keys 't' and 'pos'; missing "
+                         f"{missing} (has {sorted(hist)})")
+    t = np.asarray(hist["t"], dtype=float)
+    pos = np.asarray(hist["pos"], dtype=float)
+    if pos.ndim != 2 or pos.shape[1] != 2:
+        raise ValueError(f"pos: shape {pos.shape}; a 2-D environment's positions are (steps, 2)")
+    return t, pos
+
+
 def _read_positions_file(path: str | os.PathLike) -> tuple[np.ndarray, np.ndarray | None]:
     path = os.fspath(path)
     suffix = os.path.splitext(path)[1].lower()
@@ -119,8 +161,6 @@ def _read_positions_file(path: str | os.PathLike) -> tuple[np.ndarray, np.ndarra
                 f"'pos'), has {sorted(data)}"
             )
     if suffix == ".json":  # a RatInABox Agent.history dict
-        from ..interop import ratinabox_arrays
-
         t, pos = ratinabox_arrays(path)
         return pos, t
     raise ValueError(f"source must be a .npy or .npz file, a RatInABox .json history or an "

@@ -7,6 +7,7 @@ import torch
 
 from neurodyn.cli import main
 from neurodyn.fitting import core as fitting
+from neurodyn.fitting.checkpoint import checkpoint_config
 from neurodyn.fitting.core import FitConfig, FitInterrupted, fit
 
 no_cuda = not torch.cuda.is_available()
@@ -50,7 +51,7 @@ def test_api_refuses_an_unavailable_or_foreign_device():
     with pytest.raises(ValueError, match="unsupported"):
         FitConfig(device="meta")
     assert FitConfig(device=torch.device("cpu")).device == "cpu"  # stored as plain text
-    assert "device" not in fitting._checkpoint_config(FitConfig())  # resumes on any device
+    assert "device" not in checkpoint_config(FitConfig())  # resumes on any device
 
 
 def _interrupt_at(monkeypatch, step):
