@@ -4,6 +4,12 @@ The target attractor is ``u*(psi) = a + c p(theta - psi)``, ``r*(psi) = phi(u*(p
 a cosine (ring), the sum of the three hexagonal cosines (hex torus), a product of cosines (square
 torus) or a user profile. Every point is an exact spectral shift of ``u*(0)``, so ``||u*(psi)||``
 is the same for all ``psi``.
+
+The geometry the fit and the attraction measurements share is defined here too: the nearest
+manifold point ``psi_hat`` in the metric of the dynamics (:func:`nearest_point`), the leak's
+Bregman divergence to it (:func:`bregman`), and probe directions at a manifold point with their
+tangent part removed along the dynamics' own splitting (:func:`probe_directions`,
+:func:`oblique_projection`; see :mod:`neurodyn.analysis.attraction`).
 """
 
 from __future__ import annotations
@@ -17,7 +23,8 @@ import torch
 from .activation import Activation
 from .geometry.populations import Geometry, Ring, Torus
 
-__all__ = ["TargetManifold", "ManifoldDistance", "PROFILES", "bump_profile"]
+__all__ = ["TargetManifold", "ManifoldDistance", "PROFILES", "bump_profile", "PROBES",
+           "probe_directions", "nearest_point", "bregman", "oblique_projection"]
 
 PROFILES = ("cosine", "hex", "square")
 
@@ -231,3 +238,91 @@ def _pad_half_spectrum(q: torch.Tensor, shape: tuple[int, ...], big: tuple[int, 
         dst = tuple(c[1] for c in combo) + (slice(0, last),)
         out[(Ellipsis, *dst)] = q[(Ellipsis, *src)]
     return out
+
+
+PROBES = ("white", "smooth", "odd", "amplitude")
+
+
+def _reflect(x: torch.Tensor, dim: int) -> torch.Tensor:
+    """``x(-theta)`` on the neuron lattice (index ``j -> -j`` on every axis)."""
+    axes = tuple(range(-dim, 0))
+    return torch.roll(torch.flip(x, axes), (1,) * dim, axes)
+
+
+def oblique_projection(delta: torch.Tensor, tangents: torch.Tensor, left: torch.Tensor):
+    """``delta - T (L^T T)^{-1} L^T delta`` for flat ``delta (B, N)``, ``T, L (B, N, dim)``.
+
+    With ``L = D T`` this removes the part of ``delta`` that the dynamics turns into a shift
+    along the manifold.
+    """
+    gram = left.transpose(-1, -2) @ tangents
+    coef = torch.linalg.solve(gram, left.transpose(-1, -2) @ delta.unsqueeze(-1))
+    return delta - (tangents @ coef).squeeze(-1)
+
+
+def probe_directions(manifold: TargetManifold, psi: torch.Tensor, kind: str,
+                     generator: torch.Generator, bandwidth: int = 4) -> torch.Tensor:
+    """Unit probe directions at ``u*(psi)``, ``D``-orthogonal to the tangents.
+
+    Kinds: ``white`` (Gaussian on every neuron), ``smooth`` (random modes up to
+    ``bandwidth``), ``odd`` (the part of white noise odd about the bump centre, which the power
+    spectrum alone cannot restore faster than the leak), ``amplitude`` (bump height, up or down).
+
+    Parameters
+    ----------
+    manifold : the target manifold.
+    psi : ``(B, dim)`` manifold coordinates.
+    kind : one of :data:`PROBES`.
+    generator : source of randomness.
+
+    Returns
+    -------
+    Tensor ``(B, *shape)`` with unit Euclidean norm.
+    """
+    g = manifold.geometry
+    us = manifold.u_star(psi)
+    b = us.shape[0]
+    if kind in ("white", "odd"):
+        d = torch.randn(us.shape, generator=generator, dtype=us.dtype)
+        if kind == "odd":
+            centred = g.shift(d, -psi)
+            d = g.shift(0.5 * (centred - _reflect(centred, g.dim)), psi)
+    elif kind == "smooth":
+        k = g.wavevectors().abs().amax(0)
+        band = (k <= bandwidth)
+        spec = torch.complex(torch.randn((b,) + g.spectral_shape, generator=generator,
+                                         dtype=us.dtype),
+                             torch.randn((b,) + g.spectral_shape, generator=generator,
+                                         dtype=us.dtype))
+        d = g.idft(spec * band)
+    elif kind == "amplitude":
+        sign = torch.where(torch.rand(b, generator=generator, dtype=us.dtype) < 0.5, -1.0, 1.0)
+        d = sign.reshape((b,) + (1,) * g.dim) * (
+            us - us.flatten(1).mean(-1).reshape((b,) + (1,) * g.dim))
+    else:
+        raise ValueError(f"kind={kind!r}: unknown probe; choose one of {PROBES}")
+    t = manifold.tangents(psi).flatten(1, -2)
+    left = manifold.activation.derivative(us).flatten(1).unsqueeze(-1) * t
+    flat = oblique_projection(d.flatten(1), t, left)
+    flat = flat / flat.norm(dim=-1, keepdim=True)
+    return flat.reshape(us.shape)
+
+
+def nearest_point(manifold: TargetManifold, u: torch.Tensor) -> torch.Tensor:
+    """``psi_hat = argmax_psi <phi(u), u*(psi)>``: the minimiser of the Bregman divergence.
+
+    Returns
+    -------
+    Tensor ``(..., dim)``.
+    """
+    # the overlap of the rates with the potential bump is what manifold.distance maximises
+    return manifold.distance(manifold.activation(u)).psi
+
+
+def bregman(manifold: TargetManifold, u: torch.Tensor, psi: torch.Tensor) -> torch.Tensor:
+    """``B(u, psi) = sum_i G(r_i) - G(r*_i) - u*_i (r_i - r*_i)`` (>= 0), shape ``(...)``."""
+    act, g = manifold.activation, manifold.geometry
+    us = manifold.u_star(psi)
+    r, rs = act(u), act(us)
+    val = act.integral(u) - act.integral(us) - us * (r - rs)
+    return val.flatten(-g.dim).sum(-1)

@@ -13,7 +13,7 @@ sampled near and far from the target manifold ``M``:
    ``tau f(u) = -kappa (u - u*(psi_hat))`` relative to ``kappa ||u - u*||``;
 4. *energy*: ``E(u) - E(M) = kappa B(u, psi_hat)`` relative to ``kappa B``, with ``B`` the
    Bregman divergence of the leak and ``psi_hat`` the nearest point in that metric
-   (:mod:`neurodyn.analysis.attraction`).
+   (:mod:`neurodyn.manifold`).
 
 Each term is a residual weighted by ``weight_*``. The energy is linear in every learnable
 coefficient (per-mode curvatures, the pointwise basis, the locking strengths), so every residual
@@ -39,17 +39,17 @@ import torch
 from _runkit import RunFailed, check_interrupt, progress
 
 from ..activation import Logistic
-from ..analysis.attraction import (
+from ..dynamics.device import check_device
+from ..energies import SealEnergy
+from ..geometry.populations import Geometry, Ring, Torus
+from ..manifold import (
     PROBES,
+    TargetManifold,
     bregman,
     nearest_point,
     oblique_projection,
     probe_directions,
 )
-from ..dynamics.device import check_device
-from ..energies import SealEnergy
-from ..geometry.populations import Geometry, Ring, Torus
-from ..manifold import TargetManifold
 from ..network import HopfieldNetwork, Transport
 from .checkpoint import load_checkpoint, save_checkpoint, to_device
 from .config import FitConfig

@@ -11,13 +11,7 @@ import pytest
 import torch
 
 from neurodyn.activation import Logistic
-from neurodyn.analysis.attraction import (
-    decay_rates,
-    field_energy_error,
-    nearest_point,
-    normal_spectrum,
-    probe_directions,
-)
+from neurodyn.analysis.attraction import decay_rates, field_energy_error, normal_spectrum
 from neurodyn.dynamics.simulation import simulate
 from neurodyn.energies import (
     ENERGIES,
@@ -30,7 +24,7 @@ from neurodyn.energies import (
 from neurodyn.fitting.core import FitConfig, fit
 from neurodyn.geometry.populations import Ring, Torus
 from neurodyn.io import load_model, save_model
-from neurodyn.manifold import TargetManifold
+from neurodyn.manifold import TargetManifold, nearest_point, probe_directions
 from neurodyn.network import HopfieldNetwork
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -171,7 +165,7 @@ def test_nearest_point_is_the_bregman_minimiser():
     m = TargetManifold.bump(g, Logistic(), -2.0, 4.0)
     psi = torch.tensor([[1.0]], dtype=torch.float64)
     u = m.u_star(psi) + 0.2 * m.norm * probe_directions(m, psi, "white", _gen(3))
-    from neurodyn.analysis.attraction import bregman
+    from neurodyn.manifold import bregman
 
     best = nearest_point(m, u)
     grid = torch.linspace(0.9, 1.1, 201, dtype=torch.float64).unsqueeze(-1)
