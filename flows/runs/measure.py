@@ -23,7 +23,8 @@ from ..evaluation.distances import evaluate
 from ..evaluation.nearest import memorization
 from ..field import FieldSpec, TwoLayerReLUField
 from ..sampling.ode import SampleResult, integrate
-from ..theory.kernel import guaranteed_log_rate, kernel_h, log_loss_slope, sample_sweep, width_sweep
+from ..theory.kernel import guaranteed_log_rate, kernel_h, log_loss_slope
+from ..theory.runs import sample_sweep, width_sweep
 from ..training.loop import TrainConfig, fixed_objective, prepare_data
 
 __all__ = ["sample_field", "evaluate_field", "FieldEvaluation", "reference_for",
@@ -209,7 +210,7 @@ def width_experiment(widths: list[int], data: str = "moons", n: int = 256, k: in
                      sample_steps: int = 20, sweep: dict | None = None) -> WidthExperiment:
     """Theory-regime runs at each width: loss curves and fits, drift, lambda_0, W2 versus m.
 
-    ``sweep`` as in :func:`flows.theory.kernel.width_sweep` (cells on a Dask cluster)."""
+    ``sweep`` as in :func:`flows.theory.runs.width_sweep` (cells on a Dask cluster)."""
     base = theory_base(data, n, k, steps, lr, seed)
     res = width_sweep(widths, base, sample_steps=sample_steps, with_lambda=False, with_ntk=True,
                       sweep=sweep)
@@ -299,7 +300,7 @@ def samples_experiment(ns: list[int], data: str = "moons", width: int = 4096, k:
     """Theory-regime runs at each n: the generalization gap beside its floor, excess risks,
     and W2 beside its noise floor (mean and std over ``floor_pairs`` pairs) versus n.
 
-    ``sweep`` as in :func:`flows.theory.kernel.width_sweep` (cells on a Dask cluster)."""
+    ``sweep`` as in :func:`flows.theory.runs.width_sweep` (cells on a Dask cluster)."""
     from ..evaluation.distances import w2 as w2_metric
     from ..evaluation.floors import noise_floor
     from ..theory.excess import population_minimum, target_mixture

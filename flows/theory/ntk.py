@@ -35,7 +35,9 @@ import torch
 
 from _runkit import Result
 
-from ..errors import FlowsError, check_positive, check_positive_int
+from ..errors import FlowsError, check_positive, check_positive_int, derive_seed
+from ..field import TwoLayerReLUField
+from ..training.loop import fixed_objective, prepare_data, train
 from .kernel import kernel_h
 
 C_GD = 2.0
@@ -245,10 +247,6 @@ def ntk_comparison(config, splits=None, source=None, result=None) -> NTKComparis
     -------
     NTKComparison
     """
-    from ..errors import derive_seed
-    from ..field import TwoLayerReLUField
-    from ..training.loop import fixed_objective, prepare_data, train
-
     cfg = config.resolved()
     if cfg.regime != "theory":
         raise FlowsError(f"regime={cfg.regime!r} is not allowed here; the NTK curve needs "

@@ -23,10 +23,11 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from _runkit import Result
+from _runkit.sweep import grid_points
 
 from ..errors import FlowsError, check_positive_int
 from ..training.loop import TrainConfig
-from .ntk import NTKComparison
+from .ntk import NTKComparison, ntk_comparison
 
 
 def _mean_ci(v) -> tuple[float, float]:
@@ -90,13 +91,29 @@ class GapSweep(Result):
     flipped: list
 
 
+def ntk_at(params: dict) -> NTKComparison:
+    """:func:`flows.theory.ntk.ntk_comparison` of ``params["base"]`` (theory regime) at
+    ``width`` and seed ``run_seed``: one grid point of :func:`gap_sweep`.
+
+    A top-level function, so :func:`_runkit.sweep.grid_points` can run it here or on a Dask
+    cluster's workers; the run's seed is ``run_seed``, never the ``seed`` the sweep engine
+    adds from the coordinates, so a result does not depend on how the grid is run.
+
+    Returns
+    -------
+    NTKComparison
+    """
+    return ntk_comparison(replace(params["base"], width=params["width"],
+                                  seed=params["run_seed"]))
+
+
 def gap_sweep(widths: list[int], base: TrainConfig, seeds: list[int],
               sweep: dict | None = None) -> GapSweep:
     """:func:`flows.theory.ntk.ntk_comparison` at every width and seed of ``base`` (theory regime).
 
     ``sweep`` (``{"out": DIR, "workers": ..., "scheduler": ...}``) runs the (width, seed) runs
     as cells of :func:`_runkit.sweep.run_sweep` (a Dask cluster, stored and resumable in
-    ``DIR``; :func:`flows.theory.cells.ntk_at`), with the same results.
+    ``DIR``; :func:`ntk_at`), with the same results.
 
     Examples
     --------
@@ -112,10 +129,6 @@ def gap_sweep(widths: list[int], base: TrainConfig, seeds: list[int],
         raise FlowsError(f"widths={widths!r} is not allowed; give at least 2 increasing widths")
     if len(seeds) < 2 or len(set(seeds)) != len(seeds):
         raise FlowsError(f"seeds={seeds!r} is not allowed; give at least 2 distinct seeds")
-    from _runkit.sweep import grid_points
-
-    from .cells import ntk_at
-
     cfg = replace(base, regime="theory").resolved()
     runs = grid_points(ntk_at, {"width": widths, "run_seed": seeds}, {"base": cfg},
                        sweep, NTKComparison)

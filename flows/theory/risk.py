@@ -31,6 +31,7 @@ import numpy as np
 import torch
 
 from _runkit import Result
+from _runkit.sweep import grid_points
 
 from ..data import load_dataset
 from ..errors import FlowsError, as_generator, check_positive_int, derive_seed
@@ -229,6 +230,27 @@ def reads_at(n: int, n0: int, steps0: int, protocols: tuple[str, ...],
     return sorted(reads | {int(s) for s in extra_reads if 0 <= int(s) <= max(reads)})
 
 
+def path_at(params: dict) -> RiskPath:
+    """:func:`risk_path` of ``params["base"]`` at ``n`` points and seed ``run_seed``, against
+    ``lstar``, read at the step counts of ``protocols`` (anchored at ``n0`` with ``steps0``
+    steps) and at ``extra_reads`` (:func:`reads_at`), with ``n_test`` test draws and
+    ``targets``: one grid point of :func:`protocol_sweep`.
+
+    A top-level function, so :func:`_runkit.sweep.grid_points` can run it here or on a Dask
+    cluster's workers; the run's seed is ``run_seed``, never the ``seed`` the sweep engine
+    adds from the coordinates, so a result does not depend on how the grid is run.
+
+    Returns
+    -------
+    RiskPath
+    """
+    n = params["n"]
+    reads = reads_at(n, params["n0"], params["steps0"], params["protocols"],
+                     params["extra_reads"])
+    return risk_path(replace(params["base"], n_train=n, seed=params["run_seed"]),
+                     params["lstar"], reads, params["n_test"], params["targets"])
+
+
 def protocol_sweep(ns: list[int], base: TrainConfig, seeds: list[int], steps0: int,
                    protocols: tuple[str, ...] = ("fixed", "sqrt"), targets: str = "data",
                    n_test: int = 20_000, extra_reads: tuple[int, ...] = (),
@@ -241,12 +263,8 @@ def protocol_sweep(ns: list[int], base: TrainConfig, seeds: list[int], steps0: i
 
     ``sweep`` (``{"out": DIR, "workers": ..., "scheduler": ...}``) runs the (n, seed) runs as
     cells of :func:`_runkit.sweep.run_sweep` (a Dask cluster, stored and resumable in ``DIR``;
-    :func:`flows.theory.cells.path_at`), with the same results.
+    :func:`path_at`), with the same results.
     """
-    from _runkit.sweep import grid_points
-
-    from .cells import path_at
-
     ns = sorted(check_positive_int("n", n) for n in ns)
     seeds = [int(s) for s in seeds]
     steps0 = check_positive_int("steps0", steps0)

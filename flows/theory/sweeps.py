@@ -22,6 +22,8 @@ from dataclasses import replace
 import numpy as np
 import torch
 
+from _runkit.sweep import grid_points
+
 from ..data import load_dataset
 from ..errors import FlowsError, as_generator, check_positive_int, derive_seed
 from ..evaluation.distances import w2
@@ -115,7 +117,7 @@ def ntk_width_sweep(widths: list[int], base: TrainConfig, **kwargs) -> NTKWidthS
     """:func:`width_point` at each width (same data, n, k, lr, seed): the NTK loss curves,
     excess risks and W2 bound against m.
 
-    Not :func:`flows.theory.kernel.width_sweep` (drift, lambda_0 and W2 of plain theory runs);
+    Not :func:`flows.theory.runs.width_sweep` (drift, lambda_0 and W2 of plain theory runs);
     ``kwargs`` go to :func:`width_point`.
 
     Returns
@@ -241,6 +243,22 @@ def _slope_interval(ns: list[int], seeds: list[int], runs: list[RiskPoint],
     return slope, _pooled(per_seed, [0.0])[1] if len(per_seed) > 1 else None
 
 
+def risk_at(params: dict) -> RiskPoint:
+    """:func:`risk_point` of ``params["base"]`` at ``n`` training points and seed ``run_seed``,
+    against ``lstar``, with ``point_kwargs``: one grid point of :func:`risk_sweep`.
+
+    A top-level function, so :func:`_runkit.sweep.grid_points` can run it here or on a Dask
+    cluster's workers; the run's seed is ``run_seed``, never the ``seed`` the sweep engine
+    adds from the coordinates, so a result does not depend on how the grid is run.
+
+    Returns
+    -------
+    RiskPoint
+    """
+    cfg = replace(params["base"], n_train=params["n"], seed=params["run_seed"])
+    return risk_point(cfg, params["lstar"], **params["point_kwargs"])
+
+
 def risk_sweep(ns: list[int], base: TrainConfig, seeds: list[int], sweep: dict | None = None,
                **kwargs) -> RiskSweep:
     """:func:`risk_point` for every n and seed; per-n means with 95% intervals over seeds.
@@ -255,17 +273,13 @@ def risk_sweep(ns: list[int], base: TrainConfig, seeds: list[int], sweep: dict |
 
     ``kwargs`` go to :func:`risk_point`; ``sweep`` (``{"out": DIR, "workers": ...,
     "scheduler": ...}``) runs the (n, seed) runs as cells of :func:`_runkit.sweep.run_sweep`
-    (a Dask cluster, stored and resumable in ``DIR``; :func:`flows.theory.cells.risk_at`),
+    (a Dask cluster, stored and resumable in ``DIR``; :func:`risk_at`),
     with the same results.
 
     Returns
     -------
     RiskSweep
     """
-    from _runkit.sweep import grid_points
-
-    from .cells import risk_at
-
     ns = [check_positive_int("n", n) for n in ns]
     seeds = [int(s) for s in seeds]
     base = replace(base, regime="theory")
@@ -356,6 +370,24 @@ def memorization_point(n: int, data: str = "moons", width: int = 256, steps: int
                              **curves)
 
 
+def memorization_at(params: dict) -> MemorizationPoint:
+    """:func:`memorization_point` at ``n`` with the sweep's ``data``, ``width``, ``steps``,
+    ``n_samples``, ``run_seed`` and ``reference_steps``; the curves along the reverse process
+    when ``n`` is in ``vs_time_at``: one grid point of :func:`memorization_sweep`.
+
+    A top-level function, so :func:`_runkit.sweep.grid_points` can run it here or on a Dask
+    cluster's workers; the run's seed is ``run_seed``, never the ``seed`` the sweep engine
+    adds from the coordinates, so a result does not depend on how the grid is run.
+
+    Returns
+    -------
+    MemorizationPoint
+    """
+    return memorization_point(params["n"], params["data"], params["width"], params["steps"],
+                              params["n_samples"], params["run_seed"],
+                              params["reference_steps"], params["n"] in params["vs_time_at"])
+
+
 def memorization_sweep(ns: list[int], data: str = "moons", width: int = 256, steps: int = 3000,
                        n_samples: int = 1000, seed: int = 0, reference_steps: int = 100,
                        sweep: dict | None = None) -> MemorizationSweep:
@@ -367,17 +399,13 @@ def memorization_sweep(ns: list[int], data: str = "moons", width: int = 256, ste
 
     One :func:`memorization_point` per n; ``sweep`` (``{"out": DIR, "workers": ...,
     "scheduler": ...}``) runs them as cells of :func:`_runkit.sweep.run_sweep` (a Dask
-    cluster, stored and resumable in ``DIR``; :func:`flows.theory.cells.memorization_at`),
+    cluster, stored and resumable in ``DIR``; :func:`memorization_at`),
     with the same results.
 
     Returns
     -------
     MemorizationSweep
     """
-    from _runkit.sweep import grid_points
-
-    from .cells import memorization_at
-
     ns = [check_positive_int("n", n) for n in ns]
     fixed = {"data": data, "width": width, "steps": steps, "n_samples": n_samples,
              "run_seed": seed, "reference_steps": reference_steps, "vs_time_at": [ns[0], ns[-1]]}

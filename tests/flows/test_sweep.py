@@ -2,7 +2,7 @@
 
 import json
 
-from flows.theory.kernel import sample_sweep, width_sweep
+from flows.theory.runs import sample_sweep, width_sweep
 from flows.training.loop import TrainConfig
 
 
