@@ -27,12 +27,13 @@ import torch
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _models import cache_dir, demo_parser, fitted  # noqa: E402
 
+from neurodyn.analysis.bump_motion import path_integration
 from neurodyn.analysis.diagnostics import (
     connectivity_profile,
     jacobian_spectrum,
     summarize_spectrum,
 )
-from neurodyn.analysis.report import path_integration, restoration
+from neurodyn.analysis.report import restoration
 from neurodyn.dynamics.simulation import simulate
 from neurodyn.energies import FourierQuadraticEnergy, QuadraticEnergy
 from neurodyn.fitting.core import FitConfig

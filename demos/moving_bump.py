@@ -18,7 +18,7 @@ import torch
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _models import cache_dir, demo_parser, fitted  # noqa: E402
 
-from neurodyn.analysis.report import path_integration
+from neurodyn.analysis.bump_motion import path_integration
 from neurodyn.dynamics.inputs import ArrayVelocity, parse_velocity
 from neurodyn.dynamics.simulation import simulate
 from neurodyn.fitting.core import FitConfig

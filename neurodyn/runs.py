@@ -204,7 +204,7 @@ def path_integrate_run(network: HopfieldNetwork, out: str | Path,
     dict
         The metrics written (:meth:`~neurodyn.analysis.report.PathIntegrationResult.to_dict`).
     """
-    from .analysis.report import path_integration
+    from .analysis.bump_motion import path_integration
     from .plotting import plot_path_integration, save_figure
 
     out = Path(out)
@@ -228,7 +228,7 @@ def diffuse_run(network: HopfieldNetwork, out: str | Path, noise: float = 0.05, 
     dict
         The metrics written (:meth:`~neurodyn.analysis.report.DiffusionResult.to_dict`).
     """
-    from .analysis.report import diffusion
+    from .analysis.bump_motion import diffusion
 
     metrics = diffusion(network, noise, runs, duration, dt, seed, device=device).to_dict()
     write_json(metrics, Path(out) / "metrics.json")

@@ -17,25 +17,17 @@ draw whose size does not shrink with m); the end ratio does not carry that sprea
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, replace
 
 import numpy as np
 
 from _runkit import Result
+from _runkit.stats import mean_ci
 from _runkit.sweep import grid_points
 
 from ..errors import FlowsError, check_positive_int
 from ..training.loop import TrainConfig
 from .ntk import NTKComparison, ntk_comparison
-
-
-def _mean_ci(v) -> tuple[float, float]:
-    from scipy.stats import t as student
-
-    v = np.asarray(v, dtype=np.float64)
-    return float(v.mean()), float(student.ppf(0.975, v.size - 1) * v.std(ddof=1)
-                                  / math.sqrt(v.size))
 
 
 @dataclass(frozen=True)
@@ -146,13 +138,13 @@ def gap_sweep(widths: list[int], base: TrainConfig, seeds: list[int],
         ratio.append(rat)
         flipped.append(float(np.mean(fl)))
     g = np.asarray(gaps)
-    stats = [_mean_ci(r) for r in g]
-    drops = [_mean_ci(g[i] - g[i + 1]) for i in range(len(widths) - 1)]
+    stats = [mean_ci(r) for r in g]
+    drops = [mean_ci(g[i] - g[i + 1]) for i in range(len(widths) - 1)]
     sep = all(stats[i + 1][0] + stats[i + 1][1] < stats[i][0] - stats[i][1]
               for i in range(len(widths) - 1))
     return GapSweep(widths, seeds, int(cfg.n_train), int(cfg.k_draws), float(cfg.lr),
                     int(cfg.steps), float(cfg.lr) * cfg.steps, g.tolist(),
                     [m for m, _ in stats], [h for _, h in stats], [m for m, _ in drops],
                     [h for _, h in drops], bool(all(m - h > 0 for m, h in drops)), bool(sep),
-                    at_end, [_mean_ci(r)[0] for r in ratio], [_mean_ci(r)[1] for r in ratio],
+                    at_end, [mean_ci(r)[0] for r in ratio], [mean_ci(r)[1] for r in ratio],
                     ratio, flipped)

@@ -31,6 +31,7 @@ import numpy as np
 import torch
 
 from _runkit import Result
+from _runkit.stats import mean_ci
 from _runkit.sweep import grid_points
 
 from ..data import load_dataset
@@ -160,16 +161,6 @@ def risk_path(cfg: TrainConfig, lstar: Estimate, read_at: list[int], n_test: int
     return RiskPath(cfg.n_train, cfg.seed, targets, reads, ex, se, tr)
 
 
-def _mean_ci(v) -> tuple[float, float]:
-    from scipy.stats import t as student
-
-    v = np.asarray(v, dtype=np.float64)
-    if v.size < 2:
-        raise FlowsError("an interval over seeds needs at least 2 seeds")
-    return float(v.mean()), float(student.ppf(0.975, v.size - 1) * v.std(ddof=1)
-                                  / math.sqrt(v.size))
-
-
 @dataclass(frozen=True)
 class ProtocolSummary(Result):
     """Excess risks against n under one stopping rule (means and 95% half-widths over seeds).
@@ -204,8 +195,8 @@ def summarize(paths: list[RiskPath], ns: list[int], protocol: str, n0: int,
     reads = [[table[n, s].at(k) for s in seeds] for n, k in zip(ns, steps, strict=True)]
     test = np.array([[r[0] for r in row] for row in reads])
     train = np.array([[r[2] for r in row] for row in reads])
-    te = [_mean_ci(row) for row in test]
-    trn = [_mean_ci(row) for row in train]
+    te = [mean_ci(row) for row in test]
+    trn = [mean_ci(row) for row in train]
     sep = all(te[i + 1][0] + te[i + 1][1] < te[i][0] - te[i][1] for i in range(len(ns) - 1))
     slope = loglog_slope(ns, test.mean(1)).slope
     per_seed = [loglog_slope(ns, test[:, j]).slope for j in range(len(seeds))]
@@ -213,7 +204,7 @@ def summarize(paths: list[RiskPath], ns: list[int], protocol: str, n0: int,
                    else None)
     return ProtocolSummary(protocol, targets, list(ns), steps, [m for m, _ in te],
                            [h for _, h in te], [m for m, _ in trn], [h for _, h in trn],
-                           bool(sep), float(slope), _mean_ci(per_seed)[1], train_slope)
+                           bool(sep), float(slope), mean_ci(per_seed)[1], train_slope)
 
 
 def reads_at(n: int, n0: int, steps0: int, protocols: tuple[str, ...],

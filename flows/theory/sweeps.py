@@ -16,12 +16,12 @@ the JSON the run layer writes.
 
 from __future__ import annotations
 
-import math
 from dataclasses import replace
 
 import numpy as np
 import torch
 
+from _runkit.stats import mean_ci
 from _runkit.sweep import grid_points
 
 from ..data import load_dataset
@@ -217,13 +217,10 @@ def training_draws(cfg: TrainConfig, splits, source) -> tuple[torch.Tensor, torc
 def _pooled(vals: list[float], ses: list[float]) -> tuple[float, float]:
     """Mean over seeds and its 95% half-width: Student t over the seed-to-seed spread (one
     seed: 1.96 x that run's test standard error)."""
-    from scipy.stats import t as student
-
     v = np.asarray(vals)
     if v.size == 1:
         return float(v[0]), 1.96 * float(ses[0])
-    return float(v.mean()), float(student.ppf(0.975, v.size - 1) * v.std(ddof=1)
-                                  / math.sqrt(v.size))
+    return mean_ci(v)
 
 
 def _slope_interval(ns: list[int], seeds: list[int], runs: list[RiskPoint],

@@ -3,8 +3,8 @@ diffusion of the bump, each against its prediction.
 
 Both start ``runs`` states at seeded random points of the target manifold and return a typed
 result (a frozen :class:`_runkit.Result`; the trajectory is an artifact, not in ``to_dict``).
-Nothing here writes files (:mod:`neurodyn.runs` does). Also importable from
-:mod:`neurodyn.analysis.report`.
+Nothing here writes files (:mod:`neurodyn.runs` does). Diffusion is measured and predicted by
+:mod:`neurodyn.analysis.drift`, the one home of both.
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ from ..dynamics.inputs import Velocity, parse_velocity
 from ..dynamics.simulation import SimulationResult, simulate
 from ..network import HopfieldNetwork
 from .diagnostics import path_integration_error
+from .drift import diffusion_estimate, diffusion_tensor_theory
 
 __all__ = ["PathIntegrationResult", "path_integration", "DiffusionResult", "diffusion",
            "from_manifold"]
@@ -206,8 +207,6 @@ def diffusion(network: HopfieldNetwork, noise: float = 0.05, runs: int = 128,
     -------
     DiffusionResult
     """
-    from .drift import diffusion_estimate, diffusion_tensor_theory
-
     if isinstance(noise, bool) or not (isinstance(noise, (int, float)) and math.isfinite(noise)
                                        and noise > 0):
         raise ValueError(f"noise={noise!r}: must be a finite number > 0")

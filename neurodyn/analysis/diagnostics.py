@@ -1,5 +1,7 @@
-"""Diagnostics of attractor networks: spectrum, connectivity, energy audit, path integration,
-diffusion.
+"""Diagnostics of attractor networks: spectrum, connectivity, energy audit, path integration.
+
+Diffusion of the bump (its estimate with an interval and its theory) lives in
+:mod:`neurodyn.analysis.drift`.
 
 Each diagnostic is a plain function of a network or a
 :class:`~neurodyn.dynamics.simulation.SimulationResult`.
@@ -15,14 +17,12 @@ import torch
 from _runkit import Result
 
 from ..dynamics.simulation import SimulationResult
-from ..geometry.populations import wrap_angle
 from ..network import HopfieldNetwork
 
 __all__ = [
     "jacobian_spectrum", "SpectrumSummary", "summarize_spectrum", "ConnectivityProfile",
     "connectivity_profile", "energy_audit", "EnergyAudit", "path_integration_error",
-    "PathErrorStats", "diffusion_coefficient", "DiffusionFit", "diffusion_theory",
-    "fixed_point_residual",
+    "PathErrorStats", "fixed_point_residual",
 ]
 
 
@@ -225,69 +225,3 @@ def path_integration_error(trajectory: SimulationResult) -> PathErrorStats:
     rms_t = err.pow(2).mean(dim=(1, 2)).sqrt()
     return PathErrorStats(float(rms_t[-1]), float(err[-1].abs().max()),
                           [float(x) for x in rms_t])
-
-
-@dataclass(frozen=True)
-class DiffusionFit(Result):
-    """Outcome of :func:`diffusion_coefficient`.
-
-    Attributes
-    ----------
-    D : float
-        Diffusion coefficient per axis (rad^2 per time unit), ``slope / 2``.
-    slope : float
-        Least-squares slope of the MSD through the origin.
-    t, msd : list of float
-        Elapsed times and mean squared displacements the fit used.
-    """
-
-    D: float
-    slope: float
-    t: list[float]
-    msd: list[float]
-
-
-def diffusion_coefficient(trajectory: SimulationResult, skip: float = 0.0) -> DiffusionFit:
-    """Bump diffusion from the mean squared displacement of the decoded phase.
-
-    .. math:: \\mathrm{MSD}(t) = \\langle (\\psi(t) - \\psi(t_0))^2 \\rangle = 2 D (t - t_0)
-
-    Phases are unwrapped along time; the slope is a least-squares fit through the origin.
-
-    Parameters
-    ----------
-    trajectory : a noisy run of many states.
-    skip : time to discard at the start (relaxation).
-
-    Returns
-    -------
-    DiffusionFit
-    """
-    t = trajectory.t
-    sel = t >= skip
-    psi = trajectory.decoded[sel]  # (T, B, dim)
-    steps = wrap_angle(psi[1:] - psi[:-1])
-    unwrapped = torch.cat([torch.zeros_like(psi[:1]), steps.cumsum(0)])
-    msd = unwrapped.pow(2).sum(-1).mean(-1) / psi.shape[-1]  # per axis
-    tt = t[sel] - t[sel][0]
-    slope = float((tt * msd).sum() / (tt * tt).sum())
-    return DiffusionFit(slope / 2, slope, [float(x) for x in tt], [float(x) for x in msd])
-
-
-def diffusion_theory(network: HopfieldNetwork, noise: float) -> float:
-    """Diffusion coefficient of the bump predicted from independent noise on every neuron.
-
-    With ``du = f(u) dt + sigma dW`` the phase moves by the projection of the noise on the left
-    null vector ``l = D t = d r*/d psi`` of the Jacobian (``t = d u*/d psi``):
-
-    .. math:: D = \\frac{\\sigma^2 \\|l\\|^2}{2 (l \\cdot t)^2}
-
-    (per manifold axis; for a torus the first axis).
-    """
-    m = _manifold(network)
-    g = network.geometry
-    psi = torch.zeros(g.dim, dtype=torch.float64)
-    u = m.u_star(psi)
-    t = m.tangent(psi, 0).reshape(-1)
-    left = network.activation.derivative(u).reshape(-1) * t
-    return float(noise**2 * left.dot(left) / (2 * left.dot(t) ** 2))

@@ -1,11 +1,11 @@
-"""Standard experiments on a network: fit report, restoration, path integration, diffusion.
+"""Standard experiments on a network: fit report and restoration.
 
 Each returns a typed result (a frozen :class:`_runkit.Result` with ``to_dict()`` giving the
 JSON-ready numbers; trajectories are kept as attributes but left out of ``to_dict``). Nothing
 here writes files: :mod:`neurodyn.runs` writes the figures and ``metrics.json`` of a run
 directory. This module holds the network report and restoration (relaxation back to the
-manifold); the two experiments on motion along the manifold, :func:`path_integration` and
-:func:`diffusion`, live in :mod:`neurodyn.analysis.bump_motion` and are importable from here too.
+manifold); the two experiments on motion along the manifold, path integration and diffusion,
+live in :mod:`neurodyn.analysis.bump_motion`.
 """
 
 from __future__ import annotations
@@ -20,7 +20,6 @@ from _runkit import Result, artifact
 from ..dynamics.perturbations import PERTURBATIONS, perturb, random_strengths
 from ..dynamics.simulation import SimulationResult, simulate
 from ..network import HopfieldNetwork
-from .bump_motion import DiffusionResult, PathIntegrationResult, diffusion, path_integration
 from .diagnostics import (
     ConnectivityProfile,
     EnergyAudit,
@@ -33,8 +32,7 @@ from .diagnostics import (
 )
 
 __all__ = ["NetworkReport", "network_report", "RestorationStats", "RestorationResult",
-           "restoration", "PathIntegrationResult", "path_integration", "DiffusionResult",
-           "diffusion"]
+           "restoration"]
 
 
 @dataclass(frozen=True)

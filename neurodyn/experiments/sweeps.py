@@ -51,7 +51,7 @@ def kappa_cell(p: dict) -> dict:
 def diffusion_cell(p: dict) -> dict:
     """Diffusion of the bump under noise ``noise`` (``params``: noise, n, fit_steps, runs,
     duration, dt, seed)."""
-    from ..analysis.report import diffusion
+    from ..analysis.bump_motion import diffusion
 
     net = _fit(p)
     m = diffusion(net, float(p["noise"]), int(p["runs"]), float(p["duration"]),
@@ -66,7 +66,7 @@ def diffusion_cell(p: dict) -> dict:
 def drift_cell(p: dict) -> dict:
     """Path integration of a constant speed ``v`` (``params``: v, n, fit_steps, runs,
     duration, dt, seed)."""
-    from ..analysis.report import path_integration
+    from ..analysis.bump_motion import path_integration
 
     net = _fit(p)
     res = path_integration(net, f"constant:{float(p['v'])}", int(p["runs"]),

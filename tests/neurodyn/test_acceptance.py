@@ -8,12 +8,13 @@ import math
 import pytest
 import torch
 
+from neurodyn.analysis.bump_motion import path_integration
 from neurodyn.analysis.diagnostics import (
     connectivity_profile,
     jacobian_spectrum,
     summarize_spectrum,
 )
-from neurodyn.analysis.report import path_integration, restoration
+from neurodyn.analysis.report import restoration
 from neurodyn.fitting.core import FitConfig, fit
 
 pytestmark = pytest.mark.slow

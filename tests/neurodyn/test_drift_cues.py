@@ -7,14 +7,13 @@ import pytest
 import torch
 from drift_theory import null_vector_theory
 
-from neurodyn.analysis.diagnostics import diffusion_theory
+from neurodyn.analysis.bump_motion import diffusion
 from neurodyn.analysis.drift import (
     diffusion_estimate,
     diffusion_tensor_theory,
     error_growth,
     integration_horizon,
 )
-from neurodyn.analysis.report import diffusion
 from neurodyn.dynamics.simulation import simulate
 from neurodyn.fitting.core import FitConfig, fit
 from neurodyn.spatial.anchoring import cue_conflict, followed_fraction_theory, landmark_anchoring
@@ -55,8 +54,12 @@ def test_estimate_is_wrap_invariant_and_torus_tensor():
 
 
 def test_tensor_theory_matches_ring_closed_form(ring64):
-    assert diffusion_tensor_theory(ring64, 0.1)[0, 0] == pytest.approx(
-        diffusion_theory(ring64, 0.1), rel=1e-12)
+    # on a ring D = sigma^2 |l|^2 / (2 (l.t)^2), l = phi'(u*) t, t = du*/dpsi
+    psi = torch.zeros(1, dtype=torch.float64)
+    u, t = ring64.manifold.u_star(psi), ring64.manifold.tangent(psi, 0).reshape(-1)
+    left = ring64.activation.derivative(u).reshape(-1) * t
+    closed = float(0.1**2 * left.dot(left) / (2 * left.dot(t) ** 2))
+    assert diffusion_tensor_theory(ring64, 0.1)[0, 0] == pytest.approx(closed, rel=1e-12)
 
 
 def test_theory_is_the_projection_on_the_jacobian_null_vectors(ring64):

@@ -7,6 +7,7 @@ import pytest
 import torch
 
 import neurodyn.fitting.core as fitmod
+from neurodyn.analysis.bump_motion import diffusion, path_integration
 from neurodyn.analysis.diagnostics import (
     connectivity_profile,
     energy_audit,
@@ -14,7 +15,7 @@ from neurodyn.analysis.diagnostics import (
     jacobian_spectrum,
     summarize_spectrum,
 )
-from neurodyn.analysis.report import diffusion, path_integration, restoration
+from neurodyn.analysis.report import restoration
 from neurodyn.dynamics.inputs import ArrayVelocity, Constant, OrnsteinUhlenbeck, parse_velocity
 from neurodyn.dynamics.perturbations import perturb
 from neurodyn.dynamics.simulation import NonFiniteStateError, simulate

@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from neurodyn.analysis.report import diffusion
+from neurodyn.analysis.bump_motion import diffusion
 from neurodyn.fitting.core import FitConfig, fit
 from neurodyn.spatial.agent import Box, generate_trajectory
 from neurodyn.spatial.anchoring import landmark_anchoring
