@@ -48,7 +48,7 @@ def get_model(models: Path, lattice: str, quick: bool) -> tuple[object, dict]:
         net, extra = load_model(folder)
         if extra.get("fit_config") == to_jsonable(config.to_dict()):
             return net, {"fit_seconds": extra.get("fit_seconds"), "loaded_from": str(folder)}
-    result = fit(config, progress_bar=False)
+    result = fit(config, progress=False)
     save_model(result.network, folder / "model.pt",
                extra={"fit_config": config.to_dict(), "fit_seconds": result.seconds})
     return result.network, {"fit_seconds": result.seconds, "fitted_into": str(folder)}

@@ -67,7 +67,7 @@ def start(net, batch):
 def neurodyn_side(net, u0, steps, method, dtype):
     def run():
         simulate(net, u0, steps * DT, DT, method=method, save_every=steps, diagnostics=False,
-                 progress_bar=False, dtype=dtype)
+                 progress=False, dtype=dtype)
     return run
 
 

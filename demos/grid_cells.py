@@ -47,7 +47,7 @@ def _network(lattice: str, models: Path | None, n: int, steps: int, seed: int):
         net, _ = load_model(models / lattice)
         return net, {"model": str(models / lattice)}
     config = FitConfig(geometry="torus", lattice=lattice, n=(n, n), steps=steps, seed=seed)
-    result = fit(config, progress_bar=False)
+    result = fit(config, progress=False)
     return result.network, {"fit_seconds": result.seconds, "fit_steps": steps, "n": [n, n]}
 
 

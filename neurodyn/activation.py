@@ -16,7 +16,7 @@ from dataclasses import asdict, dataclass
 import torch
 import torch.nn.functional as tnf
 
-from _runkit import Registry
+from _runkit import BadInput, Registry
 
 __all__ = ["Activation", "Logistic", "Tanh", "make_activation", "ACTIVATIONS"]
 
@@ -152,7 +152,7 @@ def make_activation(config: dict | None = None) -> Activation:
     allowed = set(cls.__dataclass_fields__)
     unknown = set(config) - allowed
     if unknown:
-        raise ValueError(
+        raise BadInput(
             f"activation: unknown keys {sorted(unknown)} for {name!r}; allowed: {sorted(allowed)}"
         )
     return cls(**config)

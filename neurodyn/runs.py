@@ -27,7 +27,7 @@ __all__ = ["fit_run", "simulate_run", "write_network_report", "restore_run",
 
 
 def fit_run(config: FitConfig, out: str | Path, fresh: bool = False,
-            progress_bar: bool | None = None) -> dict:
+            progress: bool | None = None) -> dict:
     """Fit a network and write ``model.pt``, ``metrics.json`` and the fit report's figures.
 
     Parameters
@@ -38,7 +38,7 @@ def fit_run(config: FitConfig, out: str | Path, fresh: bool = False,
         The run directory; a checkpoint ``fit_state.pt`` there is resumed unless ``fresh``.
     fresh : bool
         Ignore an existing checkpoint and start over.
-    progress_bar : bool or None
+    progress : bool or None
         Show a progress bar (default: only on a terminal).
 
     Returns
@@ -50,7 +50,7 @@ def fit_run(config: FitConfig, out: str | Path, fresh: bool = False,
     from .fitting.core import FitFailed, FitInterrupted
 
     out = Path(out)
-    result = fit(config, out_dir=out, resume=not fresh, progress_bar=progress_bar)
+    result = fit(config, out_dir=out, resume=not fresh, progress=progress)
     if result.network.bias.device.type != "cpu":  # the report and model.pt are on the CPU
         result.network = result.network.cpu()
         result.network.manifold = result.network.manifold.to("cpu")
@@ -80,7 +80,7 @@ def fit_run(config: FitConfig, out: str | Path, fresh: bool = False,
 def simulate_run(network: HopfieldNetwork, u0: torch.Tensor, duration: float, dt: float,
                  out: str | Path, method: str | None = None, velocity: Velocity | None = None,
                  noise: float = 0.0, save_every: int = 10, seed: int = 0,
-                 progress_bar: bool | None = None, device: str = "cpu") -> dict:
+                 progress: bool | None = None, device: str = "cpu") -> dict:
     """Simulate ``u0`` and write ``trajectory.npz``, ``metrics.json`` and figures into ``out``.
 
     Parameters
@@ -93,7 +93,7 @@ def simulate_run(network: HopfieldNetwork, u0: torch.Tensor, duration: float, dt
         Simulated time and step, in units of tau.
     out : str or Path
         The run directory.
-    method, velocity, noise, save_every, seed, progress_bar, device
+    method, velocity, noise, save_every, seed, progress, device
         As in :func:`neurodyn.dynamics.simulation.simulate`.
 
     Returns
@@ -114,7 +114,7 @@ def simulate_run(network: HopfieldNetwork, u0: torch.Tensor, duration: float, dt
     out = Path(out)
     start = time.perf_counter()
     tr = simulate(network, u0, duration, dt, method=method, velocity=velocity, noise=noise,
-                  save_every=save_every, seed=seed, progress_bar=progress_bar, device=device)
+                  save_every=save_every, seed=seed, progress=progress, device=device)
     seconds = time.perf_counter() - start
     np.savez_compressed(out / "trajectory.npz", **tr.arrays())
     metrics = {"seconds": seconds, "nfe": tr.nfe, "method": tr.method, "backend": tr.backend,

@@ -122,12 +122,12 @@ def manifold_activity(network: HopfieldNetwork, samples: int = 2000, runs: int |
     psi = g.random_phase(runs, torch.Generator().manual_seed(s_phase))
     start = time.perf_counter()
     tr = simulate(network, m.u_star(psi), total * dt, dt, method="rk4", velocity=velocity,
-                  save_every=save_every, seed=s_move, progress_bar=False, diagnostics=False)
+                  save_every=save_every, seed=s_move, progress=False, diagnostics=False)
     u = tr.u[first:first + per_run].transpose(0, 1).reshape((-1,) + g.shape)[:samples]
     if noise > 0:
         steps = max(1, int(round(settle / dt)))
         tr = simulate(network, u, steps * dt, dt, method="euler", noise=noise,
-                      save_every=steps, seed=s_noise, progress_bar=False, diagnostics=False)
+                      save_every=steps, seed=s_noise, progress=False, diagnostics=False)
         u = tr.u[-1]
     seconds = time.perf_counter() - start
     with torch.no_grad():
@@ -170,4 +170,4 @@ def path_on_manifold(network: HopfieldNetwork, runs: int = 4, duration: float = 
     psi = network.geometry.random_phase(runs, torch.Generator().manual_seed(s_phase))
     every = max(1, int(round(1.0 / dt))) if save_every is None else save_every
     return simulate(network, m.u_star(psi), duration, dt, velocity=velocity, seed=s_sim,
-                    save_every=every, progress_bar=False, diagnostics=False)
+                    save_every=every, progress=False, diagnostics=False)

@@ -224,7 +224,7 @@ def _grid_cells(args) -> dict:
         network, traj, spacing=_positive("--spacing", args.spacing),
         orientation=math.radians(args.orientation), modules=args.modules,
         tau_seconds=args.tau_seconds, dt_network=args.dt_network, cells=args.cells,
-        bins=args.bins, seed=args.seed, progress_bar=None, all_cells=args.all_cells,
+        bins=args.bins, seed=args.seed, progress=None, all_cells=args.all_cells,
         lattice=args.lattice, method=method, noise=args.noise, shuffles=args.shuffles,
         min_shift=args.min_shift, device=args.device, **cues)
     result.config["heterogeneity"] = disorder.to_dict()

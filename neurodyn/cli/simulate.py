@@ -62,7 +62,7 @@ def _simulate(args) -> dict:
     with open_run(args, "simulate") as run:
         return simulate_run(network, u0, duration, dt, run.out, method=args.method,
                             velocity=velocity, noise=args.noise, save_every=args.save_every,
-                            seed=args.seed, progress_bar=None,
+                            seed=args.seed, progress=None,
                             device=args.device)
 
 

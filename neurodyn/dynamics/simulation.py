@@ -19,7 +19,8 @@ import math
 import torch
 from torchdiffeq import odeint
 
-from _runkit import Diverged, progress
+from _runkit import Diverged
+from _runkit import progress as progress_bar
 
 from ..geometry.populations import wrap_angle
 from ..network import HopfieldNetwork
@@ -196,7 +197,7 @@ def _choose_backend(network, method, backend, device, current):
 def simulate(network: HopfieldNetwork, u0: torch.Tensor, duration: float, dt: float = 0.1,
              method: str | None = None, velocity: Velocity | None = None, noise: float = 0.0,
              save_every: int = 10, seed: int | None = None, rtol: float = 1e-7,
-             atol: float = 1e-9, progress_bar: bool | None = None,
+             atol: float = 1e-9, progress: bool | None = None,
              diagnostics: bool = True, dtype: torch.dtype = torch.float64,
              check_every: int = 50, state_limit: float = 1e6, backend: str = "auto",
              device: str | torch.device = "cpu", current=None) -> SimulationResult:
@@ -215,7 +216,7 @@ def simulate(network: HopfieldNetwork, u0: torch.Tensor, duration: float, dt: fl
     save_every : steps between saved states (only those are kept).
     seed : seeds the noise and random velocities (required when either is used).
     rtol, atol : tolerances of ``dopri5``.
-    progress_bar : show a progress bar (default: only on a terminal).
+    progress : show a progress bar (default: only on a terminal).
     diagnostics : compute energy, decoded phase and distance for the saved states (without:
         the distance is NaN, and rates, energy and phases are computed when first read).
     dtype : floating type of the integration (``torch.float32`` roughly halves the cost; the
@@ -268,7 +269,7 @@ def simulate(network: HopfieldNetwork, u0: torch.Tensor, duration: float, dt: fl
         big = float(u.abs().max()) if torch.isfinite(u).all() else float("nan")
         return NonFiniteStateError(step * dt, step, big, state_limit, dt, method)
 
-    bar = progress(total=steps, desc="simulate", enabled=progress_bar)
+    bar = progress_bar(total=steps, desc="simulate", enabled=progress)
     try:
         if plan is not None:
             us, fail, bad = fastpath.run_plan(plan, u0, steps, dt, method, save_every,

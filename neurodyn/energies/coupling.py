@@ -23,6 +23,8 @@ from __future__ import annotations
 import torch
 from torch import nn
 
+from _runkit import BadInput
+
 from ..geometry.populations import Geometry, Ring, Torus
 from .base import InteractionEnergy
 
@@ -184,7 +186,7 @@ class PhaseLockEnergy(InteractionEnergy):
         config = dict(config)
         terms = config.pop("terms", None)
         if config:
-            raise ValueError(f"phaselock energy: unknown keys {sorted(config)}; allowed: "
+            raise BadInput(f"phaselock energy: unknown keys {sorted(config)}; allowed: "
                              "['terms']")
         if terms is not None:
             terms = [(tuple(k), [(tuple(kb), int(n)) for kb, n in fs]) for k, fs in terms]

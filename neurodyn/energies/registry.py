@@ -3,7 +3,7 @@ its :meth:`~neurodyn.energies.base.InteractionEnergy.config` and state dict."""
 
 from __future__ import annotations
 
-from _runkit import Registry
+from _runkit import BadInput, Registry
 
 from ..geometry.populations import Geometry
 from .amplitude import AmplitudeFourierEnergy
@@ -25,7 +25,7 @@ def _needs_state(name):
         key = "weights" if name == "quadratic" else "spectrum"
         cls = QuadraticEnergy if name == "quadratic" else FourierQuadraticEnergy
         if config:
-            raise ValueError(f"{name} energy: unknown keys {sorted(config)}; allowed: []")
+            raise BadInput(f"{name} energy: unknown keys {sorted(config)}; allowed: []")
         return cls(geometry, state[key])
     return build
 
@@ -34,7 +34,7 @@ def _keyed(cls, allowed):
     def build(config, geometry, state):
         if set(config) - set(allowed):
             extra = sorted(set(config) - set(allowed))
-            raise ValueError(f"{cls.family} energy: unknown keys {extra}; "
+            raise BadInput(f"{cls.family} energy: unknown keys {extra}; "
                              f"allowed: {sorted(allowed)}")
         return cls(geometry, **config)
     return build

@@ -64,6 +64,8 @@ from __future__ import annotations
 
 import torch
 
+from _runkit import BadInput
+
 from ..activation import Activation, make_activation
 from ..geometry.populations import Geometry
 from .amplitude import AmplitudeFourierEnergy
@@ -262,7 +264,7 @@ class SealEnergy(InteractionEnergy):
                    "pointwise_inverse", "phaselock", "mlp_hidden", "seed", "variable"}
         config.setdefault("variable", "power")  # models saved before the amplitude family
         if set(config) - allowed:
-            raise ValueError(f"seal energy: unknown keys {sorted(set(config) - allowed)}; "
+            raise BadInput(f"seal energy: unknown keys {sorted(set(config) - allowed)}; "
                              f"allowed: {sorted(allowed)}")
         return cls(geometry, act, None, **config)
 

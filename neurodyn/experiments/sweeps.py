@@ -33,7 +33,7 @@ def _fit(p: dict, **extra):
     from ..fitting.core import FitConfig, fit
 
     cfg = FitConfig(n=int(p["n"]), steps=int(p["fit_steps"]), seed=int(p["seed"]), **extra)
-    return fit(cfg, progress_bar=False).network
+    return fit(cfg, progress=False).network
 
 
 def kappa_cell(p: dict) -> dict:

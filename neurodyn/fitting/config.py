@@ -6,6 +6,8 @@ import dataclasses
 import math
 from dataclasses import dataclass
 
+from _runkit import BadInput
+
 __all__ = ["FitConfig", "FAMILIES"]
 
 FAMILIES = ("seal", "spectral", "mlp")
@@ -13,7 +15,8 @@ FAMILIES = ("seal", "spectral", "mlp")
 
 @dataclass(frozen=True)
 class FitConfig:
-    """Everything that defines a fit; unknown keys raise in :meth:`from_dict`.
+    """Everything that defines a fit; unknown keys raise :class:`_runkit.BadInput` in
+    :meth:`from_dict`.
 
     Attributes
     ----------
@@ -116,11 +119,20 @@ class FitConfig:
 
     @classmethod
     def from_dict(cls, d: dict) -> FitConfig:
-        """Build from a dict; unknown keys raise ``ValueError`` listing the allowed ones."""
+        """Build from a dict; unknown keys raise :class:`_runkit.BadInput` (a ``ValueError``)
+        listing the allowed ones.
+
+        Examples
+        --------
+        >>> FitConfig.from_dict({"n": 64, "sped": 3})
+        Traceback (most recent call last):
+        ...
+        _runkit.errors.BadInput: fit config: unknown keys ['sped']; allowed: [...]
+        """
         names = {f.name for f in dataclasses.fields(cls)}
         unknown = set(d) - names
         if unknown:
-            raise ValueError(
+            raise BadInput(
                 f"fit config: unknown keys {sorted(unknown)}; allowed: {sorted(names)}")
         d = dict(d)
         if isinstance(d.get("n"), list):

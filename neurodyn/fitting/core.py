@@ -36,7 +36,8 @@ from pathlib import Path
 
 import torch
 
-from _runkit import RunFailed, check_interrupt, progress
+from _runkit import RunFailed, check_interrupt
+from _runkit import progress as progress_bar
 
 from ..activation import Logistic
 from ..dynamics.device import check_device
@@ -265,7 +266,7 @@ def _term_losses(sums: dict, theta: torch.Tensor, steps: int) -> dict[str, float
 
 
 def fit(config: FitConfig | None = None, out_dir: str | Path | None = None,
-        progress_bar: bool | None = None, resume: bool = True) -> FitResult:
+        progress: bool | None = None, resume: bool = True) -> FitResult:
     """Fit a SEAL network to the target manifold of ``config``.
 
     Parameters
@@ -274,7 +275,7 @@ def fit(config: FitConfig | None = None, out_dir: str | Path | None = None,
     out_dir : where the checkpoint ``fit_state.pt`` goes (written atomically every
         ``checkpoint_every`` steps); an existing one is resumed when its config matches, and
         refused (``ValueError`` naming the differing keys) when it does not.
-    progress_bar : show a progress bar (default: only on a terminal).
+    progress : show a progress bar (default: only on a terminal).
     resume : resume from a checkpoint in ``out_dir`` (``False``: start over).
 
     Returns
@@ -305,7 +306,7 @@ def fit(config: FitConfig | None = None, out_dir: str | Path | None = None,
     ckpt = Path(out_dir) / "fit_state.pt" if out_dir is not None else None
     if config.family == "mlp":
         history, step0 = train_neural(
-            net, manifold, config, ckpt, resume, progress_bar,
+            net, manifold, config, ckpt, resume, progress,
             lambda step: to_device(_batch(manifold, config, step), dev),
             lambda b: _residuals(net, target, config, b),
             lambda path: load_checkpoint(path, config), FitInterrupted, FitFailed)
@@ -324,7 +325,7 @@ def fit(config: FitConfig | None = None, out_dir: str | Path | None = None,
     def save(step):
         save_checkpoint(ckpt, config, sums=sums, history=history, step=step)
 
-    bar = progress(total=config.steps, desc="fit", enabled=progress_bar, initial=step0)
+    bar = progress_bar(total=config.steps, desc="fit", enabled=progress, initial=step0)
     step = step0
     try:
         for step in range(step0, config.steps):

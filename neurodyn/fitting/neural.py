@@ -33,7 +33,8 @@ from pathlib import Path
 
 import torch
 
-from _runkit import check_interrupt, progress
+from _runkit import check_interrupt
+from _runkit import progress as progress_bar
 
 from .checkpoint import save_checkpoint
 
@@ -60,7 +61,7 @@ def solve_leak_coefficient(energy, residual_fn, batch, weights: dict) -> float:
     return c
 
 
-def train_neural(net, manifold, config, ckpt: Path | None, resume: bool, progress_bar,
+def train_neural(net, manifold, config, ckpt: Path | None, resume: bool, progress,
                  batch_fn, residual_fn, load_fn, interrupted_cls, failed_cls):
     """Adam on the weighted residuals; returns ``(history, first_step)``.
 
@@ -91,7 +92,7 @@ def train_neural(net, manifold, config, ckpt: Path | None, resume: bool, progres
                             optimizer=opt.state_dict(), scheduler=sched.state_dict(),
                             history=history, step=step)
 
-    bar = progress(total=config.steps, desc="fit", enabled=progress_bar, initial=step0)
+    bar = progress_bar(total=config.steps, desc="fit", enabled=progress, initial=step0)
     try:
         for step in range(step0, config.steps):
             opt.zero_grad()

@@ -27,6 +27,8 @@ import math
 import numpy as np
 import torch
 
+from _runkit import BadInput
+
 from .base import MIN_NEURONS, Geometry, wrap_angle
 
 __all__ = ["Geometry", "Ring", "Torus", "make_geometry", "LATTICES", "wrap_angle",
@@ -170,13 +172,13 @@ def make_geometry(config: dict) -> Geometry:
     if kind == "ring":
         n = config.pop("n", 128)
         if config:
-            raise ValueError(f"geometry: unknown keys {sorted(config)} for a ring; allowed: ['n']")
+            raise BadInput(f"geometry: unknown keys {sorted(config)} for a ring; allowed: ['n']")
         return Ring(int(n))
     if kind == "torus":
         n = config.pop("n", [32, 32])
         lattice = config.pop("lattice", "hex")
         if config:
-            raise ValueError(
+            raise BadInput(
                 f"geometry: unknown keys {sorted(config)} for a torus; allowed: ['lattice', 'n']"
             )
         if isinstance(n, int):

@@ -56,7 +56,7 @@ def ring_model(tmp_path_factory):
     from neurodyn.io import save_model
 
     root = tmp_path_factory.mktemp("device")
-    save_model(fit(FitConfig(n=16, steps=2, seed=0), progress_bar=False).network,
+    save_model(fit(FitConfig(n=16, steps=2, seed=0), progress=False).network,
                root / "m" / "model.pt")
     return root / "m"
 

@@ -224,7 +224,7 @@ def test_cli_divergence_exits_1(tmp_path):
     from neurodyn.fitting.core import FitConfig, fit
     from neurodyn.io import save_model
 
-    save_model(fit(FitConfig(n=32, steps=20, seed=0), progress_bar=False).network,
+    save_model(fit(FitConfig(n=32, steps=20, seed=0), progress=False).network,
                tmp_path / "m" / "model.pt")
     proc = subprocess.run(
         [sys.executable, "-m", "neurodyn.cli", "simulate", "--model", tmp_path / "m", "--out",
@@ -311,7 +311,7 @@ def test_default_fit_runs_compiled(geometry):
     from neurodyn.fitting.core import FitConfig, fit
 
     n = 32 if geometry == "ring" else (12, 12)
-    net = fit(FitConfig(geometry=geometry, n=n, steps=5, seed=0), progress_bar=False).network
+    net = fit(FitConfig(geometry=geometry, n=n, steps=5, seed=0), progress=False).network
     assert net.energy_fn.options["variable"] == "amplitude"  # the default family
     assert fastpath.plan_for(net)[0].kind == 3
     plan, reason = fastpath.plan_for(net)

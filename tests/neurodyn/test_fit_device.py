@@ -78,11 +78,11 @@ def _resumed(tmp_path, monkeypatch, first, second, **kw):
     with monkeypatch.context() as m:
         _interrupt_at(m, 1)
         with pytest.raises(FitInterrupted):
-            fit(FitConfig(device=first, **kw), out_dir=tmp_path, progress_bar=False)
+            fit(FitConfig(device=first, **kw), out_dir=tmp_path, progress=False)
     state = torch.load(tmp_path / "fit_state.pt", weights_only=True)
     assert state["step"] == 1
     assert all(t.device.type == "cpu" for t in _tensors(state)) and len(_tensors(state)) > 0
-    return fit(FitConfig(device=second, **kw), out_dir=tmp_path, progress_bar=False)
+    return fit(FitConfig(device=second, **kw), out_dir=tmp_path, progress=False)
 
 
 def _theta_gap(a, b):
@@ -110,7 +110,7 @@ KW = {"n": 16, "steps": 3, "batch": 2}
 @pytest.mark.parametrize("family", ["seal", "mlp"])
 def test_interrupted_cpu_fit_resumes_to_the_uninterrupted_result(family, tmp_path, monkeypatch):
     kw = {**KW, "family": family}
-    full = fit(FitConfig(**kw), progress_bar=False)
+    full = fit(FitConfig(**kw), progress=False)
     resumed = _resumed(tmp_path, monkeypatch, "cpu", "cpu", **kw)
     assert resumed.resumed_from == 1
     assert torch.equal(resumed.network.energy_fn.theta(), full.network.energy_fn.theta())
@@ -136,7 +136,7 @@ def test_cuda_fit_matches_the_cpu_fit(options):
 @pytest.mark.parametrize("first,second", [("cuda", "cpu"), ("cpu", "cuda")])
 def test_fit_resumed_on_another_device_matches_the_uninterrupted_one(first, second, tmp_path,
                                                                      monkeypatch):
-    full = fit(FitConfig(**KW), progress_bar=False)
+    full = fit(FitConfig(**KW), progress=False)
     resumed = _resumed(tmp_path, monkeypatch, first, second, **KW)
     assert resumed.resumed_from == 1
     assert _theta_gap(resumed, full) < 1e-8 and _field_gap(resumed, full) < 1e-8

@@ -33,7 +33,7 @@ import time
 import numpy as np
 import torch
 
-from _runkit import progress
+from _runkit import progress as progress_bar
 
 from ...dynamics.device import check_device
 from ...dynamics.inputs import ArrayVelocity
@@ -85,7 +85,7 @@ def run_grid_cells(
     cells: int = 64,
     bins: int = 20,
     seed: int = 0,
-    progress_bar: bool | None = None,
+    progress: bool | None = None,
     *,
     all_cells: bool = False,
     lattice: str | None = None,
@@ -134,7 +134,7 @@ def run_grid_cells(
     cells : size of the random panel of cells (sheet neurons, drawn without replacement).
     bins : rate-map bins per side.
     seed : seeds the choice of the panel.
-    progress_bar : show a progress bar over the run (default: only on a terminal).
+    progress : show a progress bar over the run (default: only on a terminal).
     all_cells : also bin every neuron of the sheet (``ModuleResult.all_maps``).
     lattice : expected lattice of the model (``'hex'`` or ``'square'``); a mismatch raises.
     method : fixed-step integrator of :func:`neurodyn.dynamics.simulation.simulate` (``rk4``, ``midpoint``,
@@ -244,7 +244,7 @@ def run_grid_cells(
     gain = cue_gain(trajectory, boundary_cue, landmark_cue)
     seg = max(1, int(_SEGMENT_BYTES // (16 * batch * g.size)))  # samples per segment
     nfe = 0
-    bar = progress(total=steps - 1, desc="grid cells", enabled=progress_bar)
+    bar = progress_bar(total=steps - 1, desc="grid cells", enabled=progress)
     start = time.perf_counter()
     first = 0
     try:
@@ -257,7 +257,7 @@ def run_grid_cells(
             if cur is not None and dev.type != "cpu":
                 cur = (lambda c: lambda t: c(t).to(dev))(cur)
             tr = simulate(network, u, n * dt_sample, dt_net, method=method, velocity=vseg,
-                          save_every=substeps, progress_bar=False, diagnostics=False,
+                          save_every=substeps, progress=False, diagnostics=False,
                           noise=noise, seed=(seed * 1_000_003 + first) if noise > 0 else None,
                           current=cur, device=dev)
             nfe += tr.nfe
