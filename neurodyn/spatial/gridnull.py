@@ -23,7 +23,7 @@ from .agent import Box
 from .gridscores import grid_scores
 from .ratemaps import rate_maps
 
-__all__ = ["SMOOTHING_BINS", "GridClassification", "shuffled_gridness"]
+__all__ = ["SMOOTHING_BINS", "GridClassification", "shuffled_gridness", "shifted_null"]
 
 #: Standard deviation (bins) of the Gaussian smoothing of rate maps before scoring.
 SMOOTHING_BINS = 1.0
@@ -66,6 +66,42 @@ class GridClassification:
                 "shuffles": int(self.null.shape[0]), "cells": int(self.scores.size)}
 
 
+def shifted_null(rates: np.ndarray, score, shuffles: int, min_shift: int,
+                 seed: int) -> np.ndarray:
+    """Scores of circularly time-shifted rates: the null of a cell classification.
+
+    Each of ``shuffles`` rounds shifts every cell's series by its own lag, drawn uniformly from
+    ``[min_shift, steps - min_shift)`` samples, and scores the shifted rates.
+
+    Parameters
+    ----------
+    rates : ``(steps, cells)`` rates.
+    score : ``score(shifted) -> (cells,)`` for shifted rates ``(steps, cells)``.
+    shuffles : rounds of shifts.
+    min_shift : smallest shift (samples); ``steps`` must exceed twice it.
+    seed : seeds the lags.
+
+    Returns
+    -------
+    ``(shuffles, cells)`` scores.
+
+    Examples
+    --------
+    >>> r = np.arange(8.0)[:, None] * np.ones((1, 3))
+    >>> shifted_null(r, lambda x: x[0], 2, 2, seed=0).shape  # first sample after each shift
+    (2, 3)
+    """
+    steps, cells = rates.shape
+    rng = np.random.default_rng(seed)
+    null = np.empty((shuffles, cells))
+    cols = np.arange(cells)
+    for s in range(shuffles):
+        shift = rng.integers(min_shift, steps - min_shift, size=cells)
+        idx = (np.arange(steps)[:, None] - shift[None, :]) % steps
+        null[s] = score(rates[idx, cols[None, :]])
+    return null
+
+
 def shuffled_gridness(positions, rates, dt: float, box: Box | None = None, bins: int = 20,
                       smoothing: float = SMOOTHING_BINS, shuffles: int = 20,
                       min_shift: float = 20.0, percentile: float = 95.0,
@@ -103,15 +139,11 @@ def shuffled_gridness(positions, rates, dt: float, box: Box | None = None, bins:
                          "twice the smallest shift")
     if not 0 < percentile < 100:
         raise ValueError(f"percentile={percentile!r}: must be in (0, 100)")
-    scores = grid_scores(rate_maps(pos, r, box, bins, smoothing=smoothing)).classic
-    rng = np.random.default_rng(seed)
-    null = np.empty((shuffles, cells))
-    cols = np.arange(cells)
-    for s in range(shuffles):
-        shift = rng.integers(lo, steps - lo, size=cells)
-        idx = (np.arange(steps)[:, None] - shift[None, :]) % steps
-        shuffled = r[idx, cols[None, :]]
-        null[s] = grid_scores(rate_maps(pos, shuffled, box, bins, smoothing=smoothing)).classic
+    def gridness(x: np.ndarray) -> np.ndarray:
+        return grid_scores(rate_maps(pos, x, box, bins, smoothing=smoothing)).classic
+
+    scores = gridness(r)
+    null = shifted_null(r, gridness, shuffles, lo, seed)
     pooled = null[np.isfinite(null)]
     thr = float(np.percentile(pooled, percentile)) if pooled.size else np.nan
     per = np.array([np.nanpercentile(null[:, c], percentile) if np.isfinite(null[:, c]).any()

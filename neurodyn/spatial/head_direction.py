@@ -19,6 +19,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .gridnull import shifted_null
+
 __all__ = ["TuningCurves", "tuning_curves", "mean_vector", "HDClassification",
            "classify_head_direction"]
 
@@ -132,17 +134,12 @@ def classify_head_direction(heading, rates, bins: int = 60, shuffles: int = 50,
     r = np.asarray(rates, dtype=float)
     if r.ndim == 1:
         r = r[:, None]
-    steps, cells = r.shape
+    steps = r.shape[0]
     if steps - min_shift <= min_shift:
         raise ValueError(f"min_shift={min_shift}: needs more than {2 * min_shift} samples")
     R, mu = mean_vector(tuning_curves(heading, r, bins))
-    rng = np.random.default_rng(seed)
-    null = np.empty((shuffles, cells))
-    cols = np.arange(cells)
-    for s in range(shuffles):
-        shift = rng.integers(min_shift, steps - min_shift, size=cells)
-        idx = (np.arange(steps)[:, None] - shift[None, :]) % steps
-        null[s] = mean_vector(tuning_curves(heading, r[idx, cols[None, :]], bins))[0]
+    null = shifted_null(r, lambda x: mean_vector(tuning_curves(heading, x, bins))[0],
+                        shuffles, min_shift, seed)
     thr = float(np.nanpercentile(null, percentile))
     is_hd = np.where(np.isfinite(R), R, -np.inf) > thr
     return HDClassification(R, mu, null, thr, is_hd, float(is_hd.mean()))
