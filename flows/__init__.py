@@ -6,46 +6,40 @@ both layers, Adam, minibatches), sampled with torchdiffeq and judged with POT Wa
 distances beside their noise floors, with the kernel, drift and generalization diagnostics of
 the over-parameterized theory.
 
-Modules: ``field`` (the network), ``path`` (conditional paths), ``coupling`` (independent, exact
-OT permutation, Sinkhorn), ``assignment`` (the exact assignment solver behind the OT
-coupling), ``data`` (datasets), ``training`` (training, checkpoints), ``sample``
-(ODE sampling, likelihood), ``evaluation`` (distances, floors, straightness, memorization),
-``optimal`` (closed-form velocities), ``theory`` (kernel H, lambda_0, sweeps), ``plotting``;
-evaluation that cannot flatter: ``floors`` (noise floors with their spread), ``entropic``
-(log-domain Sinkhorn), ``memorization`` (against the whole training set); the theory's claims
-as numbers: ``ntk`` (predicted loss curves, empirical kernels), ``excess`` (population minimum,
-excess risk), ``wbound`` (Groenwall W2 bound), ``theory_sweeps`` (typed results in
-``theory_results``) and ``theory_plots``;
-for runs: ``measure`` (typed measurements of fields and sweeps), ``memory`` (size estimates
-checked before allocation), ``run_figures`` (their figures), ``run`` (run directories, on the
-shared run contract of :mod:`_runkit`), ``checkpoint`` (weights-only files) and ``cli``.
+>>> import flows
+>>> cfg = flows.TrainConfig(data="moons", width=16, steps=5, batch=64, n_train=256, n_eval=64)
+>>> res = flows.train(cfg, progress=False)
+>>> x = flows.integrate(res.field, flows.load_dataset("moons").sample(64, seed=1), steps=4).x
+>>> tuple(x.shape)
+(64, 2)
+
+The names below are the public API, each imported from its module on first use, so
+``import flows`` is cheap. The modules by concept: :mod:`~flows.data` (datasets, splits),
+:mod:`~flows.field` (the network), :mod:`~flows.path` (conditional paths),
+:mod:`~flows.coupling` (independent, exact OT, Sinkhorn pairings; the exact assignment solver in
+:mod:`flows.assignment`), :mod:`flows.training` (the loop, its config, checkpoints),
+:mod:`flows.sampling` (the ODE, likelihood), :mod:`flows.evaluation` (distances, noise floors,
+memorization), :mod:`~flows.optimal` (closed-form velocities), :mod:`flows.theory` (kernel H,
+lambda_0, NTK curves, excess risk, W2 bound, sweeps), :mod:`flows.runs` (run directories on the
+shared run contract of :mod:`_runkit`), :mod:`flows.plotting` and :mod:`flows.cli`.
 """
 
-from .coupling import couple, ot_permutation, sinkhorn_pairing
-from .data import Dataset, Splits, load_array, load_dataset, make_splits
-from .errors import FlowsError
-from .evaluation.distances import (
-    MetricResult,
-    evaluate,
-    memorization,
-    path_energy,
-    sinkhorn_divergence,
-    sliced_w,
-    w1,
-    w2,
-)
-from .field import FieldSpec, TwoLayerReLUField
-from .optimal import EmpiricalOptimalField, gaussian_optimal_velocity
-from .path import PathSample, get_path
-from .sampling.ode import integrate, log_likelihood
-from .theory.kernel import kernel_h, lambda_0, log_loss_slope, weight_drift
-from .training.loop import TrainConfig, TrainResult, train
+from __future__ import annotations
 
-__all__ = [
-    "Dataset", "EmpiricalOptimalField", "FieldSpec", "FlowsError", "MetricResult", "PathSample",
-    "Splits", "TrainConfig", "TrainResult", "TwoLayerReLUField", "couple", "evaluate",
-    "gaussian_optimal_velocity", "get_path", "integrate", "kernel_h", "lambda_0", "load_array",
-    "load_dataset", "log_likelihood", "log_loss_slope", "make_splits", "memorization",
-    "ot_permutation", "path_energy", "sinkhorn_divergence", "sinkhorn_pairing", "sliced_w",
-    "train", "w1", "w2", "weight_drift",
-]
+from ._lazy import lazy_names
+
+__getattr__, __dir__, __all__ = lazy_names(__name__, {
+    "data": ("Dataset", "Splits", "load_dataset", "make_splits"),
+    "errors": ("FlowsError",),
+    "field": ("FieldSpec", "TwoLayerReLUField"),
+    "path": ("PathSample", "get_path"),
+    "coupling": ("couple",),
+    "optimal": ("EmpiricalOptimalField",),
+    "training.config": ("TrainConfig", "TrainResult"),
+    "training.loop": ("train",),
+    "sampling.ode": ("integrate", "log_likelihood"),
+    "evaluation.distances": ("MetricResult", "evaluate", "path_energy", "sliced_w", "w1", "w2"),
+    "evaluation.entropic": ("sinkhorn_divergence",),
+    "evaluation.nearest": ("memorization",),
+    "theory.kernel": ("kernel_h", "lambda_0", "log_loss_slope", "weight_drift"),
+})

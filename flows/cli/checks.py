@@ -1,27 +1,23 @@
 """``flows experiment stopping | ntk-gap``: the theory checks decided over seeds
-(:mod:`flows.runs.checks`), registered on the ``flows experiment`` parser of :mod:`flows.cli.commands`."""
+(:mod:`flows.runs.checks`), registered on the ``flows experiment`` parser of
+:mod:`flows.cli.commands`."""
 
 from __future__ import annotations
 
 import argparse
 from pathlib import Path
 
+from _runkit.cli import add_sweep_arguments
+
+from ._parsing import RISK_NS, RISK_SEEDS, Formatter, ints, theory_steps, words
+
 CHECK_KINDS = ("stopping", "ntk-gap")
-
-
-def _words(text: str) -> list[str]:
-    return [v.strip() for v in text.split(",") if v.strip()]
 
 
 def add_check_kinds(kinds, cmd) -> None:
     """Add the ``stopping`` and ``ntk-gap`` kinds to the ``flows experiment`` subparsers,
     each calling ``cmd``."""
-    from _runkit.cli import add_sweep_arguments
-
-    from ..runs.theory import RISK_NS, RISK_SEEDS
-    from .commands import _Formatter, _ints, _theory_steps
-
-    st = kinds.add_parser("stopping", formatter_class=_Formatter,
+    st = kinds.add_parser("stopping", formatter_class=Formatter,
                           help="excess test risk against n when gradient descent stops at a "
                                "fixed step count, at steps sqrt(n / n_min) (the kernel "
                                "bounds' early stopping) or steps n / n_min; with a "
@@ -29,32 +25,32 @@ def add_check_kinds(kinds, cmd) -> None:
     st.add_argument("--out", required=True, type=Path, help="run directory (created; locked)")
     st.add_argument("--data", default="moons",
                     help="dataset with a closed-form optimal field (as for risk)")
-    st.add_argument("--ns", type=_ints, default=list(RISK_NS),
+    st.add_argument("--ns", type=ints, default=list(RISK_NS),
                     help="numbers of training points (comma-separated, distinct)")
-    st.add_argument("--seeds", type=_ints, default=list(RISK_SEEDS),
+    st.add_argument("--seeds", type=ints, default=list(RISK_SEEDS),
                     help="one run per seed and n (comma-separated, distinct, >= 0, at least 2)")
     st.add_argument("--width", type=int, default=1024, help="width m (neurons)")
-    _theory_steps(st, "--steps is the count at the smallest n")
+    theory_steps(st, "--steps is the count at the smallest n")
     st.add_argument("--n-test", type=int, default=20_000, dest="n_test",
                     help="fresh test draws (points) behind each excess test risk")
-    st.add_argument("--protocols", type=_words, default=["fixed", "sqrt"],
+    st.add_argument("--protocols", type=words, default=["fixed", "sqrt"],
                     help="stopping rules among fixed, sqrt, linear (comma-separated)")
-    st.add_argument("--targets", type=_words, default=["data", "shuffled"],
+    st.add_argument("--targets", type=words, default=["data", "shuffled"],
                     help="data, and shuffled (the control: targets permuted among the draws)")
     add_sweep_arguments(st, without="the runs one after another in this process")
     st.set_defaults(func=cmd)
-    g = kinds.add_parser("ntk-gap", formatter_class=_Formatter,
+    g = kinds.add_parser("ntk-gap", formatter_class=Formatter,
                          help="gap between the training-loss curve and the infinite-width NTK "
                               "prediction against the width m, over seeds, with paired "
                               "intervals")
     g.add_argument("--out", required=True, type=Path, help="run directory (created; locked)")
     g.add_argument("--data", default="moons", help="dataset name")
-    g.add_argument("--widths", type=_ints, default=[256, 1024, 4096, 16384],
+    g.add_argument("--widths", type=ints, default=[256, 1024, 4096, 16384],
                    help="increasing widths m (comma-separated)")
     g.add_argument("--n", type=int, default=64, help="training points")
-    g.add_argument("--seeds", type=_ints, default=list(RISK_SEEDS),
+    g.add_argument("--seeds", type=ints, default=list(RISK_SEEDS),
                    help="one run per seed and width (comma-separated, distinct, at least 2)")
-    _theory_steps(g, "the gap grows with lr x steps")
+    theory_steps(g, "the gap grows with lr x steps")
     add_sweep_arguments(g, without="the runs one after another in this process")
     g.set_defaults(func=cmd)
 

@@ -1,93 +1,52 @@
-"""Command line: ``flows train | sample | eval | experiment``, a thin layer over :mod:`flows.runs.run`
-and :mod:`flows.runs.theory`.
+"""Command line: ``flows train | sample | eval | experiment``, a thin layer over
+:mod:`flows.runs.run` and :mod:`flows.runs.theory`.
 
 Each sub-command is one ``add_*`` function (its options, each with unit and default in
 ``--help``) and one ``cmd_*`` function (turns the parsed options into one :mod:`flows.runs.run`
 call). :func:`main` runs them through :func:`_runkit.cli_main`: one line on stderr and exit code 2
 for bad input, 1 for a failed (e.g. diverged) run, 130 for Ctrl-C; ``--debug`` adds the traceback.
+Building the parser imports no torch: each ``cmd_*`` imports its run module when it runs, so
+``flows --help`` answers at once.
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import sys
-from dataclasses import fields
 from pathlib import Path
-
-import torch
 
 from _runkit import check_int, cli_main
 from _runkit.cli import add_sweep_arguments, sweep_options
 
-from ..coupling import COUPLINGS, OT_SOLVERS
-from ..errors import FlowsError
-from ..evaluation.distances import METRICS
-from ..evaluation.nearest import NULL_RATE
-from ..field import REGIMES
-from ..model import resolve_device
-from ..path import PATHS
-from ..runs.run import (
-    run_eval,
-    run_sample,
-    run_samples_experiment,
-    run_training,
-    run_width_experiment,
-)
-from ..runs.theory import (
+from ..training.config import TrainConfig
+from ._parsing import (
+    COUPLINGS,
+    DEFAULTS,
     MEMORIZATION_NS,
+    METHODS,
+    METRICS,
+    NULL_RATE,
+    OT_SOLVERS,
+    PATHS,
+    REGIMES,
     RISK_NS,
     RISK_SEEDS,
-    run_memorization_experiment,
-    run_risk_experiment,
+    Formatter,
+    device,
+    experiment_common,
+    ints,
+    json_object,
+    opt,
+    theory_steps,
 )
-from ..sampling.ode import SOLVERS
-from ..training.loop import TrainConfig
 from .checks import CHECK_KINDS, add_check_kinds, run_check
 
 __all__ = ["main", "build_parser"]
 
 
-class _Formatter(argparse.ArgumentDefaultsHelpFormatter):
-    """Appends ``(default: X)`` unless the default is None (the help text then says it)."""
-
-    def _get_help_string(self, action: argparse.Action) -> str | None:
-        if action.default is None or isinstance(action.default, bool):
-            return action.help
-        return super()._get_help_string(action)
-
-
-def _ints(text: str) -> list[int]:
-    try:
-        return [int(v) for v in text.split(",") if v.strip()]
-    except ValueError:
-        msg = f"{text!r} is not a comma-separated list of integers"
-        raise argparse.ArgumentTypeError(msg) from None
-
-
-_DEFAULTS = {f.name: f.default for f in fields(TrainConfig)}
-
-
-def _json_object(text: str) -> dict:
-    try:
-        value = json.loads(text)
-    except json.JSONDecodeError:
-        value = None
-    if not isinstance(value, dict):
-        raise argparse.ArgumentTypeError(f"{text!r} is not a JSON object")
-    return value
-
-
-def _opt(p: argparse.ArgumentParser, flag: str, help: str, **kw) -> None:
-    """An option whose default, when not given, is the TrainConfig field of the same name."""
-    dest = kw.pop("dest", flag.lstrip("-").replace("-", "_"))
-    kw.setdefault("default", _DEFAULTS.get(dest))
-    p.add_argument(flag, dest=dest, help=help, **kw)
-
-
 def add_train(sub) -> None:
     """Options of ``flows train``."""
-    t = sub.add_parser("train", formatter_class=_Formatter,
+    t = sub.add_parser("train", formatter_class=Formatter,
                        help="train a field; writes model.pt, config.json, metrics.json, "
                             "timing.json and figures into --out (resumes from its checkpoint)",
                        description="Train a two-layer ReLU velocity field by flow matching.")
@@ -95,43 +54,43 @@ def add_train(sub) -> None:
                    help="target: dataset name (moons, 8gaussians, circles, checkerboard, "
                         "pinwheel, swissroll, spirals, gmm<d>, digits) or a .npy/.csv file")
     t.add_argument("--out", required=True, type=Path, help="run directory (created; locked)")
-    _opt(t, "--source", "source distribution: dataset name or file (default: N(0, I))")
-    _opt(t, "--width", "hidden width m (neurons)", type=int)
-    _opt(t, "--regime", "'practice' (both layers, Adam, minibatches) or 'theory' (A fixed, "
-                        "full-batch gradient descent)", choices=REGIMES)
-    _opt(t, "--coupling", "pairing of source and data points in a batch", choices=COUPLINGS)
-    _opt(t, "--path", "conditional probability path", choices=list(PATHS))
-    _opt(t, "--steps", "optimisation steps", type=int)
-    _opt(t, "--batch", "minibatch size in points (practice regime)", type=int)
-    _opt(t, "--lr", "step size (default: 0.03 for practice, Adam with cosine decay; 2.0 for "
-                    "theory, gradient descent)", type=float)
-    _opt(t, "--seed", "seed of everything random in the run (integer >= 0)", type=int)
-    _opt(t, "--sigma-min", "path smoothing sigma_min, in data units, in [0, 1)", type=float)
-    _opt(t, "--n-train", "training points (default: 20000 for practice, all rows of a finite "
-                         "dataset up to that; 256 for theory)", type=int)
-    _opt(t, "--k-draws", "fixed (t, x0) draws per training point (theory regime)", type=int)
-    _opt(t, "--n-eval", "held-out points for the evaluation, and size of the floor sample",
-         type=int)
-    _opt(t, "--fourier", "Fourier frequencies of t in the input features (default: 1 for "
-                         "practice, 0 for theory)", type=int)
-    _opt(t, "--checkpoint-every", "steps between checkpoints", type=int)
-    _opt(t, "--model-class", "a velocity network of your own, 'package.module:Class' (its "
-                             "forward(x (B, d), t (B, 1)[, c (B,)]) returns (B, d)); default: "
-                             "the built-in two-layer ReLU field", dest="model")
-    _opt(t, "--model-args", "JSON object of keyword arguments of --model-class (default: none)",
-         type=_json_object, dest="model_args")
-    _opt(t, "--labels", "class labels for class-conditional training: 'data' (the data set's "
-                        "own, digits) or a .npy/.csv file of one integer per data row "
-                        "(default: none, unconditional)")
-    _opt(t, "--label-dropout", "probability that a training label becomes the null label "
-                               "(classifier-free guidance), in [0, 1)", type=float)
-    _opt(t, "--ot-solver", "exact assignment solver of --coupling ot", choices=OT_SOLVERS.names())
-    t.add_argument("--device", default="cpu", type=_device_option,
+    opt(t, "--source", "source distribution: dataset name or file (default: N(0, I))")
+    opt(t, "--width", "hidden width m (neurons)", type=int)
+    opt(t, "--regime", "'practice' (both layers, Adam, minibatches) or 'theory' (A fixed, "
+                       "full-batch gradient descent)", choices=REGIMES)
+    opt(t, "--coupling", "pairing of source and data points in a batch", choices=COUPLINGS)
+    opt(t, "--path", "conditional probability path", choices=PATHS)
+    opt(t, "--steps", "optimisation steps", type=int)
+    opt(t, "--batch", "minibatch size in points (practice regime)", type=int)
+    opt(t, "--lr", "step size (default: 0.03 for practice, Adam with cosine decay; 2.0 for "
+                   "theory, gradient descent)", type=float)
+    opt(t, "--seed", "seed of everything random in the run (integer >= 0)", type=int)
+    opt(t, "--sigma-min", "path smoothing sigma_min, in data units, in [0, 1)", type=float)
+    opt(t, "--n-train", "training points (default: 20000 for practice, all rows of a finite "
+                        "dataset up to that; 256 for theory)", type=int)
+    opt(t, "--k-draws", "fixed (t, x0) draws per training point (theory regime)", type=int)
+    opt(t, "--n-eval", "held-out points for the evaluation, and size of the floor sample",
+        type=int)
+    opt(t, "--fourier", "Fourier frequencies of t in the input features (default: 1 for "
+                        "practice, 0 for theory)", type=int)
+    opt(t, "--checkpoint-every", "steps between checkpoints", type=int)
+    opt(t, "--model-class", "a velocity network of your own, 'package.module:Class' (its "
+                            "forward(x (B, d), t (B, 1)[, c (B,)]) returns (B, d)); default: "
+                            "the built-in two-layer ReLU field", dest="model")
+    opt(t, "--model-args", "JSON object of keyword arguments of --model-class (default: none)",
+        type=json_object, dest="model_args")
+    opt(t, "--labels", "class labels for class-conditional training: 'data' (the data set's "
+                       "own, digits) or a .npy/.csv file of one integer per data row "
+                       "(default: none, unconditional)")
+    opt(t, "--label-dropout", "probability that a training label becomes the null label "
+                              "(classifier-free guidance), in [0, 1)", type=float)
+    opt(t, "--ot-solver", "exact assignment solver of --coupling ot", choices=OT_SOLVERS)
+    t.add_argument("--device", default="cpu", type=device,
                    help="cpu or cuda: the model, the batches and the OT costs (the assignment "
                         "itself runs on the CPU)")
     t.add_argument("--guidance", type=float, default=1.0,
                    help="classifier-free guidance scale of the evaluation samples (labels)")
-    t.add_argument("--method", "--solver", choices=SOLVERS, default="midpoint", dest="solver",
+    t.add_argument("--method", "--solver", choices=METHODS, default="midpoint", dest="solver",
                    help="ODE method (torchdiffeq's name) of the evaluation samples")
     t.add_argument("--sample-steps", type=int, default=20, dest="sample_steps",
                    help="solver steps from t=0 to t=1 of the evaluation samples")
@@ -144,29 +103,19 @@ def add_train(sub) -> None:
     t.set_defaults(func=cmd_train)
 
 
-def _device_option(value: str) -> str:
-    """``--device``: "cpu", "cuda" or "cuda:N", refused at parse time (exit 2, naming the
-    option) when unknown or not available on this machine."""
-    try:
-        resolve_device(value)
-    except FlowsError as exc:
-        why = "is not available here (no CUDA device)" if "available" in str(exc) else \
-            "is not a device; use cpu, cuda or cuda:N"
-        raise argparse.ArgumentTypeError(f"{value!r} {why}") from exc
-    return value
-
-
 def cmd_train(a: argparse.Namespace):
     """``flows train``: :func:`flows.runs.run.run_training` with the options as TrainConfig."""
+    from ..runs.run import run_training
+
     _common(a)
-    cfg = TrainConfig.from_dict({k: getattr(a, k) for k in _DEFAULTS if hasattr(a, k)})
+    cfg = TrainConfig.from_dict({k: getattr(a, k) for k in DEFAULTS if hasattr(a, k)})
     return run_training(cfg, a.out, fresh=a.fresh, solver=a.solver, sample_steps=a.sample_steps,
                         workers=a.workers, device=a.device, guidance=a.guidance)
 
 
 def add_sample(sub) -> None:
     """Options of ``flows sample``."""
-    s = sub.add_parser("sample", formatter_class=_Formatter,
+    s = sub.add_parser("sample", formatter_class=Formatter,
                        help="draw samples from a trained model into a .npy file (with a "
                             ".json sidecar)",
                        description="Draw samples from a trained model.")
@@ -176,14 +125,14 @@ def add_sample(sub) -> None:
     s.add_argument("--out", required=True, type=Path,
                    help="FILE.npy to write (and its sidecar FILE.json); never replaces files "
                         "flows sample did not write")
-    s.add_argument("--method", "--solver", choices=SOLVERS, default="midpoint", dest="solver",
+    s.add_argument("--method", "--solver", choices=METHODS, default="midpoint", dest="solver",
                    help="ODE method (torchdiffeq's name)")
     s.add_argument("--label", type=int,
                    help="class of every sample (class-conditional model; default: classes "
                         "0..K-1 in turn)")
     s.add_argument("--guidance", type=float, default=1.0,
                    help="classifier-free guidance scale (class-conditional model)")
-    s.add_argument("--device", default="cpu", type=_device_option,
+    s.add_argument("--device", default="cpu", type=device,
                    help="cpu, cuda or cuda:N")
     s.add_argument("--steps", type=int, default=20,
                    help="solver steps from t=0 to t=1 (fixed-step solvers)")
@@ -197,6 +146,8 @@ def add_sample(sub) -> None:
 
 def cmd_sample(a: argparse.Namespace):
     """``flows sample``: :func:`flows.runs.run.run_sample`."""
+    from ..runs.run import run_sample
+
     _common(a)
     return run_sample(a.model, a.n, a.out, a.solver, a.steps, a.seed, label=a.label,
                       guidance=a.guidance, device=a.device, trust=tuple(a.trust_module))
@@ -204,7 +155,7 @@ def cmd_sample(a: argparse.Namespace):
 
 def add_eval(sub) -> None:
     """Options of ``flows eval``."""
-    e = sub.add_parser("eval", formatter_class=_Formatter,
+    e = sub.add_parser("eval", formatter_class=Formatter,
                        help="distance between samples and a reference; prints JSON",
                        description="Distance between samples and a reference (with its noise "
                                    "floor for a named dataset).")
@@ -239,6 +190,8 @@ def add_eval(sub) -> None:
 
 def cmd_eval(a: argparse.Namespace):
     """``flows eval``: :func:`flows.runs.run.run_eval`."""
+    from ..runs.run import run_eval
+
     _common(a)
     return run_eval(a.samples, a.reference, a.data, a.metric, a.seed, a.out, a.train,
                     a.floor_pairs, a.criterion, a.null_rate)
@@ -247,35 +200,35 @@ def cmd_eval(a: argparse.Namespace):
 def add_experiment(sub) -> None:
     """Options of ``flows experiment width | samples | risk | stopping | ntk-gap |
     memorization``."""
-    x = sub.add_parser("experiment", formatter_class=_Formatter,
+    x = sub.add_parser("experiment", formatter_class=Formatter,
                        help="theory-regime sweeps with figures",
                        description="Theory-regime sweeps over the width m or the number n of "
                                    "training points, excess risk over seeds, memorization.")
     kinds = x.add_subparsers(dest="kind", required=True, metavar="KIND")
-    w = kinds.add_parser("width", formatter_class=_Formatter,
+    w = kinds.add_parser("width", formatter_class=Formatter,
                          help="loss curves against the infinite-width NTK prediction, drift, "
                               "lambda_0 and W2 against the width m")
-    _experiment_common(w)
-    w.add_argument("--widths", type=_ints, default=[256, 1024, 4096, 16384],
+    experiment_common(w)
+    w.add_argument("--widths", type=ints, default=[256, 1024, 4096, 16384],
                    help="widths m (neurons, comma-separated)")
     w.add_argument("--n", type=int, default=256, help="training points")
-    _theory_steps(w, "the NTK gap depends on lr x steps, the gradient-flow time; at "
+    theory_steps(w, "the NTK gap depends on lr x steps, the gradient-flow time; at "
                      "n = 64 it falls with m from 256 to 16384 at lr x steps = 250, not at "
                      "1000")
     add_sweep_arguments(w, without="the runs one after another in this process")
     w.set_defaults(func=cmd_experiment)
-    s = kinds.add_parser("samples", formatter_class=_Formatter,
+    s = kinds.add_parser("samples", formatter_class=Formatter,
                          help="train and test objective, their excess over the population "
                               "minimum, the gap beside its floor, and W2 with its floor "
                               "against n")
-    _experiment_common(s)
-    s.add_argument("--ns", type=_ints, default=[32, 64, 128, 256, 512],
+    experiment_common(s)
+    s.add_argument("--ns", type=ints, default=[32, 64, 128, 256, 512],
                    help="numbers of training points (comma-separated)")
     s.add_argument("--width", type=int, default=4096, help="width m (neurons)")
-    _theory_steps(s)
+    theory_steps(s)
     add_sweep_arguments(s, without="the runs one after another in this process")
     s.set_defaults(func=cmd_experiment)
-    r = kinds.add_parser("risk", formatter_class=_Formatter,
+    r = kinds.add_parser("risk", formatter_class=Formatter,
                          help="excess test and train risk against n over several seeds, with "
                               "95%% intervals and slopes beside the bound's n^-1/2; the W2 "
                               "bound beside the measured W2")
@@ -283,13 +236,13 @@ def add_experiment(sub) -> None:
     r.add_argument("--data", default="moons",
                    help="dataset with a closed-form optimal field: normal, 8gaussians, "
                         "gmm<d>, moons, circles, swissroll, spirals")
-    r.add_argument("--ns", type=_ints, default=list(RISK_NS),
+    r.add_argument("--ns", type=ints, default=list(RISK_NS),
                    help="numbers of training points (comma-separated, distinct)")
-    r.add_argument("--seeds", type=_ints, default=list(RISK_SEEDS),
+    r.add_argument("--seeds", type=ints, default=list(RISK_SEEDS),
                    help="one run per seed and n (comma-separated, distinct, >= 0); the "
                         "intervals are Student-t over them")
     r.add_argument("--width", type=int, default=1024, help="width m (neurons)")
-    _theory_steps(r)
+    theory_steps(r)
     r.add_argument("--n-test", type=int, default=20_000, dest="n_test",
                    help="fresh test draws (points) behind each excess test risk")
     r.add_argument("--n-samples", type=int, default=1000, dest="n_samples",
@@ -297,12 +250,12 @@ def add_experiment(sub) -> None:
     add_sweep_arguments(r, without="the runs one after another in this process")
     r.set_defaults(func=cmd_experiment)
     add_check_kinds(kinds, cmd_experiment)
-    m = kinds.add_parser("memorization", formatter_class=_Formatter,
+    m = kinds.add_parser("memorization", formatter_class=Formatter,
                          help="memorized fraction against n (trained fields and the exact "
                               "empirical-optimal field) and along the reverse process")
     m.add_argument("--out", required=True, type=Path, help="run directory (created; locked)")
     m.add_argument("--data", default="moons", help="dataset name or .npy/.csv file")
-    m.add_argument("--ns", type=_ints, default=list(MEMORIZATION_NS),
+    m.add_argument("--ns", type=ints, default=list(MEMORIZATION_NS),
                    help="numbers of training points (comma-separated, distinct, >= 3)")
     m.add_argument("--width", type=int, default=256, help="width m (neurons), practice regime")
     m.add_argument("--steps", type=int, default=3000, help="Adam steps per training run")
@@ -313,21 +266,12 @@ def add_experiment(sub) -> None:
     m.set_defaults(func=cmd_experiment)
 
 
-def _experiment_common(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--out", required=True, type=Path, help="run directory (created; locked)")
-    p.add_argument("--data", default="moons", help="dataset name or .npy/.csv file")
-    p.add_argument("--seed", type=int, default=0, help="seed of every run (>= 0)")
-
-
-def _theory_steps(p: argparse.ArgumentParser, lr_note: str = "") -> None:
-    p.add_argument("--k", type=int, default=4, help="fixed (t, x0) draws per training point")
-    p.add_argument("--steps", type=int, default=500, help="gradient-descent steps per run")
-    p.add_argument("--lr", type=float, help="gradient-descent step size (default: 2.0)"
-                   + (f"; {lr_note}" if lr_note else ""))
-
-
 def cmd_experiment(a: argparse.Namespace):
-    """``flows experiment``: one run function of :mod:`flows.runs.run` / :mod:`flows.runs.theory`."""
+    """``flows experiment``: one run function of :mod:`flows.runs.run` or
+    :mod:`flows.runs.theory`."""
+    from ..runs.run import run_samples_experiment, run_width_experiment
+    from ..runs.theory import run_memorization_experiment, run_risk_experiment
+
     _common(a)
     # with --workers or --scheduler the runs are cells on a Dask cluster (resumable)
     sweep = sweep_options(a) if (a.workers is not None or a.scheduler is not None) else None
@@ -348,12 +292,14 @@ def cmd_experiment(a: argparse.Namespace):
 
 def _common(a: argparse.Namespace) -> None:
     """Options every sub-command shares."""
+    import torch
+
     torch.set_num_threads(check_int("threads", a.threads, lo=1, hi=1024))
 
 
 def build_parser() -> argparse.ArgumentParser:
     """The ``flows`` parser: the shared options and one sub-parser per command."""
-    p = argparse.ArgumentParser(prog="flows", formatter_class=_Formatter,
+    p = argparse.ArgumentParser(prog="flows", formatter_class=Formatter,
                                 description="Flow matching with two-layer ReLU velocity fields: "
                                             "train, sample, evaluate, theory sweeps.")
     p.add_argument("--threads", type=int, default=1,

@@ -12,22 +12,20 @@ from flows import (
     FieldSpec,
     FlowsError,
     TwoLayerReLUField,
-    gaussian_optimal_velocity,
     get_path,
     integrate,
     kernel_h,
     lambda_0,
     log_likelihood,
     memorization,
-    ot_permutation,
-    sinkhorn_pairing,
     sliced_w,
     w1,
     w2,
 )
-from flows.coupling import squared_distances
+from flows.coupling import ot_permutation, sinkhorn_pairing, squared_distances
 from flows.data import load_array, load_dataset, make_splits, moons, source_for
 from flows.evaluation.distances import evaluate, path_energy
+from flows.optimal import gaussian_optimal_velocity
 from flows.training.loop import TrainConfig
 
 
