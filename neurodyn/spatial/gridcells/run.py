@@ -185,11 +185,66 @@ def run_grid_cells(
     g = _check_network(network, lattice)
     _check_trajectory(trajectory)
     spacings = _modules(spacing, modules)
+    _check_orientation(orientation)
+    tau_seconds = _positive("tau_seconds", tau_seconds)
+    dt_max = _positive("dt_network", DEFAULT_DT_NETWORK if dt_network is None else dt_network)
+    _check_panel_and_method(g, cells, bins, method, noise)
+    check_cues(boundary_cue, landmark_cue, trajectory.box)
+    if isinstance(shuffles, bool) or not isinstance(shuffles, (int, np.integer)) or shuffles < 0:
+        raise ValueError(f"shuffles={shuffles!r}: must be an integer >= 0")
+    shift = null_shift(trajectory, min_shift) if shuffles > 0 else None
+
+    dt_s = float(trajectory.dt)
+    unit = tau_seconds / network.tau  # seconds per network time unit
+    dt_sample = dt_s / unit  # sample interval in network time units
+    dt_net, substeps, lam = network_step(network, dt_sample, dt_max, method)
+    vel_net = _network_velocity(trajectory, spacings, orientation, g.lattice, unit)
+
+    dev = check_device(device)
+    rng = np.random.default_rng(seed)
+    flat = np.sort(rng.choice(g.size, size=int(cells), replace=False))
+    cell_idx = np.stack(np.unravel_index(flat, g.shape), axis=1)
+    u = _start_state(network, trajectory, spacings, orientation, g.lattice)
+
+    record = _Recording(trajectory, len(spacings), flat, bins, all_cells,
+                        keep_rates or shuffles > 0)
+    gain = cue_gain(trajectory, boundary_cue, landmark_cue)
+    seg = max(1, int(_SEGMENT_BYTES // (16 * len(spacings) * g.size)))  # samples per segment
+    nfe, wall = _simulate_segments(
+        network, u, record, vel_net, dt_sample, dt_net, substeps, seg, method=method,
+        noise=noise, seed=seed, gain=gain, spacings=spacings, orientation=orientation,
+        device=dev, progress=progress)
+
+    results = _module_results(record, spacings, orientation, g.lattice, bins, shuffles, shift,
+                              seed, keep_rates)
+    config = {"spacing": spacings[0], "modules": spacings, "orientation_rad": orientation,
+              "tau_seconds": tau_seconds, "dt_network_max_tau": dt_max,
+              "dt_network_tau": dt_net / network.tau, "substeps": substeps,
+              "jacobian_min_eigenvalue": lam, "cells": int(cells),
+              "bins": int(bins), "seed": seed, "method": method, "all_cells": all_cells,
+              "noise": float(noise), "device": str(dev),
+              "boundary_cue": None if boundary_cue is None else list(boundary_cue),
+              "landmark_cue": None if landmark_cue is None else list(landmark_cue),
+              "shuffles": int(shuffles), "min_shift_s": shift,
+              "lattice": g.lattice, "sheet": list(g.shape), "box_m": trajectory.box.size,
+              "dt_s": dt_s, "duration_s": float(trajectory.t[-1] - trajectory.t[0]),
+              "steps": trajectory.steps}
+    result = GridCellsResult(trajectory, results, cell_idx, g.lattice, float(orientation),
+                             connectivity_row(network), wall, config)
+    result.metrics = run_metrics(result, nfe, dt_net / network.tau)
+    return result
+
+
+def _check_orientation(orientation) -> None:
+    """Raise ``ValueError`` unless ``orientation`` is a finite angle (radians)."""
     if isinstance(orientation, bool) or not isinstance(orientation, (int, float)) or not \
             math.isfinite(orientation):
         raise ValueError(f"orientation={orientation!r}: must be a finite angle in radians")
-    tau_seconds = _positive("tau_seconds", tau_seconds)
-    dt_max = _positive("dt_network", DEFAULT_DT_NETWORK if dt_network is None else dt_network)
+
+
+def _check_panel_and_method(g, cells, bins, method: str, noise) -> None:
+    """Raise ``ValueError`` for a panel that does not fit the sheet ``g``, too few rate-map
+    bins, a method that is not fixed-step, or noise that is negative or not Euler-Maruyama."""
     if isinstance(cells, bool) or not isinstance(cells, (int, np.integer)) or \
             not 1 <= cells <= g.size:
         raise ValueError(f"cells={cells!r}: must be an integer in [1, {g.size}] "
@@ -204,45 +259,74 @@ def run_grid_cells(
         raise ValueError(f"noise={noise!r}: must be a finite number >= 0")
     if noise > 0 and method != "euler":
         raise ValueError(f"method={method!r}: noise > 0 needs method='euler' (Euler-Maruyama)")
-    check_cues(boundary_cue, landmark_cue, trajectory.box)
-    if isinstance(shuffles, bool) or not isinstance(shuffles, (int, np.integer)) or shuffles < 0:
-        raise ValueError(f"shuffles={shuffles!r}: must be an integer >= 0")
-    shift = null_shift(trajectory, min_shift) if shuffles > 0 else None
 
-    steps = trajectory.steps
+
+def _network_velocity(trajectory: Trajectory, spacings: list[float], orientation: float,
+                      lattice: str, unit: float) -> torch.Tensor:
+    """Phase velocities of the modules on the half-sample grid, ``(2 steps - 1, M, 2)`` rad per
+    network time unit (``unit`` seconds); ``ValueError`` when a phase moves by pi or more
+    between samples (the decoded phases could not be unwrapped)."""
+    vel = np.stack([phase_velocity(trajectory.velocity, s, orientation, lattice)
+                    for s in spacings], axis=1)  # (steps, M, 2) rad per second
     dt_s = float(trajectory.dt)
-    unit = tau_seconds / network.tau  # seconds per network time unit
-    dt_sample = dt_s / unit  # sample interval in network time units
-    dt_net, substeps, lam = network_step(network, dt_sample, dt_max, method)
-
-    # phase velocities (steps, M, 2) in rad per network time unit, and the unwrap condition
-    vel = np.stack([phase_velocity(trajectory.velocity, s, orientation, g.lattice)
-                    for s in spacings], axis=1)
     jump = float(np.abs(vel).max()) * dt_s
     if jump >= math.pi:
         raise ValueError(f"trajectory.dt={dt_s} s: a phase moves by {jump:.3g} rad between "
                          "samples (>= pi), so decoded phases cannot be unwrapped; sample the "
                          "positions more often")
-    vel_net = torch.as_tensor(_midpoint_samples(vel * unit), dtype=torch.float64)
-    batch = len(spacings)
+    return torch.as_tensor(_midpoint_samples(vel * unit), dtype=torch.float64)
 
-    dev = check_device(device)
-    rng = np.random.default_rng(seed)
-    flat = np.sort(rng.choice(g.size, size=int(cells), replace=False))
-    cell_idx = np.stack(np.unravel_index(flat, g.shape), axis=1)
 
+def _start_state(network: HopfieldNetwork, trajectory: Trajectory, spacings: list[float],
+                 orientation: float, lattice: str) -> torch.Tensor:
+    """The manifold bump of each module at the phase of the trajectory's first position."""
     psi0 = np.stack([np.mod(position_to_phase(trajectory.position[0], s, orientation,
-                                              g.lattice), 2 * math.pi) for s in spacings])
+                                              lattice), 2 * math.pi) for s in spacings])
     with torch.no_grad():
-        u = network.manifold.u_star(torch.as_tensor(psi0, dtype=torch.float64))
+        return network.manifold.u_star(torch.as_tensor(psi0, dtype=torch.float64))
 
-    box = trajectory.box
-    acc = [_MapAccumulator(box, bins) for _ in spacings]
-    acc_all = [_MapAccumulator(box, bins) for _ in spacings] if all_cells else None
-    phases = np.empty((steps, batch, 2))
-    kept = np.empty((steps, batch, int(cells))) if keep_rates or shuffles > 0 else None
-    gain = cue_gain(trajectory, boundary_cue, landmark_cue)
-    seg = max(1, int(_SEGMENT_BYTES // (16 * batch * g.size)))  # samples per segment
+
+class _Recording:
+    """What a run keeps of its segments: decoded phases ``(steps, M, 2)``, the panel's rates
+    ``(steps, M, cells)`` when ``keep`` (else None) and the rate-map sums of each module (of
+    the panel, and of every neuron when ``all_cells``)."""
+
+    def __init__(self, trajectory: Trajectory, batch: int, flat: np.ndarray, bins: int,
+                 all_cells: bool, keep: bool):
+        box, steps = trajectory.box, trajectory.steps
+        self.trajectory, self.flat = trajectory, flat
+        self.acc = [_MapAccumulator(box, bins) for _ in range(batch)]
+        self.acc_all = [_MapAccumulator(box, bins) for _ in range(batch)] if all_cells \
+            else None
+        self.phases = np.empty((steps, batch, 2))
+        self.kept = np.empty((steps, batch, len(flat))) if keep else None
+
+    def add(self, first: int, last: int, decoded: np.ndarray, rates: torch.Tensor) -> None:
+        """Store samples ``first..last`` from a segment's saved ``decoded`` phases and
+        ``rates`` ``(saved, M, N)``; after the first segment, the first saved state repeats
+        the previous segment's last one and is skipped."""
+        keep = slice(0 if first == 0 else 1, None)
+        idx = slice(first if first == 0 else first + 1, last + 1)
+        self.phases[idx] = decoded[keep]
+        rn = rates[keep].numpy()
+        if self.kept is not None:
+            self.kept[idx] = rn[:, :, self.flat]
+        pos = self.trajectory.position[idx]
+        for m in range(len(self.acc)):
+            self.acc[m].add(pos, rn[:, m, self.flat])
+            if self.acc_all is not None:
+                self.acc_all[m].add(pos, rn[:, m])
+
+
+def _simulate_segments(network: HopfieldNetwork, u: torch.Tensor, record: _Recording,
+                       vel_net: torch.Tensor, dt_sample: float, dt_net: float, substeps: int,
+                       seg: int, *, method: str, noise: float, seed: int,
+                       gain: np.ndarray | None, spacings: list[float], orientation: float,
+                       device: torch.device, progress: bool | None) -> tuple[int, float]:
+    """Simulate the whole trajectory from ``u`` in segments of ``seg`` samples, each continuing
+    from the last state, into ``record``; return the function evaluations and the wall time."""
+    trajectory = record.trajectory
+    steps, batch = trajectory.steps, len(spacings)
     nfe = 0
     bar = progress_bar(total=steps - 1, desc="grid cells", enabled=progress)
     start = time.perf_counter()
@@ -254,62 +338,41 @@ def run_grid_cells(
             vseg = ArrayVelocity(vel_net[2 * first:2 * last + 1], dt_sample / 2)
             cur = None if gain is None else cue_current(
                 network, gain, trajectory, first, last, spacings, orientation, dt_sample)
-            if cur is not None and dev.type != "cpu":
-                cur = (lambda c: lambda t: c(t).to(dev))(cur)
+            if cur is not None and device.type != "cpu":
+                cur = (lambda c: lambda t: c(t).to(device))(cur)
             tr = simulate(network, u, n * dt_sample, dt_net, method=method, velocity=vseg,
                           save_every=substeps, progress=False, diagnostics=False,
                           noise=noise, seed=(seed * 1_000_003 + first) if noise > 0 else None,
-                          current=cur, device=dev)
+                          current=cur, device=device)
             nfe += tr.nfe
             u = tr.u[-1]
             tr = tr.cpu()
-            r = tr.r.reshape(tr.r.shape[0], batch, g.size)
-            dec = tr.decoded.numpy()
-            # after the first segment, the first saved state repeats the previous last one
-            keep = slice(0 if first == 0 else 1, None)
-            idx = slice(first if first == 0 else first + 1, last + 1)
-            phases[idx] = dec[keep]
-            rn = r[keep].numpy()
-            if kept is not None:
-                kept[idx] = rn[:, :, flat]
-            pos = trajectory.position[idx]
-            for m in range(batch):
-                acc[m].add(pos, rn[:, m, flat])
-                if acc_all is not None:
-                    acc_all[m].add(pos, rn[:, m])
+            record.add(first, last, tr.decoded.numpy(),
+                       tr.r.reshape(tr.r.shape[0], batch, -1))
             bar.update(n)
             first = last
     finally:
         bar.close()
-    wall = time.perf_counter() - start
+    return nfe, time.perf_counter() - start
 
+
+def _module_results(record: _Recording, spacings: list[float], orientation: float,
+                    lattice: str, bins: int, shuffles: int, shift: float | None, seed: int,
+                    keep_rates: bool) -> list[ModuleResult]:
+    """Each module's decoded positions, errors, rate maps, scores and grid-cell null."""
+    trajectory, phases, kept, acc_all = record.trajectory, record.phases, record.kept, \
+        record.acc_all
     results = []
     for m, s in enumerate(spacings):
         decoded = phase_track_to_positions(phases[:, m], trajectory.position[0], s, orientation,
-                                           g.lattice)
+                                           lattice)
         err = np.linalg.norm(decoded - trajectory.position, axis=-1)
-        maps = acc[m].result()
+        maps = record.acc[m].result()
         null = None if shift is None else shuffled_gridness(
-            trajectory.position, kept[:, m], dt_s, box, int(bins), shuffles=int(shuffles),
-            min_shift=shift, seed=seed)
+            trajectory.position, kept[:, m], float(trajectory.dt), trajectory.box, int(bins),
+            shuffles=int(shuffles), min_shift=shift, seed=seed)
         results.append(ModuleResult(
             spacing=s, phases=phases[:, m].copy(), decoded=decoded, error=err, maps=maps,
             scores=grid_scores(maps), all_maps=acc_all[m].result() if acc_all else None,
             rates=kept[:, m].copy() if keep_rates else None, classification=null))
-
-    config = {"spacing": spacings[0], "modules": spacings, "orientation_rad": orientation,
-              "tau_seconds": tau_seconds, "dt_network_max_tau": dt_max,
-              "dt_network_tau": dt_net / network.tau, "substeps": substeps,
-              "jacobian_min_eigenvalue": lam, "cells": int(cells),
-              "bins": int(bins), "seed": seed, "method": method, "all_cells": all_cells,
-              "noise": float(noise), "device": str(dev),
-              "boundary_cue": None if boundary_cue is None else list(boundary_cue),
-              "landmark_cue": None if landmark_cue is None else list(landmark_cue),
-              "shuffles": int(shuffles), "min_shift_s": shift,
-              "lattice": g.lattice, "sheet": list(g.shape), "box_m": box.size,
-              "dt_s": dt_s, "duration_s": float(trajectory.t[-1] - trajectory.t[0]),
-              "steps": steps}
-    result = GridCellsResult(trajectory, results, cell_idx, g.lattice, float(orientation),
-                             connectivity_row(network), wall, config)
-    result.metrics = run_metrics(result, nfe, dt_net / network.tau)
-    return result
+    return results
