@@ -155,16 +155,8 @@ def train(config: TrainConfig, out_dir: str | Path | None = None, resume: bool =
     """
     cfg = config.resolved()
     dev = resolve_device(device)
-    if splits is None or source is None:
-        splits, source = prepare_data(cfg)
-    if (cfg.labels is not None) != isinstance(splits, LabelledSplits):
-        raise FlowsError("splits must carry labels exactly when the config has labels; "
-                         "use prepare_data(config)")
+    splits, source, classes = _training_data(cfg, splits, source, model)
     theory = cfg.regime == "theory"
-    if model is not None and theory:
-        raise FlowsError("model= is not allowed in the theory regime; it trains the built-in "
-                         "field")
-    classes = splits.classes if isinstance(splits, LabelledSplits) else 0
     field = build_model(cfg, splits.train.shape[1], classes, model).to(dev)
     builtin = isinstance(field, TwoLayerReLUField)
     initial_W = field.W.detach().cpu().clone() if builtin else None
@@ -182,45 +174,16 @@ def train(config: TrainConfig, out_dir: str | Path | None = None, resume: bool =
         workers = default_workers(cfg.coupling)
     if isinstance(workers, bool) or not isinstance(workers, int) or workers < 0:
         raise FlowsError(f"workers={workers!r} is not allowed; it must be an int >= 0")
-    pool_labels = splits.train_labels if classes else None
-    base = derive_seed(cfg.seed, "train")
-    warm = None if theory or classes or step >= end else \
-        ot_warm_start(cfg, splits.train, source, base, dev)
-    batches = None if theory else Batches(
-        functools.partial(draw_batch, cfg, splits.train, source, base,
-                          pool_labels=pool_labels, classes=classes, device=dev, warm=warm),
-        workers, end)
-    if theory:
-        z, u = fixed_objective(splits.train[: cfg.n_train], source, cfg.k_draws, cfg.path,
-                               cfg.sigma_min, field.spec, derive_seed(cfg.seed, "objective"))
-        step_fn = theory_step(field, z.to(dev), u.to(dev), cfg.lr)
-    elif builtin:
-        step_fn = field_step(cfg, field, opt, batches)
-    else:
-        step_fn = module_step(cfg, field, opt, batches)
+    batches, step_fn = _step_function(cfg, field, opt, splits, source, classes, workers,
+                                      step >= end, end, dev)
     bar = progress_bar(cfg.steps, step, f"train {cfg.data}", progress)
 
-    def save() -> None:
+    def save(step: int, elapsed: float) -> None:
         if ckpt is not None:
             atomic_save(_state(cfg, field, opt, losses, step, elapsed), ckpt)
 
     try:
-        with _deferred_interrupt() as interrupted:
-            while step < end:
-                t0 = time.perf_counter()
-                chunk = min(end, (step // cfg.checkpoint_every + 1) * cfg.checkpoint_every)
-                start = step
-                while step < chunk and not interrupted():
-                    losses[step] = step_fn(step)
-                    step += 1
-                    check_loss(cfg, losses, step)
-                elapsed += time.perf_counter() - t0
-                if step > start:
-                    bar.update(step - start)
-                    bar.set_postfix_str(f"loss {float(losses[step - 1]):.4g}")
-                    save()
-                if interrupted():
-                    raise KeyboardInterrupt
+        step, elapsed = _run_steps(cfg, step_fn, losses, step, end, elapsed, bar, save)
     finally:
         bar.close()
         if batches is not None:
@@ -230,6 +193,71 @@ def train(config: TrainConfig, out_dir: str | Path | None = None, resume: bool =
         test_loss = theory_test_loss(cfg, splits, source, field)
     return TrainResult(field, cfg, losses[:step].clone(), step, elapsed, step == cfg.steps,
                        initial_W, test_loss, classes)
+
+
+def _training_data(cfg: TrainConfig, splits: Splits | None, source: Dataset | None,
+                   model: nn.Module | None) -> tuple[Splits, Dataset, int]:
+    """The splits and source of ``cfg`` (prepared unless both are given) and the number of
+    classes; :class:`FlowsError` when labels and config disagree or a module is given in the
+    theory regime."""
+    if splits is None or source is None:
+        splits, source = prepare_data(cfg)
+    if (cfg.labels is not None) != isinstance(splits, LabelledSplits):
+        raise FlowsError("splits must carry labels exactly when the config has labels; "
+                         "use prepare_data(config)")
+    if model is not None and cfg.regime == "theory":
+        raise FlowsError("model= is not allowed in the theory regime; it trains the built-in "
+                         "field")
+    classes = splits.classes if isinstance(splits, LabelledSplits) else 0
+    return splits, source, classes
+
+
+def _step_function(cfg: TrainConfig, field, opt, splits: Splits, source: Dataset,
+                   classes: int, workers: int, done: bool, end: int,
+                   dev: torch.device) -> tuple[Batches | None, Callable[[int], float]]:
+    """The batch producer (None in the theory regime) and the function that trains step ``i``
+    and returns its loss; ``done``: no step is left, so no warm start is computed."""
+    theory = cfg.regime == "theory"
+    pool_labels = splits.train_labels if classes else None
+    base = derive_seed(cfg.seed, "train")
+    warm = None if theory or classes or done else \
+        ot_warm_start(cfg, splits.train, source, base, dev)
+    batches = None if theory else Batches(
+        functools.partial(draw_batch, cfg, splits.train, source, base,
+                          pool_labels=pool_labels, classes=classes, device=dev, warm=warm),
+        workers, end)
+    if theory:
+        z, u = fixed_objective(splits.train[: cfg.n_train], source, cfg.k_draws, cfg.path,
+                               cfg.sigma_min, field.spec, derive_seed(cfg.seed, "objective"))
+        return batches, theory_step(field, z.to(dev), u.to(dev), cfg.lr)
+    if isinstance(field, TwoLayerReLUField):
+        return batches, field_step(cfg, field, opt, batches)
+    return batches, module_step(cfg, field, opt, batches)
+
+
+def _run_steps(cfg: TrainConfig, step_fn: Callable[[int], float], losses: torch.Tensor,
+               step: int, end: int, elapsed: float, bar,
+               save: Callable[[int, float], None]) -> tuple[int, float]:
+    """Train steps ``step..end`` into ``losses``, checkpointing (``save``) every
+    ``checkpoint_every`` steps; a KeyboardInterrupt is deferred to the end of the running step,
+    saved, then raised. Returns the steps done and the training time."""
+    with _deferred_interrupt() as interrupted:
+        while step < end:
+            t0 = time.perf_counter()
+            chunk = min(end, (step // cfg.checkpoint_every + 1) * cfg.checkpoint_every)
+            start = step
+            while step < chunk and not interrupted():
+                losses[step] = step_fn(step)
+                step += 1
+                check_loss(cfg, losses, step)
+            elapsed += time.perf_counter() - t0
+            if step > start:
+                bar.update(step - start)
+                bar.set_postfix_str(f"loss {float(losses[step - 1]):.4g}")
+                save(step, elapsed)
+            if interrupted():
+                raise KeyboardInterrupt
+    return step, elapsed
 
 
 EXPLODED = 1e3
