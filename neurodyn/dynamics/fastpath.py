@@ -148,27 +148,81 @@ def plan_for(network) -> tuple[Plan | None, str]:
 
 def _build_plan(network) -> tuple[Plan | None, str]:
     g = network.geometry
-    act = network.activation
+    act = _activation_code(network.activation)
+    if act is None:
+        return None, f"activation {type(network.activation).__name__} is not compiled"
+    energy, pw, pw_bounds, lock, reason = _unwrap_seal(network.energy_fn)
+    if reason:
+        return None, reason
+    family = _energy_family(energy, g)
+    if isinstance(family, str):
+        return None, family
+    kind, coef, spec_full, dense, inter = family
+    k = g.wavevectors().numpy().astype(np.int64)  # (dim, *spec)
+    gains = None
+    if network.transport is not None:
+        h = network.transport.gains.detach().numpy()
+        keep = np.abs(h) > GAIN_RTOL * max(float(np.abs(h).max()), 1e-300)
+        gains = np.where(keep, h, 0.0)
+        inter = inter | keep
+    if lock is not None:
+        inter = inter | _fastseal.lock_modes(lock, g.spectral_shape)
+    n1, n2, inter2, kk, rows, cols, mult, tables = _mode_block(g, k, inter)
+    block = np.ix_(rows, cols)
+
+    def pick(full):
+        return (full[None, :] if g.dim == 1 else full)[block]
+
+    sel = inter2[block]
+    spec, scale, gstar, gam, hcoef = _band_arrays(kind, energy, coef, spec_full, sel, pick, block,
+                                                  g.dim)
+    kh = np.zeros(sel.shape + (g.dim,))
+    if gains is not None:
+        hg = pick(gains)
+        for a in range(g.dim):
+            kh[..., a] = kk[a][block] * hg
+    bias = np.broadcast_to(network.bias.detach().to(torch.float64).numpy(),
+                           g.shape).reshape(-1).copy()
+    lk_c, lk_i = np.zeros(0), np.zeros((0, 1, 4), dtype=np.int64)
+    if lock is not None:
+        lk_c, lk_i = _fastseal.lock_table(lock, g.spectral_shape, rows, cols)
+    plan = Plan(n1, n2, *act, float(network.tau), bias, tables, kind, spec, scale, gstar, gam,
+                hcoef, dense, kh, int(sel.sum()), pw, pw_bounds, lk_c, lk_i, mult)
+    return plan, ""
+
+
+def _activation_code(act) -> tuple[int, float, float] | None:
+    """``(id, gain, rmax)`` of a compiled activation (0 logistic, 1 tanh), else None."""
     if isinstance(act, Logistic):
-        a_id, gain, rmax = 0, float(act.gain), float(act.rmax)
-    elif isinstance(act, Tanh):
-        a_id, gain, rmax = 1, float(act.gain), 1.0
-    else:
-        return None, f"activation {type(act).__name__} is not compiled"
-    energy = network.energy_fn
-    spec_full = None
-    dense = np.zeros((0, 0))
+        return 0, float(act.gain), float(act.rmax)
+    if isinstance(act, Tanh):
+        return 1, float(act.gain), 1.0
+    return None
+
+
+def _unwrap_seal(energy):
+    """``(spectral energy, pointwise table, its bounds, phase lock, reason)``: a SEAL energy's
+    parts (``reason`` names what is not compiled, else it is empty); any other energy is
+    returned as it is with an empty pointwise table and no lock."""
     pw, pw_bounds, lock = np.zeros(0), ((0.0, 0.0), (0.0, 0.0), 0.0, 1.0), None
     if isinstance(energy, SealEnergy):
         if energy.neural is not None:
-            return None, "a SEAL energy with a neural term is not compiled"
+            return energy, pw, pw_bounds, lock, "a SEAL energy with a neural term is not compiled"
         if energy.pointwise is not None:
             pw, pw_bounds = _fastseal.pointwise_table(energy.pointwise)
         lock = energy.phaselock
         energy = energy.spectral
+    return energy, pw, pw_bounds, lock, ""
+
+
+def _energy_family(energy, g):
+    """``(kind, coef, spectrum, dense weights, interacting modes)`` of a compiled energy family
+    (0 Fourier quadratic, 1 learned Fourier, 2 dense quadratic, 3 amplitude Fourier), or the
+    reason it is not compiled."""
+    coef, spec_full, dense = None, None, np.zeros((0, 0))
     if isinstance(energy, (LearnedFourierEnergy, AmplitudeFourierEnergy)):
         if getattr(energy, "cross", None) is not None:
-            return None, "a learned energy with a cross-mode network is not compiled"
+            return "a learned energy with a cross-mode network is not compiled"
         kind = 1 if isinstance(energy, LearnedFourierEnergy) else 3
         with torch.no_grad():
             coef = energy.effective_coef().detach().to(torch.float64).numpy()  # (*spec, D)
@@ -182,16 +236,14 @@ def _build_plan(network) -> tuple[Plan | None, str]:
         dense = energy.weights.detach().to(torch.float64).numpy().copy()
         inter = np.zeros(g.spectral_shape, dtype=bool)
     else:
-        return None, f"energy family {energy.family!r} is not compiled"
-    k = g.wavevectors().numpy().astype(np.int64)  # (dim, *spec)
-    gains = None
-    if network.transport is not None:
-        h = network.transport.gains.detach().numpy()
-        keep = np.abs(h) > GAIN_RTOL * max(float(np.abs(h).max()), 1e-300)
-        gains = np.where(keep, h, 0.0)
-        inter = inter | keep
-    if lock is not None:
-        inter = inter | _fastseal.lock_modes(lock, g.spectral_shape)
+        return f"energy family {energy.family!r} is not compiled"
+    return kind, coef, spec_full, dense, inter
+
+
+def _mode_block(g, k: np.ndarray, inter: np.ndarray):
+    """The sheet as ``n1 x n2`` (a ring is ``1 x n``), its interacting modes ``inter2`` and wave
+    vectors ``kk`` in that layout, the rows and columns holding an interacting mode, their
+    multiplicities in the real transform and the axis tables of those rows and columns."""
     if g.dim == 1:
         k1_all = np.zeros_like(k[0])
         n1, n2 = 1, g.shape[0]
@@ -209,12 +261,13 @@ def _build_plan(network) -> tuple[Plan | None, str]:
     mult = np.where((k2s == 0) | ((last % 2 == 0) & (k2s == last // 2)), 1.0, 2.0)
     f1c, f1s = _axis_tables(n1, k1s, None)
     f2c, f2s, i2c, i2s = _axis_tables(n2, k2s, mult)
-    block = np.ix_(rows, cols)
+    return n1, n2, inter2, kk, rows, cols, mult, (f1c, f1s, f2c, f2s, i2c, i2s)
 
-    def pick(full):
-        return (full[None, :] if g.dim == 1 else full)[block]
 
-    sel = inter2[block]
+def _band_arrays(kind: int, energy, coef, spec_full, sel: np.ndarray, pick, block, dim: int):
+    """Per-mode arrays of the kept block ``(spec, scale, gstar, gam, hcoef)``: the quadratic
+    spectrum (kind 0), or the learned energy's scales, anchors and coefficients on its band
+    (kinds 1 and 3); neutral values elsewhere."""
     shape = sel.shape
     spec = np.zeros(shape)
     scale = np.ones(shape)
@@ -226,8 +279,8 @@ def _build_plan(network) -> tuple[Plan | None, str]:
     elif kind == 1:
         xs = energy.anchor_x.numpy()
         gs_full, gam_full = xs / (1 + xs), 1 / (1 + xs) ** 2
-        c = coef[None] if g.dim == 1 else coef
-        hc = np.concatenate([c[..., :1], c[..., 1:] / (gam_full[None] if g.dim == 1
+        c = coef[None] if dim == 1 else coef
+        hc = np.concatenate([c[..., :1], c[..., 1:] / (gam_full[None] if dim == 1
                                                         else gam_full)[..., None]], axis=-1)
         band = pick(_fastseal.learned_modes(coef, energy.mask.numpy() > 0))
         hcoef = np.where(band[..., None], hc[block], 0.0)
@@ -236,25 +289,11 @@ def _build_plan(network) -> tuple[Plan | None, str]:
         gam = np.where(band, pick(gam_full), 1.0)
     elif kind == 3:  # amplitude filter: gstar holds a*_k, gam the rounding eps
         band = pick(_fastseal.learned_modes(coef, energy.mask.numpy() > 0))
-        hcoef = np.where(band[..., None], (coef[None] if g.dim == 1 else coef)[block], 0.0)
+        hcoef = np.where(band[..., None], (coef[None] if dim == 1 else coef)[block], 0.0)
         scale = np.where(band, pick(energy.scale.numpy()), 1.0)
         gstar = np.where(band, pick(np.sqrt(energy.anchor_x.numpy() + energy.eps)), 0.0)
         gam = np.where(band, energy.eps, 1.0)
-    dim = g.dim
-    kh = np.zeros(shape + (dim,))
-    if gains is not None:
-        hg = pick(gains)
-        for a in range(dim):
-            kh[..., a] = kk[a][block] * hg
-    bias = np.broadcast_to(network.bias.detach().to(torch.float64).numpy(),
-                           g.shape).reshape(-1).copy()
-    lk_c, lk_i = np.zeros(0), np.zeros((0, 1, 4), dtype=np.int64)
-    if lock is not None:
-        lk_c, lk_i = _fastseal.lock_table(lock, g.spectral_shape, rows, cols)
-    plan = Plan(n1, n2, a_id, gain, rmax, float(network.tau), bias,
-                (f1c, f1s, f2c, f2s, i2c, i2s), kind, spec, scale, gstar, gam, hcoef, dense, kh,
-                int(sel.sum()), pw, pw_bounds, lk_c, lk_i, mult)
-    return plan, ""
+    return spec, scale, gstar, gam, hcoef
 
 
 def velocity_table(velocity: Velocity, times: np.ndarray, batch: int, dim: int) -> np.ndarray:
@@ -319,8 +358,7 @@ def run_plan(plan: Plan, u0: torch.Tensor, steps: int, dt: float, method: str,
     dtype = u0.dtype
     npdt = np.float32 if dtype == torch.float32 else np.float64
     tables = plan.kernel_tables(npdt)
-    batch = u0.shape[0]
-    n = plan.n1 * plan.n2
+    batch, n = u0.shape[0], plan.n1 * plan.n2
     u = u0.detach().cpu().reshape(batch, n).numpy().astype(npdt, copy=True)
     n_save = steps // save_every + 1 + (steps % save_every != 0)
     saved = np.empty((batch, n_save, n), dtype=npdt)
@@ -328,11 +366,7 @@ def run_plan(plan: Plan, u0: torch.Tensor, steps: int, dt: float, method: str,
     fail = np.full(batch, -1, dtype=np.int64)
     per_step = batch * n * (noise > 0) + 4 * batch * 2
     chunk = max(1, min(steps, _CHUNK_BYTES // (8 * max(per_step, 1))))
-    dim = u0.dim() - 1
-    empty_xi = np.zeros((0, 0, 0), dtype=npdt)
-    ip = np.array([0, 0, steps, METHOD_IDS[method], save_every, check_every, plan.act, plan.n1,
-                   plan.n2, plan.kind], dtype=np.int64)
-    fp = np.array([dt, 1.0 / plan.tau, limit, plan.gain, plan.rmax, noise], dtype=np.float64)
+    ip, fp = _kernel_parameters(plan, steps, method, save_every, check_every, dt, limit, noise)
     blocks = _blocks(batch, n * len(STAGES[method]) * steps,
                      torch.get_num_threads() if threads is None else threads)
     pool = ThreadPoolExecutor(len(blocks)) if len(blocks) > 1 else None
@@ -340,21 +374,9 @@ def run_plan(plan: Plan, u0: torch.Tensor, steps: int, dt: float, method: str,
     try:
         while first < steps:
             count = min(chunk, steps - first)
-            if velocity is not None:
-                times = stage_times(first, count, dt, method, dtype)
-                vel = velocity_table(velocity, times, batch, dim).astype(npdt)
-                if vel.shape[-2] not in (1, batch):
-                    vel = np.broadcast_to(vel, vel.shape[:-2] + (batch, vel.shape[-1]))
-                vel = np.ascontiguousarray(np.moveaxis(vel, 2, 0))  # (Bv, count, stages, dim)
-            else:
-                vel = np.zeros((1, 0, 1, 1), dtype=npdt)
-            if noise > 0:
-                xi = np.empty((batch, count, n), dtype=npdt)
-                for i in range(count):
-                    xi[:, i] = torch.randn(u0.shape, generator=generator, dtype=dtype).reshape(
-                        batch, n).numpy()
-            else:
-                xi = empty_xi
+            vel = _chunk_velocity(velocity, first, count, dt, method, dtype, npdt, batch,
+                                  u0.dim() - 1)
+            xi = _chunk_noise(u0.shape, n, count, generator, dtype, npdt, noise)
             ip[0], ip[1] = first, count
 
             def run(b0, b1, vel=vel, xi=xi):
@@ -376,10 +398,54 @@ def run_plan(plan: Plan, u0: torch.Tensor, steps: int, dt: float, method: str,
         if pool is not None:
             pool.shutdown()
     out = torch.from_numpy(saved).reshape((batch, n_save) + tuple(u0.shape[1:])).transpose(0, 1)
+    return (out,) + _first_failure(fail, u)
+
+
+def _kernel_parameters(plan: Plan, steps: int, method: str, save_every: int, check_every: int,
+                       dt: float, limit: float, noise: float) -> tuple[np.ndarray, np.ndarray]:
+    """The kernel's integer parameters (the first two, the chunk's first step and its length,
+    are set per chunk) and its float parameters."""
+    ip = np.array([0, 0, steps, METHOD_IDS[method], save_every, check_every, plan.act, plan.n1,
+                   plan.n2, plan.kind], dtype=np.int64)
+    fp = np.array([dt, 1.0 / plan.tau, limit, plan.gain, plan.rmax, noise], dtype=np.float64)
+    return ip, fp
+
+
+def _first_failure(fail: np.ndarray, u: np.ndarray) -> tuple[int | None, torch.Tensor | None]:
+    """The earliest check step at which a state left the range (``fail`` ``(B,)``, -1 where
+    none did) and that state's last value, or ``(None, None)``."""
     if not (fail >= 0).any():
-        return out, None, None
+        return None, None
     b = int(np.argmin(np.where(fail >= 0, fail, np.iinfo(np.int64).max)))
-    return out, int(fail[b]), torch.from_numpy(u[b].copy())
+    return int(fail[b]), torch.from_numpy(u[b].copy())
+
+
+def _chunk_velocity(velocity: Velocity | None, first: int, count: int, dt: float, method: str,
+                    dtype, npdt, batch: int, dim: int) -> np.ndarray:
+    """The velocity at every stage of steps ``first .. first+count-1`` as the kernel takes it,
+    ``(Bv, count, stages, dim)`` with ``Bv`` 1 or ``batch``; a ``(1, 0, 1, 1)`` placeholder
+    without a velocity."""
+    if velocity is None:
+        return np.zeros((1, 0, 1, 1), dtype=npdt)
+    times = stage_times(first, count, dt, method, dtype)
+    vel = velocity_table(velocity, times, batch, dim).astype(npdt)
+    if vel.shape[-2] not in (1, batch):
+        vel = np.broadcast_to(vel, vel.shape[:-2] + (batch, vel.shape[-1]))
+    return np.ascontiguousarray(np.moveaxis(vel, 2, 0))  # (Bv, count, stages, dim)
+
+
+def _chunk_noise(shape: torch.Size, n: int, count: int, generator: torch.Generator | None,
+                 dtype, npdt, noise: float) -> np.ndarray:
+    """The standard normal draws of ``count`` steps for states of ``shape`` ``(B, *sheet)``
+    (``n`` neurons), ``(B, count, n)``, drawn step by step from ``generator`` as the torch path
+    draws them; ``(0, 0, 0)`` without noise."""
+    if not noise > 0:
+        return np.zeros((0, 0, 0), dtype=npdt)
+    batch = shape[0]
+    xi = np.empty((batch, count, n), dtype=npdt)
+    for i in range(count):
+        xi[:, i] = torch.randn(shape, generator=generator, dtype=dtype).reshape(batch, n).numpy()
+    return xi
 
 
 #: kernel work (state-updates x stages x steps, summed over the batch) below which a run stays
