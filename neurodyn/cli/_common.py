@@ -1,4 +1,12 @@
-"""Helpers shared by the neurodyn sub-commands: durations with units, the run contract."""
+"""Helpers shared by the neurodyn sub-commands: durations with units, the run contract, and the
+names of the choices the parsers offer.
+
+Building the parser imports no torch (``neurodyn --help`` answers in a fraction of torch's
+import time): the command modules import the library only inside the command that runs, and
+the choices and defaults shown in the help are written out here, each beside the library
+constant it mirrors (the tests compare them); the library checks the values again when a
+command runs.
+"""
 
 from __future__ import annotations
 
@@ -9,17 +17,28 @@ import re
 from collections.abc import Callable
 from pathlib import Path
 
-import torch
-
 from _runkit import BadInput, Diverged, RunDir, check_memory, check_positive_int
-
-from ..dynamics.simulation import NonFiniteStateError
-from ..io import load_model
 
 __all__ = ["parse_time", "args_config", "command", "open_run", "load_network",
            "experiment_parser", "check_states_memory", "parse_velocity_arg", "positive",
-           "nonnegative",
-           "positive_int"]
+           "nonnegative", "positive_int", "PERTURBATIONS", "METHODS", "FIXED_METHODS",
+           "LATTICES", "MIN_SURVEY_SAMPLES", "GRIDNESS_THRESHOLD", "NULL_MIN_SHIFT",
+           "DEFAULT_DT_NETWORK"]
+
+#: :data:`neurodyn.dynamics.perturbations.PERTURBATIONS`
+PERTURBATIONS = ("none", "noise", "shape", "amplitude", "lesion")
+#: :data:`neurodyn.dynamics.simulation.FIXED_METHODS` and ``METHODS``
+FIXED_METHODS = ("euler", "midpoint", "rk4")
+METHODS = FIXED_METHODS + ("dopri5",)
+#: :data:`neurodyn.geometry.populations.LATTICES`
+LATTICES = ("hex", "square")
+#: :data:`neurodyn.analysis.survey.MIN_SURVEY_SAMPLES`
+MIN_SURVEY_SAMPLES = 20
+#: :data:`neurodyn.spatial.gridcells.results.GRIDNESS_THRESHOLD` and ``NULL_MIN_SHIFT``
+GRIDNESS_THRESHOLD = 0.8
+NULL_MIN_SHIFT = 20.0
+#: :data:`neurodyn.spatial.gridcells.network.DEFAULT_DT_NETWORK`
+DEFAULT_DT_NETWORK = 2.0
 
 #: argparse destinations that are not part of a run's config
 _NOT_CONFIG = ("func", "debug", "command")
@@ -151,6 +170,10 @@ def command(handler: Callable[[argparse.Namespace], dict]) -> Callable:
 
     @functools.wraps(handler)
     def run(args: argparse.Namespace):
+        import torch  # the command runs: the library is needed now
+
+        from ..dynamics.simulation import NonFiniteStateError
+
         threads = check_positive_int("--threads", getattr(args, "threads", 1))
         torch.set_num_threads(threads)
         try:
@@ -168,6 +191,8 @@ def command(handler: Callable[[argparse.Namespace], dict]) -> Callable:
 
 def load_network(path: str):
     """Load ``--model`` (a directory holding ``model.pt``, or the file)."""
+    from ..io import load_model
+
     network, _ = load_model(path, what="--model")
     return network
 

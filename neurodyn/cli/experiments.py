@@ -6,9 +6,8 @@ import math
 
 from _runkit import BadInput
 
-from ..dynamics.perturbations import PERTURBATIONS
-from ..runs import diffuse_run, path_integrate_run, restore_run
 from ._common import (
+    PERTURBATIONS,
     check_states_memory,
     experiment_parser,
     load_network,
@@ -36,6 +35,8 @@ def _restore(args) -> dict:
     if args.strength_max < args.strength_min:
         raise BadInput(f"--strength-max={args.strength_max}: must be >= --strength-min="
                        f"{args.strength_min}")
+    from ..runs import restore_run
+
     network = load_network(args.model)
     saved = _steps(args) // max(1, round(1.0 / args.dt)) + 2
     check_states_memory("--count/--duration", saved, args.count * len(kinds),
@@ -47,6 +48,8 @@ def _restore(args) -> dict:
 
 
 def _path_integrate(args) -> dict:
+    from ..runs import path_integrate_run
+
     velocity = parse_velocity_arg(args.velocity)
     network = load_network(args.model)
     saved = _steps(args) // max(1, round(1.0 / args.dt)) + 2
@@ -57,6 +60,8 @@ def _path_integrate(args) -> dict:
 
 
 def _diffuse(args) -> dict:
+    from ..runs import diffuse_run
+
     network = load_network(args.model)
     saved = _steps(args) // max(1, round(1.0 / args.dt)) + 2
     check_states_memory("--runs/--duration", saved, args.runs, network.geometry.size)

@@ -2,16 +2,20 @@
 
 from __future__ import annotations
 
+from dataclasses import fields
+from types import SimpleNamespace
+
 from _runkit import BadInput, check_memory
 
-from ..fitting.core import FitConfig
-from ..runs import fit_run
+from ..fitting.config import FAMILIES, FitConfig
 from ._common import add_device_argument, command, nonnegative, open_run, positive, positive_int
 
 __all__ = ["register"]
 
 
 def _fit(args) -> dict:
+    from ..runs import fit_run
+
     n = None
     if args.n is not None:
         n = args.n[0] if args.manifold == "ring" else tuple(args.n if len(args.n) == 2 else
@@ -45,7 +49,7 @@ def _lock(text: str) -> bool:
 
 def register(sub) -> None:
     """Add the ``fit`` sub-command."""
-    d = FitConfig()
+    d = SimpleNamespace(**{f.name: f.default for f in fields(FitConfig)})  # builds no device
     f = sub.add_parser("fit", help="learn a ring or torus attractor energy",
                        description="Fit a SEAL energy whose attractor is a ring or a torus; "
                                    "writes model.pt, metrics.json, config.json and figures.")
@@ -62,7 +66,7 @@ def register(sub) -> None:
                    help=f"manifold points per batch, each probed by every kind (default {d.batch})")
     f.add_argument("--kappa", type=positive, default=d.kappa,
                    help=f"normal attraction rate, 1/tau (default {d.kappa:g})")
-    f.add_argument("--family", choices=("seal", "spectral", "mlp"), default=d.family,
+    f.add_argument("--family", choices=FAMILIES, default=d.family,
                    help="energy family: seal (spectral + pointwise [+ phase locking]), the "
                    "power spectrum alone, or a neural energy trained by Adam (default seal)")
     f.add_argument("--hidden", type=positive_int, default=d.hidden,

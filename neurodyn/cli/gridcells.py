@@ -5,21 +5,18 @@ from __future__ import annotations
 import argparse
 import math
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
-from _runkit import BadInput, check_int
+from _runkit import BadInput, check_int, write_json
 
-from ..dynamics.heterogeneity import Heterogeneity, heterogeneous
-from ..geometry.populations import LATTICES
-from ..io import write_json
-from ..spatial import agent as agent_mod
-from ..spatial.agent import Box, Trajectory
-from ..spatial.gridcells.files import write_grid_cells
-from ..spatial.gridcells.results import GRIDNESS_THRESHOLD, NULL_MIN_SHIFT, null_shift
-from ..spatial.gridcells.run import DEFAULT_DT_NETWORK, _check_network, _positive, run_grid_cells
-from ..spatial.positions import load_positions
 from ._common import (
+    DEFAULT_DT_NETWORK,
+    FIXED_METHODS,
+    GRIDNESS_THRESHOLD,
+    LATTICES,
+    NULL_MIN_SHIFT,
     add_device_argument,
     args_config,
     command,
@@ -29,6 +26,9 @@ from ._common import (
     positive,
     positive_int,
 )
+
+if TYPE_CHECKING:
+    from ..spatial.agent import Box, Trajectory
 
 __all__ = ["register"]
 
@@ -117,7 +117,7 @@ def register(sub) -> argparse.ArgumentParser:
     d.add_argument("--noise", type=nonnegative, default=0.0,
                    help="additive noise on u: sigma in potential units per sqrt(tau) (0: none; "
                         "> 0 integrates by Euler-Maruyama)")
-    d.add_argument("--method", choices=("euler", "midpoint", "rk4"), default=None,
+    d.add_argument("--method", choices=FIXED_METHODS, default=None,
                    help="fixed-step integrator (default rk4 without noise, euler with --noise, "
                         "which needs it)")
     d.add_argument("--gain-sd", type=nonnegative, default=0.0,
@@ -149,11 +149,15 @@ def register(sub) -> argparse.ArgumentParser:
 
 
 def _trajectory(args) -> Trajectory:
+    from ..spatial.agent import Box, Trajectory, generate_trajectory
+    from ..spatial.gridcells.checks import _positive
+    from ..spatial.positions import load_positions
+
     box = Box(_positive("--box", args.box))
     if args.trajectory is None:
         duration = 600.0 if args.duration is None else _positive("--duration", args.duration)
         dt = 0.02 if args.dt is None else _positive("--dt", args.dt)
-        return agent_mod.generate_trajectory(duration, dt, box, seed=args.seed)
+        return generate_trajectory(duration, dt, box, seed=args.seed)
     path = Path(args.trajectory)
     if not path.exists():
         raise FileNotFoundError(f"--trajectory {path}: no such file")
@@ -202,6 +206,12 @@ def _cues(args, box: Box) -> dict:
 
 
 def _grid_cells(args) -> dict:
+    from ..dynamics.heterogeneity import Heterogeneity, heterogeneous
+    from ..spatial.gridcells.checks import _check_network, _positive
+    from ..spatial.gridcells.files import write_grid_cells
+    from ..spatial.gridcells.results import null_shift
+    from ..spatial.gridcells.run import run_grid_cells
+
     method = _method(args)
     network = load_network(args.model)
     _check_network(network, args.lattice)

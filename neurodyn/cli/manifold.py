@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import argparse
 
-from ..analysis.survey import MIN_SURVEY_SAMPLES
-from ..runs import manifold_report
-from ._common import command, load_network, open_run, positive_int
+from _runkit import BadInput, check_memory
+
+from ._common import MIN_SURVEY_SAMPLES, command, load_network, open_run, positive_int
 
 __all__ = ["register"]
 
@@ -37,7 +37,7 @@ def register(sub) -> argparse.ArgumentParser:
 
 
 def _manifold(args) -> dict:
-    from _runkit import BadInput, check_memory
+    from ..runs import manifold_report
 
     if args.samples < MIN_SURVEY_SAMPLES:
         raise BadInput(f"--samples={args.samples}: must be >= {MIN_SURVEY_SAMPLES}")

@@ -7,12 +7,9 @@ import math
 
 from _runkit import BadInput
 
-from ..dynamics.inputs import ArrayVelocity
-from ..dynamics.perturbations import PERTURBATIONS, perturbed_states
-from ..dynamics.simulation import METHODS
-from ..io import load_states, load_velocity_array
-from ..runs import simulate_run
 from ._common import (
+    METHODS,
+    PERTURBATIONS,
     add_device_argument,
     check_states_memory,
     command,
@@ -29,6 +26,9 @@ __all__ = ["register"]
 
 
 def _initial_state(args, network):
+    from ..dynamics.perturbations import perturbed_states
+    from ..io import load_states
+
     if args.init is not None:
         return load_states(args.init, network.geometry, name="--init")
     if network.manifold is None:
@@ -41,6 +41,10 @@ def _initial_state(args, network):
 
 
 def _simulate(args) -> dict:
+    from ..dynamics.inputs import ArrayVelocity
+    from ..io import load_velocity_array
+    from ..runs import simulate_run
+
     duration = parse_time(args.duration, args.tau_seconds, "--duration")
     dt = parse_time(args.dt, args.tau_seconds, "--dt")
     if dt > duration:

@@ -9,12 +9,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from _runkit import write_json
 from _runkit.cli import add_sweep_arguments, sweep_options
 from _runkit.sweep import run_sweep
 
 from ..experiments.sweeps import SWEEPS
-from ..io import write_json
-from ..plotting import plot_sweep, save_figure
 from ._common import add_device_argument, args_config, command
 
 __all__ = ["register", "parse_grid"]
@@ -38,6 +37,8 @@ def parse_grid(items: list[str], kind: str) -> dict:
 
 
 def _sweep(args) -> dict:
+    from ..plotting import plot_sweep, save_figure
+
     spec = SWEEPS[args.kind]
     grid = parse_grid(args.grid, args.kind)
     out = Path(args.out)
