@@ -7,6 +7,13 @@ floor of a distance is measured between such samples, :mod:`flows.evaluation.flo
 datasets are looked up in :data:`DATASETS`; anything else is treated as a path to a ``.npy``
 or ``.csv`` file holding samples by rows.
 
+A named dataset with a closed form (:data:`MIXTURES`) carries it as a Gaussian mixture
+sum_k pi_k N(mu_k, s_k^2 I) (:meth:`Dataset.mixture`): exactly for ``normal``, ``8gaussians`` and
+``gmm<d>``; for ``moons``, ``circles``, ``swissroll`` and ``spirals`` (a curve plus isotropic
+Gaussian noise) the noise Gaussians centred at ``points`` curve points at equal quantiles of the
+curve parameter (spacing far below the noise scale). Each closed form stands beside its generator
+and shares its curve; :mod:`flows.theory.excess` reads it from the dataset.
+
 The 8x8 digits shipped in ``flows/data/digits.npz`` are scikit-learn's ``load_digits`` copy of
 the UCI "Optical Recognition of Handwritten Digits" data set (Alpaydin and Kaynak, 1998;
 CC BY 4.0): 1,797 images of 64 pixels with values 0..16, stored as ``images`` (uint8, (1797, 64))
@@ -27,6 +34,11 @@ import torch
 from .errors import FlowsError, as_generator, check_finite, check_positive_int
 
 Sampler = Callable[[int, torch.Generator], torch.Tensor]
+MixtureForm = Callable[[int, int], "Mixture"]
+"""``form(dim, points) -> Mixture``: a dataset of dimension ``dim`` as a Gaussian mixture (curves
+with ``points`` components)."""
+
+CURVE_POINTS = 1000
 
 _DIGITS_FILE = Path(__file__).parent / "data" / "digits.npz"
 
@@ -37,6 +49,38 @@ def _uniform(n: int, g: torch.Generator) -> torch.Tensor:
 
 def _normal(shape: tuple[int, ...], g: torch.Generator) -> torch.Tensor:
     return torch.randn(*shape, generator=g, dtype=torch.float64)
+
+
+@dataclass(frozen=True)
+class Mixture:
+    """sum_k pi_k N(mu_k, s_k^2 I): means (K, d), stds (K,), weights (K,) summing to 1.
+
+    ``exact`` is False where the mixture approximates a curve plus noise.
+    """
+
+    means: torch.Tensor
+    stds: torch.Tensor
+    weights: torch.Tensor
+    exact: bool = True
+
+
+def _isotropic(means: torch.Tensor, std: float, exact: bool = True) -> Mixture:
+    """Equal-weight mixture of N(mu_k, std^2 I) at the rows of ``means`` (float64)."""
+    k = means.shape[0]
+    return Mixture(means.double(), torch.full((k,), float(std), dtype=torch.float64),
+                   torch.full((k,), 1.0 / k, dtype=torch.float64), exact=exact)
+
+
+def _quantiles(points: int) -> torch.Tensor:
+    """``points // 2`` equal quantiles in (0, 1) of a curve parameter, float64."""
+    half = points // 2
+    return (torch.arange(half, dtype=torch.float64) + 0.5) / half
+
+
+def _moon_arcs(s: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """The outer and inner moon at arc positions s (n,), each (n, 2), before scaling."""
+    outer = torch.stack([torch.cos(s), torch.sin(s)], 1)
+    return outer, torch.stack([1 - torch.cos(s), 0.5 - torch.sin(s)], 1)
 
 
 def moons(n: int, seed: int | torch.Generator, noise: float = 0.05) -> torch.Tensor:
@@ -69,12 +113,22 @@ def moons(n: int, seed: int | torch.Generator, noise: float = 0.05) -> torch.Ten
     n = check_positive_int("n", n)
     g = as_generator(seed)
     inner = torch.rand(n, generator=g) < 0.5
-    s = math.pi * _uniform(n, g)
-    outer = torch.stack([torch.cos(s), torch.sin(s)], 1)
-    inner_pts = torch.stack([1 - torch.cos(s), 0.5 - torch.sin(s)], 1)
+    outer, inner_pts = _moon_arcs(math.pi * _uniform(n, g))
     x = torch.where(inner[:, None], inner_pts, outer)
     x = x + noise * _normal((n, 2), g)
     return (2 * x - 1).float()
+
+
+def _moons_mixture(dim: int, points: int) -> Mixture:
+    """:func:`moons` (noise 0.05): N(., 0.1^2 I) at ``points`` arc positions, half per moon."""
+    outer, inner = _moon_arcs(math.pi * _quantiles(points))
+    return _isotropic(2 * torch.cat([outer, inner]) - 1, 2 * 0.05, exact=False)
+
+
+def _octagon(k: torch.Tensor, radius: float) -> torch.Tensor:
+    """Points radius (cos 2 pi k/8, sin 2 pi k/8) for float64 k (n,), shape (n, 2)."""
+    angle = 2 * math.pi * k / 8
+    return radius * torch.stack([torch.cos(angle), torch.sin(angle)], 1)
 
 
 def eight_gaussians(n: int, seed: int | torch.Generator, radius: float = 2.0,
@@ -85,10 +139,13 @@ def eight_gaussians(n: int, seed: int | torch.Generator, radius: float = 2.0,
     """
     n = check_positive_int("n", n)
     g = as_generator(seed)
-    k = torch.randint(0, 8, (n,), generator=g).double()
-    angle = 2 * math.pi * k / 8
-    centers = radius * torch.stack([torch.cos(angle), torch.sin(angle)], 1)
+    centers = _octagon(torch.randint(0, 8, (n,), generator=g).double(), radius)
     return (centers + std * _normal((n, 2), g)).float()
+
+
+def _eight_gaussians_mixture(dim: int, points: int) -> Mixture:
+    """:func:`eight_gaussians` (radius 2, std 0.15), exactly."""
+    return _isotropic(_octagon(torch.arange(8, dtype=torch.float64), 2.0), 0.15)
 
 
 def circles(n: int, seed: int | torch.Generator, factor: float = 0.5,
@@ -104,6 +161,13 @@ def circles(n: int, seed: int | torch.Generator, factor: float = 0.5,
     a = 2 * math.pi * _uniform(n, g)
     x = torch.stack([r * torch.cos(a), r * torch.sin(a)], 1) + noise * _normal((n, 2), g)
     return (scale * x).float()
+
+
+def _circles_mixture(dim: int, points: int) -> Mixture:
+    """:func:`circles` (factor 0.5, noise 0.05, scale 2): N(., 0.1^2 I) at ``points`` angles."""
+    a = 2 * math.pi * _quantiles(points)
+    ring = torch.stack([torch.cos(a), torch.sin(a)], 1)
+    return _isotropic(2.0 * torch.cat([ring, 0.5 * ring]), 2.0 * 0.05, exact=False)
 
 
 def checkerboard(n: int, seed: int | torch.Generator, squares: int = 4,
@@ -137,6 +201,12 @@ def pinwheel(n: int, seed: int | torch.Generator, arms: int = 5, radial_std: flo
     return (scale * x).float()
 
 
+def _roll(u: torch.Tensor) -> torch.Tensor:
+    """The Swiss roll curve (s cos s, s sin s), s = 1.5 pi (1 + 2u), for u (n,); shape (n, 2)."""
+    s = 1.5 * math.pi * (1 + 2 * u)
+    return torch.stack([s * torch.cos(s), s * torch.sin(s)], 1)
+
+
 def swiss_roll(n: int, seed: int | torch.Generator, noise: float = 0.5) -> torch.Tensor:
     """2-D Swiss roll: s = 1.5 pi (1 + 2u), x = (s cos s, s sin s) + N(0, noise^2 I), divided by 5.
 
@@ -144,9 +214,20 @@ def swiss_roll(n: int, seed: int | torch.Generator, noise: float = 0.5) -> torch
     """
     n = check_positive_int("n", n)
     g = as_generator(seed)
-    s = 1.5 * math.pi * (1 + 2 * _uniform(n, g))
-    x = torch.stack([s * torch.cos(s), s * torch.sin(s)], 1) + noise * _normal((n, 2), g)
+    x = _roll(_uniform(n, g)) + noise * _normal((n, 2), g)
     return (x / 5).float()
+
+
+def _swiss_roll_mixture(dim: int, points: int) -> Mixture:
+    """:func:`swiss_roll` (noise 0.5): N(., 0.1^2 I) at ``points`` curve points."""
+    q = _quantiles(points)
+    return _isotropic(_roll(torch.cat([q, q])) / 5, 0.1, exact=False)
+
+
+def _spiral_arm(u: torch.Tensor, turns: float) -> torch.Tensor:
+    """The arm (-s cos s, s sin s), s = sqrt(u) 2 pi turns, for u (n,); shape (n, 2)."""
+    s = torch.sqrt(u) * 2 * math.pi * turns
+    return torch.stack([-s * torch.cos(s), s * torch.sin(s)], 1)
 
 
 def spirals(n: int, seed: int | torch.Generator, noise: float = 0.3,
@@ -156,16 +237,28 @@ def spirals(n: int, seed: int | torch.Generator, noise: float = 0.3,
     by 3; drawn i.i.d. Returns shape (n, 2)."""
     n = check_positive_int("n", n)
     g = as_generator(seed)
-    s = torch.sqrt(_uniform(n, g)) * 2 * math.pi * turns
+    arm = _spiral_arm(_uniform(n, g), turns)
     sign = torch.where(torch.rand(n, generator=g) < 0.5, 1.0, -1.0).double()
-    x = sign[:, None] * torch.stack([-s * torch.cos(s), s * torch.sin(s)], 1)
+    x = sign[:, None] * arm
     return ((x + noise * _normal((n, 2), g)) / 3).float()
+
+
+def _spirals_mixture(dim: int, points: int) -> Mixture:
+    """:func:`spirals` (noise 0.3, turns 1.5): N(., 0.1^2 I) at ``points`` curve points."""
+    arm = _spiral_arm(_quantiles(points), 1.5)
+    return _isotropic(torch.cat([arm, -arm]) / 3, 0.1, exact=False)
 
 
 def standard_normal(n: int, seed: int | torch.Generator, dim: int = 2) -> torch.Tensor:
     """Samples of N(0, I_dim), shape (n, dim)."""
     n = check_positive_int("n", n)
     return torch.randn(n, check_positive_int("dim", dim), generator=as_generator(seed))
+
+
+def _normal_mixture(dim: int, points: int) -> Mixture:
+    """:func:`standard_normal`: the single component N(0, I_dim)."""
+    return Mixture(torch.zeros(1, dim, dtype=torch.float64), torch.ones(1, dtype=torch.float64),
+                   torch.ones(1, dtype=torch.float64))
 
 
 def gaussian_mixture_means(dim: int, components: int = 8, radius: float = 3.0) -> torch.Tensor:
@@ -190,6 +283,11 @@ def gaussian_mixture(n: int, seed: int | torch.Generator, dim: int = 2, componen
     means = gaussian_mixture_means(check_positive_int("dim", dim), components, radius)
     k = torch.randint(0, components, (n,), generator=g)
     return (means[k] + std * _normal((n, dim), g)).float()
+
+
+def _gmm_mixture(dim: int, points: int) -> Mixture:
+    """:func:`gaussian_mixture` (8 components, radius 3, std 0.5), exactly."""
+    return _isotropic(gaussian_mixture_means(dim, 8, 3.0), 0.5)
 
 
 def load_digits() -> tuple[torch.Tensor, torch.Tensor]:
@@ -259,12 +357,15 @@ class Dataset:
         ``sampler(n, generator) -> (n, d)`` tensor for generated datasets.
     pool : torch.Tensor or None, shape (N, d)
         All rows of a finite dataset.
+    closed_form : callable or None
+        ``closed_form(dim, points) -> Mixture`` for a named dataset of :data:`MIXTURES`.
     """
 
     name: str
     dim: int
     sampler: Sampler | None = None
     pool: torch.Tensor | None = None
+    closed_form: MixtureForm | None = None
 
     @property
     def finite(self) -> bool:
@@ -278,6 +379,18 @@ class Dataset:
         if self.pool is not None:
             return self.pool[torch.randint(0, self.pool.shape[0], (n,), generator=g)]
         return self.sampler(n, g)  # type: ignore[misc]
+
+    def mixture(self, points: int = CURVE_POINTS) -> Mixture | None:
+        """The distribution as a Gaussian mixture (a curve by ``points`` components), or None.
+
+        Examples
+        --------
+        >>> load_dataset("moons").mixture().means.shape
+        torch.Size([1000, 2])
+        >>> load_dataset("checkerboard").mixture() is None
+        True
+        """
+        return None if self.closed_form is None else self.closed_form(self.dim, points)
 
 
 def _gmm_sampler(dim: int) -> Sampler:
@@ -298,6 +411,36 @@ DATASETS: dict[str, Sampler | None] = {
 }
 """Names accepted by :func:`load_dataset`; ``gmm<d>`` means e.g. ``gmm16`` (16-D mixture)."""
 
+MIXTURES: dict[str, MixtureForm] = {
+    "normal": _normal_mixture,
+    "8gaussians": _eight_gaussians_mixture,
+    "gmm<d>": _gmm_mixture,
+    "moons": _moons_mixture,
+    "circles": _circles_mixture,
+    "swissroll": _swiss_roll_mixture,
+    "spirals": _spirals_mixture,
+}
+"""The named datasets with a closed form as a Gaussian mixture (:meth:`Dataset.mixture`)."""
+
+
+def generated_dataset(spec: str) -> Dataset | None:
+    """The generated dataset named ``spec`` (``moons``, ``gmm16``, ...), or None for any other
+    string (``digits``, a file path, an unknown name).
+
+    Examples
+    --------
+    >>> generated_dataset("gmm3").dim, generated_dataset("digits")
+    (3, None)
+    """
+    if not isinstance(spec, str):
+        return None
+    if spec.startswith("gmm") and spec[3:].isdigit() and int(spec[3:]) >= 1:
+        d = int(spec[3:])
+        return Dataset(spec, d, sampler=_gmm_sampler(d), closed_form=MIXTURES["gmm<d>"])
+    if DATASETS.get(spec) is not None:
+        return Dataset(spec, 2, sampler=DATASETS[spec], closed_form=MIXTURES.get(spec))
+    return None
+
 
 def load_dataset(spec: str, name: str = "data") -> Dataset:
     """Resolve a dataset name (see :data:`DATASETS`) or a ``.npy``/``.csv`` path.
@@ -308,11 +451,9 @@ def load_dataset(spec: str, name: str = "data") -> Dataset:
         raise FlowsError(f"{name}={spec!r} is not allowed; give a dataset name or a file path")
     if spec == "digits":
         return Dataset("digits", 64, pool=load_digits()[0])
-    if spec.startswith("gmm") and spec[3:].isdigit() and int(spec[3:]) >= 1:
-        d = int(spec[3:])
-        return Dataset(spec, d, sampler=_gmm_sampler(d))
-    if spec in DATASETS and DATASETS[spec] is not None:
-        return Dataset(spec, 2, sampler=DATASETS[spec])
+    ds = generated_dataset(spec)
+    if ds is not None:
+        return ds
     if spec.lower().endswith((".npy", ".csv")) or Path(spec).exists():
         x = load_array(spec, name=name)
         return Dataset(str(spec), x.shape[1], pool=x)
@@ -326,7 +467,8 @@ def source_for(spec: str | None, dim: int, name: str = "source") -> Dataset:
     Raises :class:`FlowsError` if the source dimension differs from the target's.
     """
     if spec is None or spec == "normal":
-        return Dataset("normal", dim, sampler=lambda n, g: standard_normal(n, g, dim=dim))
+        return Dataset("normal", dim, sampler=lambda n, g: standard_normal(n, g, dim=dim),
+                       closed_form=MIXTURES["normal"])
     ds = load_dataset(spec, name=name)
     if ds.dim != dim:
         raise FlowsError(f"{name}={spec!r} has dimension {ds.dim} but the data have dimension "

@@ -17,11 +17,10 @@ and component k, x_t ~ N(t mu_k, sigma_k^2 I), sigma_k^2 = (1 - t)^2 + t^2 s_k^2
 
 and posterior weights w_k(x) = pi_k N(x; t mu_k, sigma_k^2 I) / sum. L* is the mean over draws
 (t, x_t) of the exact conditional variance sum_k w_k (||m_k||^2 + d v_k) - ||sum_k w_k m_k||^2,
-a Monte Carlo estimate with its standard error. :func:`target_mixture` gives the mixture of
-each built-in data set where one exists: exactly for ``normal``, ``8gaussians`` and ``gmm<d>``;
-for ``moons``, ``circles``, ``swissroll`` and ``spirals`` (a curve plus isotropic Gaussian
-noise) a mixture of the noise Gaussians centred at 1,000 curve points at equal quantiles of the
-curve parameter (spacing far below the noise scale). Other data sets use the empirical
+a Monte Carlo estimate with its standard error. Each data set carries its mixture where one
+exists (:meth:`flows.data.Dataset.mixture`, the closed forms of :data:`flows.data.MIXTURES`:
+exact for ``normal``, ``8gaussians`` and ``gmm<d>``, 1,000 curve points for the curves plus
+noise); :func:`target_mixture` looks it up by name. Other data sets use the empirical
 distribution of a large sample (components with s_k = 0, the field of
 :class:`flows.optimal.EmpiricalOptimalField`); that minimum is biased low (the empirical
 posterior is sharper), and :func:`population_minimum` reports the change between a quarter of
@@ -37,30 +36,13 @@ import torch
 
 from _runkit import Result
 
-from ..data import Dataset, gaussian_mixture_means
+from ..data import CURVE_POINTS, MIXTURES, Dataset, Mixture, generated_dataset
 from ..errors import FlowsError, as_generator, check_positive_int
-
-CURVE_POINTS = 1000
-
-
-@dataclass(frozen=True)
-class Mixture:
-    """sum_k pi_k N(mu_k, s_k^2 I): means (K, d), stds (K,), weights (K,) summing to 1."""
-
-    means: torch.Tensor
-    stds: torch.Tensor
-    weights: torch.Tensor
-    exact: bool = True
-
-
-def _curve_mixture(points: torch.Tensor, std: float) -> Mixture:
-    k = points.shape[0]
-    return Mixture(points.double(), torch.full((k,), float(std), dtype=torch.float64),
-                   torch.full((k,), 1.0 / k, dtype=torch.float64), exact=False)
 
 
 def target_mixture(name: str, points: int = CURVE_POINTS) -> Mixture | None:
-    """The data set ``name`` (default parameters) as a Gaussian mixture, or None.
+    """The data set ``name`` (default parameters) as a Gaussian mixture, or None
+    (:meth:`flows.data.Dataset.mixture` of the generated data set of that name).
 
     Examples
     --------
@@ -69,37 +51,8 @@ def target_mixture(name: str, points: int = CURVE_POINTS) -> Mixture | None:
     >>> target_mixture("checkerboard") is None
     True
     """
-    half = points // 2
-    q = (torch.arange(half, dtype=torch.float64) + 0.5) / half  # equal quantiles in (0, 1)
-    if name == "normal":
-        return Mixture(torch.zeros(1, 2, dtype=torch.float64), torch.ones(1, dtype=torch.float64),
-                       torch.ones(1, dtype=torch.float64))
-    if name == "8gaussians":
-        a = 2 * math.pi * torch.arange(8, dtype=torch.float64) / 8
-        means = 2.0 * torch.stack([torch.cos(a), torch.sin(a)], 1)
-        return Mixture(means, torch.full((8,), 0.15, dtype=torch.float64),
-                       torch.full((8,), 1 / 8, dtype=torch.float64))
-    if name.startswith("gmm") and name[3:].isdigit() and int(name[3:]) >= 1:
-        means = gaussian_mixture_means(int(name[3:]), 8, 3.0)
-        return Mixture(means, torch.full((8,), 0.5, dtype=torch.float64),
-                       torch.full((8,), 1 / 8, dtype=torch.float64))
-    if name == "moons":
-        s = math.pi * q
-        outer = torch.stack([torch.cos(s), torch.sin(s)], 1)
-        inner = torch.stack([1 - torch.cos(s), 0.5 - torch.sin(s)], 1)
-        return _curve_mixture(2 * torch.cat([outer, inner]) - 1, 2 * 0.05)
-    if name == "circles":
-        a = 2 * math.pi * q
-        ring = torch.stack([torch.cos(a), torch.sin(a)], 1)
-        return _curve_mixture(2.0 * torch.cat([ring, 0.5 * ring]), 2.0 * 0.05)
-    if name == "swissroll":
-        s = 1.5 * math.pi * (1 + 2 * torch.cat([q, q]))
-        return _curve_mixture(torch.stack([s * torch.cos(s), s * torch.sin(s)], 1) / 5, 0.1)
-    if name == "spirals":
-        s = torch.sqrt(q) * 2 * math.pi * 1.5
-        arm = torch.stack([-s * torch.cos(s), s * torch.sin(s)], 1)
-        return _curve_mixture(torch.cat([arm, -arm]) / 3, 0.1)
-    return None
+    ds = generated_dataset(name)
+    return None if ds is None else ds.mixture(points)
 
 
 def _moments(mix: Mixture, x: torch.Tensor, t: torch.Tensor,
@@ -196,8 +149,8 @@ def population_minimum(ds: Dataset, n_mc: int = 40_000, seed: int = 0,
                        n_empirical: int = 4_000) -> Estimate:
     """L* = E Var(x1 - x0 | x_t, t) of the linear path from N(0, I) to ``ds``.
 
-    Mixture data sets (:func:`target_mixture`) give the exact conditional variance at
-    ``n_mc`` draws (se from them). Others use the empirical distribution of ``n_empirical``
+    Mixture data sets (:meth:`flows.data.Dataset.mixture`) give the exact conditional variance
+    at ``n_mc`` draws (se from them). Others use the empirical distribution of ``n_empirical``
     points; ``error`` is then |L*(n_empirical) - L*(n_empirical / 4)|.
 
     Examples
@@ -209,7 +162,7 @@ def population_minimum(ds: Dataset, n_mc: int = 40_000, seed: int = 0,
     """
     n_mc = check_positive_int("n_mc", n_mc)
     g = as_generator(seed)
-    mix = target_mixture(ds.name) if ds.pool is None else None
+    mix = ds.mixture()
     if mix is not None:
         x_t, t, _ = path_draws(ds.sample(n_mc, g), g)
         return Estimate(*_mean_se(conditional_variance(mix, x_t, t)))
@@ -230,10 +183,10 @@ def excess_risk(field, ds: Dataset, n_test: int = 20_000, seed: int = 0) -> Esti
     The field is called as field(x, t) with x (B, d) and t (B, 1) float32. Raises for a data
     set without a mixture form (use the objective minus :func:`population_minimum`).
     """
-    mix = target_mixture(ds.name) if ds.pool is None else None
+    mix = ds.mixture()
     if mix is None:
         raise FlowsError(f"data={ds.name!r} has no mixture form; excess_risk needs one of "
-                         "normal, 8gaussians, gmm<d>, moons, circles, swissroll, spirals")
+                         f"{', '.join(MIXTURES)}")
     g = as_generator(seed)
     x_t, t, _ = path_draws(ds.sample(check_positive_int("n_test", n_test), g), g)
     with torch.no_grad():
