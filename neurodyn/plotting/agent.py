@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ..spatial.agent import Trajectory
+from . import new_axes
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -35,16 +36,11 @@ def plot_trajectory(
     matplotlib.figure.Figure
         The figure holding ``ax``; the caller owns (and closes) it.
     """
-    from matplotlib.figure import Figure
     from matplotlib.patches import Rectangle
 
     if not isinstance(trajectory, Trajectory):
         raise TypeError(f"trajectory must be a Trajectory, got {type(trajectory).__name__}")
-    if ax is None:
-        fig = Figure(figsize=(4.5, 4.5), layout="constrained")
-        ax = fig.add_subplot()
-    else:
-        fig = ax.figure
+    fig, ax = new_axes(ax, (4.5, 4.5))
     size = trajectory.box.size
     ax.add_patch(Rectangle((0, 0), size, size, fill=False, edgecolor="k", linewidth=1.5))
     ax.plot(*trajectory.position.T, color="0.3", linewidth=0.6, label="true")

@@ -10,6 +10,7 @@ from ..geometry.populations import LATTICES, sheet_corners
 from ..spatial.gridcells.results import GridCellsResult
 from ..spatial.gridscores import gridness
 from ..spatial.ratemaps import autocorrelogram
+from . import new_axes
 from .agent import plot_trajectory
 from .ratemaps import plot_autocorrelogram, plot_rate_maps
 
@@ -37,18 +38,12 @@ def plot_connectivity_sheet(row: np.ndarray, lattice: str, ax: Axes | None = Non
     -------
     Figure, with a diverging colour scale centred at 0.
     """
-    from matplotlib.figure import Figure
-
     row = np.asarray(row, dtype=float)
     if row.ndim != 2:
         raise ValueError(f"row: shape {row.shape}; expected (n1, n2)")
     if lattice not in LATTICES:
         raise ValueError(f"lattice={lattice!r}: unknown lattice; choose one of {LATTICES}")
-    if ax is None:
-        fig = Figure(figsize=(5.6, 4.2), layout="constrained")
-        ax = fig.add_subplot()
-    else:
-        fig = ax.figure
+    fig, ax = new_axes(ax, (5.6, 4.2))
     centred = np.roll(row, (row.shape[0] // 2, row.shape[1] // 2), axis=(0, 1))
     x, y = sheet_corners(row.shape, lattice, centred=True)
     lim = float(np.abs(row).max()) or 1.0
@@ -74,13 +69,7 @@ def plot_error(result: GridCellsResult, ax: Axes | None = None) -> Figure:
     -------
     Figure
     """
-    from matplotlib.figure import Figure
-
-    if ax is None:
-        fig = Figure(figsize=(6.0, 3.4), layout="constrained")
-        ax = fig.add_subplot()
-    else:
-        fig = ax.figure
+    fig, ax = new_axes(ax, (6.0, 3.4))
     for k, mod in enumerate(result.modules):
         color = f"C{k}"
         ax.plot(result.t, mod.error, color=color, linewidth=0.8,

@@ -10,6 +10,7 @@ import numpy as np
 
 from ..spatial.gridscores import GridScore, _check_autocorr
 from ..spatial.ratemaps import RateMaps
+from . import new_axes
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -110,17 +111,12 @@ def plot_autocorrelogram(
     -------
     matplotlib.figure.Figure
     """
-    from matplotlib.figure import Figure
     from matplotlib.patches import Circle
 
     a = _check_autocorr(autocorr)
     if isinstance(bin_size, bool) or not isinstance(bin_size, Real) or not bin_size > 0:
         raise ValueError(f"bin_size must be a number > 0, got {bin_size!r}")
-    if ax is None:
-        fig = Figure(figsize=(4.2, 3.6), layout="constrained")
-        ax = fig.add_subplot()
-    else:
-        fig = ax.figure
+    fig, ax = new_axes(ax, (4.2, 3.6))
     half = (a.shape[0] // 2 + 0.5) * bin_size
     cmap = _viridis_blank_nan()
     image = ax.imshow(a, origin="lower", extent=(-half, half, -half, half), cmap=cmap,

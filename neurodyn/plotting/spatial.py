@@ -7,6 +7,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from . import new_axes
+
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
     from matplotlib.figure import Figure
@@ -15,13 +17,8 @@ __all__ = ["plot_diffusion_ratios", "plot_anchoring", "plot_conflict", "plot_aga
            "plot_null"]
 
 
-def _axes(ax, size=(5.6, 3.8)):
-    from matplotlib.figure import Figure
-
-    if ax is None:
-        fig = Figure(figsize=size, layout="constrained")
-        return fig, fig.add_subplot()
-    return ax.figure, ax
+def _axes(ax):
+    return new_axes(ax, (5.6, 3.8))
 
 
 def plot_diffusion_ratios(rows: list[dict], ax: Axes | None = None) -> Figure:

@@ -9,6 +9,7 @@ from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
 from ..analysis.topology import Homology, _check_int, betti_numbers, long_bar_thresholds
+from . import new_axes
 
 __all__ = ["plot_barcode", "plot_persistence_diagram", "DIMENSION_COLOURS"]
 
@@ -140,11 +141,7 @@ def plot_persistence_diagram(
     matplotlib.figure.Figure
     """
     taus = _resolve_thresholds(homology, threshold)
-    if ax is None:
-        fig = Figure(figsize=(4.8, 4.5), layout="constrained")
-        ax = fig.add_subplot()
-    else:
-        fig = ax.get_figure()
+    fig, ax = new_axes(ax, (4.8, 4.5))
     top = homology.diameter if homology.diameter > 0 else 1.0
     inf_y = 1.08 * top
     lim = (-0.03 * top, 1.13 * top)
