@@ -182,6 +182,50 @@ def run_grid_cells(
     >>> res.decoded.shape, res.maps.maps.shape
     ((100, 2), (4, 20, 20))
     """
+    g, spacings, tau_seconds, dt_max, shift = _checked_arguments(
+        network, trajectory, lattice, spacing, modules, orientation, tau_seconds, dt_network,
+        cells, bins, method, noise, boundary_cue, landmark_cue, shuffles, min_shift)
+
+    dt_s = float(trajectory.dt)
+    unit = tau_seconds / network.tau  # seconds per network time unit
+    dt_sample = dt_s / unit  # sample interval in network time units
+    dt_net, substeps, lam = network_step(network, dt_sample, dt_max, method)
+    vel_net = _network_velocity(trajectory, spacings, orientation, g.lattice, unit)
+
+    dev = check_device(device)
+    flat, cell_idx = _panel(g, cells, seed)
+    u = _start_state(network, trajectory, spacings, orientation, g.lattice)
+    record = _Recording(trajectory, len(spacings), flat, bins, all_cells,
+                        keep_rates or shuffles > 0)
+    nfe, wall = _simulate_segments(
+        network, u, record, vel_net, dt_sample, dt_net, substeps, method=method, noise=noise,
+        seed=seed, cues=(boundary_cue, landmark_cue), spacings=spacings,
+        orientation=orientation, device=dev, progress=progress)
+    results = _module_results(record, spacings, orientation, g.lattice, bins, shuffles, shift,
+                              seed, keep_rates)
+    config = {"spacing": spacings[0], "modules": spacings, "orientation_rad": orientation,
+              "tau_seconds": tau_seconds, "dt_network_max_tau": dt_max,
+              "dt_network_tau": dt_net / network.tau, "substeps": substeps,
+              "jacobian_min_eigenvalue": lam, "cells": int(cells), "bins": int(bins),
+              "seed": seed, "method": method, "all_cells": all_cells, "noise": float(noise),
+              "device": str(dev),
+              "boundary_cue": None if boundary_cue is None else list(boundary_cue),
+              "landmark_cue": None if landmark_cue is None else list(landmark_cue),
+              "shuffles": int(shuffles), "min_shift_s": shift, "lattice": g.lattice,
+              "sheet": list(g.shape), "box_m": trajectory.box.size, "dt_s": dt_s,
+              "duration_s": float(trajectory.t[-1] - trajectory.t[0]), "steps": trajectory.steps}
+    result = GridCellsResult(trajectory, results, cell_idx, g.lattice, float(orientation),
+                             connectivity_row(network), wall, config)
+    result.metrics = run_metrics(result, nfe, dt_net / network.tau)
+    return result
+
+
+def _checked_arguments(network: HopfieldNetwork, trajectory: Trajectory, lattice, spacing, modules,
+                       orientation, tau_seconds, dt_network, cells, bins, method, noise,
+                       boundary_cue, landmark_cue, shuffles, min_shift):
+    """Check :func:`run_grid_cells`' arguments (``ValueError`` naming the first bad one); return
+    the torus geometry, the module spacings, ``tau_seconds``, the largest network step and the
+    null's smallest shift (None without shuffles)."""
     g = _check_network(network, lattice)
     _check_trajectory(trajectory)
     spacings = _modules(spacing, modules)
@@ -193,46 +237,7 @@ def run_grid_cells(
     if isinstance(shuffles, bool) or not isinstance(shuffles, (int, np.integer)) or shuffles < 0:
         raise ValueError(f"shuffles={shuffles!r}: must be an integer >= 0")
     shift = null_shift(trajectory, min_shift) if shuffles > 0 else None
-
-    dt_s = float(trajectory.dt)
-    unit = tau_seconds / network.tau  # seconds per network time unit
-    dt_sample = dt_s / unit  # sample interval in network time units
-    dt_net, substeps, lam = network_step(network, dt_sample, dt_max, method)
-    vel_net = _network_velocity(trajectory, spacings, orientation, g.lattice, unit)
-
-    dev = check_device(device)
-    rng = np.random.default_rng(seed)
-    flat = np.sort(rng.choice(g.size, size=int(cells), replace=False))
-    cell_idx = np.stack(np.unravel_index(flat, g.shape), axis=1)
-    u = _start_state(network, trajectory, spacings, orientation, g.lattice)
-
-    record = _Recording(trajectory, len(spacings), flat, bins, all_cells,
-                        keep_rates or shuffles > 0)
-    gain = cue_gain(trajectory, boundary_cue, landmark_cue)
-    seg = max(1, int(_SEGMENT_BYTES // (16 * len(spacings) * g.size)))  # samples per segment
-    nfe, wall = _simulate_segments(
-        network, u, record, vel_net, dt_sample, dt_net, substeps, seg, method=method,
-        noise=noise, seed=seed, gain=gain, spacings=spacings, orientation=orientation,
-        device=dev, progress=progress)
-
-    results = _module_results(record, spacings, orientation, g.lattice, bins, shuffles, shift,
-                              seed, keep_rates)
-    config = {"spacing": spacings[0], "modules": spacings, "orientation_rad": orientation,
-              "tau_seconds": tau_seconds, "dt_network_max_tau": dt_max,
-              "dt_network_tau": dt_net / network.tau, "substeps": substeps,
-              "jacobian_min_eigenvalue": lam, "cells": int(cells),
-              "bins": int(bins), "seed": seed, "method": method, "all_cells": all_cells,
-              "noise": float(noise), "device": str(dev),
-              "boundary_cue": None if boundary_cue is None else list(boundary_cue),
-              "landmark_cue": None if landmark_cue is None else list(landmark_cue),
-              "shuffles": int(shuffles), "min_shift_s": shift,
-              "lattice": g.lattice, "sheet": list(g.shape), "box_m": trajectory.box.size,
-              "dt_s": dt_s, "duration_s": float(trajectory.t[-1] - trajectory.t[0]),
-              "steps": trajectory.steps}
-    result = GridCellsResult(trajectory, results, cell_idx, g.lattice, float(orientation),
-                             connectivity_row(network), wall, config)
-    result.metrics = run_metrics(result, nfe, dt_net / network.tau)
-    return result
+    return g, spacings, tau_seconds, dt_max, shift
 
 
 def _check_orientation(orientation) -> None:
@@ -275,6 +280,14 @@ def _network_velocity(trajectory: Trajectory, spacings: list[float], orientation
                          "samples (>= pi), so decoded phases cannot be unwrapped; sample the "
                          "positions more often")
     return torch.as_tensor(_midpoint_samples(vel * unit), dtype=torch.float64)
+
+
+def _panel(g, cells: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """The panel of ``cells`` sheet neurons drawn without replacement (seeded by ``seed``): their
+    sorted flat indices ``(cells,)`` and sheet indices ``(cells, 2)``."""
+    rng = np.random.default_rng(seed)
+    flat = np.sort(rng.choice(g.size, size=int(cells), replace=False))
+    return flat, np.stack(np.unravel_index(flat, g.shape), axis=1)
 
 
 def _start_state(network: HopfieldNetwork, trajectory: Trajectory, spacings: list[float],
@@ -320,13 +333,17 @@ class _Recording:
 
 def _simulate_segments(network: HopfieldNetwork, u: torch.Tensor, record: _Recording,
                        vel_net: torch.Tensor, dt_sample: float, dt_net: float, substeps: int,
-                       seg: int, *, method: str, noise: float, seed: int,
-                       gain: np.ndarray | None, spacings: list[float], orientation: float,
+                       *, method: str, noise: float, seed: int, cues: tuple,
+                       spacings: list[float], orientation: float,
                        device: torch.device, progress: bool | None) -> tuple[int, float]:
-    """Simulate the whole trajectory from ``u`` in segments of ``seg`` samples, each continuing
-    from the last state, into ``record``; return the function evaluations and the wall time."""
+    """Simulate the whole trajectory from ``u`` in segments of at most :data:`_SEGMENT_BYTES`
+    of saved states, each continuing from the last state, into ``record``, with the
+    ``(boundary_cue, landmark_cue)`` currents of ``cues``; return the function evaluations and
+    the wall time."""
     trajectory = record.trajectory
     steps, batch = trajectory.steps, len(spacings)
+    gain = cue_gain(trajectory, *cues)
+    seg = max(1, int(_SEGMENT_BYTES // (16 * batch * network.geometry.size)))  # samples
     nfe = 0
     bar = progress_bar(total=steps - 1, desc="grid cells", enabled=progress)
     start = time.perf_counter()
