@@ -17,7 +17,6 @@ from __future__ import annotations
 import math
 
 import torch
-from torchdiffeq import odeint
 
 from _runkit import Diverged
 from _runkit import progress as progress_bar
@@ -308,6 +307,8 @@ def _distance(network, us, diagnostics):
 def _torch_run(network, u0, steps, dt, method, velocity, current, noise, gen, save_steps,
                check_every, limit, rtol, atol, bar, diverged):
     """The torchdiffeq / torch Euler-Maruyama path: saved states ``(T, B, *shape)`` and nfe."""
+    from torchdiffeq import odeint  # 1.5 s of imports (scipy.integrate), only on this path
+
     g = network.geometry
     batch = u0.shape[0]
     nfe = 0
