@@ -7,7 +7,7 @@
   solved by :mod:`flows.assignment.auction` when numba is installed, else by POT's network simplex.
 - ``sinkhorn``: entropic OT plan P = argmin <P, C> - reg * mean(C) * H(P) (POT Sinkhorn, cost
   normalised by its mean so ``reg`` is scale free); each source point x0_i keeps its place and is
-  paired with x1_j drawn from the row P_i. / sum_j P_ij with the caller's generator. Every source
+  paired with x1_j drawn from the row P_i. / sum_j P_ij with the caller's seed. Every source
   point is used once; target points may repeat.
 
 Points may live on any device: the cost matrix is formed there (float64) and only the
@@ -46,15 +46,15 @@ for _name in ("auto", "auction", "emd", "lsa"):
     OT_SOLVERS.add(_name, _name)
 
 
-def resolve_ot_solver(solver: str = "auto") -> str:
+def resolve_ot_solver(ot_solver: str = "auto") -> str:
     """The solver "auto" stands for here: "auction" when numba is installed, else "emd"."""
-    OT_SOLVERS.get(solver)
-    if solver == "auto":
+    OT_SOLVERS.get(ot_solver)
+    if ot_solver == "auto":
         return "auction" if assignment.available() else "emd"
-    return solver
+    return ot_solver
 
 
-def ot_permutation(x0: torch.Tensor, x1: torch.Tensor, solver: str = "auto",
+def ot_permutation(x0: torch.Tensor, x1: torch.Tensor, ot_solver: str = "auto",
                    warm: PriceMap | None = None) -> torch.Tensor:
     """Exact minibatch OT assignment as a permutation.
 
@@ -64,12 +64,12 @@ def ot_permutation(x0: torch.Tensor, x1: torch.Tensor, solver: str = "auto",
     Parameters
     ----------
     x0, x1 : torch.Tensor, shape (B, d)
-    solver : str
-        "auction" (:func:`flows.assignment.auction.auction_assignment`: compiled auction and an exact
-        sparse finish; needs numba), "emd" (POT's network simplex; the basic optimal plan is read
-        off as a permutation, with a check), "lsa" (scipy's linear_sum_assignment) or "auto"
-        (auction when numba is installed, else emd). All return an optimal assignment; they can
-        differ only where two assignments tie in floating point.
+    ot_solver : str
+        "auction" (:func:`flows.assignment.auction.auction_assignment`: compiled auction and an
+        exact sparse finish; needs numba), "emd" (POT's network simplex; the basic optimal plan
+        is read off as a permutation, with a check), "lsa" (scipy's linear_sum_assignment) or
+        "auto" (auction when numba is installed, else emd). All return an optimal assignment;
+        they can differ only where two assignments tie in floating point.
     warm : flows.assignment.warmstart.PriceMap, optional
         Guessed prices of the target points, a warm start of the "auction" solver on the CPU
         (other solvers and devices ignore it). The answer does not depend on it.
@@ -85,7 +85,7 @@ def ot_permutation(x0: torch.Tensor, x1: torch.Tensor, solver: str = "auto",
     >>> ot_permutation(x, x.flip(0)).tolist()
     [1, 0]
     """
-    solver = resolve_ot_solver(solver)
+    solver = resolve_ot_solver(ot_solver)
     if x0.shape != x1.shape:
         raise FlowsError(f"x1 has shape {tuple(x1.shape)}; it must equal x0's {tuple(x0.shape)}")
     if solver == "auction" and x0.device.type == "cpu":
@@ -108,7 +108,7 @@ def ot_permutation(x0: torch.Tensor, x1: torch.Tensor, solver: str = "auto",
     return torch.from_numpy(sigma.astype(np.int64))
 
 
-def sinkhorn_pairing(x0: torch.Tensor, x1: torch.Tensor, generator: torch.Generator | int,
+def sinkhorn_pairing(x0: torch.Tensor, x1: torch.Tensor, seed: int | torch.Generator,
                      reg: float = 0.05) -> torch.Tensor:
     """Pair each x0_i with x1_j, j ~ P_i. / sum_j P_ij, P the entropic OT plan.
 
@@ -117,7 +117,7 @@ def sinkhorn_pairing(x0: torch.Tensor, x1: torch.Tensor, generator: torch.Genera
     Parameters
     ----------
     x0, x1 : torch.Tensor, shape (B, d)
-    generator : torch.Generator or int
+    seed : int or torch.Generator
         Randomness of the draw.
     reg : float
         Entropic regularisation relative to the mean cost.
@@ -128,7 +128,7 @@ def sinkhorn_pairing(x0: torch.Tensor, x1: torch.Tensor, generator: torch.Genera
         Index j(i) into x1 for every source point.
     """
     reg = check_positive("reg", reg)
-    g = as_generator(generator, "generator")
+    g = as_generator(seed)
     c = squared_distances(x0, x1)
     c = c / max(c.mean(), 1e-12)
     b0, b1 = c.shape
@@ -143,19 +143,19 @@ def sinkhorn_pairing(x0: torch.Tensor, x1: torch.Tensor, generator: torch.Genera
     return torch.multinomial(p, 1, generator=g).squeeze(1)
 
 
-def _independent(x0, x1, generator, reg, ot_solver, warm):
+def _independent(x0, x1, seed, reg, ot_solver, warm):
     return x0, x1
 
 
-def _ot(x0, x1, generator, reg, ot_solver, warm):
+def _ot(x0, x1, seed, reg, ot_solver, warm):
     return x0, x1[ot_permutation(x0, x1, ot_solver, warm).to(x1.device)]
 
 
-def _sinkhorn(x0, x1, generator, reg, ot_solver, warm):
-    return x0, x1[sinkhorn_pairing(x0, x1, generator, reg).to(x1.device)]
+def _sinkhorn(x0, x1, seed, reg, ot_solver, warm):
+    return x0, x1[sinkhorn_pairing(x0, x1, seed, reg).to(x1.device)]
 
 
-# the couplings by name: f(x0, x1, generator, reg, ot_solver, warm) -> (x0, x1 paired)
+# the couplings by name: f(x0, x1, seed, reg, ot_solver, warm) -> (x0, x1 paired)
 COUPLINGS = Registry("coupling")
 COUPLINGS.add("independent", _independent)
 COUPLINGS.add("ot", _ot)
@@ -163,12 +163,12 @@ COUPLINGS.add("sinkhorn", _sinkhorn)
 
 
 def couple(name: str, x0: torch.Tensor, x1: torch.Tensor,
-           generator: torch.Generator | int | None = None, reg: float = 0.05,
+           seed: int | torch.Generator | None = None, reg: float = 0.05,
            ot_solver: str = "auto", warm: PriceMap | None = None
            ) -> tuple[torch.Tensor, torch.Tensor]:
     """Apply a coupling by name; returns the paired (x0, x1), each of shape (B, d).
 
-    ``generator`` is needed by "sinkhorn" only, ``ot_solver`` and ``warm`` (see
+    ``seed`` is needed by "sinkhorn" only, ``ot_solver`` and ``warm`` (see
     :func:`ot_permutation`) by "ot" only.
 
     Examples
@@ -177,11 +177,11 @@ def couple(name: str, x0: torch.Tensor, x1: torch.Tensor,
     >>> couple("ot", x, x.flip(0))[1].tolist()
     [[0.0], [1.0]]
     """
-    return COUPLINGS.get(name)(x0, x1, generator, reg, ot_solver, warm)
+    return COUPLINGS.get(name)(x0, x1, seed, reg, ot_solver, warm)
 
 
 def couple_within_classes(name: str, x0: torch.Tensor, x1: torch.Tensor, labels: torch.Tensor,
-                          generator: torch.Generator | int | None = None, reg: float = 0.05,
+                          seed: int | torch.Generator | None = None, reg: float = 0.05,
                           ot_solver: str = "auto"
                           ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """Couple source points with labelled target points class by class.
@@ -211,6 +211,6 @@ def couple_within_classes(name: str, x0: torch.Tensor, x1: torch.Tensor, labels:
     bounds = torch.unique_consecutive(labels, return_counts=True)[1].cumsum(0).tolist()
     parts, start = [], 0
     for end in bounds:
-        parts.append(fn(x0[start:end], x1[start:end], generator, reg, ot_solver, None)[1])
+        parts.append(fn(x0[start:end], x1[start:end], seed, reg, ot_solver, None)[1])
         start = end
     return x0, torch.cat(parts), labels

@@ -65,15 +65,15 @@ class LinearPath:
         self.sigma_min = _check_sigma(sigma_min)
 
     def sample(self, x0: torch.Tensor, x1: torch.Tensor, t: torch.Tensor,
-               generator: torch.Generator | int | None = None) -> PathSample:
+               seed: int | torch.Generator | None = None) -> PathSample:
         """Point and velocity, x0, x1 of shape (B, d), t of shape (B, 1).
 
-        ``generator`` is required when sigma_min > 0.
+        ``seed`` is required when sigma_min > 0.
         """
         dx = x1 - x0
         xt = x0 + t * dx
         if self.sigma_min > 0:
-            g = as_generator(generator, "generator")
+            g = as_generator(seed)
             noise = torch.randn(xt.shape, generator=g, dtype=xt.dtype)  # CPU generator
             xt = xt + self.sigma_min * noise.to(xt.device)
         return PathSample(xt, dx, t)
@@ -88,7 +88,7 @@ class VPPath:
         _check_sigma(sigma_min)
 
     def sample(self, x0: torch.Tensor, x1: torch.Tensor, t: torch.Tensor,
-               generator: torch.Generator | int | None = None) -> PathSample:
+               seed: int | torch.Generator | None = None) -> PathSample:
         """dx_t = (pi/2)(cos(pi t/2) x1 - sin(pi t/2) x0); shapes (B, d), t (B, 1)."""
         c, s = torch.cos(0.5 * math.pi * t), torch.sin(0.5 * math.pi * t)
         return PathSample(c * x0 + s * x1, 0.5 * math.pi * (c * x1 - s * x0), t)
@@ -106,7 +106,7 @@ class TargetPath:
         self.sigma_min = _check_sigma(sigma_min)
 
     def sample(self, x0: torch.Tensor, x1: torch.Tensor, t: torch.Tensor,
-               generator: torch.Generator | int | None = None) -> PathSample:
+               seed: int | torch.Generator | None = None) -> PathSample:
         """Point and velocity, x0 (noise), x1 of shape (B, d), t of shape (B, 1)."""
         a = 1.0 - self.sigma_min
         return PathSample(t * x1 + (1 - a * t) * x0, x1 - a * x0, t)

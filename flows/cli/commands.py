@@ -90,7 +90,7 @@ def add_train(sub) -> None:
                         "itself runs on the CPU)")
     t.add_argument("--guidance", type=float, default=1.0,
                    help="classifier-free guidance scale of the evaluation samples (labels)")
-    t.add_argument("--method", "--solver", choices=METHODS, default="midpoint", dest="solver",
+    t.add_argument("--method", "--solver", choices=METHODS, default="midpoint", dest="method",
                    help="ODE method (torchdiffeq's name) of the evaluation samples")
     t.add_argument("--sample-steps", type=int, default=20, dest="sample_steps",
                    help="solver steps from t=0 to t=1 of the evaluation samples")
@@ -109,7 +109,7 @@ def cmd_train(a: argparse.Namespace):
 
     _common(a)
     cfg = TrainConfig.from_dict({k: getattr(a, k) for k in DEFAULTS if hasattr(a, k)})
-    return run_training(cfg, a.out, fresh=a.fresh, solver=a.solver, sample_steps=a.sample_steps,
+    return run_training(cfg, a.out, fresh=a.fresh, method=a.method, sample_steps=a.sample_steps,
                         workers=a.workers, device=a.device, guidance=a.guidance)
 
 
@@ -125,7 +125,7 @@ def add_sample(sub) -> None:
     s.add_argument("--out", required=True, type=Path,
                    help="FILE.npy to write (and its sidecar FILE.json); never replaces files "
                         "flows sample did not write")
-    s.add_argument("--method", "--solver", choices=METHODS, default="midpoint", dest="solver",
+    s.add_argument("--method", "--solver", choices=METHODS, default="midpoint", dest="method",
                    help="ODE method (torchdiffeq's name)")
     s.add_argument("--label", type=int,
                    help="class of every sample (class-conditional model; default: classes "
@@ -149,7 +149,7 @@ def cmd_sample(a: argparse.Namespace):
     from ..runs.run import run_sample
 
     _common(a)
-    return run_sample(a.model, a.n, a.out, a.solver, a.steps, a.seed, label=a.label,
+    return run_sample(a.model, a.n, a.out, a.method, a.steps, a.seed, label=a.label,
                       guidance=a.guidance, device=a.device, trust=tuple(a.trust_module))
 
 

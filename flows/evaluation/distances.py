@@ -183,7 +183,7 @@ class PathEnergy:
     normalized: float
 
 
-def path_energy(field: Field, x0: torch.Tensor, solver: str = "midpoint",
+def path_energy(field: Field, x0: torch.Tensor, method: str = "midpoint",
                 steps: int = 50) -> PathEnergy:
     """Normalized path energy |E int ||v||^2 dt - W2(x0, x1)^2| / W2(x0, x1)^2.
 
@@ -196,7 +196,7 @@ def path_energy(field: Field, x0: torch.Tensor, solver: str = "midpoint",
         return torch.cat([v, v.square().sum(1, keepdim=True)], 1)
 
     res = integrate(aug, torch.cat([x0, torch.zeros(x0.shape[0], 1, dtype=x0.dtype)], 1),
-                    method=solver, steps=steps)
+                    method=method, steps=steps)
     energy = float(res.x[:, d].mean())
     w = w2(x0, res.x[:, :d]) ** 2
     return PathEnergy(energy, w, abs(energy - w) / max(w, 1e-12))

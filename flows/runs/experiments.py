@@ -19,7 +19,7 @@ from _runkit import BadInput, Result, RunDir, atomic_write_bytes, check_int, che
 from ..data import load_dataset
 from ..errors import SEED_MAX
 from ..plotting.runs import samples_figures, width_figures
-from ..sampling.ode import parameter_names
+from ..sampling.ode import SamplingDiverged
 from ..training.loop import TrainConfig
 from .measure import SamplesExperiment, WidthExperiment, samples_experiment, width_experiment
 from .memory import check_terms, theory_sweep_bytes
@@ -71,9 +71,11 @@ def run_width_experiment(out: str | Path, widths: list[int], data: str = "moons"
     config = {"kind": "width", "widths": widths, "data": data, "n": n, "k": k, "steps": steps,
               "lr": lr, "sample_steps": sample_steps}
     with RunDir(out, command="flows experiment width", config=config, seed=seed) as run:
-        with parameter_names(steps="sample_steps"):
+        try:
             res = width_experiment(widths, data, n, k, steps, lr, seed, sample_steps,
                                    _sweep_in(sweep, run.out))
+        except SamplingDiverged as err:  # steps are the gradient-descent steps here
+            raise err.renamed(steps="sample_steps") from None
         buf = io.BytesIO()
         np.savez_compressed(buf, **{f"m{m}": arr for m, arr in res.losses.items()})
         atomic_write_bytes(buf.getvalue(), run.path("losses.npz"))
@@ -98,9 +100,11 @@ def run_samples_experiment(out: str | Path, ns: list[int], data: str = "moons",
     config = {"kind": "samples", "ns": ns, "data": data, "width": width, "k": k,
               "steps": steps, "lr": lr, "sample_steps": sample_steps}
     with RunDir(out, command="flows experiment samples", config=config, seed=seed) as run:
-        with parameter_names(steps="sample_steps"):
+        try:
             res = samples_experiment(ns, data, width, k, steps, lr, seed, sample_steps,
                                      _sweep_in(sweep, run.out))
+        except SamplingDiverged as err:  # steps are the gradient-descent steps here
+            raise err.renamed(steps="sample_steps") from None
         done = ExperimentRun(str(run.out), res, run.write_figures(samples_figures(res)))
         run.write_json("metrics.json", done)
     return done

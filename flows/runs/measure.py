@@ -33,7 +33,7 @@ __all__ = ["sample_field", "evaluate_field", "FieldEvaluation", "reference_for",
 
 
 def sample_field(field: TwoLayerReLUField, source: Dataset, n: int, seed: int,
-                 solver: str = "midpoint", steps: int = 20,
+                 method: str = "midpoint", steps: int = 20,
                  save_trajectory: bool = False) -> SampleResult:
     """Draw n source points (seeded) and push them through the flow; see :func:`integrate`.
 
@@ -45,7 +45,7 @@ def sample_field(field: TwoLayerReLUField, source: Dataset, n: int, seed: int,
     params = list(field.parameters()) if isinstance(field, torch.nn.Module) else []
     x0 = source.sample(check_positive_int("n", n), seed)
     x0 = x0.to(params[0].device) if params else x0  # on the field's device
-    return integrate(field, x0, method=solver, steps=steps, save_trajectory=save_trajectory)
+    return integrate(field, x0, method=method, steps=steps, save_trajectory=save_trajectory)
 
 
 @dataclass(frozen=True)
@@ -61,6 +61,7 @@ class FieldEvaluation(Result):
     n_eval, nfe : int
         Points compared (each side) and velocity evaluations of the sampling.
     solver : str
+        The ODE method of the sampling (``method`` of :func:`evaluate_field`).
     sample_steps : int
     w2_heldout, w2_floor : float or None
         Exact W2 beside a sliced metric.
@@ -101,19 +102,19 @@ class FieldEvaluation(Result):
 
 
 def evaluate_field(field: TwoLayerReLUField, splits: Splits, source: Dataset, seed: int,
-                   solver: str = "midpoint", steps: int = 20, dataset: Dataset | None = None,
+                   method: str = "midpoint", steps: int = 20, dataset: Dataset | None = None,
                    floor_pairs: int = 5) -> FieldEvaluation:
     """W2 (2-D data) or sliced W (higher d) of generated samples to held-out data, with floor,
     and the memorized fraction against the whole training set.
 
     The number of generated points equals the number of held-out points, so the value and the
     floor are taken at the same sample sizes. With a ``dataset`` the floor is the mean and std
-    over ``floor_pairs`` pairs of true samples (:func:`flows.evaluation.floors.noise_floor`): independent
-    draws of a generated dataset, or pairs of disjoint random row subsets of a finite pool
-    (digits), each pair its own split; without one, the split's floor sample gives one value.
+    over ``floor_pairs`` pairs of true samples (:func:`flows.evaluation.floors.noise_floor`):
+    independent draws of a generated dataset, or pairs of disjoint random row subsets of a finite
+    pool (digits), each pair its own split; without one, the split's floor sample gives one value.
     """
     n = splits.heldout.shape[0]
-    res = sample_field(field, source, n, derive_seed(seed, "eval-samples"), solver, steps)
+    res = sample_field(field, source, n, derive_seed(seed, "eval-samples"), method, steps)
     res = replace(res, x=res.x.cpu())
     metric = "w2" if splits.heldout.shape[1] <= 3 else "sliced"
     sliced_seed = derive_seed(seed, "sliced") % 2**31
@@ -128,7 +129,7 @@ def evaluate_field(field: TwoLayerReLUField, splits: Splits, source: Dataset, se
                      pairs=floor_pairs)
         w2_value, w2_floor, w2_floor_std = w.value, w.floor, w.floor_std
     mem = memorization(res.x, splits.train, seed=seed)
-    return FieldEvaluation(metric, m.value, float(m.floor), n, res.nfe, solver, steps,
+    return FieldEvaluation(metric, m.value, float(m.floor), n, res.nfe, method, steps,
                            w2_value, w2_floor, m.floor_std, m.floor_pairs, mem.fraction,
                            mem.baseline, w2_floor_std, samples=res.x)
 

@@ -21,7 +21,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from _runkit import BadInput, Result, RunDir, check_choice, check_int, check_positive_int
+from _runkit import BadInput, Result, RunDir, check_int, check_positive_int
 
 from ..conditions import evaluate_conditional
 from ..data import load_dataset
@@ -30,7 +30,7 @@ from ..field import FieldSpec
 from ..model import resolve_device
 from ..path import get_path
 from ..plotting.runs import class_figures, training_figures
-from ..sampling.ode import SOLVERS, parameter_names
+from ..sampling.ode import METHODS, SamplingDiverged
 from ..training.checkpoint import load, save_model
 from ..training.loop import CHECKPOINT, TrainConfig, prepare_data, train
 from ..training.loop import FORMAT as CHECKPOINT_FORMAT
@@ -83,7 +83,7 @@ class TrainingRun(Result):
 
 
 def run_training(config: TrainConfig, out: str | Path, fresh: bool = False,
-                 solver: str = "midpoint", sample_steps: int = 20,
+                 method: str = "midpoint", sample_steps: int = 20,
                  progress: bool | None = None, workers: int | None = None,
                  device: str = "cpu", guidance: float = 1.0) -> TrainingRun:
     """Train (resuming from ``out/checkpoint.pt`` unless ``fresh``), evaluate and draw figures.
@@ -99,7 +99,7 @@ def run_training(config: TrainConfig, out: str | Path, fresh: bool = False,
     ``loss.png``, ``samples.png`` and, for 2-D data, ``trajectories.png``.
     """
     cfg = config.resolved()
-    check_choice("solver", solver, SOLVERS)
+    METHODS.get(method)  # unknown names are refused, listing the valid ones
     check_positive_int("sample_steps", sample_steps)
     if workers is not None:
         check_int("workers", workers, lo=0)
@@ -114,7 +114,7 @@ def run_training(config: TrainConfig, out: str | Path, fresh: bool = False,
     if not fresh:
         check_resumable(Path(out) / CHECKPOINT, cfg)
     resolve_device(device)
-    record = {**cfg.to_dict(), "solver": solver, "sample_steps": sample_steps,
+    record = {**cfg.to_dict(), "solver": method, "sample_steps": sample_steps,
               "workers": workers, "device": str(device), "guidance": guidance}
     with RunDir(out, command="flows train", config=record, seed=cfg.seed, fresh=fresh) as run:
         if fresh:  # start over: nothing of the earlier run stays beside the new config
@@ -127,18 +127,20 @@ def run_training(config: TrainConfig, out: str | Path, fresh: bool = False,
             raise KeyboardInterrupt(_interrupted(run.path(CHECKPOINT), cfg.steps)) from None
         save_model(run.path("model.pt"), res.field, cfg.to_dict())
         t0 = time.perf_counter()
-        with parameter_names(steps="sample_steps", method="solver", rtol=None):
+        try:
             if res.classes:
-                ev = evaluate_conditional(res.field, splits, source, cfg.seed, solver,
+                ev = evaluate_conditional(res.field, splits, source, cfg.seed, method,
                                           sample_steps, guidance)
             else:
-                ev = evaluate_field(res.field, splits, source, cfg.seed, solver, sample_steps,
+                ev = evaluate_field(res.field, splits, source, cfg.seed, method, sample_steps,
                                     ds)
             traj = None
             if splits.heldout.shape[1] == 2 and not res.classes:
                 tr = sample_field(res.field, source, 300, derive_seed(cfg.seed, "traj"),
-                                  solver, sample_steps, save_trajectory=True)
+                                  method, sample_steps, save_trajectory=True)
                 traj = (tr.trajectory, tr.times)
+        except SamplingDiverged as err:  # named as this function's (and the command's) options
+            raise err.renamed(steps="sample_steps", rtol=None) from None
         figs = training_figures(res.losses, ev.samples, splits.heldout, traj)
         if res.classes and splits.heldout.shape[1] == 64:
             figs |= class_figures(ev.samples, ev.labels, guidance)

@@ -41,7 +41,7 @@ from ..errors import SEED_MAX
 from ..evaluation.distances import METRICS, evaluate
 from ..evaluation.nearest import NULL_RATE, memorization
 from ..model import resolve_device
-from ..sampling.ode import SOLVERS, parameter_names
+from ..sampling.ode import METHODS, SamplingDiverged
 from ..training.checkpoint import load_model
 from .measure import reference_for, sample_field
 from .memory import check_terms, distance_bytes, sampling_bytes
@@ -82,25 +82,26 @@ def _sidecar_owner(npy: Path, sidecar: Path) -> None:
                        "another --out")
 
 
-def run_sample(model: str | Path, n: int, out: str | Path, solver: str = "midpoint",
+def run_sample(model: str | Path, n: int, out: str | Path, method: str = "midpoint",
                steps: int = 20, seed: int = 0, label: int | None = None,
                guidance: float = 1.0, device: str = "cpu",
                trust: tuple[str, ...] = ()) -> SampleRun:
     """Draw ``n`` samples from a trained model into ``out`` (.npy) with a sidecar ``.json``.
 
-    The sidecar holds the command, the config as run (model, n, solver, steps, seed, and for a
+    The sidecar holds the command, the config as run (model, n, method under "solver", steps,
+    seed, and for a
     class-conditional model the labels and guidance), the library version, the command line and
     the NFE. A class-conditional model draws class ``label`` for every sample, or classes
     0..K-1 in turn (sample i has class i mod K); ``out.labels.npy`` is not written: the rule
     recovers them. A user model is rebuilt from its recorded import path, whose module must be
     imported already or named in ``trust`` (:func:`flows.model.check_trusted`). See the module
     docstring for the sidecar rule. A velocity that becomes non-finite raises
-    :class:`~flows.sampling.ode.SamplingDiverged` naming the time, the step and ``steps``/``solver``
-    (nothing is written).
+    :class:`~flows.sampling.ode.SamplingDiverged` naming the time, the step and ``steps`` or
+    ``method`` (nothing is written).
     """
     out = Path(out)
     check_positive_int("n", n)
-    check_choice("solver", solver, SOLVERS)
+    METHODS.get(method)  # unknown names are refused, listing the valid ones
     check_positive_int("steps", steps)
     check_int("seed", seed, lo=0, hi=SEED_MAX)
     dev = resolve_device(device)
@@ -129,7 +130,7 @@ def run_sample(model: str | Path, n: int, out: str | Path, solver: str = "midpoi
         out.parent.mkdir(parents=True, exist_ok=True)
     except OSError as err:
         raise BadInput(f"out={str(out)!r} cannot be written: {err.strerror}") from None
-    config = {"model": str(model), "n": n, "solver": solver, "steps": steps, "out": out.name,
+    config = {"model": str(model), "n": n, "solver": method, "steps": steps, "out": out.name,
               "device": str(device)}
     if classes:
         config |= {"label": label, "labels": "all equal" if label is not None else "i mod K",
@@ -137,18 +138,20 @@ def run_sample(model: str | Path, n: int, out: str | Path, solver: str = "midpoi
     field = field.to(dev)
     with out_lock(out.parent / f".{out.name}.lock", "out", out):
         _sidecar_owner(out, sidecar)
-        with parameter_names(method="solver", rtol=None, field="model"):
+        try:
             if classes:
-                res = sample_by_class(field, source, labels, classes, seed, guidance, solver,
+                res = sample_by_class(field, source, labels, classes, seed, guidance, method,
                                       steps)
             else:
-                res = sample_field(field, source, n, seed, solver, steps)
+                res = sample_field(field, source, n, seed, method, steps)
+        except SamplingDiverged as err:  # named as this function's (and the command's) options
+            raise err.renamed(rtol=None, field="model") from None
         buf = io.BytesIO()
         np.save(buf, res.x.cpu().numpy())
         atomic_write_bytes(buf.getvalue(), out)
         write_json({**run_record("flows sample", config, seed), "nfe": res.nfe,
                     "dim": dim}, sidecar)
-    return SampleRun(str(out), str(sidecar), str(model), n, dim, solver, steps, seed,
+    return SampleRun(str(out), str(sidecar), str(model), n, dim, method, steps, seed,
                      res.nfe)
 
 

@@ -16,9 +16,8 @@ div v ~ eps^T (dv/dx) eps with a fixed Rademacher probe eps drawn from a seed.
 
 from __future__ import annotations
 
-import contextlib
 import math
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import torch
@@ -34,7 +33,6 @@ Field = Callable[[torch.Tensor, torch.Tensor], torch.Tensor]
 METHODS = Registry("method")
 for _name, _fixed in (("euler", True), ("midpoint", True), ("rk4", True), ("dopri5", False)):
     METHODS.add(_name, _fixed)
-SOLVERS = tuple(METHODS)  # the same names (kept for the command line's choices)
 FIXED_STEP = tuple(k for k in METHODS if METHODS.get(k))
 
 
@@ -124,15 +122,23 @@ class SamplingDiverged(Diverged):
 
     def renamed(self, **names: str | None) -> SamplingDiverged:
         """The same failure naming the parameters as given (``steps="sample_steps"``;
-        ``rtol=None`` where there is no tolerance to set)."""
+        ``rtol=None`` where there is no tolerance to set): a run function whose arguments are
+        called differently from :func:`integrate`'s re-raises it so.
+
+        >>> try:
+        ...     integrate(lambda x, t: x / (0.5 - t), torch.ones(2, 1), "euler", 2)
+        ... except SamplingDiverged as err:
+        ...     print(err.renamed(steps="sample_steps").parameter)
+        sample_steps
+        """
         return SamplingDiverged(self.t, self.nfe, self.method, self.steps, self.rtol, self.what,
                                 self.span, {**self.names, **names})
 
     def message(self, steps: str = "steps", method: str = "method",
                 rtol: str | None = "rtol", field: str = "field") -> str:
         """The one-line message, naming the parameters ``steps``, ``method``, ``rtol`` and
-        ``field`` as given (e.g. ``sample_steps``, ``solver`` and ``model`` on the command line;
-        ``rtol=None``: there is none)."""
+        ``field`` as given (e.g. ``sample_steps`` and ``model`` where a run function calls them
+        so; ``rtol=None``: there is none)."""
         if self.nfe == 1:
             return (f"the {self.what} is non-finite at the starting points (t={self.t:.6g}, "
                     f"first evaluation): the {field} itself is broken (from a diverged "
@@ -145,25 +151,6 @@ class SamplingDiverged(Diverged):
         fix = f"lower {rtol} (now {self.rtol:g}) or choose" if rtol else "choose"
         return (f"{where} (evaluation {self.nfe} of the adaptive {self.method!r}): the state "
                 f"diverged; {fix} a fixed-step {method} with more {steps}")
-
-
-@contextlib.contextmanager
-def parameter_names(**names: str | None) -> Iterator[None]:
-    """Within the block a :class:`SamplingDiverged` names the parameters as given.
-
-    A run layer whose options are called differently from :func:`integrate`'s arguments
-    (``--solver`` for ``method``, ``--sample-steps`` for ``steps``) wraps its sampling in it.
-
-    >>> with parameter_names(steps="sample_steps", method="solver"):  # doctest: +ELLIPSIS
-    ...     _ = integrate(lambda x, t: x / (0.5 - t), torch.ones(2, 1), "euler", 2)
-    Traceback (most recent call last):
-    ...
-    flows.sampling.ode.SamplingDiverged: the velocity became non-finite at t=0.5 (step 2 of 2, ...
-    """
-    try:
-        yield
-    except SamplingDiverged as err:
-        raise err.renamed(**names) from None
 
 
 class _Counted(nn.Module):

@@ -49,9 +49,11 @@ class SampleChecks(Result):
     w2 : float
         W2 between the generated points and the held-out points.
     w2_floor, w2_floor_std : float
-        The noise floor of W2 at these sizes (mean, spread; :func:`flows.evaluation.floors.noise_floor`).
+        The noise floor of W2 at these sizes (mean, spread;
+        :func:`flows.evaluation.floors.noise_floor`).
     w2_bound, w2_bound_factor, w2_coupling : float
-        The Groenwall W2 bound, its factor and the coupling term (:func:`flows.theory.wbound.w2_bound`).
+        The Groenwall W2 bound, its factor and the coupling term
+        (:func:`flows.theory.wbound.w2_bound`).
     w2_bound_holds : bool
         ``w2_bound >= w2``.
     w2_bound_ratio : float

@@ -76,8 +76,8 @@ class RiskPath(Result):
     steps : list of int
         Step counts (ascending) at which the risks were read.
     excess_test, excess_test_se : list of float
-        E ||v - u*||^2 on fresh draws (the seeds of :func:`flows.theory.excess.excess_risk`), and its
-        standard error.
+        E ||v - u*||^2 on fresh draws (the seeds of :func:`flows.theory.excess.excess_risk`), and
+        its standard error.
     excess_train : list of float
         Training objective minus the population minimum.
     """
@@ -111,8 +111,9 @@ def _test_draws(data: str, seed: int, n_test: int):
 def risk_path(cfg: TrainConfig, lstar: Estimate, read_at: list[int], n_test: int = 20_000,
               targets: str = "data") -> RiskPath:
     """Train ``cfg`` (theory regime) by full-batch gradient descent and read the excess risks
-    after each step count in ``read_at``; the run itself is that of :func:`flows.training.loop.train`
-    with ``cfg.steps = max(read_at)`` (same initialisation, draws and updates).
+    after each step count in ``read_at``; the run itself is that of
+    :func:`flows.training.loop.train` with ``cfg.steps = max(read_at)`` (same initialisation,
+    draws and updates).
 
     Examples
     --------

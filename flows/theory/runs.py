@@ -53,7 +53,7 @@ class TheoryRun(Result):
     flipped: float | None = None
 
 
-def theory_run(config: TrainConfig, n_samples: int = 1000, solver: str = "midpoint",
+def theory_run(config: TrainConfig, n_samples: int = 1000, method: str = "midpoint",
                sample_steps: int = 20, with_lambda: bool = True,
                with_ntk: bool = False) -> TheoryRun:
     """Train one theory-regime model and measure lambda_0, slope, drift, gap and W2 (with floor).
@@ -82,7 +82,7 @@ def theory_run(config: TrainConfig, n_samples: int = 1000, solver: str = "midpoi
                              cfg.sigma_min, res.field.spec, derive_seed(cfg.seed, "objective")),
             grad_a=False)[0])
     x0 = source.sample(n_samples, derive_seed(cfg.seed, "theory-samples"))
-    x = integrate(res.field, x0, method=solver, steps=sample_steps).x
+    x = integrate(res.field, x0, method=method, steps=sample_steps).x
     fit = log_loss_slope(res.losses)
     ntk = None
     if with_ntk:

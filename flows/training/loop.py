@@ -37,6 +37,7 @@ from pathlib import Path
 import torch
 from torch import nn
 
+import _runkit
 from _runkit import Diverged
 
 from ..conditions import LabelledSplits, labelled_splits, load_labels
@@ -45,7 +46,6 @@ from ..errors import FlowsError, as_generator, check_positive_int, derive_seed
 from ..field import FieldSpec, TwoLayerReLUField, features
 from ..model import ModuleField, build_module, resolve_device
 from ..path import get_path
-from ..progress import progress_bar
 from .batches import Batches, default_workers, draw_batch, ot_warm_start, step_seed
 from .checkpoint import atomic_save, load
 from .config import TrainConfig, TrainResult
@@ -176,7 +176,8 @@ def train(config: TrainConfig, out_dir: str | Path | None = None, resume: bool =
         raise FlowsError(f"workers={workers!r} is not allowed; it must be an int >= 0")
     batches, step_fn = _step_function(cfg, field, opt, splits, source, classes, workers,
                                       step >= end, end, dev)
-    bar = progress_bar(cfg.steps, step, f"train {cfg.data}", progress)
+    bar = _runkit.progress(total=cfg.steps, initial=step, desc=f"train {cfg.data}",
+                           enabled=progress)
 
     def save(step: int, elapsed: float) -> None:
         if ckpt is not None:

@@ -140,7 +140,7 @@ def test_batch_of_512_matches_pot_network_simplex():
     g = torch.Generator().manual_seed(6)
     x0, x1 = torch.randn(512, 2, generator=g), torch.rand(512, 2, generator=g) * 4 - 2
     c = ((x0[:, None].double() - x1[None].double()) ** 2).sum(-1).numpy()
-    costs = {s: _cost(c, ot_permutation(x0, x1, solver=s).numpy())
+    costs = {s: _cost(c, ot_permutation(x0, x1, ot_solver=s).numpy())
              for s in ("auction", "emd", "lsa")}
     assert costs["auction"] == pytest.approx(costs["emd"], rel=1e-12)
     assert costs["auction"] == pytest.approx(costs["lsa"], rel=1e-12)
@@ -181,7 +181,7 @@ def test_without_numba_the_coupling_falls_back_to_pot(monkeypatch):
     monkeypatch.setattr(flows.assignment.auction, "available", lambda: False)
     g = torch.Generator().manual_seed(8)
     x0, x1 = torch.randn(64, 3, generator=g), torch.randn(64, 3, generator=g)
-    assert torch.equal(ot_permutation(x0, x1), ot_permutation(x0, x1, solver="emd"))
+    assert torch.equal(ot_permutation(x0, x1), ot_permutation(x0, x1, ot_solver="emd"))
 
 
 def test_costs_spanning_many_orders_of_magnitude():

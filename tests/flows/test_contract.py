@@ -20,7 +20,8 @@ import numpy as np
 import pytest
 import torch
 
-from flows.cli.commands import _Formatter, build_parser, main
+from flows.cli._parsing import Formatter
+from flows.cli.commands import build_parser, main
 
 ROOT = Path(__file__).resolve().parents[2]
 TINY = ["--steps", "30", "--width", "16", "--batch", "32", "--n-train", "200", "--n-eval",
@@ -489,7 +490,7 @@ def test_diverging_training_exits_1_naming_lr_without_a_model(tmp_path, capsys):
 def test_help_states_every_default(capsys):
     parser = build_parser()
     subs = [a for a in parser._actions if hasattr(a, "choices") and isinstance(a.choices, dict)]
-    fmt = _Formatter("flows")
+    fmt = Formatter("flows")
     checked = 0
     parsers = []
     for name, sub in subs[0].choices.items():  # the commands, and the kinds of experiment
@@ -562,7 +563,7 @@ def test_sampling_that_diverges_exits_1_naming_time_and_steps(files, tmp_path, c
     assert code == 1 and stdout == "" and "Traceback" not in err
     line, = err.splitlines()
     assert line.startswith("flows sample: ") and "became non-finite at t=" in line
-    assert "raise steps (now 20)" in line and "solver than 'euler'" in line
+    assert "raise steps (now 20)" in line and "method than 'euler'" in line
     step = int(line.split("(step ")[1].split()[0])
     assert 1 < step <= 20
     assert not out.exists() and not out.with_suffix(".json").exists()

@@ -72,7 +72,7 @@ def test_linear_path_closed_form_and_sigma_min_noise():
     ps = get_path("linear").sample(x0, x1, t)
     assert torch.allclose(ps.x_t, torch.full((4, 2), 0.25)) and torch.allclose(ps.dx_t, x1 - x0)
     noisy = get_path("linear", 0.1).sample(torch.zeros(20000, 1), torch.zeros(20000, 1),
-                                           torch.zeros(20000, 1), generator=0)
+                                           torch.zeros(20000, 1), seed=0)
     assert abs(float(noisy.x_t.std()) - 0.1) < 0.005
     with pytest.raises(FlowsError, match="sigma_min"):
         get_path("linear", 1.5)
