@@ -206,36 +206,10 @@ def persistent_homology(
     >>> betti_numbers(h)
     (1, 1)
     """
-    maxdim = _check_int(maxdim, "maxdim", 0, 3)
-    max_points = _check_int(max_points, "max_points", 2)
-    coeff = _check_int(coeff, "coeff", 2)
-    if any(coeff % p == 0 for p in range(2, int(coeff**0.5) + 1)):
-        raise ValueError(f"coeff={coeff} is not allowed; it must be a prime")
-    if pca_components is not None:
-        pca_components = _check_int(pca_components, "pca_components", 1)
-    arr = np.asarray(X, dtype=np.float64)
-    if arr.ndim != 2:
-        raise ValueError(f"X must be a 2-D array (samples, features); got shape {arr.shape}")
-    if arr.shape[0] < 2:
-        raise ValueError(f"X has {arr.shape[0]} samples; at least 2 are needed")
-    if not np.all(np.isfinite(arr)):
-        raise ValueError("X contains non-finite entries (NaN or inf); all must be finite")
+    maxdim, max_points, coeff, pca_components, arr = _checked_samples(
+        X, maxdim, max_points, coeff, pca_components)
     rng = np.random.default_rng(seed)
-    used_pca: int | None = None
-    if distance_matrix:
-        if arr.shape[0] != arr.shape[1]:
-            raise ValueError(
-                f"X has shape {arr.shape}; with distance_matrix=True it must be square"
-            )
-        if not np.allclose(arr, arr.T) or np.any(arr < 0) or np.any(np.diag(arr) != 0):
-            raise ValueError(
-                "X is not a distance matrix (it must be symmetric, non-negative, zero diagonal)"
-            )
-        metric = "precomputed"
-    elif metric == "euclidean" and pca_components is not None and arr.shape[1] > pca_components:
-        centred = arr - arr.mean(axis=0)
-        arr = centred @ _leading_subspace(centred, pca_components, rng)
-        used_pca = pca_components
+    arr, metric, used_pca = _prepared_samples(arr, distance_matrix, metric, pca_components, rng)
     ripser = _import_ripser()
     try:
         idx, cover = _maxmin(arr, max_points, rng, metric, distance_matrix)
@@ -257,6 +231,47 @@ def persistent_homology(
         metric=metric,
         pca_components=used_pca,
     )
+
+
+def _checked_samples(X, maxdim, max_points, coeff, pca_components):
+    """:func:`persistent_homology`'s checked integers and ``X`` as a finite float64 array
+    ``(samples, features)`` of at least 2 samples (``ValueError`` otherwise)."""
+    maxdim = _check_int(maxdim, "maxdim", 0, 3)
+    max_points = _check_int(max_points, "max_points", 2)
+    coeff = _check_int(coeff, "coeff", 2)
+    if any(coeff % p == 0 for p in range(2, int(coeff**0.5) + 1)):
+        raise ValueError(f"coeff={coeff} is not allowed; it must be a prime")
+    if pca_components is not None:
+        pca_components = _check_int(pca_components, "pca_components", 1)
+    arr = np.asarray(X, dtype=np.float64)
+    if arr.ndim != 2:
+        raise ValueError(f"X must be a 2-D array (samples, features); got shape {arr.shape}")
+    if arr.shape[0] < 2:
+        raise ValueError(f"X has {arr.shape[0]} samples; at least 2 are needed")
+    if not np.all(np.isfinite(arr)):
+        raise ValueError("X contains non-finite entries (NaN or inf); all must be finite")
+    return maxdim, max_points, coeff, pca_components, arr
+
+
+def _prepared_samples(arr: np.ndarray, distance_matrix: bool, metric: str,
+                      pca_components: int | None, rng: np.random.Generator):
+    """``(arr, metric, pca components used)``: a checked distance matrix with the
+    ``precomputed`` metric, or the samples projected on their leading principal components
+    (Euclidean metric, more features than components), or the samples as they are."""
+    if distance_matrix:
+        if arr.shape[0] != arr.shape[1]:
+            raise ValueError(
+                f"X has shape {arr.shape}; with distance_matrix=True it must be square"
+            )
+        if not np.allclose(arr, arr.T) or np.any(arr < 0) or np.any(np.diag(arr) != 0):
+            raise ValueError(
+                "X is not a distance matrix (it must be symmetric, non-negative, zero diagonal)"
+            )
+        return arr, "precomputed", None
+    if metric == "euclidean" and pca_components is not None and arr.shape[1] > pca_components:
+        centred = arr - arr.mean(axis=0)
+        return centred @ _leading_subspace(centred, pca_components, rng), metric, pca_components
+    return arr, metric, None
 
 
 def _gap_threshold(lifetimes: np.ndarray, top: float, bottom: float | None) -> float:
