@@ -71,38 +71,13 @@ def plot_barcode(
         axes = [ax] * n
     row0 = 0
     for k in range(n):
-        a = axes[k]
-        dgm = homology.diagrams[k]
-        life = dgm[:, 1] - dgm[:, 0]
-        order = np.argsort(-life, kind="stable")[:max_bars]
-        colour = DIMENSION_COLOURS[k % len(DIMENSION_COLOURS)]
-        start = row0 if ax is not None else 0
-        for j, i in enumerate(order):
-            b, d = dgm[i]
-            y = start + j
-            if np.isfinite(d):
-                a.plot([b, d], [y, y], color=colour, lw=2.5, solid_capstyle="butt")
-            else:
-                a.annotate(
-                    "",
-                    xy=(xmax, y),
-                    xytext=(b, y),
-                    arrowprops={"arrowstyle": "->", "color": colour, "lw": 2.5},
-                )
         label = f"H{k}"
         if betti is not None:
             label += f" (β{k} = {betti[k]})"
-        if ax is not None:
-            a.plot([], [], color=colour, lw=2.5, label=label)
-        if taus is not None and order.size:
-            births = dgm[order, 0]
-            ys = start + np.arange(order.size)
-            a.plot(births + taus[k], ys, ls="none", marker="|", ms=6, color="0.35")
-        if ax is None:
-            a.set_ylabel(label, color=colour)
-            a.set_yticks([])
-            a.set_ylim(-1, max(order.size, 1))
-        row0 += order.size + 1
+        tau = taus[k] if taus is not None else None
+        shown = _draw_bars(axes[k], homology.diagrams[k], k, row0 if ax is not None else 0,
+                           max_bars, xmax, label, tau, stacked=ax is not None)
+        row0 += shown + 1
     axes[-1].set_xlim(0, xmax)
     axes[-1].set_xlabel(f"filtration scale (distance, {units})")
     if ax is not None:
@@ -113,6 +88,40 @@ def plot_barcode(
     if taus is not None:
         axes[0].set_title("bars; grey ticks: birth + long-bar threshold", fontsize="small")
     return fig
+
+
+def _draw_bars(a: Axes, dgm: np.ndarray, k: int, start: int, max_bars: int, xmax: float,
+               label: str, tau: float | None, stacked: bool) -> int:
+    """Draw the ``max_bars`` longest bars of dimension ``k`` (``dgm`` ``(bars, 2)``) from row
+    ``start`` of ``a``, with the threshold ticks at birth + ``tau`` (unless None); ``stacked``:
+    ``a`` holds every dimension (the label goes to the legend, else to the y axis). Returns the
+    number of bars drawn."""
+    life = dgm[:, 1] - dgm[:, 0]
+    order = np.argsort(-life, kind="stable")[:max_bars]
+    colour = DIMENSION_COLOURS[k % len(DIMENSION_COLOURS)]
+    for j, i in enumerate(order):
+        b, d = dgm[i]
+        y = start + j
+        if np.isfinite(d):
+            a.plot([b, d], [y, y], color=colour, lw=2.5, solid_capstyle="butt")
+        else:
+            a.annotate(
+                "",
+                xy=(xmax, y),
+                xytext=(b, y),
+                arrowprops={"arrowstyle": "->", "color": colour, "lw": 2.5},
+            )
+    if stacked:
+        a.plot([], [], color=colour, lw=2.5, label=label)
+    if tau is not None and order.size:
+        births = dgm[order, 0]
+        ys = start + np.arange(order.size)
+        a.plot(births + tau, ys, ls="none", marker="|", ms=6, color="0.35")
+    if not stacked:
+        a.set_ylabel(label, color=colour)
+        a.set_yticks([])
+        a.set_ylim(-1, max(order.size, 1))
+    return order.size
 
 
 def plot_persistence_diagram(
