@@ -9,9 +9,9 @@ This module adds the tensor check :func:`check_finite` and the seed helpers.
 from __future__ import annotations
 
 import zlib
+from typing import TYPE_CHECKING
 
 import numpy as np
-import torch
 
 from _runkit import (
     BadInput,
@@ -25,6 +25,11 @@ from _runkit import (
     check_positive,
     check_positive_int,
 )
+
+# torch is imported where a tensor is made: the command line's parser imports this module and
+# must start without it
+if TYPE_CHECKING:
+    import torch
 
 SEED_MAX = 2**63 - 1
 """The largest seed the command lines accept (seeds are 63-bit non-negative integers)."""
@@ -41,11 +46,14 @@ __all__ = ["FlowsError", "BadInput", "RunFailed", "Diverged", "check_choice", "c
 def check_finite(name: str, x: torch.Tensor) -> torch.Tensor:
     """Raise if ``x`` holds NaN or infinite entries, giving the first offending row.
 
+    >>> import torch
     >>> check_finite("x", torch.tensor([[0.0], [float("nan")]]))  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
     _runkit.errors.BadInput: x contains 1 non-finite values (first in row 1); only finite ...
     """
+    import torch
+
     bad = ~torch.isfinite(x)
     if bad.any():
         row = int(bad.reshape(bad.shape[0], -1).any(dim=1).nonzero()[0, 0]) if x.ndim else 0
@@ -76,6 +84,8 @@ def as_generator(seed: int | torch.Generator | None, name: str = "seed") -> torc
     >>> as_generator(3).initial_seed()
     3
     """
+    import torch
+
     if isinstance(seed, torch.Generator):
         return seed
     if seed is None or isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):
@@ -91,5 +101,7 @@ def numpy_rng(generator: torch.Generator) -> np.random.Generator:
     >>> isinstance(numpy_rng(as_generator(0)), np.random.Generator)
     True
     """
+    import torch
+
     s = torch.randint(0, 2**62, (2,), generator=generator)
     return np.random.default_rng([int(s[0]), int(s[1])])

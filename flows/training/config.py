@@ -3,15 +3,13 @@
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, fields, replace
+from typing import TYPE_CHECKING
 
-import torch
-from torch import nn
-
-from ..coupling import COUPLINGS, OT_SOLVERS, resolve_ot_solver
 from ..errors import FlowsError, check_choice, check_positive, check_positive_int
-from ..field import REGIMES
-from ..model import check_model_args, import_class
-from ..path import PATHS
+
+if TYPE_CHECKING:
+    import torch
+    from torch import nn
 
 
 @dataclass(frozen=True)
@@ -99,6 +97,13 @@ class TrainConfig:
     ot_solver: str = "auto"
 
     def __post_init__(self) -> None:
+        # the registries import torch: imported here, so that the command line can read the
+        # defaults of this class without them
+        from ..coupling import COUPLINGS, OT_SOLVERS
+        from ..field import REGIMES
+        from ..model import check_model_args, import_class
+        from ..path import PATHS
+
         check_choice("regime", self.regime, REGIMES)
         COUPLINGS.get(self.coupling)  # unknown names are refused, listing the valid ones
         PATHS.get(self.path)
@@ -141,6 +146,8 @@ class TrainConfig:
 
     def resolved(self) -> TrainConfig:
         """The config with every ``None`` default replaced by its regime's value."""
+        from ..coupling import resolve_ot_solver
+
         theory = self.regime == "theory"
         return replace(
             self,
