@@ -181,6 +181,27 @@ def _gridness(a: np.ndarray, bin_size: float) -> GridScore:
         return GridScore(nan, nan, nan, nan, nan, nan, nan, dict.fromkeys(ROTATIONS, nan))
 
     r_in = _central_radius(a, radius)
+    spacing, orientation, outer = _lattice_and_rings(a, radius, r_in, c, bin_size)
+    best = _best_ring_scores(a, valid, radius, r_in, outer)
+    classic, r_out, corr = best.get("classic", (nan, nan, dict.fromkeys(ROTATIONS, nan)))
+    return GridScore(
+        classic=classic,
+        mean=best.get("mean", (nan,))[0],
+        score_90=best.get("score_90", (nan,))[0],
+        spacing=spacing,
+        orientation=orientation,
+        inner_radius=r_in * bin_size,
+        outer_radius=r_out * bin_size,
+        correlations=corr,
+    )
+
+
+def _lattice_and_rings(a: np.ndarray, radius: np.ndarray, r_in: float, c: int,
+                       bin_size: float) -> tuple[float, float, np.ndarray]:
+    """Spacing (in the unit of ``bin_size``) and orientation (in ``[0, pi/3)``) of the six
+    nearest autocorrelogram peaks (NaN without peaks), and the outer radii (bins) of the rings
+    to score: from the nearest peak plus ``r_in`` to plus ``1.5 r_in``, capped at the
+    correlogram's half width ``c``."""
     dy, dx = _peaks(a, radius, r_in)
     dist = np.hypot(dy, dx)
     r_max = float(c)
@@ -194,12 +215,19 @@ def _gridness(a: np.ndarray, bin_size: float) -> GridScore:
         floor = _MIN_OUTER_FRACTION * c
         lo, hi = max(d1 + r_in, floor), max(d1 + 1.5 * r_in, floor)
     else:
-        spacing = orientation = nan
+        spacing = orientation = math.nan
         lo, hi = r_in + 2.0, r_max
     outer = np.arange(min(lo, r_max), min(hi, r_max) + 1e-9, 1.0)
     if outer.size == 0:
         outer = np.array([r_max])
+    return spacing, orientation, outer
 
+
+def _best_ring_scores(a: np.ndarray, valid: np.ndarray, radius: np.ndarray, r_in: float,
+                      outer: np.ndarray) -> dict[str, tuple[float, float, dict[int, float]]]:
+    """For each score (``classic``, ``mean``, ``score_90``), its best finite value over the
+    rings ``r_in < radius <= r_out`` of ``outer``, with that ``r_out`` and the ring's rotation
+    correlations (a score never finite is absent)."""
     filled = np.where(valid, a, 0.0)
     rotated = {}
     for angle in ROTATIONS:
@@ -222,17 +250,7 @@ def _gridness(a: np.ndarray, bin_size: float) -> GridScore:
         for key, value in scores.items():
             if math.isfinite(value) and (key not in best or value > best[key][0]):
                 best[key] = (value, float(r_out), corr)
-    classic, r_out, corr = best.get("classic", (nan, nan, dict.fromkeys(ROTATIONS, nan)))
-    return GridScore(
-        classic=classic,
-        mean=best.get("mean", (nan,))[0],
-        score_90=best.get("score_90", (nan,))[0],
-        spacing=spacing,
-        orientation=orientation,
-        inner_radius=r_in * bin_size,
-        outer_radius=r_out * bin_size,
-        correlations=corr,
-    )
+    return best
 
 
 def grid_scores(
