@@ -76,13 +76,7 @@ def train_neural(net, manifold, config, ckpt: Path | None, resume: bool, progres
                "energy": config.weight_energy}
     history, step0 = {k: [] for k in weights}, 0
     if ckpt is not None and resume and ckpt.exists():
-        state = load_fn(ckpt)
-        energy.neural.load_state_dict(state["neural"])
-        if energy.pointwise is not None:
-            energy.pointwise.load_state_dict(state["pointwise"])
-        opt.load_state_dict(state["optimizer"])
-        sched.load_state_dict(state["scheduler"])
-        history, step0 = state["history"], int(state["step"])
+        history, step0 = _restore_neural(load_fn(ckpt), energy, opt, sched)
 
     def save(step):
         if ckpt is not None:  # on the CPU: resumes on any device
@@ -95,20 +89,8 @@ def train_neural(net, manifold, config, ckpt: Path | None, resume: bool, progres
     bar = progress_bar(total=config.steps, desc="fit", enabled=progress, initial=step0)
     try:
         for step in range(step0, config.steps):
-            opt.zero_grad()
-            batch = batch_fn(step)
-            if energy.pointwise is not None:
-                solve_leak_coefficient(energy, residual_fn, batch, weights)
-                energy.pointwise.coef.grad = None
-            res = residual_fn(batch)
-            losses = {k: (r**2).sum() for k, r in res.items()}
-            loss = sum(weights[k] * losses[k] for k in weights)
-            if not torch.isfinite(loss) or float(loss.detach()) > 1e8:
-                raise failed_cls(f"fit: the loss left a sane range ({float(loss.detach()):.3g})"
-                                 f" at step {step}; lower lr (now {config.lr:g})")
-            loss.backward()
-            opt.step()
-            sched.step()
+            losses = _neural_step(energy, opt, sched, batch_fn, residual_fn, weights, step,
+                                  config.lr, failed_cls)
             for k in weights:
                 history[k].append(float(losses[k].detach()))
             bar.update(1)
@@ -128,3 +110,35 @@ def train_neural(net, manifold, config, ckpt: Path | None, resume: bool, progres
     with torch.no_grad():
         energy.refresh(force=True)
     return history, step0
+
+
+def _restore_neural(state: dict, energy, opt, sched) -> tuple[dict, int]:
+    """Load a checkpoint's weights, Adam and schedule states; return its history and step."""
+    energy.neural.load_state_dict(state["neural"])
+    if energy.pointwise is not None:
+        energy.pointwise.load_state_dict(state["pointwise"])
+    opt.load_state_dict(state["optimizer"])
+    sched.load_state_dict(state["scheduler"])
+    return state["history"], int(state["step"])
+
+
+def _neural_step(energy, opt, sched, batch_fn, residual_fn, weights: dict, step: int,
+                 lr: float, failed_cls) -> dict:
+    """Adam step ``step`` on its batch ``batch_fn(step)`` (the leak coefficient solved first
+    when there is a pointwise term); returns each term's summed squared residual.
+    ``failed_cls`` is raised when the loss leaves a sane range."""
+    opt.zero_grad()
+    batch = batch_fn(step)
+    if energy.pointwise is not None:
+        solve_leak_coefficient(energy, residual_fn, batch, weights)
+        energy.pointwise.coef.grad = None
+    res = residual_fn(batch)
+    losses = {k: (r**2).sum() for k, r in res.items()}
+    loss = sum(weights[k] * losses[k] for k in weights)
+    if not torch.isfinite(loss) or float(loss.detach()) > 1e8:
+        raise failed_cls(f"fit: the loss left a sane range ({float(loss.detach()):.3g})"
+                         f" at step {step}; lower lr (now {lr:g})")
+    loss.backward()
+    opt.step()
+    sched.step()
+    return losses
