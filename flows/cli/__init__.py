@@ -1,4 +1,7 @@
-"""The ``flows`` command line: ``flows train | sample | eval | experiment``."""
+"""The ``flows`` command line: ``flows train | sample | eval | experiment`` (:func:`main`).
+
+Building its parser imports no torch; each command imports what it runs.
+"""
 
 from .commands import main
 

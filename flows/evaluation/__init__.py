@@ -1,1 +1,18 @@
-"""flows.evaluation."""
+"""Judging samples honestly: a distance between generated and held-out points means something
+only beside its noise floor, the same distance between two true samples of the same sizes.
+
+Distances (W2, W1, sliced W, Sinkhorn divergence) and :func:`evaluate` in
+:mod:`~flows.evaluation.distances`, log-domain entropic OT in :mod:`~flows.evaluation.entropic`,
+noise floors with their spread in :mod:`~flows.evaluation.floors`, memorization against the whole
+training set in :mod:`~flows.evaluation.nearest`. Names are imported on first use.
+"""
+
+from .._lazy import lazy_names
+
+__getattr__, __dir__, __all__ = lazy_names(__name__, {
+    "distances": ("evaluate", "MetricResult", "w2", "w1", "sliced_w", "path_energy",
+                  "PathEnergy", "METRICS"),
+    "entropic": ("sinkhorn_divergence", "entropic_ot", "EntropicOT"),
+    "floors": ("noise_floor", "Floor"),
+    "nearest": ("memorization", "Memorization", "NULL_RATE"),
+})
