@@ -83,6 +83,16 @@ def register(sub) -> argparse.ArgumentParser:
         description="Path integration of an agent's trajectory (generated, or positions from a "
                     "file) by a fitted torus model; writes track.npz, ratemaps.npz, "
                     "metrics.json, config.json and figures into --out.")
+    _add_run_arguments(p)
+    _add_noise_arguments(p)
+    _add_cue_arguments(p)
+    _add_null_arguments(p)
+    p.set_defaults(func=command(_grid_cells))
+    return p
+
+
+def _add_run_arguments(p: argparse.ArgumentParser) -> None:
+    """The model, the output, the trajectory, the modules, the panel and the network step."""
     p.add_argument("--model", required=True, help="directory holding model.pt (fit torus)")
     p.add_argument("--out", required=True, help="output directory")
     p.add_argument("--duration", type=float, default=None,
@@ -113,6 +123,10 @@ def register(sub) -> argparse.ArgumentParser:
     p.add_argument("--tau-seconds", type=positive, default=0.01, help="tau in seconds")
     p.add_argument("--all-cells", action="store_true",
                    help="also bin every neuron of the sheet (ratemaps.npz: all_maps)")
+
+
+def _add_noise_arguments(p: argparse.ArgumentParser) -> None:
+    """Noise on ``u`` and its integrator, and random heterogeneity of the neurons."""
     d = p.add_argument_group("noise and heterogeneity (seeded by --seed)")
     d.add_argument("--noise", type=nonnegative, default=0.0,
                    help="additive noise on u: sigma in potential units per sqrt(tau) (0: none; "
@@ -127,6 +141,10 @@ def register(sub) -> argparse.ArgumentParser:
     d.add_argument("--weight-sd", type=nonnegative, default=0.0,
                    help="scale of a random symmetric interaction added to the energy "
                         "(units of u per unit rate; 0: none)")
+
+
+def _add_cue_arguments(p: argparse.ArgumentParser) -> None:
+    """The landmark cue near a wall or a landmark."""
     c = p.add_argument_group("landmark cue: an input at the true position's phase while the "
                              "agent is near a wall or a landmark")
     c.add_argument("--cue-strength", type=nonnegative, default=0.0,
@@ -137,6 +155,10 @@ def register(sub) -> argparse.ArgumentParser:
     c.add_argument("--cue-distance", type=positive, default=0.1,
                    help="distance from a wall, or radius around --cue-at, within which the cue "
                         "is on (m)")
+
+
+def _add_null_arguments(p: argparse.ArgumentParser) -> None:
+    """The shuffled null of the grid-cell classification."""
     n = p.add_argument_group("grid-cell classification")
     n.add_argument("--shuffles", type=_count, default=20,
                    help="time-shifted maps per cell of the shuffled gridness null (its 95th "
@@ -144,8 +166,6 @@ def register(sub) -> argparse.ArgumentParser:
     n.add_argument("--min-shift", type=positive, default=None,
                    help=f"smallest time shift of the null (s; default min({NULL_MIN_SHIFT:g}, "
                         "duration / 4))")
-    p.set_defaults(func=command(_grid_cells))
-    return p
 
 
 def _trajectory(args) -> Trajectory:
