@@ -26,7 +26,7 @@ shared run contract of :mod:`_runkit`), :mod:`flows.plotting` and :mod:`flows.cl
 
 from __future__ import annotations
 
-from ._lazy import lazy_names
+from _runkit.lazy import lazy_names
 
 __getattr__, __dir__, __all__ = lazy_names(__name__, {
     "data": ("Dataset", "Splits", "load_dataset", "make_splits"),

@@ -7,77 +7,56 @@
 >>> bool(run.distance[-1].max() < run.distance[0].min())
 True
 
-The names below are the public API; each is imported from its module on first use, so
-``import neurodyn`` stays cheap. Modules by purpose:
+The top level holds what a study of one network uses: populations (:class:`Ring`,
+:class:`Torus`), the target manifold and the network, fitting, simulation, the standard
+measurements, grid cells in a box, and model files. Everything else lives under its concept,
+each subpackage's docstring listing its names (all resolved on first use, so ``import
+neurodyn`` imports neither torch nor matplotlib):
 
-- populations and dynamics: :mod:`~neurodyn.geometry.populations` (Ring, Torus; the transforms in
-  :mod:`~neurodyn.geometry.base`), :mod:`~neurodyn.activation`,
-  :mod:`~neurodyn.energies`, :mod:`~neurodyn.manifold` (the target bump manifold),
-  :mod:`~neurodyn.network` (HopfieldNetwork, Transport), :mod:`~neurodyn.fitting.core`,
-  :mod:`~neurodyn.dynamics.simulation`, :mod:`~neurodyn.dynamics.perturbations`, :mod:`~neurodyn.dynamics.inputs` (velocities);
-- measurements: :mod:`~neurodyn.analysis.diagnostics`, :mod:`~neurodyn.analysis.report` (typed results;
-  path integration and diffusion in :mod:`~neurodyn.analysis.bump_motion`),
-  :mod:`~neurodyn.analysis.activity`, :mod:`~neurodyn.analysis.landscape`, :mod:`~neurodyn.analysis.embedding`,
-  :mod:`~neurodyn.analysis.topology`, :mod:`~neurodyn.analysis.survey`;
-- grid cells: :mod:`~neurodyn.spatial.agent`, :mod:`~neurodyn.spatial.gridcells.run`, :mod:`~neurodyn.spatial.ratemaps`;
-- figures: :mod:`neurodyn.plotting` and its submodules; run directories: :mod:`~neurodyn.runs`;
-  files: :mod:`~neurodyn.io`; the command line: :mod:`neurodyn.cli`.
+- :mod:`neurodyn.geometry` (populations), :mod:`neurodyn.activation` (rate functions),
+  :mod:`neurodyn.energies` (interaction energies), :mod:`neurodyn.manifold` (the target bump
+  manifold and the fit's geometric primitives), :mod:`neurodyn.network` (the network);
+- :mod:`neurodyn.fitting` (SEAL fits), :mod:`neurodyn.dynamics` (simulation, perturbations,
+  velocity inputs, devices, heterogeneity);
+- :mod:`neurodyn.analysis` (diagnostics, reports, motion along the manifold, drift, activity,
+  landscape, embeddings, topology, attraction);
+- :mod:`neurodyn.spatial` (agents, positions, grid cells, rate maps, gridness, decoding, cues,
+  head direction);
+- :mod:`neurodyn.experiments` (SEAL experiments and sweeps), :mod:`neurodyn.plotting`
+  (figures), :mod:`neurodyn.runs` (run directories), :mod:`neurodyn.io` (files),
+  :mod:`neurodyn.interop` (RatInABox, NWB) and :mod:`neurodyn.cli` (the command line).
 """
 
 from __future__ import annotations
 
-import importlib
+from _runkit.lazy import lazy_names
 
 __version__ = "0.1.0"
 
-#: public name -> module that defines it
-_NAMES: dict[str, str] = {}
-for _module, _names in {
-    'geometry.populations': ('Geometry', 'Ring', 'Torus', 'make_geometry', 'LATTICES', 'wrap_angle'),
-    'activation': ('Activation', 'Logistic', 'Tanh', 'make_activation', 'ACTIVATIONS'),
-    'energies': ('InteractionEnergy', 'QuadraticEnergy', 'FourierQuadraticEnergy', 'LearnedFourierEnergy', 'ModuleEnergy', 'MLPEnergy', 'make_energy'),
-    'manifold': ('TargetManifold', 'bump_profile'),
-    'network': ('HopfieldNetwork', 'Transport'),
-    'fitting.core': ('FitConfig', 'FitResult', 'fit'),
-    'dynamics.simulation': ('simulate', 'SimulationResult', 'NonFiniteStateError', 'METHODS'),
-    'dynamics.perturbations': ('perturb', 'perturbed_states', 'random_strengths', 'PERTURBATIONS'),
-    'dynamics.inputs': ('Velocity', 'Constant', 'Sine', 'Steps', 'OrnsteinUhlenbeck', 'ArrayVelocity', 'parse_velocity'),
-    'analysis.diagnostics': ('fixed_point_residual', 'jacobian_spectrum', 'summarize_spectrum', 'connectivity_profile', 'energy_audit', 'path_integration_error', 'diffusion_coefficient', 'diffusion_theory'),
-    'analysis.report': ('network_report', 'NetworkReport', 'restoration', 'RestorationResult'),
-    'analysis.bump_motion': ('path_integration', 'PathIntegrationResult', 'diffusion', 'DiffusionResult'),
-    'analysis.activity': ('manifold_activity', 'ManifoldActivity', 'path_on_manifold'),
-    'analysis.landscape': ('energy_landscape', 'EnergyLandscape'),
-    'analysis.embedding': ('pca', 'isomap', 'Embedding'),
-    'analysis.topology': ('persistent_homology', 'betti_numbers', 'Homology'),
-    'analysis.survey': ('survey_manifold', 'ManifoldSurvey'),
-    'spatial.agent': ('Box', 'generate_trajectory'),
-    'spatial.positions': ('load_positions',),
-    'spatial.gridcells.run': ('run_grid_cells', 'GridCellsResult'),
-    'spatial.ratemaps': ('rate_maps',),
-    'spatial.gridscores': ('grid_scores', 'gridness'),
-    'runs': ('manifold_report',),
-    'io': ('save_model', 'load_model', 'LoadedModel', 'load_states'),
-}.items():
-    for _name in _names:
-        _NAMES[_name] = _module
-del _module, _names, _name
+#: module (relative to the package) -> the public names of the top level it defines
+_MODULES = {
+    "geometry.populations": ("Ring", "Torus"),
+    "manifold": ("TargetManifold",),
+    "network": ("HopfieldNetwork",),
+    "fitting.config": ("FitConfig",),
+    "fitting.core": ("fit",),
+    "dynamics.simulation": ("simulate",),
+    "dynamics.perturbations": ("perturbed_states",),
+    "dynamics.inputs": ("parse_velocity",),
+    "analysis.diagnostics": ("jacobian_spectrum", "connectivity_profile", "energy_audit"),
+    "analysis.report": ("network_report", "restoration"),
+    "analysis.bump_motion": ("path_integration", "diffusion"),
+    "analysis.drift": ("diffusion_estimate",),
+    "analysis.landscape": ("energy_landscape",),
+    "analysis.survey": ("survey_manifold",),
+    "analysis.topology": ("persistent_homology",),
+    "spatial.agent": ("Box", "generate_trajectory"),
+    "spatial.positions": ("load_positions",),
+    "spatial.gridcells.run": ("run_grid_cells",),
+    "spatial.ratemaps": ("rate_maps",),
+    "spatial.gridscores": ("grid_scores",),
+    "io": ("save_model", "load_model"),
+}
 
-#: subpackages reachable as attributes (``nd.plotting``) without importing them eagerly
-_SUBMODULES = ("plotting", "cli", "runs", "io", "geometry", "energies", "fitting", "dynamics",
-               "analysis", "spatial", "experiments", "interop")
-
-__all__ = sorted(_NAMES) + ["__version__"]
-
-
-def __getattr__(name: str):
-    if name in _NAMES:
-        value = getattr(importlib.import_module(f".{_NAMES[name]}", __name__), name)
-        globals()[name] = value
-        return value
-    if name in _SUBMODULES:
-        return importlib.import_module(f".{name}", __name__)
-    raise AttributeError(f"module 'neurodyn' has no attribute {name!r}")
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_NAMES) | set(_SUBMODULES))
+__getattr__, __dir__, __all__ = lazy_names(__name__, _MODULES)
+__all__ = [*__all__, "__version__"]

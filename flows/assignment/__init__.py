@@ -7,7 +7,7 @@ and its warm start from the prices of earlier batches (:mod:`~flows.assignment.w
 Names are imported on first use.
 """
 
-from .._lazy import lazy_names
+from _runkit.lazy import lazy_names
 
 __getattr__, __dir__, __all__ = lazy_names(__name__, {
     "auction": ("available", "auction_assignment", "squared_euclidean_assignment",

@@ -7,7 +7,7 @@ noise floors with their spread in :mod:`~flows.evaluation.floors`, memorization 
 training set in :mod:`~flows.evaluation.nearest`. Names are imported on first use.
 """
 
-from .._lazy import lazy_names
+from _runkit.lazy import lazy_names
 
 __getattr__, __dir__, __all__ = lazy_names(__name__, {
     "distances": ("evaluate", "MetricResult", "w2", "w1", "sliced_w", "path_energy",

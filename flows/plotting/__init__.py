@@ -4,7 +4,7 @@ trajectories and loss curves (:mod:`~flows.plotting.figures`), the figure sets o
 animation of the flow (:mod:`~flows.plotting.animation`).
 """
 
-from .._lazy import lazy_names
+from _runkit.lazy import lazy_names
 
 __getattr__, __dir__, __all__ = lazy_names(__name__, {
     "figures": ("plot_samples", "plot_trajectories", "plot_loss"),

@@ -9,7 +9,7 @@ they share in :mod:`~flows.runs.measure`, size estimates in :mod:`~flows.runs.me
 imported on first use.
 """
 
-from .._lazy import lazy_names
+from _runkit.lazy import lazy_names
 
 __getattr__, __dir__, __all__ = lazy_names(__name__, {
     "run": ("run_training", "TrainingRun"),

@@ -3,7 +3,7 @@ exact log-likelihood along it (:mod:`~flows.sampling.ode`, on torchdiffeq). The 
 chosen by ``method=`` ("euler", "midpoint", "rk4", "dopri5"). Names are imported on first use.
 """
 
-from .._lazy import lazy_names
+from _runkit.lazy import lazy_names
 
 __getattr__, __dir__, __all__ = lazy_names(__name__, {
     "ode": ("integrate", "log_likelihood", "SampleResult", "LikelihoodResult",

@@ -10,7 +10,7 @@ and excess risk (:mod:`~flows.theory.excess`); the Groenwall W2 bound
 imported on first use.
 """
 
-from .._lazy import lazy_names
+from _runkit.lazy import lazy_names
 
 __getattr__, __dir__, __all__ = lazy_names(__name__, {
     "kernel": ("kernel_h", "lambda_0", "log_loss_slope", "weight_drift", "guaranteed_log_rate"),

@@ -7,7 +7,7 @@ ahead of the step (:mod:`~flows.training.batches`) through the updates of either
 (:mod:`~flows.training.checkpoint`). Names are imported on first use.
 """
 
-from .._lazy import lazy_names
+from _runkit.lazy import lazy_names
 
 __getattr__, __dir__, __all__ = lazy_names(__name__, {
     "config": ("TrainConfig", "TrainResult"),

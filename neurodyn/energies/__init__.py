@@ -11,22 +11,22 @@
 - :mod:`.registry` -- one registry of the families and :func:`make_energy`.
 
 For every family the autonomous dynamics ``tau du/dt = -u - grad F(r) + b`` descend the energy
-``E = F(r) - b.r + sum_i G(r_i)``.
+``E = F(r) - b.r + sum_i G(r_i)``. The names below are resolved on first use: importing one
+module imports no other.
 """
 
-from .amplitude import AmplitudeFourierEnergy
-from .base import InteractionEnergy
-from .coupling import PhaseLockEnergy, default_terms
-from .neural import MLPEnergy, ModuleEnergy
-from .pointwise import PointwiseEnergy, rate_range
-from .quadratic import FourierQuadraticEnergy, QuadraticEnergy
-from .registry import ENERGIES, ENERGY_FAMILIES, Registry, make_energy
-from .seal import SealEnergy
-from .spectral import LearnedFourierEnergy
+from __future__ import annotations
 
-__all__ = [
-    "InteractionEnergy", "QuadraticEnergy", "FourierQuadraticEnergy", "LearnedFourierEnergy",
-    "AmplitudeFourierEnergy",
-    "PointwiseEnergy", "PhaseLockEnergy", "SealEnergy", "ModuleEnergy", "MLPEnergy",
-    "ENERGIES", "ENERGY_FAMILIES", "Registry", "make_energy", "default_terms", "rate_range",
-]
+from _runkit.lazy import lazy_names
+
+__getattr__, __dir__, __all__ = lazy_names(__name__, {
+    "base": ("InteractionEnergy",),
+    "quadratic": ("QuadraticEnergy", "FourierQuadraticEnergy"),
+    "spectral": ("LearnedFourierEnergy",),
+    "amplitude": ("AmplitudeFourierEnergy",),
+    "pointwise": ("PointwiseEnergy", "rate_range"),
+    "coupling": ("PhaseLockEnergy", "default_terms"),
+    "seal": ("SealEnergy",),
+    "neural": ("ModuleEnergy", "MLPEnergy"),
+    "registry": ("ENERGIES", "ENERGY_FAMILIES", "make_energy"),
+})

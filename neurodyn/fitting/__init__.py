@@ -1,1 +1,22 @@
-"""neurodyn.fitting."""
+"""Fitting SEAL energies to a target manifold (the "L" in SEAL).
+
+- :mod:`.config` -- :class:`~.config.FitConfig`, everything that defines a fit (torch-free);
+- :mod:`.core` -- :func:`~.core.fit` by least squares on sampled batches, and the builders of
+  its geometry, manifold and network;
+- :mod:`.neural` -- the Adam fit of a neural (``mlp``) energy;
+- :mod:`.checkpoint` -- the resumable checkpoint both fits write.
+
+The names below are resolved on first use: importing one module imports no other.
+"""
+
+from __future__ import annotations
+
+from _runkit.lazy import lazy_names
+
+__getattr__, __dir__, __all__ = lazy_names(__name__, {
+    "config": ("FitConfig", "FAMILIES"),
+    "core": ("FitResult", "FitFailed", "FitInterrupted", "fit", "build_geometry",
+        "build_manifold", "build_network", "TERMS"),
+    "neural": ("train_neural", "solve_leak_coefficient"),
+    "checkpoint": ("checkpoint_config", "save_checkpoint", "load_checkpoint"),
+})

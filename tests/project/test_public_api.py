@@ -1,20 +1,50 @@
-"""The public API of neurodyn: every listed name resolves, functions are not hidden by modules."""
+"""The public API of neurodyn: a curated top level, every name of it and of each subpackage
+resolves to its one home, lazily, and functions are not hidden by modules."""
 
 import importlib
 import inspect
 import subprocess
 import sys
 
+import pytest
+
 import neurodyn as nd
 
+SUBPACKAGES = ("analysis", "dynamics", "energies", "experiments", "fitting", "geometry",
+               "spatial", "spatial.gridcells")
 
-def test_every_public_name_resolves_to_its_module():
-    for name in nd.__all__:
-        if name == "__version__":
-            continue
-        value = getattr(nd, name)
-        module = importlib.import_module(f"neurodyn.{nd._NAMES[name]}")
-        assert getattr(module, name) is value, name
+
+def test_top_level_is_a_short_list_of_what_a_study_uses():
+    names = [n for n in nd.__all__ if n != "__version__"]
+    assert 20 <= len(names) <= 30, len(names)
+    for name in ("Ring", "Torus", "FitConfig", "fit", "simulate", "perturbed_states",
+                 "HopfieldNetwork", "path_integration", "diffusion", "energy_audit",
+                 "save_model", "load_model", "run_grid_cells"):
+        assert name in names, name
+    assert "diffusion_coefficient" not in names and "Transport" not in names
+
+
+def test_every_top_level_name_resolves_to_its_module():
+    for module, names in nd._MODULES.items():
+        home = importlib.import_module(f"neurodyn.{module}")
+        for name in names:
+            assert getattr(nd, name) is getattr(home, name), name
+
+
+@pytest.mark.parametrize("package", SUBPACKAGES)
+def test_every_subpackage_name_resolves_to_the_module_defining_it(package):
+    pkg = importlib.import_module(f"neurodyn.{package}")
+    assert pkg.__doc__ and len(pkg.__all__) == len(set(pkg.__all__))
+    for name in pkg.__all__:
+        value = getattr(pkg, name)
+        if inspect.isclass(value) or inspect.isfunction(value):
+            assert value.__module__.startswith(f"neurodyn.{package}."), (name, value.__module__)
+
+
+def test_subpackages_and_modules_are_attributes():
+    assert inspect.ismodule(nd.analysis.drift) and inspect.ismodule(nd.spatial.ratemaps)
+    assert nd.analysis.diffusion_estimate is nd.analysis.drift.diffusion_estimate
+    assert inspect.ismodule(nd.io) and inspect.ismodule(nd.plotting)
 
 
 def test_functions_are_not_shadowed_by_modules():
@@ -22,45 +52,50 @@ def test_functions_are_not_shadowed_by_modules():
     import neurodyn.fitting.core
 
     assert inspect.isfunction(nd.fit) and inspect.isfunction(nd.simulate)
-    assert inspect.ismodule(neurodyn.fitting.core) and inspect.ismodule(neurodyn.dynamics.simulation)
+    assert inspect.ismodule(neurodyn.fitting.core)
+    assert inspect.ismodule(neurodyn.dynamics.simulation)
 
 
-def test_import_is_lazy():
-    code = "import sys, neurodyn; print('torch' in sys.modules, 'matplotlib' in sys.modules)"
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+@pytest.mark.parametrize("code", [
+    "import neurodyn",
+    "import neurodyn.analysis, neurodyn.spatial, neurodyn.dynamics, neurodyn.energies",
+    "import neurodyn.fitting.config",
+])
+def test_import_is_lazy(code):
+    probe = f"import sys; {code}; print('torch' in sys.modules, 'matplotlib' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
                          check=True).stdout.split()
     assert out == ["False", "False"]
 
 
+def test_one_submodule_does_not_import_its_siblings():
+    probe = ("import sys; import neurodyn.analysis.drift; "
+             "print(sorted(m for m in sys.modules if m.startswith('neurodyn.analysis.')))")
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
+                         check=True).stdout.strip()
+    assert out == "['neurodyn.analysis.drift']"
+
+
 def test_unknown_attribute_is_an_attribute_error():
-    try:
-        nd.no_such_thing  # noqa: B018
-    except AttributeError as exc:
-        assert "no_such_thing" in str(exc)
-    else:
-        raise AssertionError("expected AttributeError")
+    for owner in (nd, nd.analysis):
+        with pytest.raises(AttributeError, match="no_such_thing"):
+            owner.no_such_thing  # noqa: B018
 
 
-def test_split_modules_keep_their_names_importable():
-    import neurodyn.analysis.bump_motion as motion
-    import neurodyn.analysis.report as experiments
-    import neurodyn.geometry.base as base
-    import neurodyn.geometry.populations as geometry
+def test_diffusion_has_one_estimator_and_one_theory():
+    from neurodyn.analysis import bump_motion, diagnostics, drift
 
-    for name in ("path_integration", "PathIntegrationResult", "diffusion", "DiffusionResult"):
-        assert getattr(experiments, name) is getattr(motion, name) is getattr(nd, name), name
-    for name in ("Geometry", "wrap_angle", "MIN_NEURONS"):
-        assert getattr(geometry, name) is getattr(base, name), name
-    assert nd.Geometry is base.Geometry and issubclass(nd.Ring, nd.Geometry)
+    assert not hasattr(diagnostics, "diffusion_coefficient")
+    assert not hasattr(diagnostics, "diffusion_theory")
+    assert bump_motion.diffusion_estimate is drift.diffusion_estimate
+    assert bump_motion.diffusion_tensor_theory is drift.diffusion_tensor_theory
 
 
 def test_experiment_results_are_typed_results():
     from _runkit import Result
-    from neurodyn.analysis import bump_motion
-    from neurodyn.analysis import report as experiments
+    from neurodyn.analysis import bump_motion, report
 
-    for cls in (experiments.NetworkReport, experiments.RestorationStats,
-                experiments.RestorationResult, bump_motion.PathIntegrationResult,
-                bump_motion.DiffusionResult):
+    for cls in (report.NetworkReport, report.RestorationStats, report.RestorationResult,
+                bump_motion.PathIntegrationResult, bump_motion.DiffusionResult):
         assert issubclass(cls, Result), cls
         assert cls.__dataclass_params__.frozen, cls

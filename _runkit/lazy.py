@@ -1,4 +1,5 @@
-"""Public names of a package imported from their modules on first use (PEP 562).
+"""Public names of a package imported from their modules on first use (PEP 562), for the
+packages of both libraries (``flows``, ``neurodyn`` and their subpackages).
 
 A package's ``__init__`` lists its public names by module and attaches the lookup::
 
@@ -34,11 +35,11 @@ def lazy_names(package: str, modules: Mapping[str, Iterable[str]]
 
     Examples
     --------
-    >>> get, _, names = lazy_names("flows", {"errors": ("FlowsError",)})
-    >>> names, get("FlowsError").__name__
-    (['FlowsError'], 'BadInput')
+    >>> get, _, names = lazy_names("_runkit", {"errors": ("BadInput",)})
+    >>> names, get("BadInput").__name__
+    (['BadInput'], 'BadInput')
     >>> get("errors").__name__
-    'flows.errors'
+    '_runkit.errors'
     """
     where = {name: module for module, names in modules.items() for name in names}
 
