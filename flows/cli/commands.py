@@ -205,6 +205,15 @@ def add_experiment(sub) -> None:
                        description="Theory-regime sweeps over the width m or the number n of "
                                    "training points, excess risk over seeds, memorization.")
     kinds = x.add_subparsers(dest="kind", required=True, metavar="KIND")
+    _add_width_experiment(kinds)
+    _add_samples_experiment(kinds)
+    _add_risk_experiment(kinds)
+    add_check_kinds(kinds, cmd_experiment)
+    _add_memorization_experiment(kinds)
+
+
+def _add_width_experiment(kinds) -> None:
+    """``flows experiment width``."""
     w = kinds.add_parser("width", formatter_class=Formatter,
                          help="loss curves against the infinite-width NTK prediction, drift, "
                               "lambda_0 and W2 against the width m")
@@ -217,6 +226,10 @@ def add_experiment(sub) -> None:
                      "1000")
     add_sweep_arguments(w, without="the runs one after another in this process")
     w.set_defaults(func=cmd_experiment)
+
+
+def _add_samples_experiment(kinds) -> None:
+    """``flows experiment samples``."""
     s = kinds.add_parser("samples", formatter_class=Formatter,
                          help="train and test objective, their excess over the population "
                               "minimum, the gap beside its floor, and W2 with its floor "
@@ -228,6 +241,10 @@ def add_experiment(sub) -> None:
     theory_steps(s)
     add_sweep_arguments(s, without="the runs one after another in this process")
     s.set_defaults(func=cmd_experiment)
+
+
+def _add_risk_experiment(kinds) -> None:
+    """``flows experiment risk``."""
     r = kinds.add_parser("risk", formatter_class=Formatter,
                          help="excess test and train risk against n over several seeds, with "
                               "95%% intervals and slopes beside the bound's n^-1/2; the W2 "
@@ -249,7 +266,10 @@ def add_experiment(sub) -> None:
                    help="generated points for W2, its floor and its bound (0: skip them)")
     add_sweep_arguments(r, without="the runs one after another in this process")
     r.set_defaults(func=cmd_experiment)
-    add_check_kinds(kinds, cmd_experiment)
+
+
+def _add_memorization_experiment(kinds) -> None:
+    """``flows experiment memorization``."""
     m = kinds.add_parser("memorization", formatter_class=Formatter,
                          help="memorized fraction against n (trained fields and the exact "
                               "empirical-optimal field) and along the reverse process")

@@ -99,17 +99,7 @@ def run_training(config: TrainConfig, out: str | Path, fresh: bool = False,
     ``loss.png``, ``samples.png`` and, for 2-D data, ``trajectories.png``.
     """
     cfg = config.resolved()
-    METHODS.get(method)  # unknown names are refused, listing the valid ones
-    check_positive_int("sample_steps", sample_steps)
-    if workers is not None:
-        check_int("workers", workers, lo=0)
-    check_int("seed", cfg.seed, lo=0, hi=SEED_MAX)
-    ds = load_dataset(cfg.data, name="data")
-    FieldSpec(ds.dim, cfg.width, cfg.regime, bool(cfg.normalize), cfg.fourier)
-    get_path(cfg.path, cfg.sigma_min)
-    terms = training_bytes(cfg, ds.dim, None if ds.pool is None else ds.pool.shape[0])
-    terms["sample_steps"] = (sample_steps + 1.0) * (300 * ds.dim + 2) * 4  # the trajectories
-    check_terms(terms)
+    ds = _checked_training_inputs(cfg, method, sample_steps, workers)
     splits, source = prepare_data(cfg)
     if not fresh:
         check_resumable(Path(out) / CHECKPOINT, cfg)
@@ -127,20 +117,8 @@ def run_training(config: TrainConfig, out: str | Path, fresh: bool = False,
             raise KeyboardInterrupt(_interrupted(run.path(CHECKPOINT), cfg.steps)) from None
         save_model(run.path("model.pt"), res.field, cfg.to_dict())
         t0 = time.perf_counter()
-        try:
-            if res.classes:
-                ev = evaluate_conditional(res.field, splits, source, cfg.seed, method,
-                                          sample_steps, guidance)
-            else:
-                ev = evaluate_field(res.field, splits, source, cfg.seed, method, sample_steps,
-                                    ds)
-            traj = None
-            if splits.heldout.shape[1] == 2 and not res.classes:
-                tr = sample_field(res.field, source, 300, derive_seed(cfg.seed, "traj"),
-                                  method, sample_steps, save_trajectory=True)
-                traj = (tr.trajectory, tr.times)
-        except SamplingDiverged as err:  # named as this function's (and the command's) options
-            raise err.renamed(steps="sample_steps", rtol=None) from None
+        ev, traj = _evaluate_trained(res, splits, source, ds, cfg.seed, method, sample_steps,
+                                     guidance)
         figs = training_figures(res.losses, ev.samples, splits.heldout, traj)
         if res.classes and splits.heldout.shape[1] == 64:
             figs |= class_figures(ev.samples, ev.labels, guidance)
@@ -155,6 +133,45 @@ def run_training(config: TrainConfig, out: str | Path, fresh: bool = False,
         run.write_json("timing.json", {"train_wall_time_s": result.train_wall_time_s,
                                        "eval_wall_time_s": result.eval_wall_time_s})
     return result
+
+
+def _checked_training_inputs(cfg: TrainConfig, method: str, sample_steps: int,
+                             workers: int | None):
+    """Check :func:`run_training`'s inputs and its memory estimate before anything is written;
+    return the loaded dataset."""
+    METHODS.get(method)  # unknown names are refused, listing the valid ones
+    check_positive_int("sample_steps", sample_steps)
+    if workers is not None:
+        check_int("workers", workers, lo=0)
+    check_int("seed", cfg.seed, lo=0, hi=SEED_MAX)
+    ds = load_dataset(cfg.data, name="data")
+    FieldSpec(ds.dim, cfg.width, cfg.regime, bool(cfg.normalize), cfg.fourier)
+    get_path(cfg.path, cfg.sigma_min)
+    terms = training_bytes(cfg, ds.dim, None if ds.pool is None else ds.pool.shape[0])
+    terms["sample_steps"] = (sample_steps + 1.0) * (300 * ds.dim + 2) * 4  # the trajectories
+    check_terms(terms)
+    return ds
+
+
+def _evaluate_trained(res, splits, source, ds, seed: int, method: str, sample_steps: int,
+                      guidance: float):
+    """The evaluation of a trained field (class by class when conditional) and, for
+    unconditional 2-D data, 300 sampled trajectories ``(states, times)`` (else None). A
+    diverged sampling is re-raised naming :func:`run_training`'s options."""
+    try:
+        if res.classes:
+            ev = evaluate_conditional(res.field, splits, source, seed, method, sample_steps,
+                                      guidance)
+        else:
+            ev = evaluate_field(res.field, splits, source, seed, method, sample_steps, ds)
+        traj = None
+        if splits.heldout.shape[1] == 2 and not res.classes:
+            tr = sample_field(res.field, source, 300, derive_seed(seed, "traj"), method,
+                              sample_steps, save_trajectory=True)
+            traj = (tr.trajectory, tr.times)
+    except SamplingDiverged as err:  # named as this function's (and the command's) options
+        raise err.renamed(steps="sample_steps", rtol=None) from None
+    return ev, traj
 
 
 def check_resumable(ckpt: Path, cfg: TrainConfig) -> None:

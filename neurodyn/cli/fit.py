@@ -66,6 +66,22 @@ def register(sub) -> None:
                    help=f"manifold points per batch, each probed by every kind (default {d.batch})")
     f.add_argument("--kappa", type=positive, default=d.kappa,
                    help=f"normal attraction rate, 1/tau (default {d.kappa:g})")
+    _add_energy_arguments(f, d)
+    _add_objective_arguments(f, d)
+    f.add_argument("--gain", type=positive, default=d.gain, help="logistic gain (default 1)")
+    f.add_argument("--a", type=float, default=d.a, help="bump baseline potential (default -2)")
+    f.add_argument("--c", type=float, default=d.c, help="bump height (default 4)")
+    f.add_argument("--fresh", action="store_true",
+                   help="discard an existing checkpoint and start over")
+    add_device_argument(f, "the network and the batched design run there, checkpoints are "
+                        "saved on the CPU (resume on any device)")
+    f.set_defaults(func=command(_fit))
+    return f
+
+
+def _add_energy_arguments(f, d: SimpleNamespace) -> None:
+    """Add to parser ``f`` the energy family and its terms (``d``: the defaults of
+    :class:`FitConfig`)."""
     f.add_argument("--family", choices=FAMILIES, default=d.family,
                    help="energy family: seal (spectral + pointwise [+ phase locking]), the "
                    "power spectrum alone, or a neural energy trained by Adam (default seal)")
@@ -86,6 +102,11 @@ def register(sub) -> None:
                    help="drop the inverse-rate basis function of the pointwise term")
     f.add_argument("--phaselock", type=_lock, default=None,
                    help="phase-locking terms on/off (default: on for the torus)")
+
+
+def _add_objective_arguments(f, d: SimpleNamespace) -> None:
+    """Add to parser ``f`` the weights of the fitted terms and the check of kappa (``d``: the
+    defaults of :class:`FitConfig`)."""
     f.add_argument("--weight-linear", type=nonnegative, default=d.weight_linear,
                    help=f"weight of the linearised normal field (default {d.weight_linear:g})")
     f.add_argument("--weight-field", type=nonnegative, default=d.weight_field,
@@ -99,12 +120,3 @@ def register(sub) -> None:
                    "0.10 torus); missed -> exit 1")
     f.add_argument("--no-kappa-check", action="store_true",
                    help="write the model even when kappa is not reached")
-    f.add_argument("--gain", type=positive, default=d.gain, help="logistic gain (default 1)")
-    f.add_argument("--a", type=float, default=d.a, help="bump baseline potential (default -2)")
-    f.add_argument("--c", type=float, default=d.c, help="bump height (default 4)")
-    f.add_argument("--fresh", action="store_true",
-                   help="discard an existing checkpoint and start over")
-    add_device_argument(f, "the network and the batched design run there, checkpoints are "
-                        "saved on the CPU (resume on any device)")
-    f.set_defaults(func=command(_fit))
-    return f

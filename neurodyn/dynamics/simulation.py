@@ -236,18 +236,9 @@ def simulate(network: HopfieldNetwork, u0: torch.Tensor, duration: float, dt: fl
     SimulationResult
     """
     method = method or ("euler" if noise > 0 else "rk4")
-    if dtype not in (torch.float32, torch.float64):
-        raise ValueError(f"dtype={dtype}: choose torch.float32 or torch.float64")
-    _check_run(check_every, state_limit, backend)
-    device = check_device(device)
-    u0 = torch.as_tensor(u0)
-    if u0.is_floating_point():
-        u0 = u0.to(dtype)
-    _check_args(network, u0, duration, dt, method, noise, save_every)
-    network = on_device(network, device)
-    u0 = u0.to(device)
+    network, u0, device = _checked_start(network, u0, duration, dt, method, noise, save_every,
+                                         dtype, check_every, state_limit, backend, device)
     g = network.geometry
-    batch = u0.shape[0]
     steps = int(round(duration / dt))
     if abs(steps * dt - duration) > 1e-9 * max(1.0, duration):
         raise ValueError(f"duration={duration}: must be a whole number of steps dt={dt}")
@@ -256,7 +247,7 @@ def simulate(network: HopfieldNetwork, u0: torch.Tensor, duration: float, dt: fl
         raise ValueError("seed: required for noisy runs and random velocities")
     gen = torch.Generator().manual_seed(seed) if seed is not None else None
     if velocity is not None:
-        velocity.prepare(duration, dt, batch, g.dim, gen)
+        velocity.prepare(duration, dt, u0.shape[0], g.dim, gen)
     if velocity is not None and network.transport is None:
         raise ValueError("velocity: this network has no transport; fit one first")
     plan, used = _choose_backend(network, method, backend, device, current)
@@ -268,21 +259,9 @@ def simulate(network: HopfieldNetwork, u0: torch.Tensor, duration: float, dt: fl
         big = float(u.abs().max()) if torch.isfinite(u).all() else float("nan")
         return NonFiniteStateError(step * dt, step, big, state_limit, dt, method)
 
-    bar = progress_bar(total=steps, desc="simulate", enabled=progress)
-    try:
-        if plan is not None:
-            us, fail, bad = fastpath.run_plan(plan, u0, steps, dt, method, save_every,
-                                              check_every, state_limit, velocity, noise, gen,
-                                              bar.update)
-            if fail is not None:
-                raise diverged(fail, bad)
-            nfe = steps * len(fastpath.STAGES[method])
-        else:
-            us, nfe = _torch_run(network, u0, steps, dt, method, velocity, current, noise, gen,
-                                 save_steps, check_every, state_limit, rtol, atol, bar,
-                                 diverged)
-    finally:
-        bar.close()
+    us, nfe = _integrate(network, plan, u0, steps, dt, method, velocity, current, noise, gen,
+                         save_steps, save_every, check_every, state_limit, rtol, atol,
+                         progress, diverged)
     times = torch.tensor(save_steps, dtype=torch.float64) * dt
     result = SimulationResult(
         times.to(device), us, lambda: network.rates(us), lambda: network.energy(us),
@@ -296,6 +275,41 @@ def simulate(network: HopfieldNetwork, u0: torch.Tensor, duration: float, dt: fl
         result.reference = reference_phase(velocity, times, dt,
                                            result.decoded[0].to(torch.float64).cpu()).to(device)
     return result
+
+
+def _checked_start(network, u0, duration, dt, method, noise, save_every, dtype, check_every,
+                   state_limit, backend, device):
+    """Check :func:`simulate`'s arguments (``ValueError`` naming the first bad one); return the
+    network and the start states (in ``dtype`` when floating) on the checked device, and it."""
+    if dtype not in (torch.float32, torch.float64):
+        raise ValueError(f"dtype={dtype}: choose torch.float32 or torch.float64")
+    _check_run(check_every, state_limit, backend)
+    device = check_device(device)
+    u0 = torch.as_tensor(u0)
+    if u0.is_floating_point():
+        u0 = u0.to(dtype)
+    _check_args(network, u0, duration, dt, method, noise, save_every)
+    return on_device(network, device), u0.to(device), device
+
+
+def _integrate(network, plan, u0, steps, dt, method, velocity, current, noise, gen, save_steps,
+               save_every, check_every, state_limit, rtol, atol, progress, diverged):
+    """Run ``steps`` steps on the compiled ``plan`` (None: the torch path) under a progress bar;
+    return the saved states ``(T, B, *shape)`` and the number of field evaluations. A state
+    leaving ``|u| <= state_limit`` raises ``diverged(step, state)``."""
+    bar = progress_bar(total=steps, desc="simulate", enabled=progress)
+    try:
+        if plan is not None:
+            us, fail, bad = fastpath.run_plan(plan, u0, steps, dt, method, save_every,
+                                              check_every, state_limit, velocity, noise, gen,
+                                              bar.update)
+            if fail is not None:
+                raise diverged(fail, bad)
+            return us, steps * len(fastpath.STAGES[method])
+        return _torch_run(network, u0, steps, dt, method, velocity, current, noise, gen,
+                          save_steps, check_every, state_limit, rtol, atol, bar, diverged)
+    finally:
+        bar.close()
 
 
 def _distance(network, us, diagnostics):
