@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import math
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import torch
@@ -266,7 +266,8 @@ def _term_losses(sums: dict, theta: torch.Tensor, steps: int) -> dict[str, float
 
 
 def fit(config: FitConfig | None = None, out_dir: str | Path | None = None,
-        progress: bool | None = None, resume: bool = True) -> FitResult:
+        progress: bool | None = None, resume: bool = True,
+        device: str | torch.device | None = None) -> FitResult:
     """Fit a SEAL network to the target manifold of ``config``.
 
     Parameters
@@ -277,6 +278,8 @@ def fit(config: FitConfig | None = None, out_dir: str | Path | None = None,
         refused (``ValueError`` naming the differing keys) when it does not.
     progress : show a progress bar (default: only on a terminal).
     resume : resume from a checkpoint in ``out_dir`` (``False``: start over).
+    device : where to fit, as in :func:`~neurodyn.dynamics.simulation.simulate` and
+        :func:`flows.train` (None: ``config.device``); the config the result records names it.
 
     Returns
     -------
@@ -296,6 +299,8 @@ def fit(config: FitConfig | None = None, out_dir: str | Path | None = None,
     ((32,), ['energy', 'field', 'linear'])
     """
     config = config or FitConfig()
+    if device is not None:
+        config = replace(config, device=str(device))
     start = time.perf_counter()
     dev = check_device(config.device)
     geometry = build_geometry(config)

@@ -42,3 +42,22 @@ def test_progress_bar_keyword_is_refused(net):
     with pytest.raises(TypeError, match="progress_bar"):
         fit(FitConfig(n=16, steps=1), progress_bar=False)
     assert simulate(net, u0, 0.2, 0.1, progress=False).u.shape[1] == 1
+
+
+def test_device_and_progress_are_keywords_of_every_run_as_in_flows():
+    import inspect
+
+    import flows
+
+    for func in (simulate, fit, flows.train):
+        params = inspect.signature(func).parameters
+        assert "device" in params and "progress" in params, func.__name__
+    assert "method" in inspect.signature(simulate).parameters
+
+
+def test_fit_device_keyword_overrides_the_config():
+    result = fit(FitConfig(n=16, steps=1, batch=2, check_kappa=False), progress=False,
+                 device="cpu")
+    assert result.config.device == "cpu"
+    with pytest.raises(ValueError, match="device"):
+        fit(FitConfig(n=16, steps=1), device="meta")
