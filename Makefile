@@ -4,6 +4,10 @@ VENV := .venv
 BIN := $(VENV)/bin
 PIP := $(BIN)/pip install -q -c requirements/constraints.txt
 STAMP := $(VENV)/.installed
+# numba kernels and the helpers compiled into them; their cache folder is keyed on these files
+# (_runkit/kernels.py), and the kernels are compiled again whenever one changes
+KERNELS := $(wildcard neurodyn/dynamics/_compiled/*.py flows/assignment/_*.py)
+WARM := $(VENV)/.kernels-compiled
 
 .PHONY: env demo test test-slow bench lint clean clean-kernels
 
@@ -16,23 +20,29 @@ $(STAMP): $(BIN)/python pyproject.toml requirements/constraints.txt
 	$(PIP) -e ".[dev,progress,topology,fast]"
 	touch $(STAMP)
 
-env: $(STAMP)
+## Set-up ends by compiling every numba kernel into its on-disk cache, so no run or test pays a
+## cold compile.
+$(WARM): $(STAMP) $(KERNELS) bench/warm_kernels.py _runkit/kernels.py
+	$(BIN)/python bench/warm_kernels.py
+	touch $(WARM)
+
+env: $(WARM)
 
 ## Run the main demos on their defaults; figures and numbers go to results/.
-demo: $(STAMP)
+demo: $(WARM)
 	$(BIN)/python demos/run_all.py --out results
 
 ## The default test suite (slow acceptance checks excluded), on two processes (a file per
 ## process at a time, so each module's fixtures are built once).
-test: $(STAMP)
+test: $(WARM)
 	$(BIN)/python -m pytest -q -n 2 --dist loadfile
 
 ## The slow acceptance checks.
-test-slow: $(STAMP)
+test-slow: $(WARM)
 	$(BIN)/python -m pytest -q -m slow -n 2 --dist loadfile
 
 ## Benchmarks (the flows one compares with TorchCFM from the optional bench extra).
-bench: $(STAMP)
+bench: $(WARM)
 	$(PIP) -e ".[bench]"
 	$(BIN)/python bench/run_all.py --out results/bench
 
@@ -42,6 +52,10 @@ lint: $(STAMP)
 clean: clean-kernels
 	rm -rf $(VENV) results
 
-## numba's cached kernels (a kernel's cache does not notice edits to the helpers it calls).
+## numba's cached kernels: every keyed cache folder (_runkit/kernels.py) and any left beside
+## the sources; the next make env compiles them again.
 clean-kernels:
+	if [ -x $(BIN)/python ]; then $(BIN)/python -c \
+	    "from _runkit.kernels import clear_kernel_caches; clear_kernel_caches()"; fi
 	find neurodyn flows -name '*.nbi' -delete -o -name '*.nbc' -delete
+	rm -f $(WARM)

@@ -26,7 +26,11 @@ in float64, whatever precision the auction bid in; ``bound`` then lowered by its
 import numba
 import numpy as np
 
+from _runkit.kernels import use_kernel_cache
+
 from ._bits import as_float, least_and_greatest, least_two_bits, scratch
+
+use_kernel_cache()  # numba's cache folder is keyed on every kernel source (helpers included)
 
 # Row scans compare the values c_ij + p_j by their bits (flows.assignment._bits). c >= 0 and p >= 0 hold
 # in auction (reduced costs; prices start at p0 >= 0 and only rise), so no value is negative or

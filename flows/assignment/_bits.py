@@ -9,12 +9,16 @@ the row scans of :mod:`flows.assignment._auction_kernels` and the row reductions
 values are >= 0 and not -0.0 (whose bits are negative).
 
 numba's cache of a kernel is invalidated by changes to the kernel's own file only, not to the
-helpers it compiles in from here: after editing this module, ``make clean-kernels`` drops the
-cached kernels.
+helpers it compiles in from here; the kernels are therefore cached in a folder keyed on every
+kernel source (:func:`_runkit.kernels.use_kernel_cache`), which an edit here changes.
 """
 
 import numba
 import numpy as np
+
+from _runkit.kernels import use_kernel_cache
+
+use_kernel_cache()  # numba's cache folder is keyed on every kernel source (helpers included)
 
 
 @numba.njit(cache=True, nogil=True)

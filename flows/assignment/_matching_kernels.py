@@ -12,7 +12,11 @@ bipartite graph (Hungarian method with Dijkstra shortest augmenting paths).
 import numba
 import numpy as np
 
+from _runkit.kernels import use_kernel_cache
+
 from ._bits import least_and_greatest, scratch
+
+use_kernel_cache()  # numba's cache folder is keyed on every kernel source (helpers included)
 
 
 @numba.njit(cache=True, nogil=True)

@@ -24,8 +24,12 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from _runkit.kernels import use_kernel_cache
+
 from .fastexp import FAST as _FAST
 from .fastexp import exp_clamped as _exp_clamped
+
+use_kernel_cache()  # numba's cache folder is keyed on every kernel source (helpers included)
 
 __all__ = ["IP", "FP", "integrate"]
 
