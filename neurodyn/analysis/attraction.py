@@ -25,14 +25,10 @@ import torch
 
 from _runkit import Result
 
-from ..manifold import (
-    PROBES,
-    bregman,
-    nearest_point,
-    probe_directions,
-)
+from ..dynamics.simulation import simulate
+from ..manifold import PROBES, bregman, nearest_point, probe_directions
 from ..network import HopfieldNetwork
-from .diagnostics import jacobian_spectrum
+from .diagnostics import energy_audit, jacobian_spectrum
 
 __all__ = ["NormalSpectrum", "normal_spectrum", "FieldEnergyError", "field_energy_error",
            "DecayRates", "decay_rates", "AttractionReport", "attraction_report"]
@@ -192,9 +188,6 @@ def decay_rates(network: HopfieldNetwork, kappa: float, count: int = 4, size: fl
     States ``u*(psi) + size ||u*|| d`` are integrated (rk4, ``dt = 0.05 tau / kappa``) for
     ``6 tau / kappa``; the Euclidean distance to the manifold gives the rates.
     """
-    from ..dynamics.simulation import simulate
-    from .diagnostics import energy_audit
-
     m = network.manifold
     g = network.geometry
     gen = torch.Generator().manual_seed(seed)
