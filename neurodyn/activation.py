@@ -56,8 +56,10 @@ class Logistic(Activation):
 
     Parameters
     ----------
-    gain : slope parameter ``g > 0``.
-    rmax : maximum rate ``> 0``.
+    gain : float
+        Slope parameter ``g > 0``.
+    rmax : float
+        Maximum rate ``> 0``.
     """
 
     gain: float = 1.0
