@@ -77,7 +77,8 @@ def unwrap_track(phases) -> np.ndarray:
 
     Parameters
     ----------
-    phases : ``(T, B)`` or ``(T, B, dim)`` phases in radians (any branch).
+    phases : array_like, shape (T, B) or (T, B, dim)
+        Phases in radians (any branch).
 
     Returns
     -------
@@ -163,14 +164,22 @@ def diffusion_estimate(phases, t, lags=None, skip: float = 0.0, boot: int = 1000
 
     Parameters
     ----------
-    phases : ``(T, B)`` or ``(T, B, dim)`` decoded phases of ``B`` independent runs.
-    t : ``(T,)`` saved times, uniformly spaced.
-    lags : lags in time units (default: five lags from 1/32 to 1/4 of the run).
-    skip : time discarded at the start.
-    boot : bootstrap resamples (>= 100).
-    level : coverage of the interval, in (0, 1).
-    seed : seeds the bootstrap.
-    intercept : fit ``c`` (default) or force the fit through the origin.
+    phases : array_like, shape (T, B) or (T, B, dim)
+        Decoded phases of ``B`` independent runs.
+    t : array_like, shape (T,)
+        Saved times, uniformly spaced.
+    lags : array_like or None, shape (L,)
+        Lags in time units (default: five lags from 1/32 to 1/4 of the run).
+    skip : float
+        Time discarded at the start.
+    boot : int
+        Bootstrap resamples (>= 100).
+    level : float
+        Coverage of the interval, in (0, 1).
+    seed : int
+        Seeds the bootstrap.
+    intercept : bool
+        Fit ``c`` (default) or force the fit through the origin.
 
     Returns
     -------
@@ -237,8 +246,10 @@ def diffusion_tensor_theory(network: HopfieldNetwork, noise: float) -> np.ndarra
 
     Parameters
     ----------
-    network : a network with a target manifold (ring or torus).
-    noise : ``sigma`` (>= 0), as passed to :func:`neurodyn.dynamics.simulation.simulate`.
+    network : HopfieldNetwork
+        A network with a target manifold (ring or torus).
+    noise : float
+        ``sigma`` (>= 0), as passed to :func:`neurodyn.dynamics.simulation.simulate`.
 
     Returns
     -------
@@ -289,10 +300,18 @@ def error_growth(error, t, d_trace: float | None = None, boot: int = 500, level:
 
     Parameters
     ----------
-    error : ``(T, B)`` or ``(T, B, dim)`` errors (decoded minus true; wrapped or metric).
-    t : ``(T,)`` times from the start.
-    d_trace : ``tr(D)`` of the theory (per time unit), or None.
-    boot, level, seed : the bootstrap over runs.
+    error : array_like, shape (T, B) or (T, B, dim)
+        Errors (decoded minus true; wrapped or metric).
+    t : array_like, shape (T,)
+        Times from the start.
+    d_trace : float or None
+        ``tr(D)`` of the theory (per time unit), or None.
+    boot : int
+        Bootstrap resamples over runs.
+    level : float
+        Coverage of the interval, in (0, 1).
+    seed : int
+        Seeds the bootstrap.
 
     Returns
     -------
@@ -356,12 +375,18 @@ def integration_horizon(error, t, threshold: float, d_trace: float | None = None
 
     Parameters
     ----------
-    error : ``(T, B)`` or ``(T, B, dim)`` errors of ``B`` runs.
-    t : ``(T,)`` times from the start.
-    threshold : the error bound (> 0), in the unit of ``error``.
-    d_trace : ``tr(D)`` for the theory.
-    speed : mean speed, to turn the time into a distance.
-    boot, seed : the bootstrap over runs.
+    error : array_like, shape (T, B) or (T, B, dim)
+        Errors of ``B`` runs.
+    t : array_like, shape (T,)
+        Times from the start.
+    threshold : float
+        The error bound (> 0), in the unit of ``error``.
+    d_trace : float or None
+        ``tr(D)`` for the theory.
+    speed : float or None
+        Mean speed, to turn the time into a distance.
+    boot, seed : int
+        The bootstrap over runs.
 
     Returns
     -------
