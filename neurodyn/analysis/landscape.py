@@ -126,12 +126,18 @@ def energy_landscape(network: HopfieldNetwork, points: int = 128, s_max: float =
 
     Parameters
     ----------
-    network : a network with a target manifold.
-    points : grid points along each tangent line (>= 2).
-    s_max : largest relative distance along the normals (> 0).
-    steps : grid points in ``s``; made odd so that ``s = 0`` is on the grid (>= 3).
-    directions : number of random smooth normal directions (>= 0).
-    seed : seeds the random directions.
+    network : HopfieldNetwork
+        A network with a target manifold.
+    points : int
+        Grid points along each tangent line (>= 2).
+    s_max : float
+        Largest relative distance along the normals (> 0).
+    steps : int
+        Grid points in ``s``; made odd so that ``s = 0`` is on the grid (>= 3).
+    directions : int
+        Number of random smooth normal directions (>= 0).
+    seed : int
+        Seeds the random directions.
 
     Returns
     -------
