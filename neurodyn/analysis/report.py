@@ -168,8 +168,8 @@ def restoration(network: HopfieldNetwork, count: int = 256,
         States per kind, >= 1.
     kinds : tuple of str
         Perturbation kinds (:data:`~neurodyn.dynamics.perturbations.PERTURBATIONS` except ``none``).
-    strength : (float, float)
-        Range of the relative perturbation size.
+    strength : tuple of float
+        Range ``(low, high)`` of the relative perturbation size.
     duration, dt : float
         Simulated time and step (tau).
     threshold : float
