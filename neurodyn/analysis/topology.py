@@ -328,9 +328,10 @@ def betti_numbers(
     Parameters
     ----------
     homology : Homology
-    threshold : float, sequence of float (one per dimension) or None
-        Lifetime ``tau_k`` a bar must exceed, in filtration units. ``None`` uses
-        :func:`long_bar_thresholds` (widest gap below half the diameter, per dimension).
+    threshold : float or sequence of float or None
+        Lifetime ``tau_k`` a bar must exceed (one per dimension, or one for all), in filtration
+        units. ``None`` uses :func:`long_bar_thresholds` (widest gap below half the
+        diameter, per dimension).
 
     Returns
     -------
