@@ -22,7 +22,8 @@ def check_device(device: str | torch.device) -> torch.device:
 
     Parameters
     ----------
-    device : ``"cpu"``, ``"cuda"`` or ``"cuda:I"`` (or a :class:`torch.device`).
+    device : str or torch.device
+        ``"cpu"``, ``"cuda"`` or ``"cuda:I"`` (or a :class:`torch.device`).
 
     Raises
     ------
