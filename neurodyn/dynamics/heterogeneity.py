@@ -65,8 +65,10 @@ class PerNeuronGain(Activation):
 
     Parameters
     ----------
-    base : the rate function.
-    gains : ``(*shape)`` positive gains.
+    base : Activation
+        The rate function.
+    gains : torch.Tensor, shape (*shape)
+        Positive gains.
     """
 
     name = "per_neuron_gain"
@@ -133,8 +135,10 @@ def heterogeneous(network: HopfieldNetwork, disorder: Heterogeneity) -> Hopfield
 
     Parameters
     ----------
-    network : the homogeneous network.
-    disorder : sizes and seed.
+    network : HopfieldNetwork
+        The homogeneous network.
+    disorder : Heterogeneity
+        Sizes and seed.
 
     Returns
     -------
