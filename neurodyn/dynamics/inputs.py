@@ -128,9 +128,12 @@ class OrnsteinUhlenbeck(_Sampled):
 
     Parameters
     ----------
-    sigma : stationary standard deviation (rad per time unit).
-    timescale : correlation time ``T``.
-    vmax : optional clip ``|v| <= vmax``.
+    sigma : float
+        Stationary standard deviation (rad per time unit).
+    timescale : float
+        Correlation time ``T``.
+    vmax : float or None
+        Optional clip ``|v| <= vmax``.
     """
 
     sigma: float = 0.2
@@ -166,9 +169,10 @@ class ArrayVelocity(_Sampled):
 
     Parameters
     ----------
-    values : ``(steps,)`` or ``(steps, B)`` for a ring; ``(steps, dim)`` or ``(steps, B, dim)``
-        in general.
-    dt : sampling interval (the simulation step).
+    values : array_like, shape (steps,) or (steps, B)
+        For a ring; ``(steps, dim)`` or ``(steps, B, dim)`` in general.
+    dt : float
+        Sampling interval (the simulation step).
     """
 
     def __init__(self, values, dt: float):
@@ -258,10 +262,14 @@ def reference_phase(velocity: Velocity, times: torch.Tensor, dt: float,
 
     Parameters
     ----------
-    velocity : a prepared velocity.
-    times : ``(T,)`` multiples of ``dt``.
-    dt : the integration step.
-    psi0 : ``(B, dim)`` starting phases.
+    velocity : Velocity
+        A prepared velocity.
+    times : torch.Tensor, shape (T,)
+        Multiples of ``dt``.
+    dt : float
+        The integration step.
+    psi0 : torch.Tensor, shape (B, dim)
+        Starting phases.
 
     Returns
     -------
