@@ -33,12 +33,18 @@ def perturbation_direction(manifold: TargetManifold, psi: torch.Tensor, kind: st
 
     Parameters
     ----------
-    manifold : the target manifold.
-    psi : manifold coordinates ``(B, dim)``.
-    kind : one of :data:`PERTURBATIONS` other than ``none``.
-    generator : source of randomness.
-    bandwidth : highest wave number of a ``shape`` perturbation.
-    lesion_fraction : fraction of neurons silenced by ``lesion``.
+    manifold : TargetManifold
+        The target manifold.
+    psi : torch.Tensor, shape (B, dim)
+        Manifold coordinates.
+    kind : str
+        One of :data:`PERTURBATIONS` other than ``none``.
+    generator : torch.Generator
+        Source of randomness.
+    bandwidth : int
+        Highest wave number of a ``shape`` perturbation.
+    lesion_fraction : float
+        Fraction of neurons silenced by ``lesion``.
 
     Returns
     -------
@@ -87,12 +93,18 @@ def perturb(manifold: TargetManifold, psi: torch.Tensor, kind: str, strength, ge
 
     Parameters
     ----------
-    manifold : the target manifold.
-    psi : manifold coordinates ``(B, dim)``.
-    kind : one of :data:`PERTURBATIONS`.
-    strength : relative size ``s``, a float or a tensor ``(B,)``; must be finite and >= 0.
-    generator : source of randomness.
-    **kwargs : forwarded to :func:`perturbation_direction`.
+    manifold : TargetManifold
+        The target manifold.
+    psi : torch.Tensor, shape (B, dim)
+        Manifold coordinates.
+    kind : str
+        One of :data:`PERTURBATIONS`.
+    strength : float or torch.Tensor, shape (B,)
+        Relative size ``s``; must be finite and >= 0.
+    generator : torch.Generator
+        Source of randomness.
+    **kwargs : dict
+        Forwarded to :func:`perturbation_direction`.
 
     Returns
     -------
