@@ -204,32 +204,50 @@ def simulate(network: HopfieldNetwork, u0: torch.Tensor, duration: float, dt: fl
 
     Parameters
     ----------
-    network : the network.
-    u0 : initial potentials ``(B, *shape)``.
-    duration : total time (units of ``network.tau``'s unit).
-    dt : integration step (the output step of ``dopri5``, which adapts its own).
-    method : ``euler``, ``midpoint``, ``rk4`` (default without noise) or ``dopri5``; noise needs
+    network : HopfieldNetwork
+        The network.
+    u0 : torch.Tensor, shape (B, *shape)
+        Initial potentials.
+    duration : float
+        Total time (units of ``network.tau``'s unit).
+    dt : float
+        Integration step (the output step of ``dopri5``, which adapts its own).
+    method : str or None
+        ``euler``, ``midpoint``, ``rk4`` (default without noise) or ``dopri5``; noise needs
         ``euler`` (Euler-Maruyama, the default with noise).
-    velocity : optional velocity input (prepared here for the batch).
-    noise : ``sigma``, additive Gaussian noise on ``u`` per square root of time.
-    save_every : steps between saved states (only those are kept).
-    seed : seeds the noise and random velocities (required when either is used).
-    rtol, atol : tolerances of ``dopri5``.
-    progress : show a progress bar (default: only on a terminal).
-    diagnostics : compute energy, decoded phase and distance for the saved states (without:
-        the distance is NaN, and rates, energy and phases are computed when first read).
-    dtype : floating type of the integration (``torch.float32`` roughly halves the cost; the
-        energy audit then needs a float32 tolerance).
-    check_every : steps between checks of the state (also checked at every saved step).
-    state_limit : the sane range ``|u| <= state_limit``; a state beyond it (or not finite)
-        stops the run with :class:`NonFiniteStateError`.
-    backend : ``auto`` (compiled when the run allows it), ``compiled`` (required) or ``torch``.
-    device : ``cpu`` or ``cuda``; the network is copied there if it lives elsewhere, and the
-        trajectory is returned on that device.
+    velocity : Velocity or None
+        Optional velocity input (prepared here for the batch).
+    noise : float
+        ``sigma``, additive Gaussian noise on ``u`` per square root of time.
+    save_every : int
+        Steps between saved states (only those are kept).
+    seed : int or None
+        Seeds the noise and random velocities (required when either is used).
+    rtol, atol : float
+        Tolerances of ``dopri5``.
+    progress : bool or None
+        Show a progress bar (default: only on a terminal).
+    diagnostics : bool
+        Compute energy, decoded phase and distance for the saved states (without: the distance is
+        NaN, and rates, energy and phases are computed when first read).
+    dtype : torch.dtype
+        Floating type of the integration (``torch.float32`` roughly halves the cost; the energy
+        audit then needs a float32 tolerance).
+    check_every : int
+        Steps between checks of the state (also checked at every saved step).
+    state_limit : float
+        The sane range ``|u| <= state_limit``; a state beyond it (or not finite) stops the run with
+        :class:`NonFiniteStateError`.
+    backend : str
+        ``auto`` (compiled when the run allows it), ``compiled`` (required) or ``torch``.
+    device : str or torch.device
+        ``cpu`` or ``cuda``; the network is copied there if it lives elsewhere, and the trajectory
+        is returned on that device.
 
-    current : optional external input ``I(t)``: a callable of the time returning a tensor
-        broadcastable to ``(B, *shape)`` (e.g. a sensory cue, :mod:`neurodyn.spatial.cues`); such a run
-        takes the torch path.
+    current : callable or None
+        External input ``I(t)``: a callable of the time returning a tensor broadcastable to
+        ``(B, *shape)`` (e.g. a sensory cue, :mod:`neurodyn.spatial.cues`); such a run takes the
+        torch path.
 
     Returns
     -------
