@@ -44,11 +44,16 @@ class AmplitudeFourierEnergy(BandedSpectralEnergy):
 
     Parameters
     ----------
-    geometry : the population geometry.
-    bandwidth : highest wave number (per axis) of an interacting mode.
-    degree : number ``D`` of polynomial terms per mode.
-    scale : ``s_k``, positive tensor of shape ``spectral_shape`` (typical power of each mode).
-    eps : the rounding of the amplitude at zero power, relative to ``s_k``.
+    geometry : Geometry
+        The population geometry.
+    bandwidth : int
+        Highest wave number (per axis) of an interacting mode.
+    degree : int
+        Number ``D`` of polynomial terms per mode.
+    scale : torch.Tensor or None, shape (*spectral_shape)
+        ``s_k``, positive tensor of shape ``spectral_shape`` (typical power of each mode).
+    eps : float
+        The rounding of the amplitude at zero power, relative to ``s_k``.
 
     Examples
     --------
