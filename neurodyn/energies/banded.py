@@ -26,12 +26,17 @@ class BandedSpectralEnergy(InteractionEnergy, abc.ABC):
 
     Parameters
     ----------
-    geometry : the population geometry.
-    bandwidth : highest wave number (per axis) of an interacting mode, in
-        ``[min_bandwidth, max(shape) // 2]``.
-    degree : number ``D`` of polynomial terms per mode, in ``[1, 8]``.
-    scale : ``s_k``, positive tensor of shape ``spectral_shape`` (typical power of each mode).
-    min_bandwidth : the smallest bandwidth the family accepts.
+    geometry : Geometry
+        The population geometry.
+    bandwidth : int
+        Highest wave number (per axis) of an interacting mode, in ``[min_bandwidth, max(shape) //
+        2]``.
+    degree : int
+        Number ``D`` of polynomial terms per mode, in ``[1, 8]``.
+    scale : torch.Tensor or None, shape (*spectral_shape)
+        ``s_k``, positive tensor of shape ``spectral_shape`` (typical power of each mode).
+    min_bandwidth : int
+        The smallest bandwidth the family accepts.
     """
 
     def __init__(self, geometry: Geometry, bandwidth: int, degree: int,
@@ -68,8 +73,10 @@ class BandedSpectralEnergy(InteractionEnergy, abc.ABC):
 
         Parameters
         ----------
-        power : ``p*_k``, shape ``spectral_shape``.
-        slope : ``f'_k(p*_k)``, shape ``spectral_shape``.
+        power : torch.Tensor, shape (*spectral_shape)
+            ``p*_k``, shape ``spectral_shape``.
+        slope : torch.Tensor, shape (*spectral_shape)
+            ``f'_k(p*_k)``, shape ``spectral_shape``.
         """
         with torch.no_grad():
             self.anchor_x.copy_(torch.as_tensor(power, dtype=torch.float64) / self.scale)
