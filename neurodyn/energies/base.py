@@ -49,8 +49,10 @@ class InteractionEnergy(nn.Module):
 
         Parameters
         ----------
-        r : rates ``(..., *shape)``.
-        v : directions, broadcastable to ``r``.
+        r : torch.Tensor, shape (..., *shape)
+            Rates.
+        v : torch.Tensor, shape (..., *shape)
+            Directions, broadcastable to ``r``.
         """
         outer = torch.is_grad_enabled()
         with torch.enable_grad():
