@@ -75,9 +75,11 @@ class PhaseLockEnergy(InteractionEnergy):
 
     Parameters
     ----------
-    geometry : the population geometry.
-    terms : ``[(k_A, [(k_B, n_B), ...]), ...]`` with ``k_A = sum_B n_B k_B`` and ``n_B >= 1``
-        (default :func:`default_terms`).
+    geometry : Geometry
+        The population geometry.
+    terms : list of tuple or None
+        ``[(k_A, [(k_B, n_B), ...]), ...]`` with ``k_A = sum_B n_B k_B`` and ``n_B >= 1`` (default
+        :func:`default_terms`).
 
     Examples
     --------
