@@ -18,8 +18,10 @@ class ModuleEnergy(InteractionEnergy):
 
     Parameters
     ----------
-    geometry : the population geometry.
-    module : maps rates ``(..., *shape)`` to energies ``(...)``.
+    geometry : Geometry
+        The population geometry.
+    module : nn.Module
+        Maps rates ``(..., *shape)`` to energies ``(...)``.
     """
 
     family = "module"
@@ -56,11 +58,16 @@ class MLPEnergy(InteractionEnergy):
 
     Parameters
     ----------
-    geometry : the population geometry.
-    hidden : widths of the hidden layers.
-    scale : output scale.
-    seed : initialisation seed (weights ``N(0, 1/fan_in)``).
-    symmetric : average over neuron translations.
+    geometry : Geometry
+        The population geometry.
+    hidden : tuple of int
+        Widths of the hidden layers.
+    scale : float
+        Output scale.
+    seed : int
+        Initialisation seed (weights ``N(0, 1/fan_in)``).
+    symmetric : bool
+        Average over neuron translations.
     """
 
     family = "mlp"
