@@ -43,10 +43,14 @@ class PointwiseEnergy(InteractionEnergy):
 
     Parameters
     ----------
-    geometry : the population geometry.
-    activation : the network's rate function ``phi`` (its inverse and leak integral are used).
-    degree : ``d``, number of polynomial terms (0: only the inverse-rate term).
-    inverse : include the ``phi^{-1}`` basis function.
+    geometry : Geometry
+        The population geometry.
+    activation : Activation
+        The network's rate function ``phi`` (its inverse and leak integral are used).
+    degree : int
+        ``d``, number of polynomial terms (0: only the inverse-rate term).
+    inverse : bool
+        Include the ``phi^{-1}`` basis function.
 
     Examples
     --------
