@@ -18,8 +18,10 @@ class QuadraticEnergy(InteractionEnergy):
 
     Parameters
     ----------
-    geometry : the population geometry.
-    weights : ``(N, N)`` symmetric matrix, ``N = geometry.size`` (neurons in row-major order).
+    geometry : Geometry
+        The population geometry.
+    weights : torch.Tensor, shape (N, N)
+        Symmetric matrix, ``N = geometry.size`` (neurons in row-major order).
     """
 
     family = "quadratic"
@@ -54,9 +56,10 @@ class QuadraticEnergy(InteractionEnergy):
 
         Parameters
         ----------
-        profile : callable mapping offsets ``(dim, *shape)`` in radians (wrapped to
-            ``[-pi, pi)``) to weights of shape ``shape``, or a tensor of shape ``shape`` with the
-            weights from neuron 0 to every neuron.
+        profile : callable or torch.Tensor, shape (*shape)
+            Callable mapping offsets ``(dim, *shape)`` in radians (wrapped to ``[-pi, pi)``) to
+            weights of shape ``shape``, or a tensor of shape ``shape`` with the weights from neuron
+            0 to every neuron.
         """
         from ..geometry.populations import wrap_angle
 
@@ -85,9 +88,11 @@ class FourierQuadraticEnergy(InteractionEnergy):
 
     Parameters
     ----------
-    geometry : the population geometry.
-    spectrum : ``w_k``, real tensor of shape ``geometry.spectral_shape``; must be even under
-        ``k -> -k`` for a symmetric ``W``.
+    geometry : Geometry
+        The population geometry.
+    spectrum : torch.Tensor, shape (*geometry.spectral_shape)
+        ``w_k``, real tensor of shape ``geometry.spectral_shape``; must be even under ``k -> -k``
+        for a symmetric ``W``.
     """
 
     family = "fourier"
