@@ -59,10 +59,13 @@ def make_energy(config: dict, geometry: Geometry, state: dict | None = None) -> 
 
     Parameters
     ----------
-    config : ``{"family": name, **hyper-parameters}``; unknown families and keys raise
-        ``ValueError`` naming the valid ones.
-    geometry : the population geometry.
-    state : the energy's ``state_dict()`` (required by the quadratic families).
+    config : dict
+        ``{"family": name, **hyper-parameters}``; unknown families and keys raise ``ValueError``
+        naming the valid ones.
+    geometry : Geometry
+        The population geometry.
+    state : dict or None
+        The energy's ``state_dict()`` (required by the quadratic families).
     """
     config = dict(config)
     family = config.pop("family", None)
