@@ -85,26 +85,37 @@ class SealEnergy(InteractionEnergy):
 
     Parameters
     ----------
-    geometry : the population geometry.
-    activation : the network's rate function.
-    u0 : target bump at ``psi = 0``, shape ``geometry.shape`` (``None``: to be loaded from a
-        state dict).
-    bias : the network's uniform input ``b``.
-    degree : polynomial terms per mode of ``S``.
-    curvature_bandwidth : modes with ``max_a |k_a| <= curvature_bandwidth`` have learnable
-        curvature; every mode has its slope fixed by the fixed-point condition.
-    pointwise : include ``P``; ``pointwise_degree``, ``pointwise_inverse`` configure it.
-    phaselock : include ``L`` with its default terms.
-    mlp_hidden : width of a general neural term ``M`` (0: none), an MLP of the rates averaged
-        over neuron translations (:class:`~neurodyn.energies.neural.MLPEnergy`); its gradient
-        enters the fixed-point slopes, differentiably, so it can be trained by gradient descent.
-    seed : initialises ``M``.
-    variable : the variable of ``S``'s per-mode polynomials: ``"amplitude"`` ``|z_k|``
-        (:class:`~neurodyn.energies.amplitude.AmplitudeFourierEnergy`, in which the exact
-        solution of step 4 is linear; what :func:`neurodyn.fitting.core.fit` uses by default) or
-        ``"power"`` ``|z_k|^2`` through a saturating map
-        (:class:`~neurodyn.energies.spectral.LearnedFourierEnergy`, the earlier family: the
-        one saved models without this key hold, and the control); the compiled path
+    geometry : Geometry
+        The population geometry.
+    activation : Activation
+        The network's rate function.
+    u0 : torch.Tensor or None, shape (*geometry.shape)
+        Target bump at ``psi = 0``, shape ``geometry.shape`` (``None``: to be loaded from a state
+        dict).
+    bias : float
+        The network's uniform input ``b``.
+    degree : int
+        Polynomial terms per mode of ``S``.
+    curvature_bandwidth : int
+        Modes with ``max_a |k_a| <= curvature_bandwidth`` have learnable curvature; every mode has
+        its slope fixed by the fixed-point condition.
+    pointwise : bool
+        Include ``P``; ``pointwise_degree``, ``pointwise_inverse`` configure it.
+    phaselock : bool
+        Include ``L`` with its default terms.
+    mlp_hidden : int
+        Width of a general neural term ``M`` (0: none), an MLP of the rates averaged over neuron
+        translations (:class:`~neurodyn.energies.neural.MLPEnergy`); its gradient enters the
+        fixed-point slopes, differentiably, so it can be trained by gradient descent.
+    seed : int
+        Initialises ``M``.
+    variable : str
+        The variable of ``S``'s per-mode polynomials: ``"amplitude"`` ``|z_k|``
+        (:class:`~neurodyn.energies.amplitude.AmplitudeFourierEnergy`, in which the exact solution
+        of step 4 is linear; what :func:`neurodyn.fitting.core.fit` uses by default) or ``"power"``
+        ``|z_k|^2`` through a saturating map
+        (:class:`~neurodyn.energies.spectral.LearnedFourierEnergy`, the earlier family: the one
+        saved models without this key hold, and the control); the compiled path
         :mod:`neurodyn.dynamics.fastpath` runs both.
 
     Examples
