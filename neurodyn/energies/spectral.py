@@ -35,12 +35,18 @@ class LearnedFourierEnergy(BandedSpectralEnergy):
 
     Parameters
     ----------
-    geometry : the population geometry.
-    bandwidth : highest wave number (per axis) of an interacting mode.
-    degree : number ``D`` of polynomial terms per mode.
-    scale : ``s_k``, positive tensor of shape ``spectral_shape`` (typical power of each mode).
-    cross_hidden : width of the cross-mode network (0: none).
-    seed : initialises the cross-mode network.
+    geometry : Geometry
+        The population geometry.
+    bandwidth : int
+        Highest wave number (per axis) of an interacting mode.
+    degree : int
+        Number ``D`` of polynomial terms per mode.
+    scale : torch.Tensor or None, shape (*spectral_shape)
+        ``s_k``, positive tensor of shape ``spectral_shape`` (typical power of each mode).
+    cross_hidden : int
+        Width of the cross-mode network (0: none).
+    seed : int
+        Initialises the cross-mode network.
     """
 
     family = "learned"
