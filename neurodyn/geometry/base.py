@@ -24,7 +24,8 @@ def wrap_angle(x: torch.Tensor) -> torch.Tensor:
 
     Parameters
     ----------
-    x : Tensor of any shape, radians.
+    x : torch.Tensor, shape (...)
+        Angles in radians.
     """
     return torch.remainder(x + math.pi, 2 * math.pi) - math.pi
 
@@ -138,7 +139,8 @@ class Geometry(ABC):
 
         Parameters
         ----------
-        x : Tensor ``(..., *shape)``.
+        x : torch.Tensor, shape (..., *shape)
+            Values on the neurons.
 
         Returns
         -------
@@ -153,7 +155,8 @@ class Geometry(ABC):
 
         Parameters
         ----------
-        z : Tensor ``(..., *spectral_shape)``, complex.
+        z : torch.Tensor, shape (..., *spectral_shape)
+            Complex Fourier coefficients.
 
         Returns
         -------
@@ -175,8 +178,10 @@ class Geometry(ABC):
 
         Parameters
         ----------
-        x : Tensor ``(..., *shape)``.
-        axis : manifold coordinate, ``0 <= axis < dim``.
+        x : torch.Tensor, shape (..., *shape)
+            Values on the neurons.
+        axis : int
+            Manifold coordinate, ``0 <= axis < dim``.
         """
         self._check_axis(axis)
         k, _, nyq, _ = self._tables(x.dtype, x.device)
@@ -192,9 +197,11 @@ class Geometry(ABC):
 
         Parameters
         ----------
-        x : Tensor ``(..., *shape)``.
-        psi : offset, shape ``(..., dim)`` broadcastable against the batch of ``x`` (a float is
-            accepted for the ring).
+        x : torch.Tensor, shape (..., *shape)
+            Values on the neurons.
+        psi : torch.Tensor or float or sequence of float, shape (..., dim)
+            Offset, broadcastable against the batch of ``x`` (a float is accepted for the
+            ring).
         """
         k, _, _, _ = self._tables(x.dtype, x.device)
         psi = self._as_phase(psi, x)
@@ -209,7 +216,8 @@ class Geometry(ABC):
 
         Parameters
         ----------
-        r : Tensor ``(..., *shape)``.
+        r : torch.Tensor, shape (..., *shape)
+            Rates.
 
         Returns
         -------
