@@ -165,7 +165,8 @@ def make_geometry(config: dict) -> Geometry:
 
     Parameters
     ----------
-    config : ``{"kind": "ring", "n": N}`` or ``{"kind": "torus", "n": [n1, n2], "lattice": ...}``.
+    config : dict
+        ``{"kind": "ring", "n": N}`` or ``{"kind": "torus", "n": [n1, n2], "lattice": ...}``.
     """
     config = dict(config)
     kind = config.pop("kind", None)
