@@ -35,9 +35,11 @@ def from_ratinabox(source, box: Box | None = None) -> Trajectory:
 
     Parameters
     ----------
-    source : see :func:`ratinabox_arrays`.
-    box : the arena; default the agent's environment extent when an Agent is given (it must be
-        a square with a corner at the origin), else ``Box(1.0)`` (RatInABox's default).
+    source : Agent or dict or str or Path
+        See :func:`ratinabox_arrays`.
+    box : Box or None
+        The arena; default the agent's environment extent when an Agent is given (it must be a
+        square with a corner at the origin), else ``Box(1.0)`` (RatInABox's default).
 
     Returns
     -------
@@ -79,16 +81,25 @@ def write_nwb(path, t, position, rates=None, rate_maps=None, x_edges=None,
 
     Parameters
     ----------
-    path : output ``.nwb`` file (overwritten).
-    t : ``(steps,)`` times in seconds.
-    position : ``(steps, 2)`` positions in metres.
-    rates : optional ``(steps, cells)`` rates.
-    rate_maps : optional ``(cells, bins, bins)`` maps (``[cell, iy, ix]``).
-    x_edges : optional ``(bins + 1,)`` bin edges in metres (recorded in the description).
-    description : session description.
-    session_start_time : a timezone-aware datetime (default: the Unix epoch, so that the same
-        inputs give the same file contents).
-    identifier : the file's identifier (default: a UUID derived from the data).
+    path : str or Path
+        Output ``.nwb`` file (overwritten).
+    t : array_like, shape (steps,)
+        Times in seconds.
+    position : array_like, shape (steps, 2)
+        Positions in metres.
+    rates : array_like or None, shape (steps, cells)
+        Rates.
+    rate_maps : array_like or None, shape (cells, bins, bins)
+        Rate maps (``[cell, iy, ix]``).
+    x_edges : array_like or None, shape (bins + 1,)
+        Bin edges in metres (recorded in the description).
+    description : str
+        Session description.
+    session_start_time : datetime.datetime or None
+        A timezone-aware datetime (default: the Unix epoch, so that the same inputs give the same
+        file contents).
+    identifier : str or None
+        The file's identifier (default: a UUID derived from the data).
 
     Returns
     -------
