@@ -48,10 +48,15 @@ def save_model(network: HopfieldNetwork, path: str | Path, extra: dict | None = 
 
     Parameters
     ----------
-    network : the network; its energy must be rebuildable from a config.
-    path : destination file, conventionally ``DIR/model.pt``.
-    extra : JSON-serialisable metadata stored alongside (e.g. the fit config).
+    network : HopfieldNetwork
+        The network; its energy must be rebuildable from a config.
+    path : str or Path
+        Destination file, conventionally ``DIR/model.pt``.
+    extra : dict or None
+        JSON-serialisable metadata stored alongside (e.g. the fit config).
 
+    Notes
+    -----
     The tensors are stored on the CPU, so a network fitted on ``cuda`` loads anywhere.
     """
     payload = {
