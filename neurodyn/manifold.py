@@ -75,9 +75,12 @@ class TargetManifold:
 
     Parameters
     ----------
-    geometry : the population geometry.
-    activation : the rate function ``phi``.
-    u0 : potentials of the bump centred at ``psi = 0``, shape ``geometry.shape``.
+    geometry : Geometry
+        The population geometry.
+    activation : Activation
+        The rate function ``phi``.
+    u0 : torch.Tensor, shape (*geometry.shape)
+        Potentials of the bump centred at ``psi = 0``, shape ``geometry.shape``.
     """
 
     def __init__(self, geometry: Geometry, activation: Activation, u0: torch.Tensor):
@@ -140,8 +143,10 @@ class TargetManifold:
 
         Parameters
         ----------
-        u : potentials ``(..., *shape)``.
-        refine : number of Newton refinement steps.
+        u : torch.Tensor, shape (..., *shape)
+            Potentials.
+        refine : int
+            Number of Newton refinement steps.
         """
         g = self.geometry
         u = g.check_state(torch.as_tensor(u), "u").to(torch.float64)
@@ -270,10 +275,14 @@ def probe_directions(manifold: TargetManifold, psi: torch.Tensor, kind: str,
 
     Parameters
     ----------
-    manifold : the target manifold.
-    psi : ``(B, dim)`` manifold coordinates.
-    kind : one of :data:`PROBES`.
-    generator : source of randomness.
+    manifold : TargetManifold
+        The target manifold.
+    psi : torch.Tensor, shape (B, dim)
+        Manifold coordinates.
+    kind : str
+        One of :data:`PROBES`.
+    generator : torch.Generator
+        Source of randomness.
 
     Returns
     -------
