@@ -33,8 +33,10 @@ class Transport(nn.Module):
 
     Parameters
     ----------
-    geometry : the population geometry.
-    gains : ``h_k``, real tensor of shape ``spectral_shape``.
+    geometry : Geometry
+        The population geometry.
+    gains : torch.Tensor, shape (*spectral_shape)
+        ``h_k``, real tensor of shape ``spectral_shape``.
     """
 
     def __init__(self, geometry: Geometry, gains: torch.Tensor):
@@ -56,7 +58,8 @@ class Transport(nn.Module):
 
         Parameters
         ----------
-        bump : potentials of a stationary bump, shape ``geometry.shape``.
+        bump : torch.Tensor, shape (*geometry.shape)
+            Potentials of a stationary bump, shape ``geometry.shape``.
         """
         uh = geometry.dft(bump.to(torch.float64))
         zh = geometry.dft(activation(bump.to(torch.float64)))
@@ -78,13 +81,20 @@ class HopfieldNetwork(nn.Module):
 
     Parameters
     ----------
-    geometry : the population geometry.
-    activation : the rate function ``phi``.
-    energy : the interaction energy ``F``.
-    bias : ``b``, a scalar (rotation invariant) or a tensor of shape ``geometry.shape``.
-    tau : membrane time constant (> 0); time is measured in the same unit.
-    transport : optional :class:`Transport` for velocity input.
-    manifold : optional :class:`TargetManifold` the network was built for (for diagnostics).
+    geometry : Geometry
+        The population geometry.
+    activation : Activation
+        The rate function ``phi``.
+    energy : InteractionEnergy
+        The interaction energy ``F``.
+    bias : float or torch.Tensor, shape (*geometry.shape)
+        ``b``, a scalar (rotation invariant) or a tensor of shape ``geometry.shape``.
+    tau : float
+        Membrane time constant (> 0); time is measured in the same unit.
+    transport : Transport or None
+        Optional :class:`Transport` for velocity input.
+    manifold : TargetManifold or None
+        Optional :class:`TargetManifold` the network was built for (for diagnostics).
     """
 
     def __init__(self, geometry: Geometry, activation: Activation, energy: InteractionEnergy,
@@ -117,9 +127,12 @@ class HopfieldNetwork(nn.Module):
 
         Parameters
         ----------
-        u : potentials ``(..., *shape)``.
-        velocity : optional ``(..., dim)`` velocity driving the transport input.
-        current : optional extra input current, broadcastable to ``u``.
+        u : torch.Tensor, shape (..., *shape)
+            Potentials.
+        velocity : torch.Tensor or None, shape (..., dim)
+            Optional velocity driving the transport input.
+        current : torch.Tensor or None, shape (..., *shape)
+            Extra input current, broadcastable to ``u``.
         """
         r = self.activation(u)
         du = -u - self.energy_fn.grad(r) + self.bias.to(u.dtype)
