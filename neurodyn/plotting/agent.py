@@ -28,8 +28,8 @@ def plot_trajectory(
     trajectory : Trajectory
     decoded : array, shape (steps, 2), optional
         Estimated positions in metres, drawn dashed.
-    ax : matplotlib Axes, optional
-        Axes to draw into; a new figure is created when omitted.
+    ax : Axes or None
+        Matplotlib Axes, optional Axes to draw into; a new figure is created when omitted.
 
     Returns
     -------
