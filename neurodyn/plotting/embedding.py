@@ -145,8 +145,8 @@ def plot_embedding_2d(
         Units of the embedded coordinates, appended to the axis labels.
     s : float
         Marker area in points^2.
-    dims : tuple of two ints
-        Which coordinates to draw.
+    dims : tuple of int
+        The two coordinates to draw.
 
     Returns
     -------
