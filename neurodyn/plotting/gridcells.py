@@ -30,9 +30,12 @@ def plot_connectivity_sheet(row: np.ndarray, lattice: str, ax: Axes | None = Non
 
     Parameters
     ----------
-    row : array (n1, n2), weights from every neuron onto neuron ``(0, 0)``.
-    lattice : ``'hex'`` or ``'square'``.
-    ax : axes to draw into (a new figure otherwise).
+    row : numpy.ndarray, shape (n1, n2)
+        Weights from every neuron onto neuron ``(0, 0)``.
+    lattice : str
+        ``'hex'`` or ``'square'``.
+    ax : Axes or None
+        Axes to draw into (a new figure otherwise).
 
     Returns
     -------
@@ -62,8 +65,10 @@ def plot_error(result: GridCellsResult, ax: Axes | None = None) -> Figure:
 
     Parameters
     ----------
-    result : a :class:`GridCellsResult`.
-    ax : axes to draw into (a new figure otherwise).
+    result : GridCellsResult
+        A :class:`GridCellsResult`.
+    ax : Axes or None
+        Axes to draw into (a new figure otherwise).
 
     Returns
     -------
@@ -87,9 +92,12 @@ def plot_modules(result: GridCellsResult, cell: int = 0, fig: Figure | None = No
 
     Parameters
     ----------
-    result : a :class:`GridCellsResult`.
-    cell : index into the panel.
-    fig : figure to draw into (cleared; a new one otherwise).
+    result : GridCellsResult
+        A :class:`GridCellsResult`.
+    cell : int
+        Index into the panel.
+    fig : Figure or None
+        Figure to draw into (cleared; a new one otherwise).
 
     Returns
     -------
