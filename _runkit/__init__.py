@@ -1,12 +1,13 @@
 """The run contract shared by ``neurodyn`` and ``flows`` (private: its users are the two CLIs).
 
 One implementation of: exceptions and exit codes (:mod:`~_runkit.errors`), input checks that
-name the parameter (:mod:`~_runkit.checks`), registries of named choices
-(:mod:`~_runkit.registry`), atomic writes, the one JSON writer and the safe torch loader
-(:mod:`~_runkit.files`), locked run directories with one ``config.json`` shape
-(:mod:`~_runkit.rundir`), the progress bar (:mod:`~_runkit.progress`), the ``main()`` wrapper
-(:mod:`~_runkit.cli`), Ctrl-C that survives native code (:mod:`~_runkit.interrupts`) and typed
-results (:mod:`~_runkit.results`).
+name the parameter and registries of named choices (:mod:`~_runkit.checks`), seeds and their
+derivation (:mod:`~_runkit.seeds`), atomic writes, the one JSON writer, the safe torch loader
+and GIFs (:mod:`~_runkit.files`), locked run directories with one ``config.json`` shape
+(:mod:`~_runkit.rundir`), the ``main()`` wrapper with Ctrl-C that survives native code and the
+progress bar (:mod:`~_runkit.cli`), typed results (:mod:`~_runkit.results`), intervals over
+repeats (:mod:`~_runkit.stats`), the sweep engine (:mod:`~_runkit.sweep`) and numba's cache of the
+compiled kernels (:mod:`~_runkit.kernels`).
 
 Examples
 --------
@@ -18,6 +19,7 @@ Examples
 """
 
 from .checks import (
+    Registry,
     check_array,
     check_choice,
     check_float,
@@ -27,7 +29,7 @@ from .checks import (
     check_positive,
     check_positive_int,
 )
-from .cli import cli_main
+from .cli import check_interrupt, cli_main, progress
 from .errors import BadInput, Diverged, RunFailed, exit_code
 from .files import (
     atomic_torch_save,
@@ -38,9 +40,6 @@ from .files import (
     to_jsonable,
     write_json,
 )
-from .interrupts import check_interrupt
-from .progress import progress
-from .registry import Registry
 from .results import Result, artifact
 from .rundir import RunDir
 

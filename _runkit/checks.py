@@ -1,4 +1,5 @@
-"""Input checks that name the parameter, the value received and what is allowed.
+"""Input checks that name the parameter, the value received and what is allowed, and the
+registries of named choices (:class:`Registry`: couplings, paths, solvers, energies, ...).
 
 Every check returns the value in its canonical type (``int``, ``float``, the array) and raises
 :class:`~_runkit.errors.BadInput` otherwise, so a command line can report it in one line.
@@ -18,7 +19,8 @@ from __future__ import annotations
 
 import numbers
 import os
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -26,7 +28,7 @@ from .errors import BadInput
 
 __all__ = ["check_positive", "check_positive_int", "check_nonnegative", "check_int",
            "check_float", "check_choice", "check_array", "check_memory", "available_memory",
-           "format_bytes"]
+           "format_bytes", "Registry"]
 
 
 def _real(name: str, value: object, allowed: str) -> float:
@@ -305,3 +307,76 @@ def check_memory(name: str, nbytes: float, limit: float | None = None) -> int:
         raise BadInput(f"{name} is too large: the run would need {size} of memory, more than "
                        f"the {format_bytes(limit)} available; reduce {name}")
     return int(np.ceil(max(need, 0.0)))
+
+
+class Registry:
+    """A name -> object table for one kind of named choice.
+
+    Parameters
+    ----------
+    kind : str
+        What the names are (``"coupling"``); the parameter named in errors.
+
+    Examples
+    --------
+    >>> SOLVERS = Registry("solver")
+    >>> @SOLVERS.register("euler")
+    ... def euler(f, x, dt):
+    ...     return x + dt * f(x)
+    >>> _ = SOLVERS.add("midpoint", lambda f, x, dt: x + dt * f(x + 0.5 * dt * f(x)))
+    >>> SOLVERS.names()
+    ['euler', 'midpoint']
+    >>> SOLVERS.get("euler") is euler, "rk4" in SOLVERS
+    (True, False)
+    >>> SOLVERS.get("rk4")
+    Traceback (most recent call last):
+    ...
+    _runkit.errors.BadInput: solver='rk4' is not allowed; choose one of euler, midpoint
+    """
+
+    def __init__(self, kind: str):
+        self.kind = kind
+        self._items: dict[str, Any] = {}
+
+    def add(self, name: str, obj: Any, replace: bool = False) -> Any:
+        """Register ``obj`` under ``name``; a taken name is refused unless ``replace``."""
+        if not isinstance(name, str) or not name:
+            raise BadInput(f"{self.kind} name {name!r} is not allowed; it must be a non-empty "
+                           "string")
+        if name in self._items and not replace:
+            raise BadInput(f"{self.kind}={name!r} is already registered; pass replace=True to "
+                           "replace it")
+        self._items[name] = obj
+        return obj
+
+    def register(self, name: str, replace: bool = False) -> Callable[[Any], Any]:
+        """Decorator form of :meth:`add`; returns the object unchanged."""
+
+        def deco(obj: Any) -> Any:
+            return self.add(name, obj, replace=replace)
+
+        return deco
+
+    def get(self, name: str) -> Any:
+        """The object registered as ``name``; unknown names raise ``BadInput`` listing the valid."""
+        try:
+            return self._items[name]
+        except (KeyError, TypeError):
+            raise BadInput(f"{self.kind}={name!r} is not allowed; choose one of "
+                           f"{', '.join(self._items)}") from None
+
+    def names(self) -> list[str]:
+        """Registered names, in registration order."""
+        return list(self._items)
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._items
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._items)
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    def __repr__(self) -> str:
+        return f"Registry({self.kind!r}, names={self.names()})"

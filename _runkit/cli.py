@@ -1,4 +1,4 @@
-"""The one ``main()`` wrapper of both command lines.
+"""The one ``main()`` wrapper of both command lines, its Ctrl-C handling and the progress bar.
 
 ``cli_main(prog, parser, argv)`` parses ``argv`` with ``parser`` (whose sub-commands set
 ``func=handler`` through ``set_defaults``), calls ``handler(args)``, prints what it returns as one
@@ -17,9 +17,33 @@ any other exception         1     ``PROG CMD: failed: unexpected TYPE: MESSAGE .
 No traceback is printed unless ``--debug`` is given (before or after the sub-command), and then
 it precedes the same line and exit code. A handler that saves a checkpoint on Ctrl-C re-raises
 ``KeyboardInterrupt("checkpoint at step 120 of 1000 saved; rerun to resume")``: its message is
-the line's end. The handler runs inside :func:`~_runkit.interrupts.catch_interrupts`, so a Ctrl-C
-whose ``KeyboardInterrupt`` was dropped in a native callback (numba compiling) is still seen by
-:func:`~_runkit.interrupts.check_interrupt` and, at the latest, ends the command with 130.
+the line's end. The handler runs inside :func:`catch_interrupts`, so a Ctrl-C whose
+``KeyboardInterrupt`` was dropped in a native callback (numba compiling) is still seen by
+:func:`check_interrupt` and, at the latest, ends the command with 130.
+
+Ctrl-C that is not lost in native code
+--------------------------------------
+SIGINT is recorded in a flag as well as raised. Python runs a signal handler at the next
+bytecode of the main thread. When SIGINT arrives while native code runs (numba compiling through
+llvmlite, a C library), that next bytecode can be a ``ctypes`` callback, and a
+``KeyboardInterrupt`` raised there is printed as "Exception ignored on calling ctypes callback"
+and dropped: the run goes on and would end with exit 0.
+
+Inside ``with catch_interrupts():`` (entered by :func:`cli_main`) the SIGINT handler first sets
+a flag, then raises ``KeyboardInterrupt`` as usual; the dropped exception's report on stderr is
+left out (the run's one line says what happened). Long work calls :func:`check_interrupt` after
+each unit of work (a fit step, the evaluation after a loop), which raises ``KeyboardInterrupt``
+again if the flag is set, so a dropped interrupt still ends the run with its checkpoint saved;
+``cli_main`` checks the flag once more before returning 0.
+
+Outside the block, outside the main thread, or when SIGINT is ignored (``SIG_IGN``) or handled
+by someone else, nothing changes and :func:`check_interrupt` never raises.
+
+The progress bar
+----------------
+:func:`progress` is the one progress bar of long loops (fits, trainings, sweeps): tqdm on stderr
+when it is a terminal (and the ``progress`` extra is installed), a silent stand-in with the
+same methods otherwise.
 
 Examples
 --------
@@ -46,22 +70,164 @@ Examples
 ...     code = cli_main("demo", p, ["square", "--x", "abc"])
 >>> code, err.getvalue()
 (2, "demo square: error: argument --x: invalid float value: 'abc'\\n")
+>>> with catch_interrupts():
+...     interrupted()
+False
+>>> check_interrupt("nothing pending")  # no SIGINT arrived: returns None
+>>> bar = progress(total=10, initial=2, desc="train", enabled=False)
+>>> bar.update(3); bar.set_postfix_str("loss 0.1"); bar.close()
+>>> bar.n
+5
+>>> [x for x in progress(range(3), enabled=False)]
+[0, 1, 2]
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
+import signal
 import sys
+import threading
 import traceback
-from collections.abc import Sequence
+from collections.abc import Iterable, Iterator, Sequence
+from typing import Any
 
 from .errors import BadInput, RunFailed, exit_code
 from .files import to_jsonable
-from .interrupts import catch_interrupts, check_interrupt
 from .rundir import _ARGV
 
-__all__ = ["cli_main", "add_sweep_arguments", "sweep_options"]
+__all__ = ["cli_main", "add_sweep_arguments", "sweep_options", "catch_interrupts", "interrupted",
+           "check_interrupt", "progress"]
+
+_state = {"hit": False}
+
+
+def _on_sigint(signum, frame):
+    _state["hit"] = True
+    raise KeyboardInterrupt
+
+
+def _quiet_unraisable(previous):
+    """A ``sys.unraisablehook`` that drops the recorded interrupt (its report would be a
+    traceback besides the one line) and passes everything else to ``previous``."""
+
+    def hook(unraisable):
+        if _state["hit"] and issubclass(unraisable.exc_type, KeyboardInterrupt):
+            return
+        previous(unraisable)
+
+    return hook
+
+
+@contextlib.contextmanager
+def catch_interrupts() -> Iterator[None]:
+    """Within the block SIGINT sets the flag read by :func:`interrupted` and raises.
+
+    The flag is cleared on entry and the previous handler restored on exit. Nested blocks
+    leave the outer one in charge.
+    """
+    if (threading.current_thread() is not threading.main_thread()
+            or signal.getsignal(signal.SIGINT) is not signal.default_int_handler):
+        yield
+        return
+    _state["hit"] = False
+    previous_hook = sys.unraisablehook
+    signal.signal(signal.SIGINT, _on_sigint)
+    sys.unraisablehook = _quiet_unraisable(previous_hook)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+        sys.unraisablehook = previous_hook
+
+
+def interrupted() -> bool:
+    """Whether SIGINT arrived inside the current :func:`catch_interrupts` block."""
+    return _state["hit"] and signal.getsignal(signal.SIGINT) is _on_sigint
+
+
+def check_interrupt(message: str = "") -> None:
+    """Raise ``KeyboardInterrupt(message)`` if SIGINT arrived (see :func:`interrupted`).
+
+    Call it after a unit of work whose own ``KeyboardInterrupt`` may have been dropped in a
+    native callback; the caller's usual interrupt handling (save the checkpoint, say what it
+    holds) then runs.
+    """
+    if interrupted():
+        raise KeyboardInterrupt(message)
+
+
+class _Silent:
+    """Same calls as a tqdm bar; counts but shows nothing."""
+
+    def __init__(self, iterable: Iterable | None, total: int | None, initial: int):
+        self._it = iterable
+        self.total = total
+        self.n = initial
+
+    def __iter__(self) -> Iterator:
+        for item in self._it if self._it is not None else ():
+            yield item
+            self.n += 1
+
+    def update(self, n: int = 1) -> None:
+        """Advance the count by ``n``."""
+        self.n += n
+
+    def set_postfix_str(self, s: str = "", refresh: bool = True) -> None:
+        """Ignore the status text."""
+
+    def set_postfix(self, *args: Any, **kwargs: Any) -> None:
+        """Ignore the status values."""
+
+    def set_description(self, desc: str = "", refresh: bool = True) -> None:
+        """Ignore the label."""
+
+    def close(self) -> None:
+        """Nothing to close."""
+
+    def __enter__(self) -> _Silent:
+        return self
+
+    def __exit__(self, *exc: object) -> bool:
+        return False
+
+
+def progress(iterable: Iterable | None = None, *, total: int | None = None, initial: int = 0,
+             desc: str = "", enabled: bool | None = None):
+    """A progress bar on stderr, or a silent stand-in with the same methods.
+
+    Parameters
+    ----------
+    iterable : iterable, optional
+        What to iterate; None for a bar driven by ``update(n)``.
+    total : int, optional
+        Number of items (steps) in all.
+    initial : int
+        Count already done (a resumed run).
+    desc : str
+        Label.
+    enabled : bool, optional
+        Force on or off; by default on only when stderr is a terminal and tqdm is installed.
+
+    Returns
+    -------
+    tqdm or stand-in
+        Supports ``update``, ``set_postfix_str``, ``set_postfix``, ``close``, iteration and
+        ``with``.
+    """
+    if enabled is None:
+        enabled = sys.stderr.isatty()
+    if enabled:
+        try:
+            from tqdm import tqdm
+        except ImportError:  # the optional "progress" extra is not installed
+            return _Silent(iterable, total, initial)
+        return tqdm(iterable, total=total, initial=initial, desc=desc, file=sys.stderr,
+                    leave=False, dynamic_ncols=True)
+    return _Silent(iterable, total, initial)
 
 
 def _subparser_action(parser: argparse.ArgumentParser) -> argparse._SubParsersAction | None:

@@ -1,4 +1,4 @@
-"""Atomic writes, the one JSON writer, and the one safe loader of torch files.
+"""Atomic writes, the one JSON writer, the one safe loader of torch files, and GIFs.
 
 Every write goes to a unique temporary name in the destination's directory (``mkstemp``), is
 flushed and fsynced, then moved into place with ``os.replace``: a reader sees the old file or the
@@ -9,6 +9,11 @@ sorted. Non-finite floats are written as the strings ``"nan"``, ``"inf"`` and ``
 information is lost, every JSON parser reads the file, and ``float(value)`` turns them back into
 numbers. Tensors and arrays become (nested) lists, dataclasses their ``to_dict()`` (or fields),
 paths strings.
+
+Animated figures are written as GIF files by one writer for both packages (:func:`write_gif`):
+a figure built without pyplot is redrawn frame by frame by a caller's ``update(i)`` and written
+with matplotlib's :class:`~matplotlib.animation.PillowWriter`; the layout is computed once, on
+the first frame, and then held fixed (no jitter between frames, and faster).
 
 Examples
 --------
@@ -27,6 +32,8 @@ Examples
 }
 >>> read_json(d / "m.json")["w2"]
 'inf'
+>>> frame_index(100, 5).tolist()
+[0, 25, 50, 74, 99]
 """
 
 from __future__ import annotations
@@ -43,14 +50,18 @@ import warnings
 import zipfile
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from .checks import check_positive, check_positive_int
 from .errors import BadInput
 
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
+
 __all__ = ["atomic_write_text", "atomic_write_bytes", "atomic_torch_save", "to_jsonable",
-           "write_json", "read_json", "safe_torch_load"]
+           "write_json", "read_json", "safe_torch_load", "frame_index", "write_gif"]
 
 
 def _fsync_dir(directory: Path) -> None:
@@ -253,3 +264,58 @@ def _first_line(err: BaseException) -> str:
     text = str(err).strip().splitlines()
     line = text[0].split(". ")[0].rstrip(".") if text else type(err).__name__
     return line[:160]
+
+
+def frame_index(count: int, frames: int) -> np.ndarray:
+    """At most ``frames`` evenly spaced, distinct indices into ``count`` saved states.
+
+    Returns
+    -------
+    ndarray of int, shape (min(frames, count),), increasing from 0 to ``count - 1``.
+    """
+    frames = check_positive_int("frames", frames)
+    return np.unique(np.linspace(0, count - 1, min(frames, count)).round().astype(int))
+
+
+def write_gif(fig: Figure, path: str | Path, fps: float, update: Callable[[int], None],
+              frames: np.ndarray, dpi: int) -> Path:
+    """Write a GIF: ``update(i)`` draws frame ``i`` into ``fig`` for each ``i`` in ``frames``.
+
+    Parameters
+    ----------
+    fig : Figure
+        The figure (built without pyplot); its layout is computed once, on the first frame.
+    path : str or Path
+        Output file, ``*.gif``.
+    fps : float
+        Frames per second, > 0.
+    update : callable
+        ``update(i: int) -> None``.
+    frames : ndarray of int
+        The indices passed to ``update``, in order.
+    dpi : int
+        Resolution of the frames.
+
+    Returns
+    -------
+    Path
+        The written file.
+    """
+    from matplotlib.animation import PillowWriter
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    fps = check_positive("fps", fps)
+    path = Path(path)
+    if path.suffix.lower() != ".gif":
+        raise BadInput(f"path={str(path)!r} is not allowed; it must end with .gif")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    FigureCanvasAgg(fig)
+    update(int(frames[0]))
+    fig.canvas.draw()
+    fig.set_layout_engine("none")
+    writer = PillowWriter(fps=fps)
+    with writer.saving(fig, str(path), dpi):
+        for i in frames:
+            update(int(i))
+            writer.grab_frame()
+    return path

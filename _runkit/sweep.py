@@ -45,9 +45,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from .cli import progress
 from .errors import BadInput, RunFailed
 from .files import atomic_write_bytes, atomic_write_text, read_json, to_jsonable, write_json
-from .progress import progress
+from .seeds import check_seed
 
 __all__ = ["SweepResult", "cell_seed", "grid_cells", "grid_points", "local_cluster", "run_sweep",
            "DASK_AVAILABLE", "PARQUET_AVAILABLE", "PRELOAD"]
@@ -66,7 +67,7 @@ def cell_seed(base_seed: int, coords: Mapping[str, Any]) -> int:
     >>> cell_seed(0, {"n": 64}) != cell_seed(1, {"n": 64})
     True
     """
-    text = json.dumps([int(base_seed), to_jsonable(dict(coords))], sort_keys=True)
+    text = json.dumps([check_seed("seed", base_seed), to_jsonable(dict(coords))], sort_keys=True)
     return int.from_bytes(hashlib.sha256(text.encode()).digest()[:4], "little") & 0x7FFFFFFF
 
 

@@ -3,12 +3,12 @@
 The exceptions and the generic checks are those of the shared run contract (:mod:`_runkit`):
 ``FlowsError`` is :class:`_runkit.BadInput` (a ``ValueError``, exit code 2 on the command line),
 and every check's message names the parameter, the value received and what is allowed.
-This module adds the tensor check :func:`check_finite` and the seed helpers.
+This module adds the tensor check :func:`check_finite` and :func:`as_generator`; seeds are checked
+and derived by :mod:`_runkit.seeds` (:func:`derive_seed`, ``SEED_MAX``).
 """
 
 from __future__ import annotations
 
-import zlib
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -25,22 +25,20 @@ from _runkit import (
     check_positive,
     check_positive_int,
 )
+from _runkit.seeds import SEED_MAX, check_seed, derive_seed
 
 # torch is imported where a tensor is made: the command line's parser imports this module and
 # must start without it
 if TYPE_CHECKING:
     import torch
 
-SEED_MAX = 2**63 - 1
-"""The largest seed the command lines accept (seeds are 63-bit non-negative integers)."""
-
 FlowsError = BadInput
 """Invalid input to a ``flows`` function (the same class as :class:`_runkit.BadInput`)."""
 
 __all__ = ["FlowsError", "BadInput", "RunFailed", "Diverged", "check_choice", "check_float",
            "check_int", "check_memory", "check_nonnegative", "check_positive",
-           "check_positive_int", "check_finite", "derive_seed", "as_generator", "numpy_rng",
-           "SEED_MAX"]
+           "check_positive_int", "check_finite", "check_seed", "derive_seed", "as_generator",
+           "numpy_rng", "SEED_MAX"]
 
 
 def check_finite(name: str, x: torch.Tensor) -> torch.Tensor:
@@ -64,22 +62,11 @@ def check_finite(name: str, x: torch.Tensor) -> torch.Tensor:
     return x
 
 
-def derive_seed(seed: int, tag: str) -> int:
-    """Derive an independent 63-bit seed from ``seed`` and a text ``tag`` (stable across runs).
-
-    >>> derive_seed(0, "init") == derive_seed(0, "init") != derive_seed(0, "splits")
-    True
-    """
-    state = np.random.SeedSequence([int(seed) & 0xFFFFFFFF, zlib.crc32(tag.encode())])
-    return int(state.generate_state(2, dtype=np.uint32).astype(np.uint64)[0]) | (
-        int(state.generate_state(2, dtype=np.uint32)[1] & 0x7FFFFFFF) << 32
-    )
-
-
 def as_generator(seed: int | torch.Generator | None, name: str = "seed") -> torch.Generator:
     """Return a CPU ``torch.Generator``: the one given, or a new one seeded with ``seed``.
 
-    ``None`` is refused: every stochastic function in ``flows`` needs an explicit seed.
+    ``None`` is refused: every stochastic function in ``flows`` needs an explicit seed, an
+    integer in ``[0, SEED_MAX]`` (:func:`_runkit.seeds.check_seed`).
 
     >>> as_generator(3).initial_seed()
     3
@@ -91,7 +78,7 @@ def as_generator(seed: int | torch.Generator | None, name: str = "seed") -> torc
     if seed is None or isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):
         raise BadInput(f"{name}={seed!r} is not allowed; pass an int seed or a torch.Generator")
     g = torch.Generator()
-    g.manual_seed(int(seed))
+    g.manual_seed(check_seed(name, seed))
     return g
 
 

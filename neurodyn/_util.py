@@ -1,4 +1,4 @@
-"""Small private helpers shared by neurodyn's modules: array conversion, checks, seeds."""
+"""Small private helpers shared by neurodyn's modules: array conversion and checks."""
 
 from __future__ import annotations
 
@@ -44,9 +44,3 @@ def require_manifold(network: HopfieldNetwork):
     if network.manifold is None:
         raise ValueError("network: has no target manifold; build it with one (fit does)")
     return network.manifold
-
-
-def child_seeds(seed: int, count: int) -> list[int]:
-    """Independent integer seeds derived from one seed (no shared random streams)."""
-    children = np.random.SeedSequence(seed).spawn(count)
-    return [int(c.generate_state(1, dtype=np.uint32)[0]) for c in children]

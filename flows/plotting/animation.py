@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 from matplotlib.figure import Figure
 
-from _runkit.gif import frame_index, write_gif
+from _runkit.files import frame_index, write_gif
 
 __all__ = ["animate_flow"]
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, fields, replace
 from typing import TYPE_CHECKING
 
-from ..errors import FlowsError, check_choice, check_positive, check_positive_int
+from ..errors import FlowsError, check_choice, check_positive, check_positive_int, check_seed
 
 if TYPE_CHECKING:
     import torch
@@ -53,7 +53,7 @@ class TrainConfig:
     sinkhorn_reg : float
         Relative entropic regularisation of the "sinkhorn" coupling.
     seed : int
-        Seed of everything random in the run.
+        Seed of everything random in the run, in ``[0, 2**63)``.
     checkpoint_every : int
         Steps between checkpoints (when an output directory is given).
     model : str or None
@@ -115,8 +115,7 @@ class TrainConfig:
         if self.lr is not None:
             check_positive("lr", self.lr)
         check_positive("sinkhorn_reg", self.sinkhorn_reg)
-        if isinstance(self.seed, bool) or not isinstance(self.seed, int):
-            raise FlowsError(f"seed={self.seed!r} is not allowed; it must be an int")
+        check_seed("seed", self.seed)
         if self.regime == "theory" and self.coupling != "independent":
             raise FlowsError(f"coupling={self.coupling!r} is not allowed in the theory regime; "
                              "its fixed objective uses 'independent'")

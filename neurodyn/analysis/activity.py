@@ -15,7 +15,9 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from .._util import check_int, check_positive, child_seeds, require_manifold, to_numpy
+from _runkit.seeds import child_seeds
+
+from .._util import check_int, check_positive, require_manifold, to_numpy
 from ..dynamics.inputs import Velocity, parse_velocity
 from ..dynamics.simulation import SimulationResult, simulate
 from ..network import HopfieldNetwork

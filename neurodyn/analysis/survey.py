@@ -14,7 +14,9 @@ from typing import Any
 
 import numpy as np
 
-from .._util import check_int, child_seeds, require_manifold, to_numpy
+from _runkit.seeds import child_seeds
+
+from .._util import check_int, require_manifold, to_numpy
 from ..dynamics.simulation import SimulationResult
 from ..network import HopfieldNetwork
 from .activity import ManifoldActivity, manifold_activity, path_on_manifold

@@ -7,6 +7,7 @@ import math
 from dataclasses import dataclass
 
 from _runkit import BadInput
+from _runkit.seeds import check_seed
 
 __all__ = ["FitConfig", "FAMILIES"]
 
@@ -42,7 +43,8 @@ class FitConfig:
     bias : uniform input ``b`` (redundant with the mode-0 energy, so set, not learned).
     kappa_tol : relative tolerance of every normal eigenvalue (None: 0.05 ring, 0.10 torus);
         check_kappa : raise :class:`FitFailed` when it is missed.
-    seed, checkpoint_every : seeds the batches; steps between checkpoints.
+    seed, checkpoint_every : seeds the batches (an integer in ``[0, 2**63)``); steps between
+        checkpoints.
     device : ``"cpu"`` or ``"cuda"`` (``"cuda:I"``): where the network, the targets and the
         batched design run. Batches are drawn on the CPU and checkpoints hold CPU tensors, so
         a fit resumed on another device continues the same one (the key is not checked on
@@ -113,6 +115,7 @@ class FitConfig:
             raise ValueError(f"bandwidth={self.bandwidth!r}: must be None or an integer >= 0")
         if self.kappa_tol is not None and not (0 < self.kappa_tol < 1):
             raise ValueError(f"kappa_tol={self.kappa_tol!r}: must be in (0, 1)")
+        check_seed("seed", self.seed)
         from ..dynamics.device import check_device
 
         object.__setattr__(self, "device", str(check_device(self.device)))

@@ -131,7 +131,7 @@ def build_network(config: FitConfig, manifold: TargetManifold) -> HopfieldNetwor
 def _batch(manifold: TargetManifold, config: FitConfig, step: int):
     """The sampled states of one step: probes for the linear term, perturbed states."""
     g = manifold.geometry
-    gen = torch.Generator().manual_seed(int(config.seed) * 1_000_003 + step)
+    gen = torch.Generator().manual_seed((config.seed * 1_000_003 + step) % 2**64)
     psi = g.random_phase(config.batch * len(PROBES), gen)
     parts = psi.split(config.batch)
     dirs = torch.cat([probe_directions(manifold, p, k, gen) for p, k in zip(parts, PROBES,

@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 from matplotlib.figure import Figure
 
-from _runkit.gif import frame_index, write_gif
+from _runkit.files import frame_index, write_gif
 
 from .._util import to_numpy
 from ..geometry.populations import sheet_corners

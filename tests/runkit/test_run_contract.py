@@ -595,8 +595,8 @@ def test_cli_main_restores_the_sigint_handler_and_unraisable_hook(capsys):
 
 
 # ---------------------------------------------------------------- docstring examples
-@pytest.mark.parametrize("name", ["__init__", "checks", "cli", "errors", "files", "interrupts",
-                                  "progress", "registry", "results", "rundir"])
+@pytest.mark.parametrize("name", ["__init__", "checks", "cli", "errors", "files", "kernels",
+                                  "results", "rundir", "seeds"])
 def test_docstring_examples_run(name):
     import doctest
     import importlib
