@@ -37,10 +37,14 @@ def plot_activity_pca(activity: ManifoldActivity, emb: Embedding | None = None,
 
     Parameters
     ----------
-    activity : samples with ``rates (samples, N)`` and ``decoded (samples, dim)``.
-    emb : a PCA of ``activity.rates`` with >= 3 components (computed when ``None``).
-    path : optional rates ``(T, N)`` of one run, projected and drawn as a black line.
-    fig : figure to draw into (a new one otherwise).
+    activity : ManifoldActivity
+        Samples with ``rates (samples, N)`` and ``decoded (samples, dim)``.
+    emb : Embedding or None
+        A PCA of ``activity.rates`` with >= 3 components (computed when ``None``).
+    path : numpy.ndarray or None, shape (T, N)
+        Optional rates of one run, projected and drawn as a black line.
+    fig : Figure or None
+        Figure to draw into (a new one otherwise).
 
     Returns
     -------
@@ -68,10 +72,14 @@ def plot_activity_isomap(activity: ManifoldActivity, emb: Embedding,
 
     Parameters
     ----------
-    activity : the samples.
-    emb : an Isomap embedding of ``activity.rates[index]`` with >= 2 coordinates.
-    index : rows of the activity that ``emb`` embeds (all when ``None``).
-    fig : figure to draw into (a new one otherwise).
+    activity : ManifoldActivity
+        The samples.
+    emb : Embedding
+        An Isomap embedding of ``activity.rates[index]`` with >= 2 coordinates.
+    index : numpy.ndarray or None, shape (points,)
+        Rows of the activity that ``emb`` embeds (all when ``None``).
+    fig : Figure or None
+        Figure to draw into (a new one otherwise).
 
     Returns
     -------
@@ -97,8 +105,10 @@ def plot_energy_landscape(landscape: EnergyLandscape, fig: Figure | None = None)
 
     Parameters
     ----------
-    landscape : from :func:`energy_landscape`.
-    fig : figure to draw into (a new one otherwise).
+    landscape : EnergyLandscape
+        From :func:`energy_landscape`.
+    fig : Figure or None
+        Figure to draw into (a new one otherwise).
 
     Returns
     -------
@@ -151,10 +161,14 @@ def plot_manifold_path(trajectory: SimulationResult, runs: int = 4, fig: Figure 
 
     Parameters
     ----------
-    trajectory : a run with velocity input (``reference`` is set).
-    runs : how many runs' errors to draw.
-    fig : figure to draw into (a new one otherwise).
-    shown : how many runs' paths to draw on the manifold (the first ones).
+    trajectory : SimulationResult
+        A run with velocity input (``reference`` is set).
+    runs : int
+        How many runs' errors to draw.
+    fig : Figure or None
+        Figure to draw into (a new one otherwise).
+    shown : int
+        How many runs' paths to draw on the manifold (the first ones).
 
     Returns
     -------
