@@ -40,8 +40,9 @@ def plot_rate_maps(
         Cells to draw (default: the first ``min(cells, 32)``).
     ncols : int
         Panels per row, >= 1.
-    fig : matplotlib Figure, optional
-        Figure to draw into (it is cleared); a new one is created when omitted.
+    fig : Figure or None
+        Matplotlib Figure, optional Figure to draw into (it is cleared); a new one is created when
+        omitted.
 
     Returns
     -------
@@ -104,8 +105,8 @@ def plot_autocorrelogram(
         Side of a bin in metres (axes show the lag in metres), > 0.
     score : GridScore, optional
         Draws the annulus and writes the scores in the title.
-    ax : matplotlib Axes, optional
-        A new figure is created when omitted.
+    ax : Axes or None
+        Matplotlib Axes, optional A new figure is created when omitted.
 
     Returns
     -------
