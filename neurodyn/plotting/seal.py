@@ -19,7 +19,8 @@ def plot_kappa_sweep(sweep: KappaSweep, ax=None, title: str = "") -> Figure:
 
     Parameters
     ----------
-    sweep : output of :func:`neurodyn.experiments.seal.kappa_sweep`.
+    sweep : KappaSweep
+        Output of :func:`neurodyn.experiments.seal.kappa_sweep`.
     """
     fig, ax = new_axes(ax)
     markers = {"seal": ("C0", "full SEAL"), "spectral": ("C3", "spectral only")}
