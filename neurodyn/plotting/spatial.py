@@ -26,7 +26,8 @@ def plot_diffusion_ratios(rows: list[dict], ax: Axes | None = None) -> Figure:
 
     Parameters
     ----------
-    rows : dicts with ``n``, ``noise``, ``ratio``, ``ratio_low``, ``ratio_high``.
+    rows : list of dict
+        Rows with ``n``, ``noise``, ``ratio``, ``ratio_low``, ``ratio_high``.
     """
     fig, ax = _axes(ax)
     ns = sorted({r["n"] for r in rows})
