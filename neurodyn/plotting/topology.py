@@ -47,7 +47,7 @@ def plot_barcode(
     homology : Homology
     ax : matplotlib.axes.Axes, optional
         Draw all dimensions stacked in this one axes instead of one panel each.
-    threshold : float, sequence, None or False
+    threshold : float or sequence of float or bool or None
         As in :func:`betti_numbers` (None: the default thresholds); False draws none.
     max_bars : int
         Longest bars shown per dimension (the short noise bars are many).
@@ -140,7 +140,7 @@ def plot_persistence_diagram(
     ----------
     homology : Homology
     ax : matplotlib.axes.Axes, optional
-    threshold : float, sequence, None or False
+    threshold : float or sequence of float or bool or None
         As in :func:`betti_numbers` (None: the default thresholds); False draws none.
     units : str
         Units of the filtration scale.
