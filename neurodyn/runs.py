@@ -93,7 +93,17 @@ def simulate_run(network: HopfieldNetwork, u0: torch.Tensor, duration: float, dt
         Simulated time and step, in units of tau.
     out : str or Path
         The run directory.
-    method, velocity, noise, save_every, seed, progress, device
+    method : str or None
+        As in :func:`neurodyn.dynamics.simulation.simulate`.
+    velocity : Velocity or None
+        As in :func:`neurodyn.dynamics.simulation.simulate`.
+    noise : float
+        As in :func:`neurodyn.dynamics.simulation.simulate`.
+    save_every, seed : int
+        As in :func:`neurodyn.dynamics.simulation.simulate`.
+    progress : bool or None
+        As in :func:`neurodyn.dynamics.simulation.simulate`.
+    device : str
         As in :func:`neurodyn.dynamics.simulation.simulate`.
 
     Returns
@@ -249,9 +259,13 @@ def manifold_report(network: HopfieldNetwork, out_dir: str | Path | None = None,
     ----------
     network : HopfieldNetwork
         A network with a target manifold and transport.
-    out_dir : str, Path or None
+    out_dir : str or Path or None
         The run directory; nothing is written when ``None``.
-    samples, seed, topology, isomap_points, max_landmarks
+    samples, seed : int
+        As in :func:`~neurodyn.analysis.survey.survey_manifold`.
+    topology : bool
+        As in :func:`~neurodyn.analysis.survey.survey_manifold`.
+    isomap_points, max_landmarks : int
         As in :func:`~neurodyn.analysis.survey.survey_manifold`.
     animate : bool
         Also write the bump GIF (needs ``out_dir``).
