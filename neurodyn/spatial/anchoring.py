@@ -72,15 +72,24 @@ def landmark_anchoring(network: HopfieldNetwork, noise: float = 0.3, strength: f
 
     Parameters
     ----------
-    network : a ring network with transport (when ``velocity`` is given) and manifold.
-    noise : ``sigma`` on ``u`` (Euler-Maruyama).
-    strength : landmark strength ``A``.
-    duration : run length (tau).
-    runs : independent runs.
-    dt : integration step.
-    velocity : angular velocity spec (:func:`neurodyn.dynamics.inputs.parse_velocity`) or None (still).
-    save_every : steps between saved states.
-    seed : seeds the velocity, the start headings and the noise.
+    network : HopfieldNetwork
+        A ring network with transport (when ``velocity`` is given) and manifold.
+    noise : float
+        ``sigma`` on ``u`` (Euler-Maruyama).
+    strength : float
+        Landmark strength ``A``.
+    duration : float
+        Run length (tau).
+    runs : int
+        Independent runs.
+    dt : float
+        Integration step.
+    velocity : str or None
+        Angular velocity spec (:func:`neurodyn.dynamics.inputs.parse_velocity`) or None (still).
+    save_every : int
+        Steps between saved states.
+    seed : int
+        Seeds the velocity, the start headings and the noise.
 
     Returns
     -------
