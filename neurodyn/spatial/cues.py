@@ -104,11 +104,15 @@ def cue_current(network: HopfieldNetwork, landmark: Landmark, phase, dt: float
 
     Parameters
     ----------
-    network : the network (its geometry and bump).
-    landmark : strength, schedule and rotation.
-    phase : the cue location: ``(dim,)`` constant, or a track ``(steps, B, dim)`` (or
-        ``(steps, B)`` on a ring) sampled every ``dt`` from time 0 (held between samples).
-    dt : sampling interval of the track.
+    network : HopfieldNetwork
+        The network (its geometry and bump).
+    landmark : Landmark
+        Strength, schedule and rotation.
+    phase : array_like, shape (dim,) or (steps, B, dim) or (steps, B)
+        The cue location: constant, or a track (``(steps, B)`` on a ring) sampled every ``dt``
+        from time 0 (held between samples).
+    dt : float
+        Sampling interval of the track.
 
     Returns
     -------
@@ -148,8 +152,10 @@ def pull_rate(network: HopfieldNetwork, strength: float) -> np.ndarray:
 
     Parameters
     ----------
-    network : a network with a target manifold.
-    strength : cue strength ``A``.
+    network : HopfieldNetwork
+        A network with a target manifold.
+    strength : float
+        Cue strength ``A``.
 
     Returns
     -------
