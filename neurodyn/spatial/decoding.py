@@ -53,9 +53,12 @@ def log_likelihood(obs: np.ndarray, k: np.ndarray, positions: np.ndarray) -> np.
 
     Parameters
     ----------
-    obs : ``(T, M, P)`` observed phases.
-    k : ``(M, P, 2)`` wave vectors.
-    positions : ``(G, 2)`` candidate positions.
+    obs : numpy.ndarray, shape (T, M, P)
+        Observed phases.
+    k : numpy.ndarray, shape (M, P, 2)
+        Wave vectors.
+    positions : numpy.ndarray, shape (G, 2)
+        Candidate positions.
 
     Returns
     -------
@@ -90,13 +93,20 @@ def decode_position(phases, spacings, orientations=0.0, lattice: str = "hex",
 
     Parameters
     ----------
-    phases : ``(T, M, 2)`` torus phases of ``M`` modules (radians, any branch), or ``(M, 2)``.
-    spacings : ``(M,)`` spacings (m); orientations: one angle or ``(M,)`` (radians).
-    lattice : ``hex`` or ``square``.
-    box : the arena searched (default ``Box(1.0)``).
-    resolution : grid-search step (m); default ``min(spacings) / 20``.
-    newton_steps : Newton iterations from the best grid point (0: grid point only).
-    chunk : time points per batch of the grid search (memory ``chunk x grid``).
+    phases : array_like, shape (T, M, 2) or (M, 2)
+        Torus phases of ``M`` modules (radians, any branch).
+    spacings : array_like, shape (M,)
+        Spacings (m); orientations: one angle or (radians).
+    lattice : str
+        ``hex`` or ``square``.
+    box : Box or None
+        The arena searched (default ``Box(1.0)``).
+    resolution : float or None
+        Grid-search step (m); default ``min(spacings) / 20``.
+    newton_steps : int
+        Newton iterations from the best grid point (0: grid point only).
+    chunk : int
+        Time points per batch of the grid search (memory ``chunk x grid``).
 
     Returns
     -------
