@@ -32,9 +32,12 @@ def write_grid_cells(result: GridCellsResult, out_dir: str | Path,
 
     Parameters
     ----------
-    result : a :class:`GridCellsResult`.
-    out_dir : output directory (created).
-    extra_config : merged into ``config.json`` (e.g. the command line).
+    result : GridCellsResult
+        A :class:`GridCellsResult`.
+    out_dir : str or Path
+        Output directory (created).
+    extra_config : dict or None
+        Merged into ``config.json`` (e.g. the command line).
 
     Returns
     -------
