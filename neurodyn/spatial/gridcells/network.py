@@ -36,8 +36,10 @@ def connectivity_row(network: HopfieldNetwork, neuron: tuple[int, int] = (0, 0))
 
     Parameters
     ----------
-    network : a torus network with a target manifold.
-    neuron : sheet index ``n = (i, j)``.
+    network : HopfieldNetwork
+        A torus network with a target manifold.
+    neuron : tuple of int
+        Sheet index ``n = (i, j)``.
 
     Returns
     -------
@@ -70,10 +72,14 @@ def network_step(network: HopfieldNetwork, sample_interval: float, dt_max: float
 
     Parameters
     ----------
-    network : a network with a target manifold.
-    sample_interval : ``Delta t'``, the trajectory's sample interval in network time units.
-    dt_max : largest step in units of ``tau``.
-    method : ``rk4``, ``midpoint`` or ``euler``.
+    network : HopfieldNetwork
+        A network with a target manifold.
+    sample_interval : float
+        ``Delta t'``, the trajectory's sample interval in network time units.
+    dt_max : float
+        Largest step in units of ``tau``.
+    method : str
+        ``rk4``, ``midpoint`` or ``euler``.
 
     Returns
     -------
