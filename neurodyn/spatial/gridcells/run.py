@@ -19,8 +19,8 @@ map bins its rate over the visited positions and its gridness is scored by the a
 rotation method (:mod:`neurodyn.spatial.ratemaps`).
 
 Between the trajectory's samples the phase velocity is interpolated linearly
-(:class:`~neurodyn.dynamics.inputs.ArrayVelocity`), and the network integrates on its own step, a whole
-fraction of the sample interval. Long runs are simulated in consecutive segments that continue
+(:class:`~neurodyn.dynamics.inputs.ArrayVelocity`), and the network integrates on its own step, a
+whole fraction of the sample interval. Long runs are simulated in consecutive segments that continue
 from the last state, so memory stays bounded: only the decoded phases and the binned rates are
 kept.
 """
@@ -112,8 +112,8 @@ def run_grid_cells(
     (the sample interval in network time units), is at most ``dt_network`` and is stable for the
     network's fastest decaying mode (:func:`network_step`). Decoded
     positions integrate the wrapped decoded phase increments from ``x_0``
-    (:func:`neurodyn.spatial.agent.phase_track_to_positions`). Rate maps bin each panel cell's rate over
-    the positions (``bins x bins``, no smoothing) and are scored by
+    (:func:`neurodyn.spatial.agent.phase_track_to_positions`). Rate maps bin each panel cell's rate
+    over the positions (``bins x bins``, no smoothing) and are scored by
     :func:`neurodyn.spatial.ratemaps.grid_scores`. A cell is classified as a grid cell against the
     shuffled null of :func:`neurodyn.spatial.gridnull.shuffled_gridness` (its smoothed map's classic
     gridness above the 95th percentile of ``shuffles`` time-shifted maps per cell, pooled);
@@ -121,36 +121,57 @@ def run_grid_cells(
 
     Parameters
     ----------
-    network : a fitted torus network with transport and target manifold.
-    trajectory : the agent's trajectory, ``position`` (steps, 2) m sampled every ``dt`` s.
-    spacing : grid spacing in metres (used when ``modules`` is None).
-    orientation : angle of the wave vector ``k1`` in radians.
-    modules : spacings (m) of several modules run side by side; the first is the primary one.
-    tau_seconds : the duration of the network's ``tau`` in seconds (10 ms for grid cells).
-    dt_network : largest network step in units of ``tau`` (default :data:`DEFAULT_DT_NETWORK`,
-        2 tau: on the 32 x 32 hex sheet its decoded positions differ from those of a 0.25 tau
-        run by ~1e-5 m, and the 10-minute run takes about a minute; see
-        ``bench/bench_gridcells.py --study``). A stiffer network gets a smaller step.
-    cells : size of the random panel of cells (sheet neurons, drawn without replacement).
-    bins : rate-map bins per side.
-    seed : seeds the choice of the panel.
-    progress : show a progress bar over the run (default: only on a terminal).
-    all_cells : also bin every neuron of the sheet (``ModuleResult.all_maps``).
-    lattice : expected lattice of the model (``'hex'`` or ``'square'``); a mismatch raises.
-    method : fixed-step integrator of :func:`neurodyn.dynamics.simulation.simulate` (``rk4``, ``midpoint``,
-        ``euler``); ``noise > 0`` needs ``euler`` (Euler-Maruyama).
-    noise : ``sigma`` of additive noise on ``u`` per square root of network time (seeded by
-        ``seed``, a fresh stream per segment).
-    keep_rates : keep the panel's rates over time (``ModuleResult.rates``, (steps, cells)).
-    boundary_cue : ``(strength, distance)``: while the agent is within ``distance`` m of a wall,
-        a landmark input of that strength (:mod:`neurodyn.spatial.cues`) pulls each module's bump to
-        the phase ``K x`` of the true position (a boundary encounter resets the integrator).
-    landmark_cue : ``(strength, x, y, radius)``: the same input while the agent is within
-        ``radius`` m of a landmark at ``(x, y)`` m (:mod:`neurodyn.spatial.gridcells.segments`).
-    shuffles : time-shifted maps per cell of the grid-cell null (>= 0; 0: fixed threshold).
-    min_shift : smallest time shift of the null in seconds (default ``min(20 s, duration / 4)``).
-    device : ``cpu`` or ``cuda``: where the network is simulated (the maps, phases and
-        scores are computed on the CPU).
+    network : HopfieldNetwork
+        A fitted torus network with transport and target manifold.
+    trajectory : Trajectory
+        The agent's trajectory, ``position`` (steps, 2) m sampled every ``dt`` s.
+    spacing : float
+        Grid spacing in metres (used when ``modules`` is None).
+    orientation : float
+        Angle of the wave vector ``k1`` in radians.
+    modules : list of float or None
+        Spacings (m) of several modules run side by side; the first is the primary one.
+    tau_seconds : float
+        The duration of the network's ``tau`` in seconds (10 ms for grid cells).
+    dt_network : float or None
+        Largest network step in units of ``tau`` (default :data:`DEFAULT_DT_NETWORK`, 2 tau: on the
+        32 x 32 hex sheet its decoded positions differ from those of a 0.25 tau run by ~1e-5 m, and
+        the 10-minute run takes about a minute; see ``bench/bench_gridcells.py --study``). A stiffer
+        network gets a smaller step.
+    cells : int
+        Size of the random panel of cells (sheet neurons, drawn without replacement).
+    bins : int
+        Rate-map bins per side.
+    seed : int
+        Seeds the choice of the panel.
+    progress : bool or None
+        Show a progress bar over the run (default: only on a terminal).
+    all_cells : bool
+        Also bin every neuron of the sheet (``ModuleResult.all_maps``).
+    lattice : str or None
+        Expected lattice of the model (``'hex'`` or ``'square'``); a mismatch raises.
+    method : str
+        Fixed-step integrator of :func:`neurodyn.dynamics.simulation.simulate` (``rk4``,
+        ``midpoint``, ``euler``); ``noise > 0`` needs ``euler`` (Euler-Maruyama).
+    noise : float
+        ``sigma`` of additive noise on ``u`` per square root of network time (seeded by ``seed``, a
+        fresh stream per segment).
+    keep_rates : bool
+        Keep the panel's rates over time (``ModuleResult.rates``, (steps, cells)).
+    boundary_cue : tuple of float or None
+        ``(strength, distance)``: while the agent is within ``distance`` m of a wall, a landmark
+        input of that strength (:mod:`neurodyn.spatial.cues`) pulls each module's bump to the phase
+        ``K x`` of the true position (a boundary encounter resets the integrator).
+    landmark_cue : tuple of float or None
+        ``(strength, x, y, radius)``: the same input while the agent is within ``radius`` m of a
+        landmark at ``(x, y)`` m (:mod:`neurodyn.spatial.gridcells.segments`).
+    shuffles : int
+        Time-shifted maps per cell of the grid-cell null (>= 0; 0: fixed threshold).
+    min_shift : float or None
+        Smallest time shift of the null in seconds (default ``min(20 s, duration / 4)``).
+    device : str
+        ``cpu`` or ``cuda``: where the network is simulated (the maps, phases and scores are
+        computed on the CPU).
 
     Returns
     -------
