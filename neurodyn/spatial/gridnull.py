@@ -75,11 +75,16 @@ def shifted_null(rates: np.ndarray, score, shuffles: int, min_shift: int,
 
     Parameters
     ----------
-    rates : ``(steps, cells)`` rates.
-    score : ``score(shifted) -> (cells,)`` for shifted rates ``(steps, cells)``.
-    shuffles : rounds of shifts.
-    min_shift : smallest shift (samples); ``steps`` must exceed twice it.
-    seed : seeds the lags.
+    rates : numpy.ndarray, shape (steps, cells)
+        Rates.
+    score : callable
+        ``score(shifted) -> (cells,)`` for shifted rates ``(steps, cells)``.
+    shuffles : int
+        Rounds of shifts.
+    min_shift : int
+        Smallest shift (samples); ``steps`` must exceed twice it.
+    seed : int
+        Seeds the lags.
 
     Returns
     -------
@@ -110,16 +115,26 @@ def shuffled_gridness(positions, rates, dt: float, box: Box | None = None, bins:
 
     Parameters
     ----------
-    positions : ``(steps, 2)`` positions (m) sampled every ``dt`` s.
-    rates : ``(steps, cells)`` rates.
-    dt : sampling interval (s).
-    box : the arena (default ``Box(1.0)``).
-    bins : bins per side.
-    smoothing : Gaussian smoothing of the maps, in bins (>= 0).
-    shuffles : shuffled maps per cell (>= 1).
-    min_shift : smallest circular shift (s); the run must last more than twice as long.
-    percentile : of the null, in (0, 100).
-    seed : seeds the shifts.
+    positions : array_like, shape (steps, 2)
+        Positions (m) sampled every ``dt`` s.
+    rates : array_like, shape (steps, cells)
+        Rates.
+    dt : float
+        Sampling interval (s).
+    box : Box or None
+        The arena (default ``Box(1.0)``).
+    bins : int
+        Bins per side.
+    smoothing : float
+        Gaussian smoothing of the maps, in bins (>= 0).
+    shuffles : int
+        Shuffled maps per cell (>= 1).
+    min_shift : float
+        Smallest circular shift (s); the run must last more than twice as long.
+    percentile : float
+        Of the null, in (0, 100).
+    seed : int
+        Seeds the shifts.
 
     Returns
     -------
