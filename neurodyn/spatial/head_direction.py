@@ -46,9 +46,12 @@ def tuning_curves(heading, rates, bins: int = 60) -> TuningCurves:
 
     Parameters
     ----------
-    heading : ``(steps,)`` headings (rad, any branch).
-    rates : ``(steps, cells)`` rates.
-    bins : sectors of ``[0, 2 pi)`` (>= 4).
+    heading : array_like, shape (steps,)
+        Headings (rad, any branch).
+    rates : array_like, shape (steps, cells)
+        Rates.
+    bins : int
+        Sectors of ``[0, 2 pi)`` (>= 4).
 
     Returns
     -------
@@ -121,11 +124,20 @@ def classify_head_direction(heading, rates, bins: int = 60, shuffles: int = 50,
 
     Parameters
     ----------
-    heading, rates, bins : as in :func:`tuning_curves`.
-    shuffles : shifted copies per cell.
-    min_shift : smallest circular shift (samples).
-    percentile : of the pooled null.
-    seed : seeds the shifts.
+    heading : array_like, shape (steps,)
+        As in :func:`tuning_curves`.
+    rates : array_like, shape (steps, cells)
+        As in :func:`tuning_curves`.
+    bins : int
+        As in :func:`tuning_curves`.
+    shuffles : int
+        Shifted copies per cell.
+    min_shift : int
+        Smallest circular shift (samples).
+    percentile : float
+        Of the pooled null.
+    seed : int
+        Seeds the shifts.
 
     Returns
     -------
