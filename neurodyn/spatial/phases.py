@@ -70,7 +70,9 @@ def position_to_phase(
     ----------
     position : array, shape (..., 2)
         Positions in metres.
-    spacing, orientation, lattice
+    spacing, orientation : float
+        As in :func:`wave_vectors`.
+    lattice : str
         As in :func:`wave_vectors`.
 
     Returns
@@ -93,7 +95,9 @@ def phase_velocity(
     ----------
     velocity : array, shape (..., 2)
         Velocities in m/s, e.g. ``Trajectory.velocity`` (steps, 2).
-    spacing, orientation, lattice
+    spacing, orientation : float
+        As in :func:`wave_vectors`.
+    lattice : str
         As in :func:`wave_vectors`.
 
     Returns
@@ -124,7 +128,9 @@ def phase_to_position_delta(
     dphase : array, shape (..., 2)
         Phase increments (or phase velocities) in radians (rad/s). Increments decoded from a
         periodic phase must be wrapped into ``(-pi, pi]`` first.
-    spacing, orientation, lattice
+    spacing, orientation : float
+        As in :func:`wave_vectors`.
+    lattice : str
         As in :func:`wave_vectors`.
 
     Returns
@@ -155,7 +161,9 @@ def phase_track_to_positions(
         Phases in radians (any branch), e.g. decoded from a torus network.
     start : array, shape (..., 2)
         Known position at the first sample, metres.
-    spacing, orientation, lattice
+    spacing, orientation : float
+        As in :func:`wave_vectors`.
+    lattice : str
         As in :func:`wave_vectors`.
 
     Returns
@@ -198,7 +206,9 @@ def grid_pattern(
     ----------
     position : array, shape (..., 2)
         Positions in metres.
-    spacing, orientation, lattice
+    spacing, orientation : float
+        As in :func:`wave_vectors`.
+    lattice : str
         As in :func:`wave_vectors`.
     phase_offset : array, shape (2,) or (cells, 2)
         Phase ``c`` of each cell's pattern in radians (its peak sits where ``psi = c``).
