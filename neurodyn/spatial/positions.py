@@ -109,8 +109,9 @@ def ratinabox_arrays(source) -> tuple[np.ndarray, np.ndarray]:
 
     Parameters
     ----------
-    source : a RatInABox ``Agent``, its ``history`` dict (lists) or ``get_history_arrays()``
-        dict, or a path to a ``.npz`` / ``.json`` file holding ``t`` and ``pos``.
+    source : Agent or dict or str or Path
+        A RatInABox ``Agent``, its ``history`` dict (lists) or ``get_history_arrays()`` dict, or a
+        path to a ``.npz`` / ``.json`` file holding ``t`` and ``pos``.
 
     Returns
     -------
