@@ -17,6 +17,7 @@ ROOT = Path(__file__).resolve().parents[2]
 PENDING = {
     "neurodyn/analysis/activity.py",
     "neurodyn/fitting/core.py",
+    "neurodyn/plotting/__init__.py",
     "neurodyn/plotting/animation.py",
 }
 
