@@ -310,22 +310,9 @@ def fit(config: FitConfig | None = None, out_dir: str | Path | None = None,
     net.manifold, net.energy_fn._key = target, None  # new tensors: refresh the slopes
     ckpt = Path(out_dir) / "fit_state.pt" if out_dir is not None else None
     if config.family == "mlp":
-        history, step0 = train_neural(
-            net, manifold, config, ckpt, resume, progress,
-            lambda step: to_device(_batch(manifold, config, step), dev),
-            lambda b: _residuals(net, target, config, b),
-            lambda path: load_checkpoint(path, config), FitInterrupted, FitFailed)
-        with torch.no_grad():
-            net.transport = Transport.fit(geometry, target.u0, net.tau, net.activation)
-        return FitResult(net, config, history, time.perf_counter() - start, step0)
-    p = net.energy_fn.theta().numel()
-    zeros = {k: {"ata": torch.zeros(p, p, dtype=torch.float64),
-                 "aty": torch.zeros(p, dtype=torch.float64),
-                 "yty": torch.zeros((), dtype=torch.float64)} for k in TERMS}
-    sums, history, step0 = zeros, {k: [] for k in TERMS}, 0
-    if ckpt is not None and resume and ckpt.exists():
-        state = load_checkpoint(ckpt, config)
-        sums, history, step0 = state["sums"], state["history"], int(state["step"])
+        return _fit_neural(net, geometry, manifold, target, config, ckpt, resume, progress, dev,
+                           start)
+    sums, history, step0 = _initial_sums(net, config, ckpt, resume)
 
     def save(step):
         save_checkpoint(ckpt, config, sums=sums, history=history, step=step)
@@ -335,10 +322,7 @@ def fit(config: FitConfig | None = None, out_dir: str | Path | None = None,
     try:
         for step in range(step0, config.steps):
             design = _design(net, target, config, to_device(_batch(manifold, config, step), dev))
-            for k, (a, y) in design.items():
-                sums[k] = {"ata": sums[k]["ata"] + (a.T @ a).cpu(),
-                           "aty": sums[k]["aty"] + (a.T @ y).cpu(),
-                           "yty": sums[k]["yty"] + (y @ y).cpu()}
+            _accumulate(sums, design)
             losses = _term_losses(sums, _solve(sums, config), step + 1)
             for k in TERMS:
                 history[k].append(losses[k])
@@ -363,3 +347,39 @@ def fit(config: FitConfig | None = None, out_dir: str | Path | None = None,
     with torch.no_grad():
         net.transport = Transport.fit(geometry, target.u0, net.tau, net.activation)
     return FitResult(net, config, history, time.perf_counter() - start, step0)
+
+
+def _fit_neural(net, geometry, manifold, target, config: FitConfig, ckpt: Path | None, resume: bool,
+                progress: bool | None, dev: torch.device, start: float) -> FitResult:
+    """The ``mlp`` family: Adam on the neural energy (:func:`train_neural`), then the
+    transport; ``start`` is the fit's start time (``time.perf_counter``)."""
+    history, step0 = train_neural(
+        net, manifold, config, ckpt, resume, progress,
+        lambda step: to_device(_batch(manifold, config, step), dev),
+        lambda b: _residuals(net, target, config, b),
+        lambda path: load_checkpoint(path, config), FitInterrupted, FitFailed)
+    with torch.no_grad():
+        net.transport = Transport.fit(geometry, target.u0, net.tau, net.activation)
+    return FitResult(net, config, history, time.perf_counter() - start, step0)
+
+
+def _initial_sums(net, config: FitConfig, ckpt: Path | None, resume: bool):
+    """``(sums, history, first step)``: zero normal equations ``A^T A``, ``A^T y``, ``y^T y``
+    of each term and an empty history, or those of the checkpoint when resuming."""
+    p = net.energy_fn.theta().numel()
+    zeros = {k: {"ata": torch.zeros(p, p, dtype=torch.float64),
+                 "aty": torch.zeros(p, dtype=torch.float64),
+                 "yty": torch.zeros((), dtype=torch.float64)} for k in TERMS}
+    sums, history, step0 = zeros, {k: [] for k in TERMS}, 0
+    if ckpt is not None and resume and ckpt.exists():
+        state = load_checkpoint(ckpt, config)
+        sums, history, step0 = state["sums"], state["history"], int(state["step"])
+    return sums, history, step0
+
+
+def _accumulate(sums: dict, design: dict) -> None:
+    """Add one batch's design ``(A, y)`` of each term to its normal equations (on the CPU)."""
+    for k, (a, y) in design.items():
+        sums[k] = {"ata": sums[k]["ata"] + (a.T @ a).cpu(),
+                   "aty": sums[k]["aty"] + (a.T @ y).cpu(),
+                   "yty": sums[k]["yty"] + (y @ y).cpu()}
