@@ -252,16 +252,7 @@ def run_sweep(cell: Callable[[dict], dict], grid: Mapping[str, Sequence], out: s
     out = Path(out)
     fixed = dict(fixed or {})
     cells = grid_cells(grid)
-    clash = set(fixed) & set(grid) | ({"seed"} & (set(fixed) | set(grid)))
-    if clash:
-        raise BadInput(f"grid/fixed: names {sorted(clash)} used twice (or 'seed', which the "
-                       "sweep sets from the coordinates)")
-    if workers is not None and (isinstance(workers, bool) or not isinstance(workers, int)
-                                or workers < 0):
-        raise BadInput(f"workers={workers!r}: must be an integer >= 0 (0: in this process)")
-    if scheduler is not None and not DASK_AVAILABLE:
-        raise BadInput(f"scheduler={scheduler!r}: needs dask.distributed "
-                       "(pip install 'neurodyn-flows[cluster]')")
+    _check_sweep(grid, fixed, workers, scheduler)
     cell_dir = out / "cells"
     cell_dir.mkdir(parents=True, exist_ok=True)
     done = _load_done(cell_dir, cells)
@@ -276,25 +267,8 @@ def run_sweep(cell: Callable[[dict], dict], grid: Mapping[str, Sequence], out: s
                 done[k] = _store(cell_dir, k, c, params[k]["seed"], _run_cell(cell, params[k]))
                 bar.update(1)
         elif todo:
-            from distributed import as_completed
-
-            own = client is None
-            if own:
-                client, cluster = _client(workers, scheduler,
-                                          [getattr(cell, "__module__", ""), *preload])
-            try:
-                futures = {client.submit(_run_cell, cell, params[_key(c)], pure=False,
-                                         key=f"cell-{out.name}-{_key(c)}"): c for c in todo}
-                for fut in as_completed(futures):
-                    c = futures[fut]
-                    k = _key(c)
-                    done[k] = _store(cell_dir, k, c, params[k]["seed"], fut.result())
-                    bar.update(1)
-            finally:
-                if own:
-                    client.close()
-                    if cluster is not None:
-                        cluster.close()
+            _run_on_dask(cell, todo, params, cell_dir, done, bar, out.name, client=client,
+                         workers=workers, scheduler=scheduler, preload=preload)
     finally:
         bar.close()
     rows = [{**done[_key(c)]["coords"], "seed": done[_key(c)]["seed"],
@@ -308,6 +282,48 @@ def run_sweep(cell: Callable[[dict], dict], grid: Mapping[str, Sequence], out: s
     if figures is not None:
         figures(rows, out)
     return SweepResult(rows, table, len(todo), time.perf_counter() - start, parquet)
+
+
+def _check_sweep(grid: Mapping[str, Sequence], fixed: dict, workers: int | None,
+                 scheduler: str | None) -> None:
+    """Raise :class:`BadInput` for a name in both ``grid`` and ``fixed`` (or ``seed`` in
+    either), a bad worker count, or a scheduler without dask.distributed."""
+    clash = set(fixed) & set(grid) | ({"seed"} & (set(fixed) | set(grid)))
+    if clash:
+        raise BadInput(f"grid/fixed: names {sorted(clash)} used twice (or 'seed', which the "
+                       "sweep sets from the coordinates)")
+    if workers is not None and (isinstance(workers, bool) or not isinstance(workers, int)
+                                or workers < 0):
+        raise BadInput(f"workers={workers!r}: must be an integer >= 0 (0: in this process)")
+    if scheduler is not None and not DASK_AVAILABLE:
+        raise BadInput(f"scheduler={scheduler!r}: needs dask.distributed "
+                       "(pip install 'neurodyn-flows[cluster]')")
+
+
+def _run_on_dask(cell: Callable[[dict], dict], todo: list[dict], params: dict, cell_dir: Path,
+                 done: dict, bar, name: str, *, client, workers: int | None,
+                 scheduler: str | None, preload: Sequence[str]) -> None:
+    """Run the cells ``todo`` on ``client`` (or on a cluster of its own, closed at the end),
+    storing each result into ``cell_dir`` and ``done`` as it completes."""
+    from distributed import as_completed
+
+    own = client is None
+    if own:
+        client, cluster = _client(workers, scheduler,
+                                  [getattr(cell, "__module__", ""), *preload])
+    try:
+        futures = {client.submit(_run_cell, cell, params[_key(c)], pure=False,
+                                 key=f"cell-{name}-{_key(c)}"): c for c in todo}
+        for fut in as_completed(futures):
+            c = futures[fut]
+            k = _key(c)
+            done[k] = _store(cell_dir, k, c, params[k]["seed"], fut.result())
+            bar.update(1)
+    finally:
+        if own:
+            client.close()
+            if cluster is not None:
+                cluster.close()
 
 
 def grid_points(point: Callable[[dict], Any], grid: Mapping[str, Sequence],
