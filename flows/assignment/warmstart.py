@@ -78,6 +78,19 @@ class PriceMap:
         """
         if isinstance(reach, bool) or not isinstance(reach, int) or reach < 0:
             raise FlowsError(f"reach={reach!r} is not allowed; it must be an int >= 0")
+        solved = cls._solve_batches(pairs)
+        if not solved:
+            return None
+        mean_x = np.mean([s[0] for s in solved], axis=0)
+        mean_y = np.mean([s[1].mean(0) for s in solved], axis=0)
+        y, p, g = cls._centred_prices(solved, mean_x, mean_y)
+        lo, width, coef, side = cls._cell_expansions(y, p, g, reach)
+        return cls(lo, width, coef, side, mean_x, mean_y)
+
+    @staticmethod
+    def _solve_batches(pairs: Iterable[tuple[np.ndarray, np.ndarray]]) -> list | None:
+        """``(mean x, y, prices, paired source)`` of each batch solved with prices; None as soon
+        as a batch's dimension exceeds :data:`MAX_DIM`."""
         solved = []
         for x, y in pairs:
             x = np.asarray(x, dtype=np.float64)
@@ -89,10 +102,13 @@ class PriceMap:
                 source = np.empty_like(x)
                 source[sigma] = x  # the source point paired with each y
                 solved.append((x.mean(0), y, p, source))
-        if not solved:
-            return None
-        mean_x = np.mean([s[0] for s in solved], axis=0)
-        mean_y = np.mean([s[1].mean(0) for s in solved], axis=0)
+        return solved
+
+    @staticmethod
+    def _centred_prices(solved: list, mean_x: np.ndarray, mean_y: np.ndarray
+                        ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Every batch's targets, prices and price gradients, ``(N, d)``, ``(N,)``, ``(N, d)``,
+        with its offsets from the means removed and its prices less their mean."""
         ys, ps, gs = [], [], []
         for xm, y, p, source in solved:
             a, b = xm - mean_x, y.mean(0) - mean_y  # this batch's offsets
@@ -100,7 +116,13 @@ class PriceMap:
             p = p - 2.0 * (y @ (a - b))
             ps.append(p - p.mean())
             gs.append(2.0 * (source - y) - 2.0 * (a - b))  # grad P = 2 (T^-1(y) - y)
-        y, p, g = np.concatenate(ys), np.concatenate(ps), np.concatenate(gs)
+        return np.concatenate(ys), np.concatenate(ps), np.concatenate(gs)
+
+    @staticmethod
+    def _cell_expansions(y: np.ndarray, p: np.ndarray, g: np.ndarray, reach: int):
+        """``(lo, width, coef, side)``: a grid of about four points ``y`` per cell and each
+        cell's averaged first-order expansion ``(side**d, d + 1)`` (an empty cell takes its
+        nearest filled cell's within ``reach`` cells, else NaN)."""
         n, d = y.shape
         side = max(1, int((n / 4) ** (1 / d)))
         lo, hi = y.min(0), y.max(0)
@@ -119,7 +141,7 @@ class PriceMap:
         if empty.any():  # an empty cell takes its nearest filled cell's expansion, within reach
             dist, nearest = ndimage.distance_transform_edt(empty, return_indices=True)
             coef = np.where((dist <= reach)[..., None], coef[tuple(nearest)], np.nan)
-        return cls(lo, width, coef.reshape(side**d, d + 1), side, mean_x, mean_y)
+        return lo, width, coef.reshape(side**d, d + 1), side
 
     def __call__(self, y: np.ndarray, x: np.ndarray | None = None) -> np.ndarray:
         """Guessed prices of the points y (n, d), NaN outside the reference points' box.
