@@ -41,8 +41,7 @@ def plot_rate_maps(
     ncols : int
         Panels per row, >= 1.
     fig : Figure or None
-        Matplotlib Figure, optional Figure to draw into (it is cleared); a new one is created when
-        omitted.
+        Figure to draw into (it is cleared); a new one is created when omitted.
 
     Returns
     -------
@@ -51,17 +50,7 @@ def plot_rate_maps(
     """
     from matplotlib.figure import Figure
 
-    if not isinstance(maps, RateMaps):
-        raise TypeError(f"maps must be a RateMaps, got {type(maps).__name__}")
-    total = maps.maps.shape[0]
-    cells = np.arange(min(total, 32)) if cells is None else np.asarray(cells)
-    if cells.ndim != 1 or cells.size == 0 or cells.dtype.kind not in "iu":
-        raise ValueError(f"cells must be a non-empty sequence of integers, got {cells!r}")
-    if cells.min() < 0 or cells.max() >= total:
-        raise ValueError(f"cells must lie in [0, {total - 1}], got {cells.tolist()}")
-    if isinstance(ncols, bool) or not isinstance(ncols, Integral) or ncols < 1:
-        raise ValueError(f"ncols must be an integer >= 1, got {ncols!r}")
-    ncols = min(int(ncols), cells.size)
+    cells, ncols = _checked_panel(maps, cells, ncols)
     nrows = -(-cells.size // ncols)
     if fig is None:
         fig = Figure(figsize=(1.6 * ncols + 0.8, 1.6 * nrows), layout="constrained")
@@ -72,6 +61,32 @@ def plot_rate_maps(
     vmin, vmax = (float(finite.min()), float(finite.max())) if finite.size else (0.0, 1.0)
     extent = (maps.x_edges[0], maps.x_edges[-1], maps.y_edges[0], maps.y_edges[-1])
     axes = fig.subplots(nrows, ncols, squeeze=False, sharex=True, sharey=True)
+    image = _draw_panels(axes, shown, cells, extent, vmin, vmax)
+    fig.colorbar(image, ax=axes, label="rate", shrink=0.8)
+    return fig
+
+
+def _checked_panel(maps: RateMaps, cells, ncols) -> tuple[np.ndarray, int]:
+    """The cells to draw (default: the first 32) and the panels per row (at most one per
+    cell); ``TypeError`` or ``ValueError`` for bad arguments."""
+    if not isinstance(maps, RateMaps):
+        raise TypeError(f"maps must be a RateMaps, got {type(maps).__name__}")
+    total = maps.maps.shape[0]
+    cells = np.arange(min(total, 32)) if cells is None else np.asarray(cells)
+    if cells.ndim != 1 or cells.size == 0 or cells.dtype.kind not in "iu":
+        raise ValueError(f"cells must be a non-empty sequence of integers, got {cells!r}")
+    if cells.min() < 0 or cells.max() >= total:
+        raise ValueError(f"cells must lie in [0, {total - 1}], got {cells.tolist()}")
+    if isinstance(ncols, bool) or not isinstance(ncols, Integral) or ncols < 1:
+        raise ValueError(f"ncols must be an integer >= 1, got {ncols!r}")
+    return cells, min(int(ncols), cells.size)
+
+
+def _draw_panels(axes: np.ndarray, shown: np.ndarray, cells: np.ndarray, extent: tuple,
+                 vmin: float, vmax: float):
+    """One map per panel of ``axes`` ``(nrows, ncols)`` (the extra panels hidden), axis labels
+    on the outer panels; returns the last image (for the colour bar)."""
+    nrows, ncols = axes.shape
     cmap = _viridis_blank_nan()
     image = None
     for k, ax in enumerate(axes.flat):
@@ -86,8 +101,7 @@ def plot_rate_maps(
             ax.set_ylabel("y (m)")
         if k // ncols == nrows - 1 or k + ncols >= cells.size:
             ax.set_xlabel("x (m)")
-    fig.colorbar(image, ax=axes, label="rate", shrink=0.8)
-    return fig
+    return image
 
 
 def plot_autocorrelogram(
