@@ -334,6 +334,22 @@ def log_likelihood(field: Field, x: torch.Tensor, method: str = "dopri5", steps:
         g = as_generator(seed)
         probe = (torch.randint(0, 2, (n, d), generator=g).to(x.dtype) * 2 - 1).to(x.device)
     counter = {"nfe": 0}
+    rhs = _likelihood_rhs(field, d, probe, counter, method, steps, rtol, atol, max_nfe)
+    state = torch.cat([x, torch.zeros(n, 1, dtype=x.dtype, device=x.device)], 1)
+    times = torch.tensor([1.0, 0.0], dtype=x.dtype, device=x.device)
+    end = odeint(rhs, state, times, method=method, rtol=rtol, atol=atol,
+                 options=_options(method, steps))[-1]
+    z, acc = end[:, :d].detach(), end[:, d].detach()
+    logp0 = -0.5 * z.square().sum(1) - 0.5 * d * math.log(2 * math.pi)
+    return LikelihoodResult(logp0 + acc, z, counter["nfe"], use)
+
+
+def _likelihood_rhs(field: Field, d: int, probe: torch.Tensor | None, counter: dict,
+                    method: str, steps: int, rtol: float, atol: float, max_nfe: int | None):
+    """The right-hand side of the augmented ODE ``(x, log-density change)``, ``(N, d + 1)``:
+    the velocity and its divergence (exact, or Hutchinson's with ``probe``), counting its
+    calls in ``counter["nfe"]`` against ``max_nfe`` and raising :class:`SamplingDiverged` on a
+    non-finite value."""
 
     def rhs(t: torch.Tensor, state: torch.Tensor) -> torch.Tensor:
         counter["nfe"] += 1
@@ -346,10 +362,4 @@ def log_likelihood(field: Field, x: torch.Tensor, method: str = "dopri5", steps:
                                    "velocity or divergence", span=(1.0, 0.0))
         return out
 
-    state = torch.cat([x, torch.zeros(n, 1, dtype=x.dtype, device=x.device)], 1)
-    times = torch.tensor([1.0, 0.0], dtype=x.dtype, device=x.device)
-    end = odeint(rhs, state, times, method=method, rtol=rtol, atol=atol,
-                 options=_options(method, steps))[-1]
-    z, acc = end[:, :d].detach(), end[:, d].detach()
-    logp0 = -0.5 * z.square().sum(1) - 0.5 * d * math.log(2 * math.pi)
-    return LikelihoodResult(logp0 + acc, z, counter["nfe"], use)
+    return rhs
