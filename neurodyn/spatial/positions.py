@@ -80,6 +80,17 @@ def load_positions(
             times = file_times
     else:
         position = np.asarray(source)
+    position = _checked_positions(position, box)
+    t, dt = _sample_times(times, dt, position.shape[0])
+    velocity = np.empty_like(position)
+    velocity[:-1] = np.diff(position, axis=0) / dt
+    velocity[-1] = velocity[-2]
+    return Trajectory(t=t, position=position, velocity=velocity, dt=dt, box=box)
+
+
+def _checked_positions(position: np.ndarray, box: Box) -> np.ndarray:
+    """``position`` as a float ``(steps, 2)`` array of at least 2 steps inside ``box``
+    (``TypeError`` or ``ValueError`` otherwise)."""
     if position.dtype.kind not in "iuf":
         raise TypeError(f"positions must be a real numeric array, got dtype {position.dtype}")
     position = np.array(position, dtype=float)
@@ -89,6 +100,12 @@ def load_positions(
     if steps < 2:
         raise ValueError(f"positions must have at least 2 steps, got {steps}")
     check_positions(position, box)
+    return position
+
+
+def _sample_times(times, dt: float | None, steps: int) -> tuple[np.ndarray, float]:
+    """The ``(steps,)`` sample times and the interval: checked ``times`` (their mean step
+    unless ``dt`` is given), or multiples of ``dt``; ``ValueError`` when neither is given."""
     if dt is not None:
         dt = _check_positive("dt", dt)
     if times is not None:
@@ -98,10 +115,7 @@ def load_positions(
         raise ValueError("dt must be given (a float > 0) when times is not given, got None")
     else:
         t = np.arange(steps) * dt
-    velocity = np.empty_like(position)
-    velocity[:-1] = np.diff(position, axis=0) / dt
-    velocity[-1] = velocity[-2]
-    return Trajectory(t=t, position=position, velocity=velocity, dt=dt, box=box)
+    return t, dt
 
 
 def ratinabox_arrays(source) -> tuple[np.ndarray, np.ndarray]:
