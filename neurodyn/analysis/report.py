@@ -191,15 +191,7 @@ def restoration(network: HopfieldNetwork, count: int = 256,
     >>> sorted(res.to_dict()), res.trajectories["noise"].u.shape
     (['count', 'duration', 'noise', 'threshold'], torch.Size([3, 2, 32]))
     """
-    if network.manifold is None:
-        raise ValueError("network: restoration needs a network with a target manifold")
-    if not kinds:
-        raise ValueError("kinds: give at least one perturbation kind")
-    for k in kinds:
-        if k not in PERTURBATIONS or k == "none":
-            raise ValueError(f"kinds: {k!r} unknown; choose from {PERTURBATIONS[1:]}")
-    if isinstance(count, bool) or not isinstance(count, int) or count < 1:
-        raise ValueError(f"count={count!r}: must be an integer >= 1")
+    _check_restoration(network, kinds, count)
     gen = torch.Generator().manual_seed(seed)
     m = network.manifold
     stats, trajs = {}, {}
@@ -209,11 +201,29 @@ def restoration(network: HopfieldNetwork, count: int = 256,
         u0 = perturb(m, psi, kind, s, gen)
         tr = simulate(network, u0, duration, dt, save_every=max(1, int(round(1.0 / dt))),
                       device=device).cpu()
-        d = tr.distance
-        stats[kind] = RestorationStats(
-            fraction_within=float((d[-1] <= threshold).double().mean()),
-            final_max=float(d[-1].max()), final_median=float(d[-1].median()),
-            initial_min=float(d[0].min()), initial_max=float(d[0].max()),
-            energy=energy_audit(tr))
+        stats[kind] = _restoration_stats(tr, threshold)
         trajs[kind] = tr
     return RestorationResult(stats, float(threshold), float(duration), count, trajs)
+
+
+def _check_restoration(network: HopfieldNetwork, kinds: tuple[str, ...], count: int) -> None:
+    """Raise ``ValueError`` without a target manifold, perturbation kinds or a count >= 1."""
+    if network.manifold is None:
+        raise ValueError("network: restoration needs a network with a target manifold")
+    if not kinds:
+        raise ValueError("kinds: give at least one perturbation kind")
+    for k in kinds:
+        if k not in PERTURBATIONS or k == "none":
+            raise ValueError(f"kinds: {k!r} unknown; choose from {PERTURBATIONS[1:]}")
+    if isinstance(count, bool) or not isinstance(count, int) or count < 1:
+        raise ValueError(f"count={count!r}: must be an integer >= 1")
+
+
+def _restoration_stats(tr, threshold: float) -> RestorationStats:
+    """Distances at the start and the end of one kind's runs, and their energy audit."""
+    d = tr.distance
+    return RestorationStats(
+        fraction_within=float((d[-1] <= threshold).double().mean()),
+        final_max=float(d[-1].max()), final_median=float(d[-1].median()),
+        initial_min=float(d[0].min()), initial_max=float(d[0].max()),
+        energy=energy_audit(tr))
