@@ -100,30 +100,14 @@ def run_sample(model: str | Path, n: int, out: str | Path, method: str = "midpoi
     ``method`` (nothing is written).
     """
     out = Path(out)
-    check_positive_int("n", n)
-    METHODS.get(method)  # unknown names are refused, listing the valid ones
-    check_positive_int("steps", steps)
-    check_int("seed", seed, lo=0, hi=SEED_MAX)
-    dev = resolve_device(device)
-    if out.suffix != ".npy":
-        raise BadInput(f"out={str(out)!r} is not allowed; it must end in .npy")
-    if out.is_dir():
-        raise BadInput(f"out={str(out)!r} is a directory; a .npy file name is expected")
+    dev = _checked_sample_options(out, n, method, steps, seed, device)
     field, cfg = load_model(model, trust=trust)
     spec = getattr(field, "spec", None)
     dim = spec.dim if spec is not None else field.dim
     classes = spec.classes if spec is not None else field.classes
     # the estimate covers the built-in field's activations; a user module's own are its own
     check_terms(sampling_bytes(n, dim, spec.width if spec is not None else 1, steps))
-    labels = None
-    if classes:
-        if label is not None:
-            check_int("label", label, lo=0, hi=classes - 1)
-            labels = torch.full((n,), int(label), dtype=torch.long)
-        else:
-            labels = torch.arange(n) % classes
-    elif label is not None:
-        raise BadInput(f"label={label!r} is not allowed: the model is not class-conditional")
+    labels = _sample_labels(label, classes, n)
     source = source_for(cfg.get("source"), dim)
     sidecar = out.with_suffix(".json")
     try:
@@ -155,6 +139,37 @@ def run_sample(model: str | Path, n: int, out: str | Path, method: str = "midpoi
                      res.nfe)
 
 
+def _checked_sample_options(out: Path, n: int, method: str, steps: int, seed: int,
+                            device) -> torch.device:
+    """Check :func:`run_sample`'s numbers and its ``.npy`` output path (:class:`BadInput`);
+    return the resolved device."""
+    check_positive_int("n", n)
+    METHODS.get(method)  # unknown names are refused, listing the valid ones
+    check_positive_int("steps", steps)
+    check_int("seed", seed, lo=0, hi=SEED_MAX)
+    dev = resolve_device(device)
+    if out.suffix != ".npy":
+        raise BadInput(f"out={str(out)!r} is not allowed; it must end in .npy")
+    if out.is_dir():
+        raise BadInput(f"out={str(out)!r} is a directory; a .npy file name is expected")
+    return dev
+
+
+def _sample_labels(label: int | None, classes: int, n: int) -> torch.Tensor | None:
+    """The ``(n,)`` class labels to sample: all ``label``, or ``i mod classes``; None for an
+    unconditional model (:class:`BadInput` if a label is given to it)."""
+    labels = None
+    if classes:
+        if label is not None:
+            check_int("label", label, lo=0, hi=classes - 1)
+            labels = torch.full((n,), int(label), dtype=torch.long)
+        else:
+            labels = torch.arange(n) % classes
+    elif label is not None:
+        raise BadInput(f"label={label!r} is not allowed: the model is not class-conditional")
+    return labels
+
+
 def run_eval(samples: str | Path, reference: str | Path | None = None, data: str | None = None,
              metric: str = "w2", seed: int = 0, out: str | Path | None = None,
              train: str | Path | None = None, floor_pairs: int = 10,
@@ -182,27 +197,9 @@ def run_eval(samples: str | Path, reference: str | Path | None = None, data: str
     check_int("seed", seed, lo=0, hi=SEED_MAX)
     x = load_array(samples, name="samples")
     if metric == "memorization":
-        if train is None or reference is not None or data is not None:
-            raise BadInput("--metric memorization needs --train (a .npy/.csv file of the whole "
-                           "training set) and neither --reference nor --data")
-        tr = load_array(train, name="train")
-        if tr.shape[1] != x.shape[1]:
-            raise BadInput(f"samples have dimension {x.shape[1]} but train has {tr.shape[1]}; "
-                           "they must be equal")
-        criterion, null_rate = _memorization_options(criterion, null_rate)
-        config = {"samples": str(samples), "train": str(train), "metric": metric,
-                  "criterion": criterion, "null_rate": null_rate}
-        return _write_eval(out, config, seed, lambda: memorization(
-            x, tr, criterion=criterion, null_rate=null_rate, seed=seed))
-    if train is not None:
-        raise BadInput(f"--train is only used by --metric memorization, not --metric {metric}")
-    if criterion != "calibrated" or null_rate != NULL_RATE:
-        raise BadInput(f"criterion={criterion!r} and null_rate={null_rate!r} are only used by "
-                       f"--metric memorization, not --metric {metric}")
-    if (reference is None) == (data is None):
-        raise BadInput("give exactly one of --reference (a file) and --data (a dataset name); "
-                       "--metric memorization takes --train instead")
-    check_positive_int("floor_pairs", floor_pairs)
+        return _run_memorization_eval(x, samples, train, reference, data, criterion, null_rate,
+                                      seed, out)
+    _check_distance_options(metric, train, criterion, null_rate, reference, data, floor_pairs)
     if data is not None:
         dim = load_dataset(data, name="data").dim
         n_ref = x.shape[0]
@@ -222,6 +219,39 @@ def run_eval(samples: str | Path, reference: str | Path | None = None, data: str
               "data": data, "metric": metric, "floor_pairs": floor_pairs}
     return _write_eval(out, config, seed, lambda: evaluate(x, ref, metric, seed=seed,
                                                            dataset=ds, pairs=floor_pairs))
+
+
+def _run_memorization_eval(x: np.ndarray, samples, train, reference, data, criterion,
+                           null_rate, seed: int, out):
+    """:func:`run_eval` with ``--metric memorization``: the samples ``x`` against the training
+    set read from ``train`` (:class:`BadInput` without it, or with a reference)."""
+    if train is None or reference is not None or data is not None:
+        raise BadInput("--metric memorization needs --train (a .npy/.csv file of the whole "
+                       "training set) and neither --reference nor --data")
+    tr = load_array(train, name="train")
+    if tr.shape[1] != x.shape[1]:
+        raise BadInput(f"samples have dimension {x.shape[1]} but train has {tr.shape[1]}; "
+                       "they must be equal")
+    criterion, null_rate = _memorization_options(criterion, null_rate)
+    config = {"samples": str(samples), "train": str(train), "metric": "memorization",
+              "criterion": criterion, "null_rate": null_rate}
+    return _write_eval(out, config, seed, lambda: memorization(
+        x, tr, criterion=criterion, null_rate=null_rate, seed=seed))
+
+
+def _check_distance_options(metric: str, train, criterion, null_rate, reference, data,
+                            floor_pairs) -> None:
+    """Raise :class:`BadInput` for memorization options given to a distance metric, for not
+    exactly one of ``reference`` and ``data``, or for a bad ``floor_pairs``."""
+    if train is not None:
+        raise BadInput(f"--train is only used by --metric memorization, not --metric {metric}")
+    if criterion != "calibrated" or null_rate != NULL_RATE:
+        raise BadInput(f"criterion={criterion!r} and null_rate={null_rate!r} are only used by "
+                       f"--metric memorization, not --metric {metric}")
+    if (reference is None) == (data is None):
+        raise BadInput("give exactly one of --reference (a file) and --data (a dataset name); "
+                       "--metric memorization takes --train instead")
+    check_positive_int("floor_pairs", floor_pairs)
 
 
 def _memorization_options(criterion, null_rate) -> tuple[float | str, float]:
