@@ -14,6 +14,7 @@ import json
 from dataclasses import fields
 from pathlib import Path
 
+from ..errors import FlowsError
 from ..training.config import TrainConfig
 
 #: :data:`flows.field.REGIMES`
@@ -84,7 +85,6 @@ def json_object(text: str) -> dict:
 def device(value: str) -> str:
     """``--device``: "cpu", "cuda" or "cuda:N", refused at parse time (exit 2, naming the
     option) when unknown or not available on this machine."""
-    from ..errors import FlowsError
     from ..model import resolve_device  # imports torch: only when a command runs
 
     try:

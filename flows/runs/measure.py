@@ -20,11 +20,15 @@ from _runkit import Result, artifact
 from ..data import Dataset, Splits, load_dataset
 from ..errors import check_positive_int, derive_seed
 from ..evaluation.distances import evaluate
+from ..evaluation.distances import w2 as w2_metric
+from ..evaluation.floors import noise_floor
 from ..evaluation.nearest import memorization
 from ..field import FieldSpec, TwoLayerReLUField
 from ..sampling.ode import SampleResult, integrate
+from ..theory.excess import optimal_velocity, population_minimum, target_mixture
 from ..theory.kernel import guaranteed_log_rate, kernel_h, log_loss_slope
 from ..theory.runs import sample_sweep, width_sweep
+from ..theory.sweeps import objective_draws
 from ..training.loop import TrainConfig, fixed_objective, prepare_data
 
 __all__ = ["sample_field", "evaluate_field", "FieldEvaluation", "reference_for",
@@ -278,9 +282,6 @@ class SamplesExperiment(Result):
 
 def _gap_floor(cfg: TrainConfig, mix) -> float:
     """test minus train objective of u* on the draws of a theory run (see theory_run)."""
-    from ..theory.excess import optimal_velocity
-    from ..theory.sweeps import objective_draws
-
     cfg = cfg.resolved()
     splits, source = prepare_data(cfg)
     n_test = min(cfg.n_train, splits.heldout.shape[0])  # as flows.training.loop.theory_test_loss
@@ -302,10 +303,6 @@ def samples_experiment(ns: list[int], data: str = "moons", width: int = 4096, k:
     and W2 beside its noise floor (mean and std over ``floor_pairs`` pairs) versus n.
 
     ``sweep`` as in :func:`flows.theory.runs.width_sweep` (cells on a Dask cluster)."""
-    from ..evaluation.distances import w2 as w2_metric
-    from ..evaluation.floors import noise_floor
-    from ..theory.excess import population_minimum, target_mixture
-
     base = replace(theory_base(data, ns[0], k, steps, lr, seed), width=width)
     runs = sample_sweep(ns, base, sample_steps=sample_steps, with_lambda=False,
                         sweep=sweep).runs

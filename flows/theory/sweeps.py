@@ -29,9 +29,18 @@ from ..errors import FlowsError, as_generator, check_positive_int, derive_seed
 from ..evaluation.distances import w2
 from ..evaluation.floors import noise_floor
 from ..evaluation.nearest import memorization
+from ..optimal import EmpiricalOptimalField
+from ..path import get_path
 from ..sampling.ode import integrate
 from ..training.loop import TrainConfig, fixed_objective, prepare_data, train
-from .excess import Estimate, excess_risk, objective, population_minimum, target_mixture
+from .excess import (
+    Estimate,
+    excess_risk,
+    objective,
+    optimal_velocity,
+    population_minimum,
+    target_mixture,
+)
 from .kernel import loglog_slope
 from .ntk import ntk_comparison
 from .results import (
@@ -180,8 +189,6 @@ def gap_floor(cfg: TrainConfig, splits, source, mix, ds, n_test: int) -> float:
     minus its objective on the run's fixed training draws: 0 in expectation, so what a raw gap
     reads for a perfect field at these sizes.
     """
-    from .excess import optimal_velocity
-
     def u_star(x, t):
         return optimal_velocity(mix, x.double(), t.double())
 
@@ -197,8 +204,6 @@ def objective_draws(x1: torch.Tensor, source, k: int, path: str, sigma_min: floa
     """(x_t (N, d), t (N, 1), u (N, d)), float64, of the fixed objective on points x1 (n, d):
     the draws behind :func:`flows.training.loop.fixed_objective` with the same arguments (same
     order, before the features), N = n k."""
-    from ..path import get_path
-
     g = as_generator(seed)
     x1k = x1.repeat_interleave(check_positive_int("k", k), dim=0)
     x0 = source.sample(x1k.shape[0], g)
@@ -344,8 +349,6 @@ def memorization_point(n: int, data: str = "moons", width: int = 256, steps: int
     -------
     MemorizationPoint
     """
-    from ..optimal import EmpiricalOptimalField
-
     n = check_positive_int("n", n)
     cfg = TrainConfig(data=data, n_train=n, width=width, steps=steps, seed=seed,
                       checkpoint_every=max(1, steps))
