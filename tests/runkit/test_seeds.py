@@ -88,3 +88,18 @@ def test_configs_take_seeds_above_2_32():
     assert TrainConfig(seed=2**32).seed == 2**32
     assert FitConfig(seed=SEED_MAX).seed == SEED_MAX
     assert as_generator(SEED_MAX).initial_seed() == SEED_MAX
+
+
+def test_training_runs_of_seeds_0_and_2_32_differ_and_repeat():
+    import torch
+
+    from flows.training.config import TrainConfig
+    from flows.training.loop import train
+
+    def weights(seed):
+        cfg = TrainConfig(data="moons", steps=3, width=16, batch=32, n_eval=64, seed=seed)
+        return torch.cat([p.detach().flatten() for p in train(cfg).field.parameters()])
+
+    first = weights(0)
+    assert torch.equal(first, weights(0))
+    assert not torch.equal(first, weights(2**32))
