@@ -7,8 +7,9 @@ edited. Each module of kernels therefore calls :func:`use_kernel_cache` before i
 first kernel: numba then caches the kernels it decorates in ``<base>/kernels-<hash>``, where
 ``<hash>`` is that of every kernel source file (:data:`KERNEL_SOURCES`), so an edit of any of
 them starts a fresh folder. ``<base>`` is ``$NUMBA_CACHE_DIR`` when it is set, else
-``neurodyn-flows`` in the user's cache folder (``$XDG_CACHE_HOME`` or ``~/.cache``). If the
-folder cannot be written numba falls back to its own places (next to the sources).
+``neurodyn-flows`` in the user's cache folder (``$XDG_CACHE_HOME`` or ``~/.cache``; the
+temporary folder without a home). If the folder cannot be written numba falls back to its own
+places (next to the sources).
 
 ``make env`` ends by compiling every kernel into this cache (``bench/warm_kernels.py``), so no
 run or test pays a cold compile; ``make clean-kernels`` removes the cached kernels.
@@ -27,6 +28,7 @@ import functools
 import hashlib
 import os
 import shutil
+import tempfile
 from pathlib import Path
 
 __all__ = ["KERNEL_SOURCES", "kernel_files", "kernel_cache_dir", "use_kernel_cache",
@@ -47,7 +49,12 @@ def kernel_files() -> list[Path]:
 def _base() -> Path:
     if os.environ.get("NUMBA_CACHE_DIR"):
         return Path(os.environ["NUMBA_CACHE_DIR"])
-    cache = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
+    cache = os.environ.get("XDG_CACHE_HOME")
+    if not cache:
+        try:
+            cache = Path.home() / ".cache"
+        except RuntimeError:  # no home directory to be found
+            cache = Path(tempfile.gettempdir())
     return Path(cache) / "neurodyn-flows"
 
 
