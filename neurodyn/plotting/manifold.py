@@ -185,34 +185,9 @@ def plot_manifold_path(trajectory: SimulationResult, runs: int = 4, fig: Figure 
     fig = Figure(figsize=(10.0, 4.4), layout="constrained") if fig is None else fig
     colours = [f"C{b}" for b in range(n)]
     if dim == 1:
-        ax = fig.add_subplot(1, 2, 1, projection="polar")
-        for b in range(min(shown, n)):
-            ax.plot(dec[:, b, 0], t, color=colours[b], lw=1.2)
-            ax.plot(ref[:, b, 0], t, color=colours[b], lw=0.8, ls="--")
-        ax.set_xticks(np.arange(4) * math.pi / 2, POLAR_TICKS)
-        ax.set_title("decoded angle ψ (rad; solid) and integrated velocity (dashed);\n"
-                     "radius: time (τ)", fontsize="small")
+        _draw_ring_path(fig, t, dec, ref, colours[:min(shown, n)])
     else:
-        ax = fig.add_subplot(1, 2, 1)
-        mappable = None
-        for b in range(min(shown, n)):
-            for seg in _wrapped_segments(ref[:, b, 0], ref[:, b, 1]):
-                ax.plot(seg[:, 0], seg[:, 1], color="0.6", lw=0.8, ls="--")
-            pts = np.c_[dec[:, b, 0], dec[:, b, 1]]
-            jump = np.any(np.abs(np.diff(pts, axis=0)) > math.pi, axis=1)
-            segs = np.stack([pts[:-1], pts[1:]], axis=1)[~jump]
-            lc = LineCollection(segs, cmap="viridis", lw=1.4)
-            lc.set_array(0.5 * (t[:-1] + t[1:])[~jump])
-            lc.set_clim(t[0], t[-1])
-            mappable = ax.add_collection(lc)
-        fig.colorbar(mappable, ax=ax, label="time (τ)")
-        ax.set_xlim(0, 2 * math.pi)
-        ax.set_ylim(0, 2 * math.pi)
-        ax.set_aspect("equal")
-        ax.set_xlabel(phase_labels(2)[0])
-        ax.set_ylabel(phase_labels(2)[1])
-        ax.set_title("bump path on the torus (phase unit cell);\ndashed: integrated velocity",
-                     fontsize="small")
+        _draw_torus_path(fig, t, dec, ref, min(shown, n))
     ax_e = fig.add_subplot(1, 2, 2)
     for b in range(n):
         for a in range(dim):
@@ -223,3 +198,42 @@ def plot_manifold_path(trajectory: SimulationResult, runs: int = 4, fig: Figure 
     ax_e.set_title("path-integration error" + (" (solid ψ1, dotted ψ2)" if dim == 2 else ""),
                    fontsize="small")
     return fig
+
+
+def _draw_ring_path(fig: Figure, t: np.ndarray, dec: np.ndarray, ref: np.ndarray,
+                    colours: list[str]) -> None:
+    """Left panel for a ring: decoded (solid) and integrated (dashed) angles of the first runs
+    (one colour each) against time as the radius."""
+    ax = fig.add_subplot(1, 2, 1, projection="polar")
+    for b, colour in enumerate(colours):
+        ax.plot(dec[:, b, 0], t, color=colour, lw=1.2)
+        ax.plot(ref[:, b, 0], t, color=colour, lw=0.8, ls="--")
+    ax.set_xticks(np.arange(4) * math.pi / 2, POLAR_TICKS)
+    ax.set_title("decoded angle ψ (rad; solid) and integrated velocity (dashed);\n"
+                 "radius: time (τ)", fontsize="small")
+
+
+def _draw_torus_path(fig: Figure, t: np.ndarray, dec: np.ndarray, ref: np.ndarray,
+                     runs: int) -> None:
+    """Left panel for a torus: the first ``runs`` decoded paths in the phase unit cell,
+    coloured by time and cut where they wrap, over the integrated paths (dashed)."""
+    ax = fig.add_subplot(1, 2, 1)
+    mappable = None
+    for b in range(runs):
+        for seg in _wrapped_segments(ref[:, b, 0], ref[:, b, 1]):
+            ax.plot(seg[:, 0], seg[:, 1], color="0.6", lw=0.8, ls="--")
+        pts = np.c_[dec[:, b, 0], dec[:, b, 1]]
+        jump = np.any(np.abs(np.diff(pts, axis=0)) > math.pi, axis=1)
+        segs = np.stack([pts[:-1], pts[1:]], axis=1)[~jump]
+        lc = LineCollection(segs, cmap="viridis", lw=1.4)
+        lc.set_array(0.5 * (t[:-1] + t[1:])[~jump])
+        lc.set_clim(t[0], t[-1])
+        mappable = ax.add_collection(lc)
+    fig.colorbar(mappable, ax=ax, label="time (τ)")
+    ax.set_xlim(0, 2 * math.pi)
+    ax.set_ylim(0, 2 * math.pi)
+    ax.set_aspect("equal")
+    ax.set_xlabel(phase_labels(2)[0])
+    ax.set_ylabel(phase_labels(2)[1])
+    ax.set_title("bump path on the torus (phase unit cell);\ndashed: integrated velocity",
+                 fontsize="small")
