@@ -7,15 +7,18 @@ checkpoint written with another config is refused, naming the keys that differ.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 import torch
 
-from _runkit import atomic_torch_save, safe_torch_load
+from _runkit import atomic_torch_save, check_interrupt, safe_torch_load
+from _runkit import progress as progress_bar
 
 from .config import FitConfig
 
-__all__ = ["FORMAT", "to_device", "checkpoint_config", "save_checkpoint", "load_checkpoint"]
+__all__ = ["FORMAT", "to_device", "checkpoint_config", "save_checkpoint", "load_checkpoint",
+           "checkpointed_steps"]
 
 #: the ``format`` entry of every fit checkpoint
 FORMAT = "neurodyn.fit/2"
@@ -69,3 +72,53 @@ def load_checkpoint(path: Path, config: FitConfig) -> dict:
                          + ", ".join(f"{k}={old.get(k)!r} there, {new.get(k)!r} now"
                                      for k in diff) + "); use --fresh to start over")
     return state
+
+
+def checkpointed_steps(config: FitConfig, step0: int, history: dict, step_fn: Callable,
+                       save: Callable[[int], None], *, progress: bool | None, ckpt: Path | None,
+                       holds: Callable[[int], str], interrupted_cls: type[Exception]) -> None:
+    """Run the fit's steps ``step0 .. config.steps - 1`` under a progress bar, checkpointed.
+
+    Parameters
+    ----------
+    config : FitConfig
+        ``steps`` and ``checkpoint_every``.
+    step0 : int
+        The first step (that of a resumed checkpoint, else 0).
+    history : dict
+        The per-term losses, one entry a step in ``history["linear"]``.
+    step_fn : callable
+        ``step_fn(step)`` runs one step, appends its losses to ``history`` and returns the
+        progress bar's postfix (a dict, or None).
+    save : callable
+        ``save(done)`` writes the checkpoint after ``done`` steps: every
+        ``config.checkpoint_every`` steps, at the end, and on Ctrl-C.
+    progress : bool or None
+        Show the bar (None: only on a terminal).
+    ckpt : Path or None
+        The checkpoint file named in the interruption message.
+    holds : callable
+        ``holds(done)`` says what the checkpoint holds after ``done`` steps.
+    interrupted_cls : type
+        Raised on Ctrl-C, after saving the completed steps.
+    """
+    bar = progress_bar(total=config.steps, desc="fit", enabled=progress, initial=step0)
+    try:
+        for step in range(step0, config.steps):
+            postfix = step_fn(step)
+            bar.update(1)
+            if postfix:
+                bar.set_postfix(**postfix)
+            if (step + 1) % config.checkpoint_every == 0:
+                save(step + 1)
+            check_interrupt()
+    except KeyboardInterrupt:
+        done = len(history["linear"])
+        save(done)
+        where = f"; checkpoint {ckpt} holds {holds(done)}" if ckpt is not None \
+            else " (no output directory, nothing saved)"
+        raise interrupted_cls(f"fit interrupted after {done} of {config.steps} steps{where}; "
+                              "rerun the same command to resume") from None
+    finally:
+        bar.close()
+    save(config.steps)

@@ -36,8 +36,7 @@ from pathlib import Path
 
 import torch
 
-from _runkit import RunFailed, check_interrupt
-from _runkit import progress as progress_bar
+from _runkit import RunFailed
 
 from ..activation import Logistic
 from ..dynamics.device import check_device
@@ -52,7 +51,7 @@ from ..manifold import (
     probe_directions,
 )
 from ..network import HopfieldNetwork, Transport
-from .checkpoint import load_checkpoint, save_checkpoint, to_device
+from .checkpoint import checkpointed_steps, load_checkpoint, save_checkpoint, to_device
 from .config import FitConfig
 from .neural import train_neural
 
@@ -317,32 +316,19 @@ def fit(config: FitConfig | None = None, out_dir: str | Path | None = None,
     def save(step):
         save_checkpoint(ckpt, config, sums=sums, history=history, step=step)
 
-    bar = progress_bar(total=config.steps, desc="fit", enabled=progress, initial=step0)
-    step = step0
-    try:
-        for step in range(step0, config.steps):
-            design = _design(net, target, config, to_device(_batch(manifold, config, step), dev))
-            _accumulate(sums, design)
-            losses = _term_losses(sums, _solve(sums, config), step + 1)
-            for k in TERMS:
-                history[k].append(losses[k])
-            if not all(math.isfinite(v) for v in losses.values()):
-                raise FitFailed(f"fit: a loss became non-finite at step {step}; check gain, a, c")
-            bar.update(1)
-            bar.set_postfix(**{k: f"{v:.2e}" for k, v in losses.items()})
-            if (step + 1) % config.checkpoint_every == 0:
-                save(step + 1)
-            check_interrupt()
-    except KeyboardInterrupt:
-        done = len(history["linear"])
-        save(done)
-        where = f"; checkpoint {ckpt} holds the normal equations of steps 0-{done - 1}" \
-            if ckpt is not None else " (no output directory, nothing saved)"
-        raise FitInterrupted(f"fit interrupted after {done} of {config.steps} steps{where}; "
-                             "rerun the same command to resume") from None
-    finally:
-        bar.close()
-    save(config.steps)
+    def step_fn(step):
+        design = _design(net, target, config, to_device(_batch(manifold, config, step), dev))
+        _accumulate(sums, design)
+        losses = _term_losses(sums, _solve(sums, config), step + 1)
+        for k in TERMS:
+            history[k].append(losses[k])
+        if not all(math.isfinite(v) for v in losses.values()):
+            raise FitFailed(f"fit: a loss became non-finite at step {step}; check gain, a, c")
+        return {k: f"{v:.2e}" for k, v in losses.items()}
+
+    checkpointed_steps(config, step0, history, step_fn, save, progress=progress, ckpt=ckpt,
+                       holds=lambda done: f"the normal equations of steps 0-{done - 1}",
+                       interrupted_cls=FitInterrupted)
     net.energy_fn.set_theta(_solve(sums, config))
     with torch.no_grad():
         net.transport = Transport.fit(geometry, target.u0, net.tau, net.activation)

@@ -33,10 +33,7 @@ from pathlib import Path
 
 import torch
 
-from _runkit import check_interrupt
-from _runkit import progress as progress_bar
-
-from .checkpoint import save_checkpoint
+from .checkpoint import checkpointed_steps, save_checkpoint
 
 __all__ = ["train_neural", "solve_leak_coefficient"]
 
@@ -86,27 +83,15 @@ def train_neural(net, manifold, config, ckpt: Path | None, resume: bool, progres
                             optimizer=opt.state_dict(), scheduler=sched.state_dict(),
                             history=history, step=step)
 
-    bar = progress_bar(total=config.steps, desc="fit", enabled=progress, initial=step0)
-    try:
-        for step in range(step0, config.steps):
-            losses = _neural_step(energy, opt, sched, batch_fn, residual_fn, weights, step,
-                                  config.lr, failed_cls)
-            for k in weights:
-                history[k].append(float(losses[k].detach()))
-            bar.update(1)
-            if (step + 1) % config.checkpoint_every == 0:
-                save(step + 1)
-            check_interrupt()
-    except KeyboardInterrupt:
-        done = len(history["linear"])
-        save(done)
-        where = f"; checkpoint {ckpt} holds the weights and Adam state after {done} steps" \
-            if ckpt is not None else " (no output directory, nothing saved)"
-        raise interrupted_cls(f"fit interrupted after {done} of {config.steps} steps{where}; "
-                              "rerun the same command to resume") from None
-    finally:
-        bar.close()
-    save(config.steps)
+    def step_fn(step):
+        losses = _neural_step(energy, opt, sched, batch_fn, residual_fn, weights, step,
+                              config.lr, failed_cls)
+        for k in weights:
+            history[k].append(float(losses[k].detach()))
+
+    checkpointed_steps(config, step0, history, step_fn, save, progress=progress, ckpt=ckpt,
+                       holds=lambda done: f"the weights and Adam state after {done} steps",
+                       interrupted_cls=interrupted_cls)
     with torch.no_grad():
         energy.refresh(force=True)
     return history, step0
