@@ -19,7 +19,6 @@ target point is only ever paired within its class.
 from __future__ import annotations
 
 import numpy as np
-import ot
 import torch
 from scipy.optimize import linear_sum_assignment
 
@@ -97,6 +96,8 @@ def ot_permutation(x0: torch.Tensor, x1: torch.Tensor, ot_solver: str = "auto",
         return torch.from_numpy(assignment.auction_assignment(c))
     b = c.shape[0]
     if solver == "emd":
+        import ot  # POT loads scikit-learn and scipy.stats (seconds): only where it solves
+
         w = np.full(b, 1.0 / b)
         plan, log = ot.emd(w, w, c, numItermax=max(100_000, 50 * b * b), log=True)
         if log.get("result_code") == 1:
@@ -133,6 +134,8 @@ def sinkhorn_pairing(x0: torch.Tensor, x1: torch.Tensor, seed: int | torch.Gener
     c = c / max(c.mean(), 1e-12)
     b0, b1 = c.shape
     a, b = np.full(b0, 1.0 / b0), np.full(b1, 1.0 / b1)
+    import ot  # POT loads scikit-learn and scipy.stats (seconds): only where it solves
+
     plan = ot.sinkhorn(a, b, c, reg, method="sinkhorn", numItermax=1000, stopThr=1e-4, warn=False)
     if not np.isfinite(plan).all() or (plan.sum(1) <= 0).any():
         plan = ot.sinkhorn(a, b, c, reg, method="sinkhorn_log", numItermax=1000, stopThr=1e-4,

@@ -43,7 +43,6 @@ from __future__ import annotations
 import functools
 
 import numpy as np
-import ot
 from scipy.optimize import linear_sum_assignment
 
 from ..errors import FlowsError
@@ -259,6 +258,8 @@ def _few_distinct(x: np.ndarray, y: np.ndarray) -> np.ndarray | None:
         cost = ((ux[:, None, :] - uy[None, :, :]) ** 2).sum(-1)
     if not np.isfinite(cost).all():  # distances overflow: the main path says so
         return None
+    import ot  # POT loads scikit-learn and scipy.stats (seconds): only for these batches
+
     plan, log = ot.emd(cx.astype(float), cy.astype(float), cost, numItermax=10_000_000, log=True)
     flow = np.rint(plan).astype(np.int64)
     reduced = cost - log["u"][:, None] - log["v"][None, :]

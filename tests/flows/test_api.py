@@ -44,7 +44,12 @@ def test_import_flows_loads_no_heavy_dependency():
 
 
 def test_the_probe_sees_a_heavy_import():
-    assert "ot" in _loaded_after("import flows.coupling")
+    assert "ot" in _loaded_after("import flows.evaluation.distances")
+
+
+def test_training_loads_pot_only_where_it_solves():
+    code = "import flows\nflows.TrainConfig(coupling='ot')\nimport flows.training.loop"
+    assert _loaded_after(code) & {"ot", "sklearn", "numba"} == set()
 
 
 @pytest.mark.parametrize("argv", [["--help"], ["train", "--help"], ["sample", "--help"],
