@@ -205,6 +205,20 @@ def isomap(X: np.ndarray, n_components: int = 2, n_neighbors: int = 10) -> Embed
         raise ValueError(
             f"n_neighbors={n_neighbors} is not allowed; with {n} samples use 1..{n - 1}"
         )
+    coords, ratio = _classical_mds(_geodesic_distances(X, n_neighbors), k)
+    return Embedding(
+        coords=coords,
+        explained_variance_ratio=ratio,
+        components=None,
+        mean=X.mean(axis=0),
+        method="isomap",
+    )
+
+
+def _geodesic_distances(X: np.ndarray, n_neighbors: int) -> np.ndarray:
+    """Shortest-path distances ``(n, n)`` along the symmetric ``n_neighbors``-nearest-neighbour
+    graph of the samples ``X`` ``(n, features)``; ``ValueError`` when it is disconnected."""
+    n = X.shape[0]
     dist, idx = cKDTree(X).query(X, k=n_neighbors + 1)
     rows = np.repeat(np.arange(n), n_neighbors)
     cols = idx[:, 1:].ravel()
@@ -220,7 +234,12 @@ def isomap(X: np.ndarray, n_components: int = 2, n_neighbors: int = 10) -> Embed
             f"components (n_neighbors={n_neighbors}); increase n_neighbors so that the graph "
             "connects all samples, or remove isolated samples"
         )
-    geo = shortest_path(graph, method="D", directed=False)
+    return shortest_path(graph, method="D", directed=False)
+
+
+def _classical_mds(geo: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """Classical MDS of the distances ``geo`` ``(n, n)``: the ``(n, k)`` coordinates (each
+    axis's largest entry positive) and each axis's share of the positive eigenvalues."""
     sq = geo**2
     B = -0.5 * (sq - sq.mean(axis=0) - sq.mean(axis=1)[:, None] + sq.mean())
     evals, evecs = np.linalg.eigh(B)
@@ -232,14 +251,7 @@ def isomap(X: np.ndarray, n_components: int = 2, n_neighbors: int = 10) -> Embed
     signs[signs == 0] = 1.0
     coords = vecs * signs * np.sqrt(lead)
     positive = float(np.sum(evals[evals > 0]))
-    ratio = lead / positive if positive > 0 else np.zeros(k)
-    return Embedding(
-        coords=coords,
-        explained_variance_ratio=ratio,
-        components=None,
-        mean=X.mean(axis=0),
-        method="isomap",
-    )
+    return coords, lead / positive if positive > 0 else np.zeros(k)
 
 
 def subsample(
