@@ -124,13 +124,7 @@ def entropic_ot(x: torch.Tensor | np.ndarray, y: torch.Tensor | np.ndarray, eps:
     2.0
     """
     symmetric = x is y
-    x, y = _cloud(x, "x"), _cloud(y, "y")
-    if x.shape[1] != y.shape[1]:
-        raise FlowsError(f"x has dimension {x.shape[1]} but y has {y.shape[1]}; they must agree")
-    eps = check_positive("eps", eps)
-    check_positive("tol", tol)
-    max_iter = check_positive_int("max_iter", max_iter)
-    c = _cost(x, y)
+    c, eps, max_iter = _checked_cost(x, y, eps, tol, max_iter)
     n, k = c.shape
     log_a, log_b = -math.log(n), -math.log(k)
     f = torch.zeros(n, dtype=torch.float64)
@@ -140,21 +134,9 @@ def entropic_ot(x: torch.Tensor | np.ndarray, y: torch.Tensor | np.ndarray, eps:
     while True:
         last = stage <= eps
         cur = eps if last else stage
-        kc = c / -cur  # -C / eps, and its transpose for the column updates
-        kc_t = kc if symmetric else kc.T.contiguous()
-        for _ in range(max_iter if last else 10):
-            # f_new from the current g; the rows of P(f, g) sum to a_i exp((f_i - f_new_i) / eps),
-            # so the marginal error of the previous iterate comes for free
-            f_new = -cur * torch.logsumexp(kc + (g / cur + log_b)[None, :], dim=1)
-            err = float(((f - f_new) / cur).exp_().sub_(1.0).abs_().sum()) / n
-            if symmetric:  # averaged update: the alternating one oscillates when x = y
-                f = g = 0.5 * (f + f_new)
-            else:
-                f = f_new
-                g = -cur * torch.logsumexp(kc_t + (f / cur + log_a)[None, :], dim=1)
-            iters += 1
-            if last and err < tol:
-                break
+        f, g, err, done = _sinkhorn_stage(c, f, g, err, cur, (log_a, log_b), symmetric,
+                                          max_iter if last else 10, tol if last else None)
+        iters += done
         if last:
             break
         stage = stage / 2
@@ -164,6 +146,46 @@ def entropic_ot(x: torch.Tensor | np.ndarray, y: torch.Tensor | np.ndarray, eps:
                            f"{max_iter} or reg")
     value = float(f.mean() + g.mean())
     return EntropicOT(value, eps, iters, err)
+
+
+def _checked_cost(x, y, eps: float, tol: float, max_iter: int
+                  ) -> tuple[torch.Tensor, float, int]:
+    """The cost matrix ``(n, k)`` of two checked point clouds of one dimension, and the checked
+    ``eps`` and ``max_iter`` (:class:`FlowsError` otherwise)."""
+    x, y = _cloud(x, "x"), _cloud(y, "y")
+    if x.shape[1] != y.shape[1]:
+        raise FlowsError(f"x has dimension {x.shape[1]} but y has {y.shape[1]}; they must agree")
+    eps = check_positive("eps", eps)
+    check_positive("tol", tol)
+    max_iter = check_positive_int("max_iter", max_iter)
+    return _cost(x, y), eps, max_iter
+
+
+def _sinkhorn_stage(c: torch.Tensor, f: torch.Tensor, g: torch.Tensor, err: float, cur: float,
+                    log_weights: tuple[float, float], symmetric: bool, sweeps: int,
+                    tol: float | None):
+    """At most ``sweeps`` log-domain Sinkhorn updates of the potentials ``f`` ``(n,)`` and
+    ``g`` ``(k,)`` at regularisation ``cur`` for the cost ``c`` ``(n, k)``, stopping once the
+    row-marginal error is below ``tol`` (None: never). Returns ``(f, g, error, updates)``."""
+    log_a, log_b = log_weights
+    n = c.shape[0]
+    kc = c / -cur  # -C / eps, and its transpose for the column updates
+    kc_t = kc if symmetric else kc.T.contiguous()
+    done = 0
+    for _ in range(sweeps):
+        # f_new from the current g; the rows of P(f, g) sum to a_i exp((f_i - f_new_i) / eps),
+        # so the marginal error of the previous iterate comes for free
+        f_new = -cur * torch.logsumexp(kc + (g / cur + log_b)[None, :], dim=1)
+        err = float(((f - f_new) / cur).exp_().sub_(1.0).abs_().sum()) / n
+        if symmetric:  # averaged update: the alternating one oscillates when x = y
+            f = g = 0.5 * (f + f_new)
+        else:
+            f = f_new
+            g = -cur * torch.logsumexp(kc_t + (f / cur + log_a)[None, :], dim=1)
+        done += 1
+        if tol is not None and err < tol:
+            break
+    return f, g, err, done
 
 
 def sinkhorn_divergence(x: torch.Tensor | np.ndarray, y: torch.Tensor | np.ndarray,
