@@ -135,17 +135,33 @@ def decode_position(phases, spacings, orientations=0.0, lattice: str = "hex",
     res = float(np.min(spacings)) / 20 if resolution is None else float(resolution)
     if not res > 0:
         raise ValueError(f"resolution={resolution!r}: must be > 0 (metres)")
+    obs = module_phases(ph, lattice)
+    kf = k.reshape(-1, 2)  # (MP, 2)
+    of = obs.reshape(obs.shape[0], -1)
+    x = _newton_refine(_grid_search(obs, k, box, res, chunk), kf, of, res, newton_steps)
+    x = np.clip(x, 0.0, box.size)
+    ll = np.cos(of - x @ kf.T).sum(1)
+    return DecodedPositions(x, ll, res)
+
+
+def _grid_search(obs: np.ndarray, k: np.ndarray, box: Box, res: float, chunk: int) -> np.ndarray:
+    """The most likely point ``(T, 2)`` of a square grid of spacing ``res`` over the box for
+    each time's module phases, ``chunk`` times at once."""
     n = int(math.ceil(box.size / res)) + 1
     axis = np.linspace(0.0, box.size, n)
     grid = np.stack(np.meshgrid(axis, axis, indexing="xy"), axis=-1).reshape(-1, 2)
-    obs = module_phases(ph, lattice)
     best = np.empty((obs.shape[0], 2))
     for a in range(0, obs.shape[0], chunk):
         ll = log_likelihood(obs[a:a + chunk], k, grid)
         best[a:a + chunk] = grid[np.argmax(ll, axis=1)]
-    x = best
-    kf = k.reshape(-1, 2)  # (MP, 2)
-    of = obs.reshape(obs.shape[0], -1)
+    return best
+
+
+def _newton_refine(x: np.ndarray, kf: np.ndarray, of: np.ndarray, res: float,
+                   newton_steps: int) -> np.ndarray:
+    """``newton_steps`` Newton steps on the log-likelihood from ``x`` ``(T, 2)``, with wave
+    vectors ``kf`` ``(MP, 2)`` and phases ``of`` ``(T, MP)``; a step that is not finite or
+    not shorter than ``res`` is not taken."""
     for _ in range(newton_steps):
         d = of - x @ kf.T  # (T, MP)
         grad = np.sin(d) @ kf  # d ell / dx
@@ -153,9 +169,7 @@ def decode_position(phases, spacings, orientations=0.0, lattice: str = "hex",
         step = np.linalg.solve(hess, grad[..., None])[..., 0]
         ok = np.all(np.isfinite(step), axis=1) & (np.linalg.norm(step, axis=1) < res)
         x = np.where(ok[:, None], x - step, x)
-    x = np.clip(x, 0.0, box.size)
-    ll = np.cos(of - x @ kf.T).sum(1)
-    return DecodedPositions(x, ll, res)
+    return x
 
 
 def code_error(spacings, orientations=0.0, lattice: str = "hex", box: Box | None = None,
