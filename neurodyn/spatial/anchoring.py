@@ -98,19 +98,9 @@ def landmark_anchoring(network: HopfieldNetwork, noise: float = 0.3, strength: f
     (``sqrt(2 D T)``), ``free_ratio`` and its 95% interval.
     """
     _ring(network)
-    steps = int(round(duration / dt))
     gen = torch.Generator().manual_seed(seed + 1)
     psi0 = network.geometry.random_phase(runs, gen)
-    times = torch.arange(steps + 1, dtype=torch.float64) * dt
-    if velocity is not None:
-        vel = parse_velocity(velocity).prepare(duration, dt, runs, 1, gen)
-        samples = torch.stack([vel(i * dt).expand(runs, 1) for i in range(steps + 1)])
-        vel = ArrayVelocity(samples, dt)
-        vel.prepare(duration, dt, runs, 1)
-        heading = reference_phase(vel, times, dt, psi0).numpy()
-    else:
-        vel = None
-        heading = np.broadcast_to(psi0.numpy(), (steps + 1, runs, 1))
+    vel, heading = _true_heading(velocity, psi0, duration, dt, gen)
     u0 = network.manifold.u_star(psi0)
     out = {}
     for name, a in (("free", 0.0), ("cue", float(strength))):
@@ -128,17 +118,40 @@ def landmark_anchoring(network: HopfieldNetwork, noise: float = 0.3, strength: f
     late = t >= 5.0 / k if k > 0 else np.zeros_like(t, bool)
     metrics = {
         "noise": noise, "strength": strength, "duration": duration, "runs": runs, "D": d,
-        "k": k, "bound": bound, "rms_cue_final": float(cue.rms[-1]),
+        "k": k, "bound": bound, **_error_metrics(cue, free, out["cue"], late)}
+    return AnchoringResult(t, out["cue"], out["free"], cue.rms, free.rms, d, k, bound, metrics)
+
+
+def _true_heading(velocity: str | None, psi0: torch.Tensor, duration: float, dt: float,
+                  gen: torch.Generator) -> tuple[ArrayVelocity | None, np.ndarray]:
+    """The sampled angular velocity (None without one) and the true heading ``(steps + 1,
+    runs, 1)`` it integrates to from ``psi0`` ``(runs, 1)``, drawn from ``gen``."""
+    steps = int(round(duration / dt))
+    runs = psi0.shape[0]
+    times = torch.arange(steps + 1, dtype=torch.float64) * dt
+    if velocity is None:
+        return None, np.broadcast_to(psi0.numpy(), (steps + 1, runs, 1))
+    vel = parse_velocity(velocity).prepare(duration, dt, runs, 1, gen)
+    samples = torch.stack([vel(i * dt).expand(runs, 1) for i in range(steps + 1)])
+    vel = ArrayVelocity(samples, dt)
+    vel.prepare(duration, dt, runs, 1)
+    return vel, reference_phase(vel, times, dt, psi0).numpy()
+
+
+def _error_metrics(cue, free, cue_error: np.ndarray, late: np.ndarray) -> dict:
+    """The RMS heading errors with the cue (final, largest, after its pull settled: ``late``)
+    and without it (final, against the diffusion theory with its interval)."""
+    return {
+        "rms_cue_final": float(cue.rms[-1]),
         "rms_cue_max": float(cue.rms.max()),
         "rms_cue_max_late": float(cue.rms[late].max()) if late.any() else math.nan,
-        "rms_cue_late_mean": float(np.sqrt((out["cue"][late] ** 2).mean()))
+        "rms_cue_late_mean": float(np.sqrt((cue_error[late] ** 2).mean()))
         if late.any() else math.nan,
         "rms_free_final": float(free.rms[-1]), "free_predicted_final": float(free.predicted[-1]),
         "free_ratio": free.ratio_final(),
         "free_ratio_low": float(free.low[-1] / free.predicted[-1]),
         "free_ratio_high": float(free.high[-1] / free.predicted[-1]),
     }
-    return AnchoringResult(t, out["cue"], out["free"], cue.rms, free.rms, d, k, bound, metrics)
 
 
 def followed_fraction_theory(k: float, rotation: float, window: float) -> float:
