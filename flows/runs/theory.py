@@ -133,13 +133,7 @@ def run_risk_experiment(out: str | Path, ns: list[int] = RISK_NS,
     # seed 0 draws the population minimum; every run takes its own seed from ``seeds``
     base = TrainConfig(data=data, regime="theory", width=width, k_draws=k, steps=steps, lr=lr,
                        seed=0, n_eval=max(1, n_samples))
-    ds = load_dataset(data, name="data")
-    if ds.pool is not None or target_mixture(data) is None:
-        raise BadInput(f"data={data!r} is not allowed; the excess risk needs a closed-form "
-                       "optimal field: normal, 8gaussians, gmm<d>, moons, circles, swissroll, "
-                       "spirals")
-    check_terms(_sized(theory_sweep_bytes(max(ns), k, width, ds.dim, max(1, n_samples)),
-                       {"n_test": float(n_test) * 1000 * 8 * 4}))  # (n_test, mixture) posterior
+    _check_risk_data(data, ns, k, width, n_test, n_samples)
     config = {"kind": "risk", "ns": ns, "seeds": seeds, "data": data, "width": width, "k": k,
               "steps": steps, "lr": lr, "n_test": n_test, "n_samples": n_samples}
     point = {"n_test": n_test, "samples": n_samples > 0}
@@ -147,18 +141,37 @@ def run_risk_experiment(out: str | Path, ns: list[int] = RISK_NS,
         point["n_samples"] = n_samples
     with RunDir(out, command="flows experiment risk", config=config, seed=seeds[0]) as run:
         res = risk_sweep(ns, base, seeds, _sweep_in(sweep, run.out), **point)
-        figs = {"excess_vs_n.png": plot_excess_vs_n(
-            ns, res.excess_test, res.excess_test_ci95, res.excess_train,
-            res.excess_slope, gap=res.excess_gap, gap_halfs=res.excess_gap_ci95)}
-        if n_samples:
-            rr = res.runs
-            figs["w2_bound_vs_n.png"] = plot_w2_bound(
-                ns, _mean_by_n(rr, ns, "w2"), _mean_by_n(rr, ns, "w2_floor"),
-                _mean_by_n(rr, ns, "w2_bound"), _mean_by_n(rr, ns, "w2_coupling"),
-                "training points n")
+        figs = _risk_figures(res, ns, n_samples)
         done = TheoryExperimentRun(str(run.out), "risk", res, run.write_figures(figs))
         run.write_json("metrics.json", done)
     return done
+
+
+def _check_risk_data(data: str, ns: list[int], k: int, width: int, n_test: int,
+                     n_samples: int) -> None:
+    """Raise :class:`BadInput` for data without a closed-form optimal field, or a memory
+    estimate of the sweep over the limit."""
+    ds = load_dataset(data, name="data")
+    if ds.pool is not None or target_mixture(data) is None:
+        raise BadInput(f"data={data!r} is not allowed; the excess risk needs a closed-form "
+                       "optimal field: normal, 8gaussians, gmm<d>, moons, circles, swissroll, "
+                       "spirals")
+    check_terms(_sized(theory_sweep_bytes(max(ns), k, width, ds.dim, max(1, n_samples)),
+                       {"n_test": float(n_test) * 1000 * 8 * 4}))  # (n_test, mixture) posterior
+
+
+def _risk_figures(res, ns: list[int], n_samples: int) -> dict:
+    """The excess risk against n and, with samples, the W2 bound beside the measured W2."""
+    figs = {"excess_vs_n.png": plot_excess_vs_n(
+        ns, res.excess_test, res.excess_test_ci95, res.excess_train,
+        res.excess_slope, gap=res.excess_gap, gap_halfs=res.excess_gap_ci95)}
+    if n_samples:
+        rr = res.runs
+        figs["w2_bound_vs_n.png"] = plot_w2_bound(
+            ns, _mean_by_n(rr, ns, "w2"), _mean_by_n(rr, ns, "w2_floor"),
+            _mean_by_n(rr, ns, "w2_bound"), _mean_by_n(rr, ns, "w2_coupling"),
+            "training points n")
+    return figs
 
 
 def run_memorization_experiment(out: str | Path, ns: list[int] = MEMORIZATION_NS,
