@@ -90,23 +90,11 @@ def run_stopping_experiment(out: str | Path, ns: list[int] = RISK_NS,
         ``result`` holds, per target and protocol, a
         :class:`flows.theory.risk.ProtocolSummary` dict under ``"{target}/{protocol}"``.
     """
-    ns, seeds = _values(ns, "ns"), _values(seeds, "seeds", lo=0)
-    if len(seeds) < 2:
-        raise BadInput(f"seeds={seeds!r} is not allowed; intervals over seeds need at least 2")
-    for name, v in (("width", width), ("k", k), ("steps", steps), ("n_test", n_test)):
-        check_positive_int(name, v)
-    protocols = _choices(protocols, "protocols", PROTOCOLS)
-    targets = _choices(targets, "targets", TARGETS)
-    _check_sweep_options(sweep)
+    ns, seeds, protocols, targets = _checked_stopping_options(
+        ns, seeds, width, k, steps, n_test, protocols, targets, sweep)
     base = TrainConfig(data=data, regime="theory", width=width, k_draws=k, steps=steps, lr=lr,
                        seed=0, n_eval=1)
-    ds = load_dataset(data, name="data")
-    if ds.pool is not None or target_mixture(data) is None:
-        raise BadInput(f"data={data!r} is not allowed; the excess risk needs a closed-form "
-                       "optimal field: normal, 8gaussians, gmm<d>, moons, circles, swissroll, "
-                       "spirals")
-    check_terms(_sized(theory_sweep_bytes(max(ns), k, width, ds.dim, 1),
-                       {"n_test": float(n_test) * 1000 * 8 * 4}))
+    ds = _closed_form_data(data, ns, k, width, n_test)
     config = {"kind": "stopping", "ns": ns, "seeds": seeds, "data": data, "width": width,
               "k": k, "steps": steps, "lr": lr, "n_test": n_test, "protocols": protocols,
               "targets": targets}
@@ -118,14 +106,49 @@ def run_stopping_experiment(out: str | Path, ns: list[int] = RISK_NS,
         for tgt in targets:
             got = protocol_sweep(ns, base, seeds, steps, tuple(protocols), tgt, n_test,
                                  lstar=lstar, sweep=_sweep_in(sweep, run.out / tgt))
-            res[f"{tgt}/paths"] = [p.to_dict() for p in got["paths"]]
-            for p in protocols:
-                res[f"{tgt}/{p}"] = got[p].to_dict()
-                summaries[f"{p}" if tgt == "data" else f"{p}, shuffled targets"] = got[p]
+            _add_protocols(res, summaries, got, tgt, protocols)
         figs = {"stopping_vs_n.png": plot_stopping(summaries)}
         done = CheckRun(str(run.out), "stopping", res, run.write_figures(figs))
         run.write_json("metrics.json", done)
     return done
+
+
+def _checked_stopping_options(ns, seeds, width: int, k: int, steps: int, n_test: int,
+                              protocols, targets, sweep: dict | None):
+    """The checked ``ns``, ``seeds`` (at least 2), ``protocols`` and ``targets`` of
+    :func:`run_stopping_experiment` (:class:`BadInput` otherwise)."""
+    ns, seeds = _values(ns, "ns"), _values(seeds, "seeds", lo=0)
+    if len(seeds) < 2:
+        raise BadInput(f"seeds={seeds!r} is not allowed; intervals over seeds need at least 2")
+    for name, v in (("width", width), ("k", k), ("steps", steps), ("n_test", n_test)):
+        check_positive_int(name, v)
+    protocols = _choices(protocols, "protocols", PROTOCOLS)
+    targets = _choices(targets, "targets", TARGETS)
+    _check_sweep_options(sweep)
+    return ns, seeds, protocols, targets
+
+
+def _closed_form_data(data: str, ns: list[int], k: int, width: int, n_test: int):
+    """The dataset named ``data``; :class:`BadInput` when it has no closed-form optimal field
+    or the sweep's memory estimate is over the limit."""
+    ds = load_dataset(data, name="data")
+    if ds.pool is not None or target_mixture(data) is None:
+        raise BadInput(f"data={data!r} is not allowed; the excess risk needs a closed-form "
+                       "optimal field: normal, 8gaussians, gmm<d>, moons, circles, swissroll, "
+                       "spirals")
+    check_terms(_sized(theory_sweep_bytes(max(ns), k, width, ds.dim, 1),
+                       {"n_test": float(n_test) * 1000 * 8 * 4}))
+    return ds
+
+
+def _add_protocols(res: dict, summaries: dict, got: dict, tgt: str, protocols: list[str]
+                   ) -> None:
+    """Record one target's sweep: its paths and each protocol's summary into ``res``, and the
+    summaries (named by protocol, and target when shuffled) into ``summaries``."""
+    res[f"{tgt}/paths"] = [p.to_dict() for p in got["paths"]]
+    for p in protocols:
+        res[f"{tgt}/{p}"] = got[p].to_dict()
+        summaries[f"{p}" if tgt == "data" else f"{p}, shuffled targets"] = got[p]
 
 
 def run_ntk_gap_experiment(out: str | Path, widths: list[int] = (256, 1024, 4096, 16384),
