@@ -11,7 +11,9 @@ Each cell fits its own ring (its grid coordinates set the fit) and measures one 
 
 A cell's seed (:func:`_runkit.sweep.cell_seed` of its coordinates) seeds its fit and its
 simulation, so the table does not depend on how many workers ran it. An optional ``device``
-parameter (``cpu``, ``cuda``; default ``cpu``) is where the experiments simulate.
+parameter (``cpu``, ``cuda``; default ``cpu``) is where the experiments simulate. The cells
+import the library when they run, so that ``neurodyn sweep --help`` reads :data:`SWEEPS`
+without importing torch.
 
 Examples
 --------
@@ -25,6 +27,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Any
+
+import numpy as np
 
 __all__ = ["SWEEPS", "SweepKind", "kappa_cell", "diffusion_cell", "drift_cell"]
 
@@ -56,8 +60,6 @@ def diffusion_cell(p: dict) -> dict:
     net = _fit(p)
     m = diffusion(net, float(p["noise"]), int(p["runs"]), float(p["duration"]),
                   float(p["dt"]), int(p["seed"]), device=p.get("device", "cpu")).to_dict()
-    import numpy as np
-
     # D per manifold axis (one on the ring): the mean over axes
     return {"D": float(np.mean(m["D"])), "D_theory": float(m["D_theory"]),
             "ratio": float(np.mean(m["ratio"]))}
