@@ -248,30 +248,10 @@ def memorization(samples: torch.Tensor | np.ndarray, train: torch.Tensor | np.nd
     """
     s = _points(samples, "samples")
     y = torch.unique(_points(train, "train"), dim=0)
-    calibrate = isinstance(criterion, str)
-    if calibrate and criterion != "calibrated":
-        raise FlowsError(f"criterion={criterion!r} is not allowed; give 'calibrated' or a "
-                         "positive number")
-    if not calibrate:
-        criterion = check_positive("criterion", criterion)
-    k = 0
-    if null_points:
-        k = min(check_positive_int("null_points", null_points), y.shape[0])
-    elif calibrate:
-        raise FlowsError("null_points=0 leaves nothing to calibrate the criterion on; give "
-                         "null_points >= 3 or a numeric criterion")
+    calibrate, criterion, k = _checked_criterion(criterion, null_points, y.shape[0])
     d1, d2 = two_nearest(s, y, chunk)
-    dim, baseline, rate = math.nan, math.nan, None
-    loo = None
-    if k >= 1 and y.shape[0] >= 3:
-        idx = torch.randperm(y.shape[0], generator=as_generator(seed))
-        yy = y[idx]  # the chosen points first, so that row i of yy[:k] is training point i
-        b1, b2 = two_nearest(yy[:k], yy, chunk, exclude_self=True)
-        loo = (b1, b2)
-        dim = null_dimension(b1 / b2)
-    elif calibrate:
-        raise FlowsError(f"train has {y.shape[0]} distinct points; calibrating the criterion "
-                         "needs at least 3")
+    baseline, rate = math.nan, None
+    loo, dim = _leave_one_out(y, k, seed, chunk, calibrate)
     if calibrate:
         rate = check_positive("null_rate", null_rate)
         criterion = calibrated_criterion(dim * max(0.1, 1.0 - 2.0 / math.sqrt(k)), null_rate)
@@ -281,3 +261,39 @@ def memorization(samples: torch.Tensor | np.ndarray, train: torch.Tensor | np.nd
     return Memorization(float(memorized(d1, d2, criterion).double().mean()), baseline,
                         s.shape[0], y.shape[0], float(criterion), float(ratio.median()),
                         float(memorized(d1, d2, CRITERION).double().mean()), dim, rate, k)
+
+
+def _checked_criterion(criterion: float | str, null_points: int, distinct: int
+                       ) -> tuple[bool, float | str, int]:
+    """Whether the criterion is calibrated, the checked numeric criterion (else
+    ``'calibrated'``) and the number of null points (at most the ``distinct`` training points);
+    :class:`FlowsError` for a bad criterion, or calibration without null points."""
+    calibrate = isinstance(criterion, str)
+    if calibrate and criterion != "calibrated":
+        raise FlowsError(f"criterion={criterion!r} is not allowed; give 'calibrated' or a "
+                         "positive number")
+    if not calibrate:
+        criterion = check_positive("criterion", criterion)
+    k = 0
+    if null_points:
+        k = min(check_positive_int("null_points", null_points), distinct)
+    elif calibrate:
+        raise FlowsError("null_points=0 leaves nothing to calibrate the criterion on; give "
+                         "null_points >= 3 or a numeric criterion")
+    return calibrate, criterion, k
+
+
+def _leave_one_out(y: torch.Tensor, k: int, seed: int | torch.Generator, chunk: int,
+                   calibrate: bool) -> tuple[tuple | None, float]:
+    """The two nearest other training points of ``k`` random training points ``(d1, d2)``
+    (None when ``k`` is 0 or there are fewer than 3 points) and the null dimension they give
+    (NaN without them); :class:`FlowsError` when calibrating needs them and they are missing."""
+    if k >= 1 and y.shape[0] >= 3:
+        idx = torch.randperm(y.shape[0], generator=as_generator(seed))
+        yy = y[idx]  # the chosen points first, so that row i of yy[:k] is training point i
+        b1, b2 = two_nearest(yy[:k], yy, chunk, exclude_self=True)
+        return (b1, b2), null_dimension(b1 / b2)
+    if calibrate:
+        raise FlowsError(f"train has {y.shape[0]} distinct points; calibrating the criterion "
+                         "needs at least 3")
+    return None, math.nan
