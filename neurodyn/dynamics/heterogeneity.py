@@ -22,6 +22,8 @@ from dataclasses import asdict, dataclass
 
 import torch
 
+from _runkit.seeds import check_seed
+
 from ..activation import Activation
 from ..energies import InteractionEnergy
 from ..network import HopfieldNetwork
@@ -52,8 +54,7 @@ class Heterogeneity:
             if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) \
                     or v < 0:
                 raise ValueError(f"{key}={v!r}: must be a finite number >= 0")
-        if isinstance(self.seed, bool) or not isinstance(self.seed, int):
-            raise ValueError(f"seed={self.seed!r}: must be an integer")
+        check_seed("seed", self.seed)
 
     def to_dict(self) -> dict:
         """JSON-serialisable fields."""

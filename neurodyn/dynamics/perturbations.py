@@ -18,6 +18,8 @@ import math
 
 import torch
 
+from _runkit.seeds import check_seed
+
 from ..manifold import TargetManifold
 
 __all__ = ["PERTURBATIONS", "perturb", "perturbation_direction", "perturbed_states",
@@ -159,7 +161,7 @@ def perturbed_states(manifold: TargetManifold, count: int, kind: str = "noise",
     if isinstance(count, bool) or not isinstance(count, int) or count < 1:
         raise ValueError(f"count={count!r}: must be an integer >= 1")
     g = manifold.geometry
-    gen = torch.Generator().manual_seed(seed)
+    gen = torch.Generator().manual_seed(check_seed("seed", seed))
     psi = g.random_phase(count, gen)
     s = torch.full((count,), float(strength), dtype=torch.float64)
     if strength_max is not None:

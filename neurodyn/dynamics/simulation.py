@@ -20,6 +20,7 @@ import torch
 
 from _runkit import Diverged
 from _runkit import progress as progress_bar
+from _runkit.seeds import check_seed
 
 from ..geometry.populations import wrap_angle
 from ..network import HopfieldNetwork
@@ -263,7 +264,7 @@ def simulate(network: HopfieldNetwork, u0: torch.Tensor, duration: float, dt: fl
     needs_seed = noise > 0 or isinstance(velocity, OrnsteinUhlenbeck)
     if needs_seed and seed is None:
         raise ValueError("seed: required for noisy runs and random velocities")
-    gen = torch.Generator().manual_seed(seed) if seed is not None else None
+    gen = torch.Generator().manual_seed(check_seed("seed", seed)) if seed is not None else None
     if velocity is not None:
         velocity.prepare(duration, dt, u0.shape[0], g.dim, gen)
     if velocity is not None and network.transport is None:

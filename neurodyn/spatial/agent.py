@@ -63,6 +63,8 @@ import numpy as np
 from scipy.signal import lfilter
 from scipy.special import log_ndtr
 
+from _runkit.seeds import check_seed
+
 __all__ = ["LATTICES", "Box", "Trajectory", "generate_trajectory"]
 
 LATTICES: tuple[str, ...] = ("hex", "square")
@@ -101,7 +103,7 @@ def _as_rng(seed: int | np.random.Generator) -> np.random.Generator:
         return seed
     if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):
         raise TypeError(f"seed must be an int or a numpy.random.Generator, got {seed!r}")
-    return np.random.default_rng(int(seed))
+    return np.random.default_rng(check_seed("seed", seed))
 
 
 # --------------------------------------------------------------------------------------------------

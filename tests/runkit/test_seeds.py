@@ -103,3 +103,18 @@ def test_training_runs_of_seeds_0_and_2_32_differ_and_repeat():
     first = weights(0)
     assert torch.equal(first, weights(0))
     assert not torch.equal(first, weights(2**32))
+
+
+@pytest.mark.parametrize("bad", [True, 1.5, -1, 2**64], ids=repr)
+def test_neurodyn_entry_points_refuse_bad_seeds(bad, ring_net):
+    from neurodyn.dynamics.heterogeneity import Heterogeneity
+    from neurodyn.dynamics.perturbations import perturbed_states
+    from neurodyn.dynamics.simulation import simulate
+
+    u0 = perturbed_states(ring_net.manifold, count=1, kind="noise", strength=0.1, seed=0)
+    with pytest.raises(BadInput, match=r"^seed="):
+        perturbed_states(ring_net.manifold, count=1, kind="noise", strength=0.1, seed=bad)
+    with pytest.raises(BadInput, match=r"^seed="):
+        simulate(ring_net, u0, 1.0, 0.1, noise=0.1, seed=bad)
+    with pytest.raises(BadInput, match=r"^seed="):
+        Heterogeneity(gain_sd=0.1, threshold_sd=0.1, weight_sd=0.1, seed=bad)
