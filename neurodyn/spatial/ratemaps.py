@@ -157,6 +157,23 @@ def rate_maps(
     if not isinstance(box, Box):
         raise TypeError(f"box must be a Box, got {box!r}")
     n = _bins_from(box, bins, bin_size)
+    positions, rates = _checked_samples(positions, rates, box, smoothing)
+    sums, occupancy = _binned(positions, rates, n, box.size)
+    visited = occupancy > 0
+    if smoothing:
+        sums = ndimage.gaussian_filter(sums, sigma=(0, smoothing, smoothing), mode="constant")
+        occ = ndimage.gaussian_filter(occupancy, sigma=smoothing, mode="constant")
+    else:
+        occ = occupancy
+    maps = np.full_like(sums, np.nan)
+    np.divide(sums, occ, out=maps, where=visited & (occ > 0))
+    edges = np.linspace(0.0, box.size, n + 1)
+    return RateMaps(maps=maps, x_edges=edges, y_edges=edges.copy(), occupancy=occupancy)
+
+
+def _checked_samples(positions, rates, box: Box, smoothing) -> tuple[np.ndarray, np.ndarray]:
+    """Positions ``(steps, 2)`` inside ``box`` and finite rates ``(steps, cells)`` as float
+    arrays; ``ValueError`` for bad shapes or values, or a smoothing that is not a number >= 0."""
     positions = np.asarray(positions, dtype=float)
     rates = np.asarray(rates, dtype=float)
     if positions.ndim != 2 or positions.shape[1] != 2:
@@ -175,8 +192,14 @@ def rate_maps(
         isinstance(smoothing, bool) or not isinstance(smoothing, Real) or not smoothing >= 0
     ):
         raise ValueError(f"smoothing must be a number >= 0 (bins) or None, got {smoothing!r}")
+    return positions, rates
 
-    idx = np.minimum((positions * (n / box.size)).astype(np.intp), n - 1)
+
+def _binned(positions: np.ndarray, rates: np.ndarray, n: int, size: float
+            ) -> tuple[np.ndarray, np.ndarray]:
+    """Each cell's summed rate per bin ``(cells, n, n)`` and the samples per bin ``(n, n)``
+    (``[iy, ix]``) on an ``n x n`` grid over a box of side ``size``."""
+    idx = np.minimum((positions * (n / size)).astype(np.intp), n - 1)
     flat = idx[:, 1] * n + idx[:, 0]  # row-major (iy, ix)
     steps = positions.shape[0]
     binner = sparse.csr_matrix(
@@ -184,16 +207,7 @@ def rate_maps(
     )
     sums = np.asarray(binner @ rates).T.reshape(rates.shape[1], n, n)
     occupancy = np.bincount(flat, minlength=n * n).astype(float).reshape(n, n)
-    visited = occupancy > 0
-    if smoothing:
-        sums = ndimage.gaussian_filter(sums, sigma=(0, smoothing, smoothing), mode="constant")
-        occ = ndimage.gaussian_filter(occupancy, sigma=smoothing, mode="constant")
-    else:
-        occ = occupancy
-    maps = np.full_like(sums, np.nan)
-    np.divide(sums, occ, out=maps, where=visited & (occ > 0))
-    edges = np.linspace(0.0, box.size, n + 1)
-    return RateMaps(maps=maps, x_edges=edges, y_edges=edges.copy(), occupancy=occupancy)
+    return sums, occupancy
 
 
 # --------------------------------------------------------------------------------------------------
