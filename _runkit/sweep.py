@@ -23,7 +23,7 @@ Examples
 >>> def square(p):
 ...     return {"y": p["x"] ** 2}
 >>> res = run_sweep(square, {"x": [1, 2, 3]}, tempfile.mkdtemp(), workers=0,
-...                 progress_bar=False)
+...                 progress=False)
 >>> [row["y"] for row in res.rows], res.ran
 ([1, 4, 9], 3)
 """
@@ -45,7 +45,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .cli import progress
+from .cli import progress as progress_bar
 from .errors import BadInput, RunFailed
 from .files import atomic_write_bytes, atomic_write_text, read_json, to_jsonable, write_json
 from .seeds import check_seed
@@ -220,7 +220,7 @@ def _client(workers: int | None, scheduler: str | None, preload: Sequence[str]):
 def run_sweep(cell: Callable[[dict], dict], grid: Mapping[str, Sequence], out: str | Path, *,
               fixed: Mapping[str, Any] | None = None, seed: int = 0,
               workers: int | None = None, scheduler: str | None = None,
-              progress_bar: bool | None = None,
+              progress: bool | None = None,
               figures: Callable[[list, Path], Any] | None = None,
               client=None, preload: Sequence[str] = ()) -> SweepResult:
     """Run every cell of ``grid`` not yet stored in ``out``; write the table (and figures).
@@ -237,7 +237,7 @@ def run_sweep(cell: Callable[[dict], dict], grid: Mapping[str, Sequence], out: s
         runs the cells in this process.
     scheduler : address of an existing Dask scheduler (``tcp://host:8786``); overrides
         ``workers``.
-    progress_bar : a bar over cells (default: on a terminal).
+    progress : a bar over cells (default: on a terminal).
     figures : optional ``figures(rows, out)`` drawing the sweep's figures from the table rows.
     client : an existing Dask client (e.g. :func:`local_cluster`) to run the cells on, kept
         open; overrides ``workers`` and ``scheduler``.
@@ -258,8 +258,8 @@ def run_sweep(cell: Callable[[dict], dict], grid: Mapping[str, Sequence], out: s
     done = _load_done(cell_dir, cells)
     todo = [c for c in cells if _key(c) not in done]
     params = {_key(c): {**fixed, **c, "seed": cell_seed(seed, c)} for c in todo}
-    bar = progress(total=len(cells), initial=len(done), desc=f"sweep {out.name}",
-                   enabled=progress_bar)
+    bar = progress_bar(total=len(cells), initial=len(done), desc=f"sweep {out.name}",
+                       enabled=progress)
     try:
         if todo and (workers == 0 or (scheduler is None and not DASK_AVAILABLE)):
             for c in todo:

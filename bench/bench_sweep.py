@@ -50,7 +50,7 @@ def ring_cell(p: dict) -> dict:
     u0 = net.manifold.u_star(net.geometry.random_phase(64, gen))
     u0 = u0 + 0.2 * torch.randn(u0.shape, generator=gen, dtype=torch.float64)
     tr = simulate(net, u0, p["steps"] * 0.1, 0.1, method="rk4", save_every=p["steps"],
-                  progress_bar=False)
+                  progress=False)
     return {"distance_final_max": float(tr.distance[-1].max()), "backend": tr.backend}
 
 
@@ -63,11 +63,11 @@ def side(workers: int, cells: int, steps: int) -> dict:
     with local_cluster(workers, preload=preload) as client, \
             tempfile.TemporaryDirectory() as tmp:
         res = run_sweep(ring_cell, grid, Path(tmp) / "cold", fixed={"steps": steps},
-                        client=client, progress_bar=False)
+                        client=client, progress=False)
         end_to_end = time.perf_counter() - T0
         t = time.perf_counter()
         warm = run_sweep(ring_cell, grid, Path(tmp) / "warm", fixed={"steps": steps},
-                         client=client, progress_bar=False)
+                         client=client, progress=False)
         cells_s = time.perf_counter() - t
         tables = {res.table.read_text(), warm.table.read_text()}
     return {"workers": workers, "end_to_end_s": end_to_end, "cells_s": cells_s,

@@ -15,7 +15,7 @@ def test_width_and_sample_sweeps_through_the_engine(tmp_path):
     kw = {"n_samples": 64, "sample_steps": 4, "with_lambda": False}
     serial = width_sweep([16, 64], _base(), **kw)
     cells = width_sweep([16, 64], _base(), sweep={"out": tmp_path / "w", "workers": 0,
-                                                  "progress_bar": False}, **kw)
+                                                  "progress": False}, **kw)
     # the same numbers (JSON text compares NaN == NaN)
     assert json.dumps([r.to_dict() for r in cells.runs]) == \
         json.dumps([r.to_dict() for r in serial.runs])
@@ -24,7 +24,7 @@ def test_width_and_sample_sweeps_through_the_engine(tmp_path):
     assert [r.width for r in serial.runs] == [16, 64]
     assert len(list((tmp_path / "w" / "cells").glob("*.json"))) == 2
     again = sample_sweep([16, 32], _base(), sweep={"out": tmp_path / "n", "workers": 0,
-                                                   "progress_bar": False}, **kw)
+                                                   "progress": False}, **kw)
     assert [r.n for r in again.runs] == [16, 32] and again.drift_slope is None
     assert again.runs[0].train_loss != again.runs[1].train_loss
     assert sorted(again.to_dict()) == ["axis", "drift_slope", "runs", "values"]

@@ -14,13 +14,13 @@ from neurodyn.experiments.sweeps import SWEEPS
 def test_drift_and_diffusion_cells_measure(tmp_path):
     fixed = {"fit_steps": 10, "runs": 4, "duration": 20.0, "dt": 0.1}
     res = run_sweep(SWEEPS["drift"].cell, {"v": [0.0, 0.3], "n": [32]}, tmp_path / "d",
-                    fixed=fixed, workers=0, progress_bar=False)
+                    fixed=fixed, workers=0, progress=False)
     still, moving = res.rows
     assert math.isfinite(moving["rms_final"]) and math.isfinite(still["rms_final"])
     assert still["relative_drift"] == "nan"  # no distance travelled (JSON spelling of NaN)
     assert math.isfinite(moving["relative_drift"])
     res = run_sweep(SWEEPS["diffusion"].cell, {"noise": [0.05], "n": [32]}, tmp_path / "n",
-                    fixed={**fixed, "dt": 0.05, "duration": 100.0}, workers=0, progress_bar=False)
+                    fixed={**fixed, "dt": 0.05, "duration": 100.0}, workers=0, progress=False)
     assert res.rows[0]["D"] > 0 and res.rows[0]["D_theory"] > 0
 
 

@@ -30,7 +30,7 @@ def worker_path(monkeypatch):
 
 def test_serial_sweep_rows_seeds_and_resume(tmp_path):
     res = run_sweep(sweep_cells.noisy_mean, GRID, tmp_path, seed=3, workers=0,
-                    progress_bar=False)
+                    progress=False)
     assert [(r["mu"], r["n"]) for r in res.rows] == [(m, n) for m in GRID["mu"]
                                                      for n in GRID["n"]]
     assert all(r["seed"] == cell_seed(3, {"mu": r["mu"], "n": r["n"]}) for r in res.rows)
@@ -40,10 +40,10 @@ def test_serial_sweep_rows_seeds_and_resume(tmp_path):
     victim = sorted((tmp_path / "cells").glob("*.json"))[2]
     victim.unlink()
     again = run_sweep(sweep_cells.noisy_mean, GRID, tmp_path, seed=3, workers=0,
-                      progress_bar=False)
+                      progress=False)
     assert again.ran == 1 and again.table.read_text() == table
     other = run_sweep(sweep_cells.noisy_mean, GRID, tmp_path / "other", seed=4, workers=0,
-                      progress_bar=False)
+                      progress=False)
     assert other.table.read_text() != table  # another base seed, other draws
 
 
@@ -52,7 +52,7 @@ def test_parquet_table_holds_the_csv_rows(tmp_path):
     import pyarrow.parquet as pq
 
     res = run_sweep(sweep_cells.noisy_mean, GRID, tmp_path, seed=2, workers=0,
-                    progress_bar=False)
+                    progress=False)
     assert res.parquet == tmp_path / "table.parquet" and res.to_dict()["parquet"]
     table = pq.read_table(res.parquet)
     header = res.table.read_text().split("\n")[0].split(",")
@@ -74,11 +74,11 @@ def test_sweep_refuses_bad_grids(tmp_path):
 @needs_dask
 def test_one_and_two_workers_give_identical_tables(tmp_path, worker_path):
     one = run_sweep(sweep_cells.noisy_mean, GRID, tmp_path / "w1", seed=1, workers=1,
-                    progress_bar=False)
+                    progress=False)
     two = run_sweep(sweep_cells.noisy_mean, GRID, tmp_path / "w2", seed=1, workers=2,
-                    progress_bar=False)
+                    progress=False)
     serial = run_sweep(sweep_cells.noisy_mean, GRID, tmp_path / "w0", seed=1, workers=0,
-                       progress_bar=False)
+                       progress=False)
     assert one.ran == two.ran == 6
     assert one.table.read_text() == two.table.read_text() == serial.table.read_text()
 
@@ -94,7 +94,7 @@ def test_killed_sweep_reruns_only_missing_cells(tmp_path, worker_path):
         if __name__ == "__main__":
             run_sweep(sweep_cells.slow_marked, {{"i": list(range(8))}}, {str(out)!r},
                       fixed={{"sleep": 1.5, "marks": {str(marks)!r}}}, workers=2,
-                      progress_bar=False)
+                      progress=False)
     """)
     proc = subprocess.Popen([sys.executable, "-c", script], start_new_session=True,
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -111,7 +111,7 @@ def test_killed_sweep_reruns_only_missing_cells(tmp_path, worker_path):
     assert 3 <= len(stored) < 8
     before = {m.name.split("-")[0] for m in marks.iterdir()}
     res = run_sweep(sweep_cells.slow_marked, {"i": list(range(8))}, out,
-                    fixed={"sleep": 0.0, "marks": str(marks)}, workers=2, progress_bar=False)
+                    fixed={"sleep": 0.0, "marks": str(marks)}, workers=2, progress=False)
     assert res.ran == 8 - len(stored)
     runs = {}
     for m in marks.iterdir():
