@@ -200,6 +200,24 @@ def check_array(name: str, a: object, ndim: int | Sequence[int] | None = None,
     except ImportError:  # pragma: no cover - torch is a core dependency
         torch = None
     is_tensor = torch is not None and isinstance(a, torch.Tensor)
+    kind = _numeric_kind(name, a, is_tensor, torch, real)
+    _check_rank_and_shape(name, a, ndim, shape)
+    size = a.numel() if is_tensor else a.size
+    if size == 0 and not empty:
+        raise BadInput(f"{name} is empty (shape {tuple(a.shape)}); at least one value is needed")
+    if finite and kind in "fc":
+        bad = ~(torch.isfinite(a).cpu().numpy() if is_tensor else np.isfinite(a))
+        if bad.any():
+            first = tuple(int(i) for i in np.argwhere(bad)[0])
+            raise BadInput(f"{name} contains {int(bad.sum())} non-finite value(s) (first at "
+                           f"index {first}); only finite numbers are allowed")
+    return a
+
+
+def _numeric_kind(name: str, a, is_tensor: bool, torch, real: bool) -> str:
+    """The NumPy kind letter of ``a``'s dtype (``b``, ``i``, ``u``, ``f`` or ``c``; a tensor's
+    integers are ``i``); :class:`BadInput` for a non-array, a non-numeric dtype, or a complex
+    one when ``real``. ``torch`` is the torch module (None when it is absent)."""
     if not is_tensor and not isinstance(a, np.ndarray):
         raise BadInput(f"{name} of type {type(a).__name__} is not allowed; it must be an array")
     if is_tensor:
@@ -212,6 +230,13 @@ def check_array(name: str, a: object, ndim: int | Sequence[int] | None = None,
                        "only real arrays are allowed")
     if kind not in "biufc":
         raise BadInput(f"{name} has dtype {a.dtype}; only numeric arrays are allowed")
+    return kind
+
+
+def _check_rank_and_shape(name: str, a, ndim: int | Sequence[int] | None,
+                          shape: Sequence[int | None] | None) -> None:
+    """:class:`BadInput` unless ``a`` has one of the ranks ``ndim`` and matches ``shape``
+    (None entries match any size); either check is skipped when None."""
     if ndim is not None:
         ndims = (ndim,) if isinstance(ndim, int) else tuple(ndim)
         if a.ndim not in ndims:
@@ -225,16 +250,6 @@ def check_array(name: str, a: object, ndim: int | Sequence[int] | None = None,
         if not ok:
             raise BadInput(f"{name} has shape {tuple(a.shape)}; it must have shape "
                            f"{_shape_text(shape)}")
-    size = a.numel() if is_tensor else a.size
-    if size == 0 and not empty:
-        raise BadInput(f"{name} is empty (shape {tuple(a.shape)}); at least one value is needed")
-    if finite and kind in "fc":
-        bad = ~(torch.isfinite(a).cpu().numpy() if is_tensor else np.isfinite(a))
-        if bad.any():
-            first = tuple(int(i) for i in np.argwhere(bad)[0])
-            raise BadInput(f"{name} contains {int(bad.sum())} non-finite value(s) (first at "
-                           f"index {first}); only finite numbers are allowed")
-    return a
 
 
 def format_bytes(n: float) -> str:
