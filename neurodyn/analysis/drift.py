@@ -195,34 +195,15 @@ def diffusion_estimate(phases, t, lags=None, skip: float = 0.0, boot: int = 1000
     >>> bool(est.contains(0.01)), bool(abs(est.D / 0.01 - 1) < 0.15)
     (True, True)
     """
-    psi = unwrap_track(phases)
-    tt = t.detach().cpu().numpy() if isinstance(t, torch.Tensor) else np.asarray(t, float)
-    if tt.shape != (psi.shape[0],):
-        raise ValueError(f"t: shape {tt.shape}; expected ({psi.shape[0]},) like the phases")
-    keep = tt >= tt[0] + skip - 1e-12
-    psi, tt = psi[keep], tt[keep]
-    if psi.shape[0] < 3:
-        raise ValueError(f"skip={skip}: leaves fewer than 3 saved steps")
-    if not (isinstance(boot, int) and boot >= 100):
-        raise ValueError(f"boot={boot!r}: must be an integer >= 100")
-    if not 0 < level < 1:
-        raise ValueError(f"level={level!r}: must be in (0, 1)")
+    psi, tt = _kept_track(phases, t, skip, boot, level)
     steps, runs, dim = psi.shape
-    if runs < 2:
-        raise ValueError(f"phases: {runs} run; the bootstrap needs at least 2 independent runs")
     k = _lag_steps(tt, lags, steps)
     dt = float(tt[1] - tt[0])
     # per-run second moments of the increments: (runs, lags, dim, dim)
     per = np.stack([np.einsum("nba,nbc->bac", psi[j:] - psi[:-j], psi[j:] - psi[:-j])
                     / (steps - j) for j in k], axis=1)
     x = k * dt
-    design = np.stack([2 * x, np.ones_like(x)], axis=1) if intercept else (2 * x)[:, None]
-    pinv = np.linalg.pinv(design)  # (p, lags)
-
-    def fit(c):  # c: (..., lags, dim, dim) -> D tensor, intercept tensor
-        coef = np.einsum("pl,...lac->...pac", pinv, c)
-        return coef[..., 0, :, :], (coef[..., 1, :, :] if intercept else 0 * coef[..., 0, :, :])
-
+    fit = _msd_fit(x, intercept)
     mean = per.mean(0)
     d_tensor, c0 = fit(mean)
     rng = np.random.default_rng(seed)
@@ -236,6 +217,42 @@ def diffusion_estimate(phases, t, lags=None, skip: float = 0.0, boot: int = 1000
         tensor=tuple(map(tuple, d_tensor.tolist())), lags=tuple(float(v) for v in x),
         msd=tuple(float(np.trace(m) / dim) for m in mean),
         intercept=float(np.trace(c0) / dim) if intercept else 0.0, runs=runs, boot=boot)
+
+
+def _kept_track(phases, t, skip: float, boot: int, level: float
+                ) -> tuple[np.ndarray, np.ndarray]:
+    """The unwrapped phases ``(T', B, dim)`` and times ``(T',)`` after ``skip``; ``ValueError``
+    for mismatched times, fewer than 3 steps or 2 runs left, or a bad ``boot`` or ``level``."""
+    psi = unwrap_track(phases)
+    tt = t.detach().cpu().numpy() if isinstance(t, torch.Tensor) else np.asarray(t, float)
+    if tt.shape != (psi.shape[0],):
+        raise ValueError(f"t: shape {tt.shape}; expected ({psi.shape[0]},) like the phases")
+    keep = tt >= tt[0] + skip - 1e-12
+    psi, tt = psi[keep], tt[keep]
+    if psi.shape[0] < 3:
+        raise ValueError(f"skip={skip}: leaves fewer than 3 saved steps")
+    if not (isinstance(boot, int) and boot >= 100):
+        raise ValueError(f"boot={boot!r}: must be an integer >= 100")
+    if not 0 < level < 1:
+        raise ValueError(f"level={level!r}: must be in (0, 1)")
+    runs = psi.shape[1]
+    if runs < 2:
+        raise ValueError(f"phases: {runs} run; the bootstrap needs at least 2 independent runs")
+    return psi, tt
+
+
+def _msd_fit(x: np.ndarray, intercept: bool):
+    """The least-squares fit of second moments ``(..., lags, dim, dim)`` at the lag times ``x``
+    to ``2 D x (+ c)``: a function returning the ``D`` and ``c`` tensors (``c`` zero without
+    ``intercept``)."""
+    design = np.stack([2 * x, np.ones_like(x)], axis=1) if intercept else (2 * x)[:, None]
+    pinv = np.linalg.pinv(design)  # (p, lags)
+
+    def fit(c):  # c: (..., lags, dim, dim) -> D tensor, intercept tensor
+        coef = np.einsum("pl,...lac->...pac", pinv, c)
+        return coef[..., 0, :, :], (coef[..., 1, :, :] if intercept else 0 * coef[..., 0, :, :])
+
+    return fit
 
 
 def diffusion_tensor_theory(network: HopfieldNetwork, noise: float) -> np.ndarray:
