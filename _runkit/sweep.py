@@ -273,15 +273,22 @@ def run_sweep(cell: Callable[[dict], dict], grid: Mapping[str, Sequence], out: s
         bar.close()
     rows = [{**done[_key(c)]["coords"], "seed": done[_key(c)]["seed"],
              **done[_key(c)]["result"]} for c in cells]
+    table, parquet = _write_tables(rows, out)
+    if figures is not None:
+        figures(rows, out)
+    return SweepResult(rows, table, len(todo), time.perf_counter() - start, parquet)
+
+
+def _write_tables(rows: list[dict], out: Path) -> tuple[Path, Path | None]:
+    """Write ``table.csv`` (and ``table.parquet`` when pyarrow is present) into ``out``
+    atomically; return their paths (None for a parquet file not written)."""
     table = out / "table.csv"
     atomic_write_text(_csv(rows), table)
     parquet = None
     if PARQUET_AVAILABLE:
         parquet = out / "table.parquet"
         atomic_write_bytes(_parquet(rows), parquet)
-    if figures is not None:
-        figures(rows, out)
-    return SweepResult(rows, table, len(todo), time.perf_counter() - start, parquet)
+    return table, parquet
 
 
 def _check_sweep(grid: Mapping[str, Sequence], fixed: dict, workers: int | None,
