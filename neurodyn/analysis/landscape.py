@@ -158,24 +158,38 @@ def energy_landscape(network: HopfieldNetwork, points: int = 128, s_max: float =
     steps += 1 - steps % 2
     g = network.geometry
     psi = torch.arange(points, dtype=torch.float64) * (2 * math.pi / points)
-    if g.dim == 1:
-        lines, names = [torch.tensor([1.0])], ("ψ",)
-    else:
-        lines = [torch.tensor([1.0, 0.0]), torch.tensor([0.0, 1.0]), torch.tensor([1.0, 1.0])]
-        names = ("ψ1", "ψ2", "ψ1 = ψ2")
+    lines, names = _tangent_lines(g.dim)
     zero = torch.zeros(g.dim, dtype=torch.float64)
     with torch.no_grad():
         e0 = network.energy(m.u_star(zero))
         tangent = torch.stack([network.energy(m.u_star(psi[:, None] * e[None, :])) - e0
                                for e in lines])
         normals, nnames = _normal_directions(m, directions, seed)
-        s = torch.linspace(-s_max, s_max, steps, dtype=torch.float64)
-        s[steps // 2] = 0.0
-        u0 = m.u_star(zero)
-        states = u0 + s.reshape((1, steps) + (1,) * g.dim) * m.norm * normals[:, None]
-        normal = network.energy(states) - e0
+        s, normal = _normal_profiles(network, m, normals, s_max, steps, e0)
     return EnergyLandscape(to_numpy(psi), names, to_numpy(tangent), to_numpy(s), nnames,
                            to_numpy(normal))
+
+
+def _tangent_lines(dim: int) -> tuple[list[torch.Tensor], tuple[str, ...]]:
+    """Directions in phase of the tangent lines (a ring's one, a torus's two axes and diagonal)
+    and their names."""
+    if dim == 1:
+        return [torch.tensor([1.0])], ("ψ",)
+    return ([torch.tensor([1.0, 0.0]), torch.tensor([0.0, 1.0]), torch.tensor([1.0, 1.0])],
+            ("ψ1", "ψ2", "ψ1 = ψ2"))
+
+
+def _normal_profiles(network: HopfieldNetwork, m, normals: torch.Tensor, s_max: float,
+                     steps: int, e0: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """The relative distances ``s`` ``(steps,)`` (0 exactly in the middle) and the energy
+    change along each normal direction at ``u*(0)``, ``(directions, steps)``."""
+    g = network.geometry
+    zero = torch.zeros(g.dim, dtype=torch.float64)
+    s = torch.linspace(-s_max, s_max, steps, dtype=torch.float64)
+    s[steps // 2] = 0.0
+    u0 = m.u_star(zero)
+    states = u0 + s.reshape((1, steps) + (1,) * g.dim) * m.norm * normals[:, None]
+    return s, network.energy(states) - e0
 
 
 def _normal_directions(m, count: int, seed: int) -> tuple[torch.Tensor, tuple[str, ...]]:
