@@ -73,17 +73,27 @@ def manifold_activity(network: HopfieldNetwork, samples: int = 2000, runs: int |
 
     Parameters
     ----------
-    network : a network with a target manifold (and a transport when ``velocity`` is given).
-    samples : number of activity vectors returned (>= 1).
-    runs : number of runs (default ``max(1, samples // 10)``, ten samples per run).
-    duration : simulated time per run (units of tau), > ``relax``.
-    relax : time before the first sample (units of tau), >= 0.
-    dt : integration step (units of tau).
-    velocity : a :class:`~neurodyn.dynamics.inputs.Velocity` or spec string (``"ou:SIGMA:T[:VMAX]"``,
+    network : HopfieldNetwork
+        A network with a target manifold (and a transport when ``velocity`` is given).
+    samples : int
+        Number of activity vectors returned (>= 1).
+    runs : int or None
+        Number of runs (default ``max(1, samples // 10)``, ten samples per run).
+    duration : float
+        Simulated time per run (units of tau), > ``relax``.
+    relax : float
+        Time before the first sample (units of tau), >= 0.
+    dt : float
+        Integration step (units of tau).
+    velocity : Velocity or str or None
+        A :class:`~neurodyn.dynamics.inputs.Velocity` or spec string (``"ou:SIGMA:T[:VMAX]"``,
         radians per tau); ``None`` for none.
-    noise : ``sigma``, noise on ``u`` per square root of time (>= 0).
-    settle : duration of the noisy phase (units of tau; > 0 when ``noise > 0``).
-    seed : seeds the starting phases, the velocity and the noise.
+    noise : float
+        ``sigma``, noise on ``u`` per square root of time (>= 0).
+    settle : float
+        Duration of the noisy phase (units of tau; > 0 when ``noise > 0``).
+    seed : int
+        Seeds the starting phases, the velocity and the noise.
 
     Returns
     -------
@@ -149,13 +159,20 @@ def path_on_manifold(network: HopfieldNetwork, runs: int = 4, duration: float = 
 
     Parameters
     ----------
-    network : a network with a target manifold and a transport.
-    runs : number of runs (>= 1).
-    duration : simulated time (units of tau).
-    dt : step (units of tau).
-    velocity : a velocity or spec string (default: the ``path-integrate`` command's).
-    seed : seeds the starting phases and the velocity.
-    save_every : steps between saved states (default: one per time unit).
+    network : HopfieldNetwork
+        A network with a target manifold and a transport.
+    runs : int
+        Number of runs (>= 1).
+    duration : float
+        Simulated time (units of tau).
+    dt : float
+        Step (units of tau).
+    velocity : Velocity or str
+        A velocity or spec string (default: the ``path-integrate`` command's).
+    seed : int
+        Seeds the starting phases and the velocity.
+    save_every : int or None
+        Steps between saved states (default: one per time unit).
 
     Returns
     -------
