@@ -271,14 +271,19 @@ def fit(config: FitConfig | None = None, out_dir: str | Path | None = None,
 
     Parameters
     ----------
-    config : the fit configuration (defaults: a 128-neuron ring).
-    out_dir : where the checkpoint ``fit_state.pt`` goes (written atomically every
-        ``checkpoint_every`` steps); an existing one is resumed when its config matches, and
-        refused (``ValueError`` naming the differing keys) when it does not.
-    progress : show a progress bar (default: only on a terminal).
-    resume : resume from a checkpoint in ``out_dir`` (``False``: start over).
-    device : where to fit, as in :func:`~neurodyn.dynamics.simulation.simulate` and
-        :func:`flows.train` (None: ``config.device``); the config the result records names it.
+    config : FitConfig or None
+        The fit configuration (defaults: a 128-neuron ring).
+    out_dir : str or Path or None
+        Where the checkpoint ``fit_state.pt`` goes (written atomically every ``checkpoint_every``
+        steps); an existing one is resumed when its config matches, and refused (``ValueError``
+        naming the differing keys) when it does not.
+    progress : bool or None
+        Show a progress bar (default: only on a terminal).
+    resume : bool
+        Resume from a checkpoint in ``out_dir`` (``False``: start over).
+    device : str or torch.device or None
+        Where to fit, as in :func:`~neurodyn.dynamics.simulation.simulate` and :func:`flows.train`
+        (None: ``config.device``); the config the result records names it.
 
     Returns
     -------
