@@ -44,13 +44,19 @@ def animate_ring_bump(trajectory, path: str | Path, fps: float = 15.0, frames: i
 
     Parameters
     ----------
-    trajectory : a :class:`~neurodyn.dynamics.simulation.SimulationResult` (or any object with ``t (T,)``,
+    trajectory : SimulationResult
+        A :class:`~neurodyn.dynamics.simulation.SimulationResult` (or any object with ``t (T,)``,
         ``r (T, B, N)`` and ``decoded (T, B, 1)``).
-    path : output file, ``*.gif``.
-    fps : frames per second (> 0).
-    frames : at most this many frames, evenly spaced over the saved states (>= 1).
-    run : which run of the batch.
-    dpi : resolution of the frames.
+    path : str or Path
+        Output file, ``*.gif``.
+    fps : float
+        Frames per second (> 0).
+    frames : int
+        At most this many frames, evenly spaced over the saved states (>= 1).
+    run : int
+        Which run of the batch.
+    dpi : int
+        Resolution of the frames.
 
     Returns
     -------
@@ -98,14 +104,21 @@ def animate_sheet_bump(trajectory, path: str | Path, lattice: str = "hex", fps: 
 
     Parameters
     ----------
-    trajectory : a :class:`~neurodyn.dynamics.simulation.SimulationResult` (or any object with ``t (T,)``,
+    trajectory : SimulationResult
+        A :class:`~neurodyn.dynamics.simulation.SimulationResult` (or any object with ``t (T,)``,
         ``r (T, B, n1, n2)`` and ``decoded (T, B, 2)``).
-    path : output file, ``*.gif``.
-    lattice : ``"hex"`` or ``"square"``, the sheet's geometry.
-    fps : frames per second (> 0).
-    frames : at most this many frames, evenly spaced over the saved states (>= 1).
-    run : which run of the batch.
-    dpi : resolution of the frames.
+    path : str or Path
+        Output file, ``*.gif``.
+    lattice : str
+        ``"hex"`` or ``"square"``, the sheet's geometry.
+    fps : float
+        Frames per second (> 0).
+    frames : int
+        At most this many frames, evenly spaced over the saved states (>= 1).
+    run : int
+        Which run of the batch.
+    dpi : int
+        Resolution of the frames.
 
     Returns
     -------
