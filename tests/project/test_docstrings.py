@@ -15,10 +15,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 #: modules whose docstrings are still to be typed; the list is meant to shrink
 PENDING = {
-    "neurodyn/analysis/activity.py",
-    "neurodyn/fitting/core.py",
     "neurodyn/plotting/__init__.py",
-    "neurodyn/plotting/animation.py",
 }
 
 _WORD = r"(?:[A-Za-z_]\w*(?:\.\w+)*(?:\[[^\]]*\])?|\{[^}]*\}|'[^']*'|\"[^\"]*\"|None|\d+)"
