@@ -78,9 +78,10 @@ def survey_manifold(network: HopfieldNetwork, samples: int = 2000, seed: int = 0
     Steps: :func:`~neurodyn.analysis.activity.manifold_activity` (``samples`` rates); PCA to 10
     components and Isomap to 2 (on ``isomap_points`` max-min landmarks of the activity projected
     on its 10 leading principal components); persistent homology up to dimension 2 on
-    ``max_landmarks`` landmarks (:func:`~neurodyn.analysis.topology.persistent_homology`), Betti numbers
-    by the widest-gap rule (a ring gives ``(1, 1, 0)``, a torus ``(1, 2, 1)``);
-    :func:`~neurodyn.analysis.landscape.energy_landscape`; path integration of four runs for 200 tau.
+    ``max_landmarks`` landmarks (:func:`~neurodyn.analysis.topology.persistent_homology`), Betti
+    numbers by the widest-gap rule (a ring gives ``(1, 1, 0)``, a torus ``(1, 2, 1)``);
+    :func:`~neurodyn.analysis.landscape.energy_landscape`; path integration of four runs for 200
+    tau.
     Every step has its own seed derived from ``seed``.
 
     Parameters
@@ -104,8 +105,8 @@ def survey_manifold(network: HopfieldNetwork, samples: int = 2000, seed: int = 0
         Its ``metrics``: ``betti`` ``[b0, b1, b2]``, ``expected_betti``, ``betti_ok`` and
         ``homology`` (with ``topology``), ``pca_explained_variance`` (first six ratios),
         ``pca_top3``, ``isomap_explained_variance``, ``energy`` (see
-        :meth:`~neurodyn.analysis.landscape.EnergyLandscape.metrics`), ``path_error_rms_final`` (rad),
-        ``activity`` (samples, runs, max/median distance), ``geometry``.
+        :meth:`~neurodyn.analysis.landscape.EnergyLandscape.metrics`), ``path_error_rms_final``
+        (rad), ``activity`` (samples, runs, max/median distance), ``geometry``.
     """
     require_manifold(network)
     samples = check_int(samples, "samples", MIN_SURVEY_SAMPLES)
@@ -130,26 +131,14 @@ def survey_manifold(network: HopfieldNetwork, samples: int = 2000, seed: int = 0
                      "distance_max": float(act.distance.max()),
                      "distance_median": float(np.median(act.distance))},
     }
-    emb = pca(act.rates, min(10, act.rates.shape[1], act.samples))
-    metrics["pca_explained_variance"] = [float(x) for x in emb.explained_variance_ratio[:6]]
-    metrics["pca_top3"] = float(emb.explained_variance_ratio[:3].sum())
-    low = emb.coords  # activity on its leading principal components (noise removed)
-    idx = subsample(low, isomap_points, seed=s_iso)
-    iso = isomap(low[idx], 2, n_neighbors=min(10, len(idx) - 1))
-    metrics["isomap_explained_variance"] = [float(x) for x in iso.explained_variance_ratio]
+    emb, idx, iso = _embeddings(act, isomap_points, s_iso, metrics)
     tick("embedding")
     hom = None
     if topology:
         from .topology import persistent_homology
 
         hom = persistent_homology(act.rates, maxdim=2, max_points=max_landmarks, seed=s_top)
-        metrics["betti"] = list(hom.betti())
-        metrics["expected_betti"] = [1, 1, 0] if g.dim == 1 else [1, 2, 1]
-        metrics["betti_ok"] = metrics["betti"] == metrics["expected_betti"]
-        metrics["homology"] = {"landmarks": int(len(hom.landmarks)),
-                               "cover_radius": hom.cover_radius, "diameter": hom.diameter,
-                               "longest_bars": [[float(x) for x in hom.lifetimes(k)[:4]]
-                                                for k in range(3)]}
+        metrics.update(_homology_metrics(hom, g.dim))
         tick("topology")
     land = energy_landscape(network, seed=s_land)
     metrics["energy"] = land.metrics()
@@ -159,3 +148,29 @@ def survey_manifold(network: HopfieldNetwork, samples: int = 2000, seed: int = 0
     metrics["path_error_rms_final"] = float(np.sqrt(np.mean(err[-1] ** 2)))
     tick("path")
     return ManifoldSurvey(act, emb, iso, idx, hom, land, tr, metrics, seconds)
+
+
+def _embeddings(act, isomap_points: int, seed: int, metrics: dict):
+    """PCA of the activity (10 components at most) and Isomap of at most ``isomap_points`` of
+    its PCA coordinates; their explained variances go into ``metrics``. Returns
+    ``(pca, Isomap's sample indices, isomap)``."""
+    emb = pca(act.rates, min(10, act.rates.shape[1], act.samples))
+    metrics["pca_explained_variance"] = [float(x) for x in emb.explained_variance_ratio[:6]]
+    metrics["pca_top3"] = float(emb.explained_variance_ratio[:3].sum())
+    low = emb.coords  # activity on its leading principal components (noise removed)
+    idx = subsample(low, isomap_points, seed=seed)
+    iso = isomap(low[idx], 2, n_neighbors=min(10, len(idx) - 1))
+    metrics["isomap_explained_variance"] = [float(x) for x in iso.explained_variance_ratio]
+    return emb, idx, iso
+
+
+def _homology_metrics(hom, dim: int) -> dict[str, Any]:
+    """Betti numbers against those of a ring (``dim`` 1) or a torus, and the landmarks, scale
+    and four longest bars per dimension."""
+    betti = list(hom.betti())
+    expected = [1, 1, 0] if dim == 1 else [1, 2, 1]
+    return {"betti": betti, "expected_betti": expected, "betti_ok": betti == expected,
+            "homology": {"landmarks": int(len(hom.landmarks)),
+                         "cover_radius": hom.cover_radius, "diameter": hom.diameter,
+                         "longest_bars": [[float(x) for x in hom.lifetimes(k)[:4]]
+                                          for k in range(3)]}}
