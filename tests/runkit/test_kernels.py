@@ -74,3 +74,9 @@ def test_every_kernel_is_cached_in_the_keyed_folder():
                 assert obj._cache._cache_path.startswith(folder), (name, obj.__name__)
                 seen += 1
     assert seen > 20
+
+
+def test_the_makefile_compiles_the_kernels_again_when_a_kernel_source_changes():
+    line = next(l for l in (ROOT / "Makefile").read_text().splitlines()
+                if l.startswith("KERNELS :="))
+    assert line.split("$(wildcard ", 1)[1].rstrip(")").split() == list(K.KERNEL_SOURCES)
