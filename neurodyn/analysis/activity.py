@@ -122,13 +122,7 @@ def manifold_activity(network: HopfieldNetwork, samples: int = 2000, runs: int |
         velocity = parse_velocity(velocity)
     if velocity is not None and network.transport is None:
         raise ValueError("velocity: the network has no transport; pass velocity=None")
-    per_run = math.ceil(samples / runs)
-    relax_steps = int(math.ceil(relax / dt - 1e-9))
-    save_every = max(1, int(math.floor((duration / dt - relax_steps) / per_run + 1e-9)))
-    first = int(math.ceil(relax_steps / save_every))  # first saved index after the relaxation
-    total = max(1, first + per_run - 1) * save_every
-    if first + per_run - 1 == 0:  # relax = 0 and one sample per run: the start is the sample
-        first = 0
+    per_run, save_every, first, total = _sampling_schedule(samples, runs, duration, relax, dt)
     s_phase, s_move, s_noise = child_seeds(seed, 3)
     g = network.geometry
     psi = g.random_phase(runs, torch.Generator().manual_seed(s_phase))
@@ -148,6 +142,21 @@ def manifold_activity(network: HopfieldNetwork, samples: int = 2000, runs: int |
         dist = torch.cat([m.distance(chunk).distance for chunk in torch.split(u, 256)])
     return ManifoldActivity(to_numpy(r.reshape(-1, g.size)), to_numpy(dec), to_numpy(dist), runs,
                             seconds)
+
+
+def _sampling_schedule(samples: int, runs: int, duration: float, relax: float, dt: float
+                       ) -> tuple[int, int, int, int]:
+    """``(samples per run, steps between saved states, first saved index after the
+    relaxation, steps simulated)`` so that each run's samples are evenly spaced after
+    ``relax`` within ``duration``."""
+    per_run = math.ceil(samples / runs)
+    relax_steps = int(math.ceil(relax / dt - 1e-9))
+    save_every = max(1, int(math.floor((duration / dt - relax_steps) / per_run + 1e-9)))
+    first = int(math.ceil(relax_steps / save_every))  # first saved index after the relaxation
+    total = max(1, first + per_run - 1) * save_every
+    if first + per_run - 1 == 0:  # relax = 0 and one sample per run: the start is the sample
+        first = 0
+    return per_run, save_every, first, total
 
 
 def path_on_manifold(network: HopfieldNetwork, runs: int = 4, duration: float = 200.0,
