@@ -287,17 +287,7 @@ def generate_trajectory(
             f"duration / dt must give at least 2 steps, got duration={duration}, dt={dt}"
         )
     rng = _as_rng(seed)
-
-    if start is None:
-        start_xy = rng.uniform(0.0, box.size, size=2)
-    else:
-        start_xy = np.asarray(start, dtype=float)
-        if start_xy.shape != (2,) or not np.all(np.isfinite(start_xy)):
-            raise ValueError(f"start must be a finite array of shape (2,), got {start!r}")
-        if not box.contains(start_xy):
-            raise ValueError(
-                f"start must lie inside the box [0, {box.size}]^2, got {start_xy.tolist()}"
-            )
+    start_xy = _start_position(start, box, rng)
     heading0 = rng.uniform(-math.pi, math.pi)
     # one extra step so that the last velocity is the one actually taken
     speed = _rayleigh_from_gaussian(_ou(rng, steps, dt, speed_timescale, 1.0), speed_mean)
@@ -309,6 +299,21 @@ def generate_trajectory(
     velocity = np.diff(position, axis=0) / dt
     t = np.arange(steps) * dt
     return Trajectory(t=t, position=position[:-1], velocity=velocity, dt=dt, box=box)
+
+
+def _start_position(start, box: Box, rng: np.random.Generator) -> np.ndarray:
+    """The start ``(2,)``: drawn uniformly in ``box`` from ``rng`` when ``start`` is None, else
+    ``start`` checked to be finite and inside the box (``ValueError``)."""
+    if start is None:
+        return rng.uniform(0.0, box.size, size=2)
+    start_xy = np.asarray(start, dtype=float)
+    if start_xy.shape != (2,) or not np.all(np.isfinite(start_xy)):
+        raise ValueError(f"start must be a finite array of shape (2,), got {start!r}")
+    if not box.contains(start_xy):
+        raise ValueError(
+            f"start must lie inside the box [0, {box.size}]^2, got {start_xy.tolist()}"
+        )
+    return start_xy
 
 
 def _integrate_walk(
