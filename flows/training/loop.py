@@ -16,8 +16,9 @@ classes, a fraction ``label_dropout`` of the labels is replaced by the null labe
 classifier-free guidance.
 
 All randomness comes from generators derived from ``seed``; each practice step draws from its own
-seed (:func:`flows.training.batches.step_seed`), so a checkpoint needs only the weights, the optimizer
-state and the loss history for a resumed run to end exactly where an uninterrupted one does.
+seed (:func:`flows.training.batches.step_seed`), so a checkpoint needs only the weights, the
+optimizer state and the loss history for a resumed run to end exactly where an uninterrupted one
+does.
 Ctrl-C finishes the current step and writes a checkpoint before the KeyboardInterrupt
 propagates. ``device`` places the model, the batches and the OT costs (the assignment itself
 runs on the CPU).
@@ -160,20 +161,14 @@ def train(config: TrainConfig, out_dir: str | Path | None = None, resume: bool =
     field = build_model(cfg, splits.train.shape[1], classes, model).to(dev)
     builtin = isinstance(field, TwoLayerReLUField)
     initial_W = field.W.detach().cpu().clone() if builtin else None
-    if builtin:
-        opt = None if theory else FlatAdam([field.W, field.A])
-    else:
-        opt = torch.optim.Adam(field.parameters(), lr=cfg.lr)  # type: ignore[arg-type]
+    opt = _optimizer(cfg, field)
     losses = torch.empty(cfg.steps)
     step, elapsed = 0, 0.0
     ckpt = Path(out_dir) / CHECKPOINT if out_dir is not None else None
     if ckpt is not None and resume and ckpt.is_file():
         step, elapsed = _restore(load(ckpt), cfg, field, opt, losses)
     end = cfg.steps if stop_after is None else min(cfg.steps, max(step, int(stop_after)))
-    if workers is None:
-        workers = default_workers(cfg.coupling)
-    if isinstance(workers, bool) or not isinstance(workers, int) or workers < 0:
-        raise FlowsError(f"workers={workers!r} is not allowed; it must be an int >= 0")
+    workers = _checked_workers(workers, cfg)
     batches, step_fn = _step_function(cfg, field, opt, splits, source, classes, workers,
                                       step >= end, end, dev)
     bar = _runkit.progress(total=cfg.steps, initial=step, desc=f"train {cfg.data}",
@@ -194,6 +189,24 @@ def train(config: TrainConfig, out_dir: str | Path | None = None, resume: bool =
         test_loss = theory_test_loss(cfg, splits, source, field)
     return TrainResult(field, cfg, losses[:step].clone(), step, elapsed, step == cfg.steps,
                        initial_W, test_loss, classes)
+
+
+def _optimizer(cfg: TrainConfig, field):
+    """Flat Adam on the built-in field's weights (None in the theory regime, which steps them
+    itself), or torch's Adam on a module's parameters."""
+    if isinstance(field, TwoLayerReLUField):
+        return None if cfg.regime == "theory" else FlatAdam([field.W, field.A])
+    return torch.optim.Adam(field.parameters(), lr=cfg.lr)  # type: ignore[arg-type]
+
+
+def _checked_workers(workers: int | None, cfg: TrainConfig) -> int:
+    """The batch-preparing threads: :func:`default_workers` for None, else an int >= 0
+    (:class:`FlowsError` otherwise)."""
+    if workers is None:
+        workers = default_workers(cfg.coupling)
+    if isinstance(workers, bool) or not isinstance(workers, int) or workers < 0:
+        raise FlowsError(f"workers={workers!r} is not allowed; it must be an int >= 0")
+    return workers
 
 
 def _training_data(cfg: TrainConfig, splits: Splits | None, source: Dataset | None,
