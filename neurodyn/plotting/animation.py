@@ -137,14 +137,7 @@ def animate_sheet_bump(trajectory, path: str | Path, lattice: str = "hex", fps: 
     ax.set_aspect("equal")
     ax.set_xlabel("sheet x (neuron spacings)")
     ax.set_ylabel("sheet y (neuron spacings)")
-    trail, = ax_p.plot([], [], ".", color="0.6", ms=2)
-    dot, = ax_p.plot([], [], "o", color="#440154", ms=8)
-    ax_p.set_xlim(0, 2 * math.pi)
-    ax_p.set_ylim(0, 2 * math.pi)
-    ax_p.set_aspect("equal")
-    ax_p.set_xlabel(phase_labels(2)[0])
-    ax_p.set_ylabel(phase_labels(2)[1])
-    ax_p.set_title("decoded phases", fontsize="small")
+    trail, dot = _phase_panel(ax_p)
     title = fig.suptitle("")
 
     def update(i: int) -> None:
@@ -155,3 +148,17 @@ def animate_sheet_bump(trajectory, path: str | Path, lattice: str = "hex", fps: 
         title.set_text(f"bump on the {lattice} sheet, t = {t[i]:.1f} τ")
 
     return write_gif(fig, path, fps, update, idx, dpi)
+
+
+def _phase_panel(ax_p):
+    """The torus's phase unit cell on ``ax_p`` with an empty trail and dot of the decoded
+    phases; returns those two lines."""
+    trail, = ax_p.plot([], [], ".", color="0.6", ms=2)
+    dot, = ax_p.plot([], [], "o", color="#440154", ms=8)
+    ax_p.set_xlim(0, 2 * math.pi)
+    ax_p.set_ylim(0, 2 * math.pi)
+    ax_p.set_aspect("equal")
+    ax_p.set_xlabel(phase_labels(2)[0])
+    ax_p.set_ylabel(phase_labels(2)[1])
+    ax_p.set_title("decoded phases", fontsize="small")
+    return trail, dot
