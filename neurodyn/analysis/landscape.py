@@ -151,11 +151,7 @@ def energy_landscape(network: HopfieldNetwork, points: int = 128, s_max: float =
     ((1, 16), (3, 41), True)
     """
     m = require_manifold(network)
-    points = check_int(points, "points", 2)
-    steps = check_int(steps, "steps", 3)
-    directions = check_int(directions, "directions", 0)
-    s_max = check_positive(s_max, "s_max")
-    steps += 1 - steps % 2
+    points, steps, directions, s_max = _checked_grid(points, steps, directions, s_max)
     g = network.geometry
     psi = torch.arange(points, dtype=torch.float64) * (2 * math.pi / points)
     lines, names = _tangent_lines(g.dim)
@@ -168,6 +164,16 @@ def energy_landscape(network: HopfieldNetwork, points: int = 128, s_max: float =
         s, normal = _normal_profiles(network, m, normals, s_max, steps, e0)
     return EnergyLandscape(to_numpy(psi), names, to_numpy(tangent), to_numpy(s), nnames,
                            to_numpy(normal))
+
+
+def _checked_grid(points: int, steps: int, directions: int, s_max: float
+                  ) -> tuple[int, int, int, float]:
+    """The checked grid sizes (``steps`` made odd) and ``s_max`` (``ValueError`` otherwise)."""
+    points = check_int(points, "points", 2)
+    steps = check_int(steps, "steps", 3)
+    directions = check_int(directions, "directions", 0)
+    s_max = check_positive(s_max, "s_max")
+    return points, steps + 1 - steps % 2, directions, s_max
 
 
 def _tangent_lines(dim: int) -> tuple[list[torch.Tensor], tuple[str, ...]]:
