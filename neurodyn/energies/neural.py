@@ -20,7 +20,7 @@ class ModuleEnergy(InteractionEnergy):
     ----------
     geometry : Geometry
         The population geometry.
-    module : nn.Module
+    module : torch.nn.Module
         Maps rates ``(..., *shape)`` to energies ``(...)``.
     """
 
