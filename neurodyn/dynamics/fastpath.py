@@ -93,9 +93,9 @@ class Plan:
         return self._casts[key]
 
     def kernel_tables(self, dtype) -> tuple:
-        """The tables as :func:`neurodyn.dynamics._compiled.kernels.integrate` takes them, in ``dtype``:
-        ``(bias, t1, t2, md, hcoef, kh, dense, pw, pwp, lk_c, lk_i, m2)`` with the axis tables
-        stacked (``t1 (2, K1, n1)``, ``t2 (4, K2, n2)``) and the per-mode ones too
+        """The tables as :func:`neurodyn.dynamics._compiled.kernels.integrate` takes them, in
+        ``dtype``: ``(bias, t1, t2, md, hcoef, kh, dense, pw, pwp, lk_c, lk_i, m2)`` with the axis
+        tables stacked (``t1 (2, K1, n1)``, ``t2 (4, K2, n2)``) and the per-mode ones too
         (``md (4, K1, K2)``: spectrum, inverse scale, anchor and inverse slope, or the rounding
         ``eps`` for the amplitude filter); made once per dtype and kept."""
         key = "tables:" + np.dtype(dtype).name
