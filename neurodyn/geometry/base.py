@@ -1,9 +1,10 @@
 """The abstract :class:`Geometry`: Fourier transforms of population activity on a compact
 manifold of preferred phases (DFT, spectral derivative, exact shift, decoding).
 
-The concrete geometries (:class:`~neurodyn.geometry.populations.Ring`, :class:`~neurodyn.geometry.populations.Torus`)
-and the conventions (preferred phases, the normalised coefficients ``z_k``, the sign of the
-decoded coordinate) are in :mod:`neurodyn.geometry.populations`, which also re-exports everything here.
+The concrete geometries (:class:`~neurodyn.geometry.populations.Ring`,
+:class:`~neurodyn.geometry.populations.Torus`) and the conventions (preferred phases, the
+normalised coefficients ``z_k``, the sign of the decoded coordinate) are in
+:mod:`neurodyn.geometry.populations`, which also re-exports everything here.
 """
 
 from __future__ import annotations
