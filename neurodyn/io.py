@@ -229,7 +229,8 @@ def load_velocity_array(path: str | Path, name: str = "velocity-file") -> np.nda
     Returns
     -------
     ndarray, float64
-        Shape as stored (checked against the run by :class:`~neurodyn.dynamics.inputs.ArrayVelocity`).
+        Shape as stored (checked against the run by
+        :class:`~neurodyn.dynamics.inputs.ArrayVelocity`).
     """
     arr = _load_npy(path, name)
     check_array(f"{name}={str(path)!r}", arr, ndim=(1, 2, 3))
