@@ -67,8 +67,8 @@ def network_step(network: HopfieldNetwork, sample_interval: float, dt_max: float
     ``|lambda_min| dt' / q <= 0.9 L_method``,
 
     with ``lambda_min`` the most negative eigenvalue of the Jacobian at the manifold
-    (:func:`neurodyn.analysis.diagnostics.jacobian_spectrum`) and ``L`` the method's real-axis stability
-    limit (:data:`STABILITY_LIMIT`: 2.785 for rk4, 2 for euler and midpoint).
+    (:func:`neurodyn.analysis.diagnostics.jacobian_spectrum`) and ``L`` the method's real-axis
+    stability limit (:data:`STABILITY_LIMIT`: 2.785 for rk4, 2 for euler and midpoint).
 
     Parameters
     ----------
