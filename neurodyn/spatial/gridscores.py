@@ -1,7 +1,7 @@
 r"""Grid scores of rate maps by the autocorrelogram rotation method.
 
-See :mod:`neurodyn.spatial.ratemaps` for the definitions (classic, mean form, four-fold score, annulus,
-spacing and orientation of the nearest peaks).
+See :mod:`neurodyn.spatial.ratemaps` for the definitions (classic, mean form, four-fold score,
+annulus, spacing and orientation of the nearest peaks).
 """
 
 from __future__ import annotations
