@@ -7,7 +7,12 @@ one single-threaded worker process per core by default, or an existing scheduler
 writes each finished cell atomically to ``OUT/cells/<key>.json`` as it arrives (so an
 interrupted sweep loses only the cells in flight, and a rerun runs only the missing ones), and
 at the end writes one table ``OUT/table.csv`` in grid order (and ``OUT/table.parquet`` when
-pyarrow is installed, extra ``parquet``). Because each cell's seed depends
+pyarrow is installed, extra ``parquet``). Each cell file holds the key of the full
+configuration that produced it (a hash of the cell function, its parameters: the fixed
+settings, the coordinates and the seed) and a checksum of its content: a stored cell is reused
+only when both match, so a cell left by a run with other settings (another base seed, other
+fixed settings), or a truncated or edited cell file, is computed again, never tabled.
+Because each cell's seed depends
 only on its coordinates and the sweep's base seed, the table does not depend on the number of
 workers or the order in which cells finish.
 
@@ -50,8 +55,8 @@ from .errors import BadInput, RunFailed
 from .files import atomic_write_bytes, atomic_write_text, read_json, to_jsonable, write_json
 from .seeds import check_seed
 
-__all__ = ["SweepResult", "cell_seed", "grid_cells", "grid_points", "local_cluster", "run_sweep",
-           "DASK_AVAILABLE", "PARQUET_AVAILABLE", "PRELOAD"]
+__all__ = ["SweepResult", "cell_seed", "config_key", "grid_cells", "grid_points", "local_cluster",
+           "run_sweep", "DASK_AVAILABLE", "PARQUET_AVAILABLE", "PRELOAD"]
 
 #: whether dask.distributed is installed (extra ``cluster``)
 DASK_AVAILABLE = importlib.util.find_spec("distributed") is not None
@@ -103,6 +108,8 @@ class SweepResult:
     parquet : path of ``table.parquet`` (the same table), ``None`` without pyarrow.
     ran : cells computed by this call (the others were already stored).
     seconds : wall time of this call.
+    stale : stored cell files this call did not reuse and computed again (written by another
+        configuration, truncated or edited).
     """
 
     rows: list
@@ -110,6 +117,7 @@ class SweepResult:
     ran: int
     seconds: float
     parquet: Path | None = None
+    stale: int = 0
 
     def to_dict(self) -> dict:
         """Summary for ``metrics.json``."""
@@ -133,23 +141,76 @@ def _run_cell(cell: Callable[[dict], dict], params: dict) -> dict:
     return dict(out)
 
 
-def _store(cell_dir: Path, key: str, coords: dict, seed: int, result: dict) -> dict:
-    record = {"coords": coords, "seed": seed, "result": result}
+def _cell_name(cell: Callable) -> str:
+    """A stable name of a cell function (``module.qualname``; a partial names its parts)."""
+    if isinstance(cell, functools.partial):
+        return "/".join([_cell_name(cell.func), *(_cell_name(a) if callable(a) else repr(a)
+                                                   for a in cell.args)])
+    return f"{getattr(cell, '__module__', '')}.{getattr(cell, '__qualname__', repr(cell))}"
+
+
+def config_key(cell: Callable, params: Mapping[str, Any]) -> str:
+    """The key of the full configuration of one cell: a hash of the cell function's name and
+    its parameters (fixed settings, coordinates and seed), as JSON.
+
+    >>> def f(p):
+    ...     return {}
+    >>> config_key(f, {"x": 1, "seed": 5}) == config_key(f, {"seed": 5, "x": 1})
+    True
+    >>> config_key(f, {"x": 1, "seed": 5}) != config_key(f, {"x": 1, "seed": 6})
+    True
+    """
+    try:
+        params = to_jsonable(dict(params))
+    except TypeError as err:
+        raise BadInput(f"sweep cell parameters {sorted(params)}: {err}; a cell's parameters "
+                       "must be convertible to JSON") from None
+    text = json.dumps({"cell": _cell_name(cell), "params": params}, sort_keys=True)
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def _checksum(record: Mapping[str, Any]) -> str:
+    body = {k: record.get(k) for k in ("coords", "seed", "result", "config_key")}
+    return hashlib.sha256(json.dumps(body, sort_keys=True).encode()).hexdigest()
+
+
+def _store(cell_dir: Path, key: str, coords: dict, seed: int, result: dict,
+           cfg_key: str) -> dict:
+    record = to_jsonable({"coords": coords, "seed": seed, "result": result,
+                          "config_key": cfg_key})
+    record["checksum"] = _checksum(record)
     write_json(record, cell_dir / f"{key}.json")
     return read_json(cell_dir / f"{key}.json", what="sweep cell")
 
 
-def _load_done(cell_dir: Path, cells: list[dict]) -> dict[str, dict]:
-    done = {}
+def _valid_cell(record: Any, coords: dict, cfg_key: str) -> bool:
+    """Whether a stored cell record was written by this sweep's configuration for ``coords``,
+    intact: its coordinates and configuration key match and its checksum holds."""
+    return (isinstance(record, dict) and isinstance(record.get("result"), dict)
+            and record.get("coords") == to_jsonable(coords)
+            and record.get("config_key") == cfg_key
+            and record.get("checksum") == _checksum(record))
+
+
+def _load_done(cell_dir: Path, cells: list[dict], cfg_keys: dict[str, str]
+               ) -> tuple[dict[str, dict], int]:
+    """The stored cells valid for this configuration, and how many stored files were not
+    (another configuration, truncated or edited: they are computed again)."""
+    done, stale = {}, 0
     for coords in cells:
-        path = cell_dir / f"{_key(coords)}.json"
-        if path.exists():
+        key = _key(coords)
+        path = cell_dir / f"{key}.json"
+        if not path.exists():
+            continue
+        try:
             record = read_json(path, what="sweep cell")
-            if record.get("coords") != to_jsonable(coords):
-                raise BadInput(f"{path}: holds coordinates {record.get('coords')}, not {coords}; "
-                               "remove it or use another --out")
-            done[_key(coords)] = record
-    return done
+        except BadInput:
+            record = None
+        if _valid_cell(record, coords, cfg_keys[key]):
+            done[key] = record
+        else:
+            stale += 1
+    return done, stale
 
 
 #: modules every local worker process starts with (imported once, in the forkserver)
@@ -253,21 +314,24 @@ def run_sweep(cell: Callable[[dict], dict], grid: Mapping[str, Sequence], out: s
     fixed = dict(fixed or {})
     cells = grid_cells(grid)
     _check_sweep(grid, fixed, workers, scheduler)
+    params = {_key(c): {**fixed, **c, "seed": cell_seed(seed, c)} for c in cells}
+    cfg_keys = {k: config_key(cell, p) for k, p in params.items()}
     cell_dir = out / "cells"
     cell_dir.mkdir(parents=True, exist_ok=True)
-    done = _load_done(cell_dir, cells)
+    done, stale = _load_done(cell_dir, cells, cfg_keys)
     todo = [c for c in cells if _key(c) not in done]
-    params = {_key(c): {**fixed, **c, "seed": cell_seed(seed, c)} for c in todo}
     bar = progress_bar(total=len(cells), initial=len(done), desc=f"sweep {out.name}",
                        enabled=progress)
     try:
         if todo and (workers == 0 or (scheduler is None and not DASK_AVAILABLE)):
             for c in todo:
                 k = _key(c)
-                done[k] = _store(cell_dir, k, c, params[k]["seed"], _run_cell(cell, params[k]))
+                done[k] = _store(cell_dir, k, c, params[k]["seed"], _run_cell(cell, params[k]),
+                                 cfg_keys[k])
                 bar.update(1)
         elif todo:
-            _run_on_dask(cell, todo, params, cell_dir, done, bar, out.name, client=client,
+            _run_on_dask(cell, todo, params, cfg_keys, cell_dir, done, bar, out.name,
+                         client=client,
                          workers=workers, scheduler=scheduler, preload=preload)
     finally:
         bar.close()
@@ -276,7 +340,7 @@ def run_sweep(cell: Callable[[dict], dict], grid: Mapping[str, Sequence], out: s
     table, parquet = _write_tables(rows, out)
     if figures is not None:
         figures(rows, out)
-    return SweepResult(rows, table, len(todo), time.perf_counter() - start, parquet)
+    return SweepResult(rows, table, len(todo), time.perf_counter() - start, parquet, stale)
 
 
 def _write_tables(rows: list[dict], out: Path) -> tuple[Path, Path | None]:
@@ -307,8 +371,8 @@ def _check_sweep(grid: Mapping[str, Sequence], fixed: dict, workers: int | None,
                        "(pip install 'neurodyn-flows[cluster]')")
 
 
-def _run_on_dask(cell: Callable[[dict], dict], todo: list[dict], params: dict, cell_dir: Path,
-                 done: dict, bar, name: str, *, client, workers: int | None,
+def _run_on_dask(cell: Callable[[dict], dict], todo: list[dict], params: dict, cfg_keys: dict,
+                 cell_dir: Path, done: dict, bar, name: str, *, client, workers: int | None,
                  scheduler: str | None, preload: Sequence[str]) -> None:
     """Run the cells ``todo`` on ``client`` (or on a cluster of its own, closed at the end),
     storing each result into ``cell_dir`` and ``done`` as it completes."""
@@ -324,7 +388,7 @@ def _run_on_dask(cell: Callable[[dict], dict], todo: list[dict], params: dict, c
         for fut in as_completed(futures):
             c = futures[fut]
             k = _key(c)
-            done[k] = _store(cell_dir, k, c, params[k]["seed"], fut.result())
+            done[k] = _store(cell_dir, k, c, params[k]["seed"], fut.result(), cfg_keys[k])
             bar.update(1)
     finally:
         if own:

@@ -1,26 +1,30 @@
 """``neurodyn sweep KIND``: a grid of fits and experiments on a Dask cluster (resumable).
 
 ``--grid AXIS=V1,V2,...`` (repeatable) replaces an axis's default values; every cell is stored in
-``OUT/cells`` as it finishes, a rerun into the same ``--out`` runs only the missing cells, and
-the end writes ``OUT/table.csv``, ``OUT/metrics.json`` and ``OUT/<y>_vs_<x>.png``.
+``OUT/cells`` as it finishes, a rerun into the same ``--out`` runs only the missing cells (and
+those stored under other settings), and the end writes ``OUT/table.csv``, ``OUT/metrics.json``
+and ``OUT/<y>_vs_<x>.png``. ``--out`` is a locked run directory (:class:`_runkit.RunDir`): the
+grid is checked before anything is written, and a directory of another command is refused.
 """
 
 from __future__ import annotations
 
-from pathlib import Path
+import math
 
-from _runkit import write_json
 from _runkit.cli import add_sweep_arguments, sweep_options
 from _runkit.sweep import run_sweep
 
 from ..experiments.sweeps import SWEEPS
-from ._common import add_device_argument, args_config, command
+from ._common import add_device_argument, args_config, command, open_run
 
 __all__ = ["register", "parse_grid"]
 
 
 def parse_grid(items: list[str], kind: str) -> dict:
-    """``["noise=0.01,0.05", "n=64"]`` over the sweep's defaults -> ``{axis: [values]}``."""
+    """``["noise=0.01,0.05", "n=64"]`` over the sweep's defaults -> ``{axis: [values]}``.
+
+    Every value is checked here, before the run directory is touched: ``n`` an integer a ring
+    accepts (>= 8), ``kappa`` and ``noise`` finite and > 0, ``v`` finite."""
     spec = SWEEPS[kind]
     grid = {k: list(v) for k, v in spec.defaults.items()}
     for item in items or []:
@@ -32,8 +36,43 @@ def parse_grid(items: list[str], kind: str) -> dict:
             values = [int(t) if name == "n" else float(t) for t in text.split(",")]
         except ValueError:
             raise ValueError(f"--grid {item!r}: {text!r} is not a list of numbers") from None
+        for value in values:
+            _check_value(name, value, item)
         grid[name] = values
     return grid
+
+
+def _check_value(name: str, value: float, item: str) -> None:
+    """Raise ``ValueError`` naming ``--grid`` for a value no cell of the axis accepts."""
+    from ..fitting.config import FitConfig
+    from ..geometry.populations import Ring
+
+    try:
+        if name == "n":
+            Ring(value)
+        elif name == "kappa":
+            FitConfig(kappa=value)
+        elif not math.isfinite(value) or (name == "noise" and value <= 0):
+            raise ValueError(f"{name}={value!r}: must be a finite number"
+                             + (" > 0" if name == "noise" else ""))
+    except ValueError as err:
+        raise ValueError(f"--grid {item!r}: {err}") from None
+
+
+def _fixed(args, spec) -> dict:
+    """The settings every cell shares: the sweep's, ``device`` and ``--fit-steps`` (checked)."""
+    from ..fitting.config import FitConfig
+
+    fixed = dict(spec.fixed)
+    if spec.cell.__name__ != "kappa_cell":  # the kappa cells simulate nothing
+        fixed["device"] = args.device
+    if args.fit_steps is not None:
+        try:
+            FitConfig(steps=args.fit_steps)
+        except ValueError as err:
+            raise ValueError(f"--fit-steps {args.fit_steps}: {err}") from None
+        fixed["fit_steps"] = args.fit_steps
+    return fixed
 
 
 def _sweep(args) -> dict:
@@ -41,24 +80,18 @@ def _sweep(args) -> dict:
 
     spec = SWEEPS[args.kind]
     grid = parse_grid(args.grid, args.kind)
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
-    fixed = dict(spec.fixed)
-    if spec.cell.__name__ != "kappa_cell":  # the kappa cells simulate nothing
-        fixed["device"] = args.device
-    if args.fit_steps is not None:
-        fixed["fit_steps"] = args.fit_steps
-    write_json({"command": f"sweep {args.kind}", **args_config(args), "grid_resolved": grid,
-                "fixed": fixed}, out / "config.json")
+    fixed = _fixed(args, spec)
     x, series = spec.axes
 
     def figures(rows, folder):
         save_figure(plot_sweep(rows, x, spec.y, series), folder / f"{spec.y}_vs_{x}.png")
 
-    res = run_sweep(spec.cell, grid, out, fixed=fixed, seed=args.seed, figures=figures,
-                    **sweep_options(args))
-    metrics = res.to_dict()
-    write_json({**metrics, "rows": res.rows}, out / "metrics.json")
+    config = {**args_config(args), "grid_resolved": grid, "fixed": fixed}
+    with open_run(args, f"sweep {args.kind}", config=config) as run:
+        res = run_sweep(spec.cell, grid, run.out, fixed=fixed, seed=args.seed, figures=figures,
+                        **sweep_options(args))
+        metrics = res.to_dict()
+        run.write_json("metrics.json", {**metrics, "rows": res.rows})
     return metrics
 
 

@@ -110,8 +110,9 @@ def test_killed_sweep_reruns_only_missing_cells(tmp_path, worker_path):
     stored = {p.name for p in (out / "cells").glob("*.json")}
     assert 3 <= len(stored) < 8
     before = {m.name.split("-")[0] for m in marks.iterdir()}
+    # the same configuration (a cell's settings are part of its key: other settings rerun it)
     res = run_sweep(sweep_cells.slow_marked, {"i": list(range(8))}, out,
-                    fixed={"sleep": 0.0, "marks": str(marks)}, workers=2, progress=False)
+                    fixed={"sleep": 1.5, "marks": str(marks)}, workers=2, progress=False)
     assert res.ran == 8 - len(stored)
     runs = {}
     for m in marks.iterdir():
