@@ -60,7 +60,8 @@ from .errors import BadInput
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
-__all__ = ["atomic_write_text", "atomic_write_bytes", "atomic_torch_save", "to_jsonable",
+__all__ = ["atomic_write_text", "atomic_write_bytes", "atomic_torch_save", "atomic_savez",
+           "atomic_save_figure", "to_jsonable",
            "write_json", "read_json", "safe_torch_load", "frame_index", "write_gif"]
 
 
@@ -132,6 +133,34 @@ def atomic_torch_save(obj: Any, path: str | Path) -> None:
     import torch
 
     _atomic(path, lambda fh: torch.save(obj, fh))
+
+
+def atomic_savez(path: str | Path, compressed: bool = True, **arrays: Any) -> None:
+    """``np.savez_compressed`` (or ``np.savez``) of ``arrays`` to ``path`` atomically.
+
+    >>> import tempfile, pathlib
+    >>> p = pathlib.Path(tempfile.mkdtemp()) / "a.npz"
+    >>> atomic_savez(p, x=np.arange(3))
+    >>> np.load(p)["x"].tolist()
+    [0, 1, 2]
+    """
+    save = np.savez_compressed if compressed else np.savez
+    _atomic(path, lambda fh: save(fh, **arrays))
+
+
+def atomic_save_figure(fig: Figure, path: str | Path, **savefig: Any) -> None:
+    """``fig.savefig`` to ``path`` atomically, in the format of its suffix (``.png``, ``.pdf``,
+    ``.svg``; PNG without one); ``savefig`` are further keywords (``dpi=``).
+
+    >>> import tempfile, pathlib
+    >>> from matplotlib.figure import Figure
+    >>> p = pathlib.Path(tempfile.mkdtemp()) / "f.png"
+    >>> atomic_save_figure(Figure(figsize=(1, 1)), p, dpi=20)
+    >>> p.read_bytes()[:4]
+    b'\\x89PNG'
+    """
+    fmt = Path(path).suffix.lstrip(".").lower() or "png"
+    _atomic(path, lambda fh: fig.savefig(fh, format=fmt, **savefig))
 
 
 def to_jsonable(obj: Any) -> Any:
@@ -314,8 +343,16 @@ def write_gif(fig: Figure, path: str | Path, fps: float, update: Callable[[int],
     fig.canvas.draw()
     fig.set_layout_engine("none")
     writer = PillowWriter(fps=fps)
-    with writer.saving(fig, str(path), dpi):
-        for i in frames:
-            update(int(i))
-            writer.grab_frame()
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".gif")
+    os.close(fd)
+    try:  # written under a temporary name, then moved into place (as every artifact)
+        with writer.saving(fig, tmp, dpi):
+            for i in frames:
+                update(int(i))
+                writer.grab_frame()
+        os.replace(tmp, path)
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+    _fsync_dir(path.parent)
     return path

@@ -15,6 +15,7 @@ import numpy as np
 import torch
 
 from _runkit import check_interrupt
+from _runkit.files import atomic_savez
 
 from .dynamics.inputs import Velocity
 from .dynamics.simulation import simulate
@@ -126,7 +127,7 @@ def simulate_run(network: HopfieldNetwork, u0: torch.Tensor, duration: float, dt
     tr = simulate(network, u0, duration, dt, method=method, velocity=velocity, noise=noise,
                   save_every=save_every, seed=seed, progress=progress, device=device)
     seconds = time.perf_counter() - start
-    np.savez_compressed(out / "trajectory.npz", **tr.arrays())
+    atomic_savez(out / "trajectory.npz", **tr.arrays())
     metrics = {"seconds": seconds, "nfe": tr.nfe, "method": tr.method, "backend": tr.backend,
                "device": str(device), "runs": u0.shape[0],
                "distance_initial_max": float(tr.distance[0].max()),
@@ -220,8 +221,8 @@ def path_integrate_run(network: HopfieldNetwork, out: str | Path,
     out = Path(out)
     res = path_integration(network, velocity, runs, duration, dt, seed, device=device)
     save_figure(plot_path_integration(res.trajectory), out / "path_integration.png")
-    np.savez_compressed(out / "trajectory.npz", **{k: v for k, v in res.trajectory.arrays().items()
-                                                   if k not in ("u", "r")})
+    atomic_savez(out / "trajectory.npz", **{k: v for k, v in res.trajectory.arrays().items()
+                                            if k not in ("u", "r")})
     metrics = res.to_dict()
     write_json(metrics, out / "metrics.json")
     return metrics
@@ -309,9 +310,8 @@ def manifold_report(network: HopfieldNetwork, out_dir: str | Path | None = None,
         save_figure(plot_activity_pca(act, survey.pca, path=path_rates), out / "pca.png")
         save_figure(plot_activity_isomap(act, survey.isomap, survey.isomap_index),
                     out / "isomap.png")
-        np.savez_compressed(out / "activity.npz", rates=act.rates.astype(np.float32),
-                            decoded=act.decoded, distance=act.distance,
-                            pca=survey.pca.coords[:, :3])
+        atomic_savez(out / "activity.npz", rates=act.rates.astype(np.float32),
+                     decoded=act.decoded, distance=act.distance, pca=survey.pca.coords[:, :3])
         seconds["figures"] = time.perf_counter() - clock
         if animate:
             from .plotting.animation import animate_ring_bump, animate_sheet_bump

@@ -21,6 +21,8 @@ import torch
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
+from _runkit.files import atomic_save_figure
+
 from ..analysis.diagnostics import ConnectivityProfile
 from ..dynamics.simulation import SimulationResult
 from ..network import HopfieldNetwork
@@ -39,8 +41,9 @@ def new_axes(ax: Axes | None = None, figsize=(5.0, 3.6)) -> tuple[Figure, Axes]:
 
 
 def save_figure(fig: Figure, path, dpi: int = 120) -> None:
-    """Save a figure to ``path`` (PNG); the figure is not registered with pyplot."""
-    fig.savefig(path, dpi=dpi)
+    """Save a figure to ``path`` (PNG) atomically (:func:`_runkit.files.atomic_save_figure`:
+    a reader never sees a partial file); the figure is not registered with pyplot."""
+    atomic_save_figure(fig, path, dpi=dpi)
 
 
 def _np(x):

@@ -1,10 +1,14 @@
-"""Writing a grid-cell run: arrays (``track.npz``, ``ratemaps.npz``), config, metrics, figures."""
+"""Writing a grid-cell run: arrays (``track.npz``, ``ratemaps.npz``), config, metrics, figures.
+
+Every file is written atomically (a temporary name in ``out``, then ``os.replace``)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 import numpy as np
+
+from _runkit.files import atomic_save_figure, atomic_savez
 
 from ...plotting.gridcells import run_figures
 from .results import GridCellsResult
@@ -48,7 +52,7 @@ def write_grid_cells(result: GridCellsResult, out_dir: str | Path,
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     mods = result.modules
-    np.savez_compressed(
+    atomic_savez(
         out / "track.npz", t=result.t, position=result.position, decoded=result.decoded,
         error=result.error, phases=np.stack([m.phases for m in mods]),
         decoded_modules=np.stack([m.decoded for m in mods]),
@@ -62,10 +66,10 @@ def write_grid_cells(result: GridCellsResult, out_dir: str | Path,
         arrays[key] = np.stack([getattr(m.scores, key) for m in mods])
     if mods[0].all_maps is not None:
         arrays["all_maps"] = np.stack([m.all_maps.maps for m in mods])
-    np.savez_compressed(out / "ratemaps.npz", **arrays)
+    atomic_savez(out / "ratemaps.npz", **arrays)
     write_json({**result.config, **(extra_config or {})}, out / "config.json")
     write_json(result.metrics, out / "metrics.json")
 
     for name, fig in run_figures(result):
-        fig.savefig(out / name, dpi=110)
+        atomic_save_figure(fig, out / name, dpi=110)
     return result.metrics
