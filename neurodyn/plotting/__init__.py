@@ -182,8 +182,17 @@ def plot_sweep(rows: list, x: str, y: str, series: str, ax: Axes | None = None) 
 
     Parameters
     ----------
-    rows : the sweep table, one dict per cell.
-    x, y, series : column names.
+    rows : list of dict
+        The sweep table, one dict per cell.
+    x, y, series : str
+        Column names: the horizontal axis, the plotted value, and the column whose values
+        give one line each.
+    ax : matplotlib.axes.Axes, optional
+        Axes to draw in (a new figure when omitted).
+
+    Returns
+    -------
+    matplotlib.figure.Figure
     """
     fig, ax = new_axes(ax)
     for value in sorted({r[series] for r in rows}):

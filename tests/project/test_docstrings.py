@@ -13,11 +13,6 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 
-#: modules whose docstrings are still to be typed; the list is meant to shrink
-PENDING = {
-    "neurodyn/plotting/__init__.py",
-}
-
 _WORD = r"(?:[A-Za-z_]\w*(?:\.\w+)*(?:\[[^\]]*\])?|\{[^}]*\}|'[^']*'|\"[^\"]*\"|None|\d+)"
 _TYPE = rf"{_WORD}(?: (?:or|of) {_WORD})*"
 _SHAPE = r"shapes? \([^)]*\)(?:(?:,| or) \([^)]*\))*"
@@ -103,12 +98,8 @@ def test_the_checker_tells_types_from_descriptions():
                                                    None]
 
 
-@pytest.mark.parametrize("module", [m for m in public_modules() if m not in PENDING])
+@pytest.mark.parametrize("module", public_modules())
 def test_public_parameters_have_types_and_shapes(module):
     found = untyped_parameters(module)
     assert not found, f"{module}: parameters without ' : type' (or a shape): " + "; ".join(found)
 
-
-def test_pending_modules_are_still_pending():
-    for module in PENDING:
-        assert untyped_parameters(module), f"{module} is typed now: remove it from PENDING"
