@@ -101,6 +101,7 @@ def run_training(config: TrainConfig, out: str | Path, fresh: bool = False,
     cfg = config.resolved()
     ds = _checked_training_inputs(cfg, method, sample_steps, workers)
     splits, source = prepare_data(cfg)
+    _check_train_split(splits.train, cfg)
     if not fresh:
         check_resumable(Path(out) / CHECKPOINT, cfg)
     resolve_device(device)
@@ -151,6 +152,23 @@ def _checked_training_inputs(cfg: TrainConfig, method: str, sample_steps: int,
     terms["sample_steps"] = (sample_steps + 1.0) * (300 * ds.dim + 2) * 4  # the trajectories
     check_terms(terms)
     return ds
+
+
+def _check_train_split(train_points, cfg: TrainConfig) -> None:
+    """Refuse, before anything is written, a training split of fewer than 2 distinct points:
+    the evaluation's memorization rate compares each sample with its two nearest distinct
+    training points (:func:`flows.evaluation.nearest.memorization`)."""
+    import torch
+
+    distinct = int(torch.unique(train_points, dim=0).shape[0])
+    if distinct >= 2:
+        return
+    why = ("at least 2 distinct training points are needed (the memorization rate compares "
+           "each sample with its two nearest)")
+    if cfg.n_train < 2:
+        raise BadInput(f"n_train={cfg.n_train} is not allowed; {why}")
+    raise BadInput(f"data={cfg.data!r} leaves {distinct} distinct point(s) in the training "
+                   f"split ({train_points.shape[0]} rows after the held-out fifth); {why}")
 
 
 def _evaluate_trained(res, splits, source, ds, seed: int, method: str, sample_steps: int,

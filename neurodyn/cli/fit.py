@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import fields
 from types import SimpleNamespace
 
@@ -25,20 +26,39 @@ def _fit(args) -> dict:
         if args.manifold == "torus" and len(args.n) > 2:
             raise BadInput(f"--n {' '.join(map(str, args.n))}: n={list(args.n)}; a torus "
                            "takes n1 [n2]")
-    cfg = FitConfig(geometry=args.manifold, n=n, lattice=args.lattice, seed=args.seed,
-                    steps=args.steps, batch=args.batch, kappa=args.kappa, family=args.family,
-                    bandwidth=args.bandwidth, degree=args.degree,
-                    pointwise_degree=args.pointwise_degree,
-                    pointwise_inverse=not args.no_inverse, phaselock=args.phaselock,
-                    weight_linear=args.weight_linear, weight_field=args.weight_field,
-                    weight_energy=args.weight_energy, strength=args.strength,
-                    kappa_tol=args.kappa_tol, check_kappa=not args.no_kappa_check,
-                    hidden=args.hidden, lr=args.lr, gain=args.gain, a=args.a, c=args.c,
-                    variable=args.variable, device=args.device)
+    cfg = _config(args, n)
     size = 128 if n is None else (n if isinstance(n, int) else n[0] * n[1])
     check_memory("--n", float(size) * (4 * cfg.batch + 4) * 8 * 48)
     with open_run(args, "fit", config=cfg.to_dict()) as run:
         return fit_run(cfg, run.out, fresh=args.fresh)
+
+
+def _config(args, n) -> FitConfig:
+    """The fit's config from the parsed arguments, refused (naming the option) before the run
+    directory is claimed when a value or the population size is out of range."""
+    from ..fitting.core import build_geometry
+
+    try:
+        cfg = _make_config(args, n)
+        build_geometry(cfg)
+    except ValueError as err:
+        key = re.match(r"(\w+)=", str(err))
+        option = f"--{key.group(1).replace('_', '-')}: " if key else ""
+        raise BadInput(f"{option}{err}") from None
+    return cfg
+
+
+def _make_config(args, n) -> FitConfig:
+    return FitConfig(geometry=args.manifold, n=n, lattice=args.lattice, seed=args.seed,
+                     steps=args.steps, batch=args.batch, kappa=args.kappa, family=args.family,
+                     bandwidth=args.bandwidth, degree=args.degree,
+                     pointwise_degree=args.pointwise_degree,
+                     pointwise_inverse=not args.no_inverse, phaselock=args.phaselock,
+                     weight_linear=args.weight_linear, weight_field=args.weight_field,
+                     weight_energy=args.weight_energy, strength=args.strength,
+                     kappa_tol=args.kappa_tol, check_kappa=not args.no_kappa_check,
+                     hidden=args.hidden, lr=args.lr, gain=args.gain, a=args.a, c=args.c,
+                     variable=args.variable, device=args.device)
 
 
 def _lock(text: str) -> bool:

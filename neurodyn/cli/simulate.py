@@ -40,6 +40,27 @@ def _initial_state(args, network):
                             args.strength_max, args.seed)
 
 
+def _check_velocity(velocity, name: str, duration: float, dt: float, batch: int,
+                    dim: int) -> None:
+    """Refuse a velocity that the simulation would refuse (its parameters, its shape, an array
+    shorter than ``duration``), naming the option, before the run directory is claimed.
+
+    A copy is prepared, so the velocity given is left as it was; a random (Ornstein-Uhlenbeck)
+    velocity is drawn for one step only, as its checks do not depend on the duration.
+    """
+    import copy
+
+    import torch
+
+    from ..dynamics.inputs import OrnsteinUhlenbeck
+
+    span = dt if isinstance(velocity, OrnsteinUhlenbeck) else duration
+    try:
+        copy.copy(velocity).prepare(span, dt, batch, dim, torch.Generator().manual_seed(0))
+    except ValueError as err:
+        raise BadInput(f"{name}: {err}") from None
+
+
 def _simulate(args) -> dict:
     from ..dynamics.inputs import ArrayVelocity
     from ..io import load_velocity_array
@@ -56,13 +77,18 @@ def _simulate(args) -> dict:
     check_states_memory("--duration/--dt/--save-every", saved, batch, g.size)
     u0 = _initial_state(args, network)
     check_states_memory("--duration/--dt/--save-every", saved, u0.shape[0], g.size)
+    if args.noise > 0 and args.method not in (None, "euler"):
+        raise BadInput(f"--method={args.method} with --noise={args.noise:g}: noise > 0 needs "
+                       "method='euler' (Euler-Maruyama)")
     velocity = None
     if args.velocity is not None and args.velocity_file is not None:
         raise BadInput("--velocity and --velocity-file: give one, not both")
     if args.velocity is not None:
         velocity = parse_velocity_arg(args.velocity)
+        _check_velocity(velocity, "--velocity", duration, dt, u0.shape[0], g.dim)
     elif args.velocity_file is not None:
         velocity = ArrayVelocity(load_velocity_array(args.velocity_file, "--velocity-file"), dt)
+        _check_velocity(velocity, "--velocity-file", duration, dt, u0.shape[0], g.dim)
     with open_run(args, "simulate") as run:
         return simulate_run(network, u0, duration, dt, run.out, method=args.method,
                             velocity=velocity, noise=args.noise, save_every=args.save_every,

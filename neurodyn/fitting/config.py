@@ -95,6 +95,9 @@ class FitConfig:
             if isinstance(v, bool) or not (isinstance(v, (int, float)) and math.isfinite(v)
                                            and v > 0):
                 raise ValueError(f"{key}={v!r}: must be a finite number > 0")
+        if isinstance(self.a, bool) or not (isinstance(self.a, (int, float))
+                                            and math.isfinite(self.a)):
+            raise ValueError(f"a={self.a!r}: must be a finite number")
         for key in ("weight_linear", "weight_field", "weight_energy", "ridge"):
             v = getattr(self, key)
             if isinstance(v, bool) or not (isinstance(v, (int, float)) and math.isfinite(v)
