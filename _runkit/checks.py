@@ -266,22 +266,83 @@ def format_bytes(n: float) -> str:
     return f"{int(n)} B"
 
 
-def available_memory() -> int:
-    """Bytes of memory available to a new allocation (``MemAvailable`` of /proc/meminfo).
-
-    Falls back to the physical memory size where /proc/meminfo does not exist.
-
-    >>> available_memory() > 0
-    True
-    """
+def _meminfo_available() -> int:
+    """``MemAvailable`` of /proc/meminfo in bytes, else the physical memory size."""
     try:
         with open("/proc/meminfo") as fh:
             for line in fh:
                 if line.startswith("MemAvailable:"):
                     return int(line.split()[1]) * 1024
-    except OSError:
+    except (OSError, ValueError, IndexError):
         pass
     return int(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES"))
+
+
+def _read_int(path: str) -> int | None:
+    """The integer in a one-line file (a cgroup limit), or None if absent, ``max`` or unreadable."""
+    try:
+        with open(path) as fh:
+            text = fh.read().strip()
+    except OSError:
+        return None
+    return int(text) if text.isdigit() else None
+
+
+def _address_space_left() -> int | None:
+    """Bytes of address space this process may still map under ``RLIMIT_AS`` (None: no limit)."""
+    try:
+        import resource
+    except ImportError:  # pragma: no cover - not POSIX
+        return None
+    soft = resource.getrlimit(resource.RLIMIT_AS)[0]
+    if soft == resource.RLIM_INFINITY or soft < 0:
+        return None
+    used = 0
+    try:
+        with open("/proc/self/status") as fh:
+            for line in fh:
+                if line.startswith("VmSize:"):
+                    used = int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    return max(int(soft) - used, 0)
+
+
+def _cgroup_left() -> int | None:
+    """Bytes the memory cgroup still allows (v2 ``memory.max``, v1 ``limit_in_bytes``)."""
+    for limit_file, usage_file in (("/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory.current"),
+                                   ("/sys/fs/cgroup/memory/memory.limit_in_bytes",
+                                    "/sys/fs/cgroup/memory/memory.usage_in_bytes")):
+        limit = _read_int(limit_file)
+        if limit is not None and limit < 2**60:  # v1 writes "no limit" as a huge number
+            return max(limit - (_read_int(usage_file) or 0), 0)
+    return None
+
+
+def memory_limit() -> tuple[int, str]:
+    """The smallest of the memory limits on a new allocation, and which limit it is.
+
+    The candidates are ``MemAvailable`` of /proc/meminfo (``"available memory"``), the address
+    space left under ``RLIMIT_AS`` (``"address-space limit"``, as ``ulimit -v`` sets) and the
+    memory left to the cgroup (``"cgroup memory limit"``).
+
+    >>> nbytes, source = memory_limit()
+    >>> nbytes > 0, source in ("available memory", "address-space limit", "cgroup memory limit")
+    (True, True)
+    """
+    found = [(_meminfo_available(), "available memory"),
+             (_address_space_left(), "address-space limit"),
+             (_cgroup_left(), "cgroup memory limit")]
+    return min(((n, src) for n, src in found if n is not None), key=lambda item: item[0])
+
+
+def available_memory() -> int:
+    """Bytes of memory available to a new allocation: the smallest of :func:`memory_limit`.
+
+    >>> available_memory() > 0
+    True
+    """
+    return memory_limit()[0]
 
 
 def check_memory(name: str, nbytes: float, limit: float | None = None) -> int:
@@ -295,7 +356,8 @@ def check_memory(name: str, nbytes: float, limit: float | None = None) -> int:
     nbytes : float
         Estimated bytes the work would allocate (e.g. ``n * d * 4`` for a float32 array).
     limit : float, optional
-        Bytes allowed; by default 80% of :func:`available_memory`.
+        Bytes allowed; by default 80% of :func:`available_memory` (the smallest of free memory,
+        the ``RLIMIT_AS`` address space left and the cgroup limit, named in the message).
 
     Returns
     -------
@@ -315,12 +377,15 @@ def check_memory(name: str, nbytes: float, limit: float | None = None) -> int:
         need = float(nbytes)
     except (TypeError, ValueError, OverflowError):
         need = float("inf")
+    source = ""
     if limit is None:
-        limit = 0.8 * available_memory()
+        nbytes_left, what = memory_limit()
+        limit = 0.8 * nbytes_left
+        source = "" if what == "available memory" else f" under the {what}"
     if not np.isfinite(need) or need > limit:
         size = "an unbounded amount" if not np.isfinite(need) else f"about {format_bytes(need)}"
         raise BadInput(f"{name} is too large: the run would need {size} of memory, more than "
-                       f"the {format_bytes(limit)} available; reduce {name}")
+                       f"the {format_bytes(limit)} available{source}; reduce {name}")
     return int(np.ceil(max(need, 0.0)))
 
 

@@ -62,7 +62,8 @@ if TYPE_CHECKING:
 
 __all__ = ["atomic_write_text", "atomic_write_bytes", "atomic_torch_save", "atomic_savez",
            "atomic_save_figure", "to_jsonable",
-           "write_json", "read_json", "safe_torch_load", "frame_index", "write_gif"]
+           "write_json", "read_json", "safe_torch_load", "check_array_file_size",
+           "check_finite_tensors", "check_saved_step", "check_like", "frame_index", "write_gif"]
 
 
 def _fsync_dir(directory: Path) -> None:
@@ -287,6 +288,152 @@ def safe_torch_load(path: str | Path, what: str = "checkpoint") -> Any:
             IndexError, TypeError, AttributeError, UnicodeDecodeError) as err:
         raise BadInput(f"{what}={str(path)!r} is not a readable torch file (truncated or "
                        f"foreign): {_first_line(err)}") from None
+
+
+def _refuse_field(what: str, path: str | Path, field: str, problem: str) -> BadInput:
+    return BadInput(f"{what}={str(path)!r}: field {field!r} {problem}; the file is damaged or "
+                    "was edited")
+
+
+def check_finite_tensors(obj: Any, what: str, path: str | Path, field: str = "") -> None:
+    """Refuse (``BadInput`` naming the file and the field) a loaded file in which a floating
+    tensor or a float, anywhere in nested dicts, lists and tuples, is NaN or infinite.
+
+    Examples
+    --------
+    >>> import torch
+    >>> check_finite_tensors({"w": torch.ones(2), "t": 3}, "model", "m.pt")
+    >>> check_finite_tensors({"w": {"b": torch.tensor([0.0, float("nan")])}}, "model", "m.pt")
+    Traceback (most recent call last):
+    ...
+    _runkit.errors.BadInput: model='m.pt': field 'w.b' holds NaN or infinite values; ...
+    """
+    import torch
+
+    bad = False
+    if isinstance(obj, torch.Tensor):
+        bad = (obj.is_floating_point() or obj.is_complex()) and not bool(torch.isfinite(obj).all())
+    elif isinstance(obj, float):
+        bad = not math.isfinite(obj)
+    elif isinstance(obj, dict):
+        for key, value in obj.items():
+            check_finite_tensors(value, what, path, f"{field}.{key}" if field else str(key))
+    elif isinstance(obj, (list, tuple)):
+        for i, value in enumerate(obj):
+            check_finite_tensors(value, what, path, f"{field}[{i}]")
+    if bad:
+        raise _refuse_field(what, path, field, "holds NaN or infinite values")
+
+
+def check_saved_step(blob: dict, steps: int, what: str, path: str | Path,
+                     field: str = "step") -> int:
+    """The ``step`` field (or ``field``) of a loaded checkpoint, refused unless an integer in
+    ``[0, steps]``.
+
+    >>> check_saved_step({"step": 3}, 10, "checkpoint", "c.pt")
+    3
+    >>> check_saved_step({"step": -1}, 10, "checkpoint", "c.pt")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    _runkit.errors.BadInput: checkpoint='c.pt': field 'step' is -1, not an integer in [0, 10]; ...
+    """
+    step = blob.get(field) if isinstance(blob, dict) else None
+    if isinstance(step, bool) or not isinstance(step, int) or not 0 <= step <= steps:
+        raise _refuse_field(what, path, field, f"is {step!r}, not an integer in [0, {steps}]")
+    return step
+
+
+def check_like(found: Any, expected: Any, what: str, path: str | Path, field: str = "") -> None:
+    """Refuse a loaded value whose dict keys or tensor shapes differ from ``expected`` (a
+    freshly built value of the same kind), naming the first field that differs.
+
+    >>> import torch
+    >>> check_like({"a": torch.zeros(2, 3)}, {"a": torch.ones(2, 3)}, "checkpoint", "c.pt")
+    >>> check_like({"a": torch.zeros(3)}, {"a": torch.ones(2, 3)}, "checkpoint", "c.pt")
+    Traceback (most recent call last):
+    ...
+    _runkit.errors.BadInput: checkpoint='c.pt': field 'a' has shape (3,), expected (2, 3); ...
+    """
+    import torch
+
+    if isinstance(expected, torch.Tensor):
+        if not isinstance(found, torch.Tensor):
+            raise _refuse_field(what, path, field, f"is a {type(found).__name__}, not a tensor")
+        if tuple(found.shape) != tuple(expected.shape):
+            raise _refuse_field(what, path, field, f"has shape {tuple(found.shape)}, expected "
+                                f"{tuple(expected.shape)}")
+    elif isinstance(expected, dict):
+        if not isinstance(found, dict) or set(found) != set(expected):
+            keys = sorted(found) if isinstance(found, dict) else type(found).__name__
+            raise _refuse_field(what, path, field or "(top level)",
+                                f"holds {keys}, expected the keys {sorted(expected)}")
+        for key in expected:
+            check_like(found[key], expected[key], what, path,
+                       f"{field}.{key}" if field else str(key))
+
+
+def _npy_header_bytes(fh: Any) -> float | None:
+    """Bytes the array of an open ``.npy`` stream declares in its header (None: unreadable)."""
+    from numpy.lib import format as npformat
+
+    try:
+        version = npformat.read_magic(fh)
+        reader = {(1, 0): npformat.read_array_header_1_0,
+                  (2, 0): npformat.read_array_header_2_0}.get(version)
+        if reader is None:
+            return None
+        shape, _, dtype = reader(fh)
+    except (ValueError, OSError, EOFError, SyntaxError, TypeError):
+        return None
+    return float(math.prod(float(s) for s in shape)) * float(dtype.itemsize)
+
+
+def check_array_file_size(path: str | Path, name: str) -> None:
+    """Refuse a ``.npy`` (or every array of a ``.npz``) whose header declares more memory than
+    is available, before reading the data; a file that is not an array file is left to its
+    reader to report.
+
+    Parameters
+    ----------
+    path : str or Path
+        The ``.npy`` or ``.npz`` file.
+    name : str
+        The parameter that named the file.
+
+    Raises
+    ------
+    BadInput
+        The declared size exceeds the memory limit; the message gives the estimate and the limit.
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> p = pathlib.Path(tempfile.mkdtemp()) / "x.npy"
+    >>> np.save(p, np.zeros((3, 2)))
+    >>> check_array_file_size(p, "init")
+    """
+    from .checks import check_memory
+
+    path = Path(path)
+    declared: list[float | None] = []
+    try:
+        if zipfile.is_zipfile(path):
+            with zipfile.ZipFile(path) as zf:
+                for info in zf.infolist():
+                    with zf.open(info) as fh:
+                        declared.append(_npy_header_bytes(fh))
+        else:
+            with open(path, "rb") as fh:
+                declared.append(_npy_header_bytes(fh))
+    except (OSError, zipfile.BadZipFile, RuntimeError):
+        return
+    total = sum(n for n in declared if n is not None)
+    try:
+        check_memory(name, total)
+    except BadInput as err:
+        detail = str(err).split(": ", 1)[-1]
+        raise BadInput(f"{name}={str(path)!r} is too large to load (array size declared in "
+                       f"its header): {detail}") from None
 
 
 def _first_line(err: BaseException) -> str:

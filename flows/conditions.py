@@ -23,6 +23,7 @@ import numpy as np
 import torch
 
 from _runkit import Result, artifact
+from _runkit.files import check_array_file_size
 
 from .data import Dataset, Splits, load_digits, make_splits
 from .errors import FlowsError, check_positive_int, derive_seed
@@ -51,6 +52,8 @@ def _read_labels(spec: str) -> torch.Tensor:
     if path.suffix not in (".npy", ".csv") or not path.is_file():
         raise FlowsError(f"labels={spec!r} is not allowed; give 'data' or an existing .npy/.csv "
                          "file of integer labels")
+    if path.suffix == ".npy":
+        check_array_file_size(path, "labels")
     try:
         arr = np.load(path, allow_pickle=False) if path.suffix == ".npy" else \
             np.loadtxt(path, delimiter=",", ndmin=1)

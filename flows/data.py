@@ -31,6 +31,8 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from _runkit.files import check_array_file_size
+
 from .errors import FlowsError, as_generator, check_finite, check_positive_int
 
 Sampler = Callable[[int, torch.Generator], torch.Tensor]
@@ -321,6 +323,8 @@ def load_array(path: str | Path, name: str = "data") -> torch.Tensor:
                          " nor an existing .npy/.csv file")
     suffix = p.suffix.lower()
     if suffix in (".npy", ".csv"):
+        if suffix == ".npy":
+            check_array_file_size(p, name)
         try:
             arr = _read_rows(p)
         except (ValueError, OSError, EOFError, MemoryError) as err:

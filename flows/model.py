@@ -223,6 +223,32 @@ def check_trusted(target: str, trust: Iterable[str] = (), what: str = "model") -
                      f"line: --trust-module {module_name})")
 
 
+def check_declared_width(spec, state: object, what: str = "model") -> None:
+    """Refuse, before the field is built, a built-in field whose declared width and dimension
+    cannot fit in memory (the message gives the estimate and the limit) or do not match the
+    shape of its saved weights ``W`` (m, p).
+
+    >>> from flows.field import FieldSpec
+    >>> check_declared_width(FieldSpec(2, 8), {"W": torch.zeros(8, 4)})
+    >>> check_declared_width(FieldSpec(2, 8), {"W": torch.zeros(3, 4)})  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    _runkit.errors.BadInput: model declares width 8 and 4 inputs, but its weights W have ...
+    """
+    from _runkit import BadInput, check_memory
+
+    m, p, d = spec.width, spec.in_features, spec.dim
+    try:  # the weights W (m, p) and A (m, d) as float32, with gradients and Adam moments
+        check_memory("width", float(m) * (p + d) * 4 * 4)
+    except BadInput as err:
+        raise FlowsError(f"{what} declares width {m:,} and dimension {d}: "
+                         f"{str(err).split(': ', 1)[-1]}") from None
+    weights = state.get("W") if isinstance(state, dict) else None
+    if isinstance(weights, torch.Tensor) and tuple(weights.shape) != (m, p):
+        raise FlowsError(f"{what} declares width {m} and {p} inputs, but its weights W have "
+                         f"shape {tuple(weights.shape)}; the file is damaged or was edited")
+
+
 def field_from_blob(blob: dict, model: nn.Module | None = None, what: str = "model",
                     trust: Iterable[str] = ()) -> nn.Module:
     """Rebuild the field saved by :func:`model_blob`.
@@ -237,7 +263,9 @@ def field_from_blob(blob: dict, model: nn.Module | None = None, what: str = "mod
         raise FlowsError(f"{what} is not a flows model file of this version")
     spec = blob["spec"]
     if blob["kind"] == "builtin":
-        field: nn.Module = TwoLayerReLUField(FieldSpec(**spec), seed=0)
+        declared = FieldSpec(**spec)
+        check_declared_width(declared, blob.get("state_dict"), what)
+        field: nn.Module = TwoLayerReLUField(declared, seed=0)
     elif model is not None:
         field = ModuleField(model, spec["classes"], spec.get("dim"))
     elif spec["args"] is None:

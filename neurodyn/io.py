@@ -21,11 +21,13 @@ from _runkit import (
     BadInput,
     atomic_torch_save,
     check_array,
+    check_memory,
     read_json,
     safe_torch_load,
     to_jsonable,
     write_json,
 )
+from _runkit.files import check_array_file_size, check_finite_tensors
 
 from .activation import make_activation
 from .energies import make_energy
@@ -133,6 +135,8 @@ def load_model(path: str | Path, what: str = "model") -> LoadedModel:
         raise ModelFormatError(str(err)) from None
     if not isinstance(payload, dict) or payload.get("format") != FORMAT:
         raise ModelFormatError(f"{what}={str(path)!r} is not a {FORMAT} file")
+    _check_declared_size(payload, path, what)
+    _check_finite_fields(payload, path, what)
     try:
         geometry = make_geometry(payload["geometry"])
         activation = make_activation(payload["activation"])
@@ -151,12 +155,52 @@ def load_model(path: str | Path, what: str = "model") -> LoadedModel:
     return LoadedModel(net, payload.get("extra", {}))
 
 
+#: Bytes a network allocates per neuron, at least (float64 state, bias, coordinates, spectra,
+#: transport and their work buffers); the declared size times this is checked before building.
+BYTES_PER_NEURON = 128
+
+
+def _declared_neurons(geometry: object, path: Path, what: str) -> int:
+    """The number of neurons a model file's geometry config declares, checked to be sizes."""
+    if not isinstance(geometry, dict) or "n" not in geometry:
+        return 1  # rebuilding it refuses the config, or uses the small default size
+    sizes = geometry["n"]
+    sizes = [sizes] if not isinstance(sizes, (list, tuple)) else list(sizes)
+    total = 1
+    for size in sizes:
+        if isinstance(size, bool) or not isinstance(size, (int, np.integer)) or size < 1:
+            raise ModelFormatError(f"{what}={str(path)!r}: field 'geometry' declares n={size!r}; "
+                                   f"it must be a positive integer")
+        total *= int(size)
+    return total
+
+
+def _check_declared_size(payload: dict, path: Path, what: str) -> None:
+    """Refuse, before anything is built, a model whose declared size cannot fit in memory."""
+    neurons = _declared_neurons(payload.get("geometry"), path, what)
+    try:
+        check_memory("n", float(neurons) * BYTES_PER_NEURON)
+    except BadInput as err:
+        raise ModelFormatError(f"{what}={str(path)!r} declares a network of n={neurons:,} "
+                               f"neurons: {str(err).split(': ', 1)[-1]}") from None
+
+
+def _check_finite_fields(payload: dict, path: Path, what: str) -> None:
+    """Refuse a model whose tensors or ``tau`` hold NaN or infinity, naming the field."""
+    fields = ("bias", "tau", "transport", "manifold_u0", "energy_state")
+    try:
+        check_finite_tensors({k: payload.get(k) for k in fields}, what, path)
+    except BadInput as err:
+        raise ModelFormatError(str(err)) from None
+
+
 def _load_npy(path: str | Path, name: str) -> np.ndarray:
     path = Path(path)
     if path.is_dir():
         raise BadInput(f"{name}={str(path)!r} is a directory; expected a .npy file")
     if not path.exists():
         raise BadInput(f"{name}={str(path)!r}: no such file")
+    check_array_file_size(path, name)
     try:
         arr = np.load(path, allow_pickle=False)
     except (ValueError, OSError, EOFError) as err:

@@ -12,7 +12,7 @@ from __future__ import annotations
 from _runkit import check_memory
 
 __all__ = ["training_bytes", "sampling_bytes", "distance_bytes", "theory_sweep_bytes",
-           "check_terms"]
+           "floor_pair_bytes", "check_terms"]
 
 F32, F64 = 4, 8
 
@@ -51,6 +51,16 @@ def distance_bytes(n: int, n_reference: int, dim: int) -> float:
     243200.0
     """
     return float(n) * float(n_reference) * 3 * F64 + (n + n_reference) * dim * F64
+
+
+def floor_pair_bytes(pairs: int, n: int, n_reference: int, dim: int) -> float:
+    """Bytes of the ``pairs`` pairs of true samples a noise floor holds at once (the float32
+    rows and about 512 bytes of tensor objects per pair).
+
+    >>> floor_pair_bytes(10, 100, 100, 2)  # 10 * ((100 + 100) * 2 * 4 + 512)
+    21120.0
+    """
+    return float(pairs) * ((float(n) + float(n_reference)) * dim * F32 + 512.0)
 
 
 def training_bytes(cfg, dim: int, n_rows: int | None = None) -> dict[str, float]:

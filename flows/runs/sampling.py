@@ -44,7 +44,7 @@ from ..model import resolve_device
 from ..sampling.ode import METHODS, SamplingDiverged
 from ..training.checkpoint import load_model
 from .measure import reference_for, sample_field
-from .memory import check_terms, distance_bytes, sampling_bytes
+from .memory import check_terms, distance_bytes, floor_pair_bytes, sampling_bytes
 
 __all__ = ["SampleRun", "run_sample", "run_eval"]
 
@@ -209,8 +209,10 @@ def run_eval(samples: str | Path, reference: str | Path | None = None, data: str
     if dim != x.shape[1]:
         raise BadInput(f"samples have dimension {x.shape[1]} but the reference has {dim}; they "
                        "must be equal")
-    if metric != "sliced":
-        check_terms({"samples": distance_bytes(x.shape[0], n_ref, dim)})
+    terms = {"samples": distance_bytes(x.shape[0], n_ref, dim) if metric != "sliced" else 0.0}
+    if data is not None:  # the noise floor holds all its pairs of true samples at once
+        terms["floor_pairs"] = floor_pair_bytes(floor_pairs, x.shape[0], n_ref, dim)
+    check_terms(terms)
     ds = None
     if data is not None:
         ref, _ = reference_for(data, x.shape[0], seed)

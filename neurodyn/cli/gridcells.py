@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from _runkit import BadInput, check_int, write_json
+from _runkit import BadInput, check_int, check_memory, write_json
 
 from ._common import (
     DEFAULT_DT_NETWORK,
@@ -168,7 +168,19 @@ def _add_null_arguments(p: argparse.ArgumentParser) -> None:
                         "duration / 4))")
 
 
-def _trajectory(args) -> Trajectory:
+def _check_run_memory(args, sheet: int, steps: float) -> None:
+    """Refuse a run whose trajectory, recording and rate maps would not fit in memory, naming
+    the option behind the largest term, before any of them is allocated."""
+    panel = float(sheet if args.all_cells else args.cells)
+    modules = float(len(args.modules) if args.modules else 1)
+    # per sample: time, position, velocity (5), per module the phase velocity on the
+    # half-sample grid and the decoded phase (10), and the panel's rates, all float64
+    terms = {"--duration": 8.0 * float(steps) * (5.0 + 10.0 * modules + panel),
+             "--bins": 8.0 * 4.0 * panel * modules * float(args.bins) ** 2}
+    check_memory(max(terms, key=terms.get), sum(terms.values()))
+
+
+def _trajectory(args, sheet: int) -> Trajectory:
     from ..spatial.agent import Box, Trajectory, generate_trajectory
     from ..spatial.gridcells.checks import _positive
     from ..spatial.positions import load_positions
@@ -177,6 +189,7 @@ def _trajectory(args) -> Trajectory:
     if args.trajectory is None:
         duration = 600.0 if args.duration is None else _positive("--duration", args.duration)
         dt = 0.02 if args.dt is None else _positive("--dt", args.dt)
+        _check_run_memory(args, sheet, duration / dt + 1.0)
         return generate_trajectory(duration, dt, box, seed=args.seed)
     path = Path(args.trajectory)
     if not path.exists():
@@ -234,8 +247,9 @@ def _grid_cells(args) -> dict:
 
     method = _method(args)
     network = load_network(args.model)
-    _check_network(network, args.lattice)
-    traj = _trajectory(args)
+    sheet = _check_network(network, args.lattice).size
+    traj = _trajectory(args, sheet)
+    _check_run_memory(args, sheet, traj.steps)
     cues = _cues(args, traj.box)
     if args.shuffles > 0:
         try:

@@ -10,6 +10,8 @@ import os
 
 import numpy as np
 
+from _runkit.files import check_array_file_size
+
 from .agent import Box, Trajectory, _check_positive
 
 __all__ = ["check_positions", "load_positions", "ratinabox_arrays"]
@@ -135,6 +137,7 @@ def ratinabox_arrays(source) -> tuple[np.ndarray, np.ndarray]:
         path = os.fspath(source)
         suffix = os.path.splitext(path)[1].lower()
         if suffix == ".npz":
+            check_array_file_size(path, "source")
             with np.load(path, allow_pickle=False) as data:
                 hist = {k: data[k] for k in data.files}
         elif suffix == ".json":
@@ -163,6 +166,8 @@ def ratinabox_arrays(source) -> tuple[np.ndarray, np.ndarray]:
 def _read_positions_file(path: str | os.PathLike) -> tuple[np.ndarray, np.ndarray | None]:
     path = os.fspath(path)
     suffix = os.path.splitext(path)[1].lower()
+    if suffix in (".npy", ".npz"):
+        check_array_file_size(path, "source")
     if suffix == ".npy":
         return np.load(path, allow_pickle=False), None
     if suffix == ".npz":
