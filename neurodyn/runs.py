@@ -45,7 +45,8 @@ def fit_run(config: FitConfig, out: str | Path, fresh: bool = False,
     Returns
     -------
     dict
-        The metrics written to ``metrics.json``.
+        The metrics written to ``metrics.json``, and ``resumed_from_step`` (the step this
+        process resumed from, 0 for a fresh fit), written to ``timing.json`` with the wall time.
     """
     from .analysis.attraction import attraction_report
     from .fitting.core import FitFailed, FitInterrupted
@@ -55,8 +56,11 @@ def fit_run(config: FitConfig, out: str | Path, fresh: bool = False,
     if result.network.bias.device.type != "cpu":  # the report and model.pt are on the CPU
         result.network = result.network.cpu()
         result.network.manifold = result.network.manifold.to("cpu")
-    write_json({"fit_seconds": result.seconds}, out / "timing.json")
-    metrics = {"resumed_from_step": result.resumed_from, "device": config.device,
+    # how long and from which step this process ran differ between an interrupted-and-resumed
+    # fit and an uninterrupted one, so they go to timing.json, not metrics.json
+    write_json({"fit_seconds": result.seconds, "resumed_from_step": result.resumed_from},
+               out / "timing.json")
+    metrics = {"device": config.device,
                "final_loss": {k: v[-1] for k, v in result.history.items() if v}}
     try:  # the report simulates (numba compiles): a Ctrl-C there may surface only as the flag
         check_interrupt()
@@ -75,7 +79,7 @@ def fit_run(config: FitConfig, out: str | Path, fresh: bool = False,
         raise FitFailed(f"kappa={config.kappa:g} not reached: " + "; ".join(failed)
                         + f" (no model written; see {out / 'metrics.json'})")
     save_model(result.network, out / "model.pt", extra={"fit": config.to_dict()})
-    return metrics
+    return {"resumed_from_step": result.resumed_from, **metrics}
 
 
 def simulate_run(network: HopfieldNetwork, u0: torch.Tensor, duration: float, dt: float,
@@ -110,8 +114,9 @@ def simulate_run(network: HopfieldNetwork, u0: torch.Tensor, duration: float, dt
     Returns
     -------
     dict
-        The metrics written to ``metrics.json``: wall time, field evaluations, distances to
-        the manifold, the energy audit (autonomous runs) or the path-integration error.
+        The metrics written to ``metrics.json``: field evaluations, distances to the manifold,
+        the energy audit (autonomous runs) or the path-integration error; and ``seconds``, the
+        wall time, written to ``timing.json`` (it differs between runs of one seed).
     """
     from .analysis.diagnostics import energy_audit, path_integration_error
     from .plotting import (
@@ -128,7 +133,7 @@ def simulate_run(network: HopfieldNetwork, u0: torch.Tensor, duration: float, dt
                   save_every=save_every, seed=seed, progress=progress, device=device)
     seconds = time.perf_counter() - start
     atomic_savez(out / "trajectory.npz", **tr.arrays())
-    metrics = {"seconds": seconds, "nfe": tr.nfe, "method": tr.method, "backend": tr.backend,
+    metrics = {"nfe": tr.nfe, "method": tr.method, "backend": tr.backend,
                "device": str(device), "runs": u0.shape[0],
                "distance_initial_max": float(tr.distance[0].max()),
                "distance_final_max": float(tr.distance[-1].max()),
@@ -145,7 +150,8 @@ def simulate_run(network: HopfieldNetwork, u0: torch.Tensor, duration: float, dt
     if network.geometry.dim == 1:
         save_figure(plot_activity(tr), out / "activity.png")
     write_json(metrics, out / "metrics.json")
-    return metrics
+    write_json({"seconds": seconds}, out / "timing.json")
+    return {"seconds": seconds, **metrics}
 
 
 def write_network_report(network: HopfieldNetwork, out: str | Path,

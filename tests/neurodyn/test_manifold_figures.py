@@ -206,7 +206,8 @@ def test_manifold_command_writes_its_files(ring_dir, tmp_path):
     assert metrics["energy"]["tangent_relative"] < 1e-6
     assert metrics["energy"]["normal_local_min"]
     assert metrics["path_error_rms_final"] < 1e-3
-    assert metrics["seconds"]["total"] > 0
+    assert "seconds" not in metrics  # wall times differ between runs of one seed
+    assert json.loads((out / "timing.json").read_text())["seconds"]["total"] > 0
     config = json.loads((out / "config.json").read_text())
     assert config["command"] == "neurodyn manifold" and config["seed"] == 2
     assert config["config"]["samples"] == 300

@@ -13,7 +13,10 @@ from _runkit.files import atomic_save_figure, atomic_savez
 from ...plotting.gridcells import run_figures
 from .results import GridCellsResult
 
-__all__ = ["write_grid_cells"]
+__all__ = ["write_grid_cells", "TIMING_KEYS"]
+
+#: the metrics a run writes to ``timing.json`` instead of ``metrics.json`` (wall clock)
+TIMING_KEYS = ("wall_time_s", "realtime_factor")
 
 
 def write_grid_cells(result: GridCellsResult, out_dir: str | Path,
@@ -30,7 +33,8 @@ def write_grid_cells(result: GridCellsResult, out_dir: str | Path,
       (cells, 2) sheet indices, ``module_maps`` (modules, cells, bins, bins), the scores
       ``classic``, ``mean``, ``score_90``, ``spacing`` (m), ``orientation`` (rad), each
       (modules, cells); ``all_maps`` (modules, N, bins, bins) when every cell was binned.
-    - ``metrics.json``, ``config.json``.
+    - ``metrics.json``, ``config.json``, and ``timing.json``: the wall-clock entries of the
+      metrics (:data:`TIMING_KEYS`), which differ between runs of one seed.
     - figures: ``ratemaps.png``, ``autocorrelograms.png``, ``trajectory.png``, ``error.png``,
       ``connectivity.png`` and, with several modules, ``modules.png``.
 
@@ -45,7 +49,7 @@ def write_grid_cells(result: GridCellsResult, out_dir: str | Path,
 
     Returns
     -------
-    dict : the metrics.
+    dict : the metrics (with the wall-clock entries).
     """
     from ...io import write_json
 
@@ -68,7 +72,11 @@ def write_grid_cells(result: GridCellsResult, out_dir: str | Path,
         arrays["all_maps"] = np.stack([m.all_maps.maps for m in mods])
     atomic_savez(out / "ratemaps.npz", **arrays)
     write_json({**result.config, **(extra_config or {})}, out / "config.json")
-    write_json(result.metrics, out / "metrics.json")
+    # wall times differ between runs of one seed: timing.json, not metrics.json
+    write_json({k: v for k, v in result.metrics.items() if k not in TIMING_KEYS},
+               out / "metrics.json")
+    write_json({k: result.metrics[k] for k in TIMING_KEYS if k in result.metrics},
+               out / "timing.json")
 
     for name, fig in run_figures(result):
         atomic_save_figure(fig, out / name, dpi=110)
