@@ -39,7 +39,8 @@ import torch
 from torch import nn
 
 import _runkit
-from _runkit import Diverged
+from _runkit import BadInput, Diverged
+from _runkit.files import check_finite_tensors, check_like, check_saved_step
 
 from ..conditions import LabelledSplits, labelled_splits, load_labels
 from ..data import Dataset, Splits, load_dataset, make_splits, source_for
@@ -166,7 +167,7 @@ def train(config: TrainConfig, out_dir: str | Path | None = None, resume: bool =
     step, elapsed = 0, 0.0
     ckpt = Path(out_dir) / CHECKPOINT if out_dir is not None else None
     if ckpt is not None and resume and ckpt.is_file():
-        step, elapsed = _restore(load(ckpt), cfg, field, opt, losses)
+        step, elapsed = _restore(load(ckpt), cfg, field, opt, losses, ckpt)
     end = cfg.steps if stop_after is None else min(cfg.steps, max(step, int(stop_after)))
     workers = _checked_workers(workers, cfg)
     batches, step_fn = _step_function(cfg, field, opt, splits, source, classes, workers,
@@ -359,7 +360,29 @@ def _state(cfg, field, opt, losses, step, elapsed) -> dict:
             "losses": losses[:step].clone()}
 
 
-def _restore(blob: dict, cfg, field, opt, losses) -> tuple[int, float]:
+def _check_fields(blob: dict, cfg, field, opt, path: Path) -> int:
+    """The checkpoint's step, once every field is checked: ``step`` in ``[0, steps]``, the
+    weights (and the flat Adam moments) of the field's shapes, ``step`` losses, all finite."""
+    what = "checkpoint"
+    try:
+        step = check_saved_step(blob, cfg.steps, what, path)
+        check_like(blob.get("weights"), field.state_dict(), what, path, "weights")
+        if isinstance(opt, FlatAdam):
+            check_like(blob.get("optimizer"), opt.state_dict(), what, path, "optimizer")
+            check_saved_step(blob["optimizer"], step, what, path, "t")
+        check_like(blob.get("losses"), torch.empty(step), what, path, "losses")
+        elapsed = blob.get("elapsed")
+        if isinstance(elapsed, bool) or not isinstance(elapsed, (int, float)) or elapsed < 0:
+            raise BadInput(f"{what}={str(path)!r}: field 'elapsed' is {elapsed!r}, not a "
+                           "number of seconds >= 0; the file is damaged or was edited")
+        check_finite_tensors({k: blob.get(k) for k in ("weights", "optimizer", "losses",
+                                                       "elapsed")}, what, path)
+    except BadInput as err:
+        raise BadInput(f"{err}; use another --out or --fresh") from None
+    return step
+
+
+def _restore(blob: dict, cfg, field, opt, losses, path: Path) -> tuple[int, float]:
     if blob.get("format") != FORMAT:
         raise FlowsError("the checkpoint in --out is not a training checkpoint of this version "
                          "of flows; use another --out or --fresh")
@@ -367,6 +390,7 @@ def _restore(blob: dict, cfg, field, opt, losses) -> tuple[int, float]:
         diff = sorted(k for k in blob["config"] if blob["config"][k] != cfg.to_dict().get(k))
         raise FlowsError(f"the checkpoint in --out was written with a different config "
                          f"(differs in {diff}); use another --out or --fresh")
+    step = _check_fields(blob, cfg, field, opt, path)
     try:
         field.load_state_dict(blob["weights"])
     except RuntimeError as exc:
@@ -374,6 +398,5 @@ def _restore(blob: dict, cfg, field, opt, losses) -> tuple[int, float]:
                          "another --out or --fresh") from exc
     if opt is not None:
         opt.load_state_dict(blob["optimizer"])
-    step = int(blob["step"])
     losses[:step] = blob["losses"]
     return step, float(blob["elapsed"])

@@ -12,8 +12,9 @@ from pathlib import Path
 
 import torch
 
-from _runkit import atomic_torch_save, check_interrupt, safe_torch_load
+from _runkit import BadInput, atomic_torch_save, check_interrupt, safe_torch_load
 from _runkit import progress as progress_bar
+from _runkit.files import check_finite_tensors, check_saved_step
 
 from .config import FitConfig
 
@@ -60,7 +61,9 @@ def load_checkpoint(path: Path, config: FitConfig) -> dict:
     ------
     ValueError
         When the file is not a fit checkpoint, or was written with a different config (the
-        message names the differing keys).
+        message names the differing keys); :class:`~_runkit.BadInput` (a ``ValueError``) when
+        a field is damaged: ``step`` outside ``[0, steps]``, a history whose length is not
+        ``step``, a NaN or infinite tensor (the message names the file and the field).
     """
     state = safe_torch_load(path, what="fit checkpoint")  # BadInput on a bad file
     if not isinstance(state, dict) or state.get("format") != FORMAT:
@@ -71,7 +74,21 @@ def load_checkpoint(path: Path, config: FitConfig) -> dict:
         raise ValueError(f"checkpoint {path}: written with a different config (keys {diff}: "
                          + ", ".join(f"{k}={old.get(k)!r} there, {new.get(k)!r} now"
                                      for k in diff) + "); use --fresh to start over")
+    _check_fields(state, config, path)
     return state
+
+
+def _check_fields(state: dict, config: FitConfig, path: Path) -> None:
+    """Refuse a checkpoint whose step, history or tensors cannot be those of a fit of
+    ``config`` (the shapes of the tensors are checked where they are loaded)."""
+    what = "fit checkpoint"
+    step = check_saved_step(state, config.steps, what, path)
+    history = state.get("history")
+    if not isinstance(history, dict) or not history or any(
+            not isinstance(v, list) or len(v) != step for v in history.values()):
+        raise BadInput(f"{what}={str(path)!r}: field 'history' does not hold {step} losses a "
+                       "term (the step); the file is damaged or was edited; use --fresh")
+    check_finite_tensors({k: v for k, v in state.items() if k != "config"}, what, path)
 
 
 def checkpointed_steps(config: FitConfig, step0: int, history: dict, step_fn: Callable,

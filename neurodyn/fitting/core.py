@@ -37,6 +37,7 @@ from pathlib import Path
 import torch
 
 from _runkit import RunFailed
+from _runkit.files import check_like
 
 from ..activation import Logistic
 from ..dynamics.device import check_device
@@ -364,6 +365,7 @@ def _initial_sums(net, config: FitConfig, ckpt: Path | None, resume: bool):
     sums, history, step0 = zeros, {k: [] for k in TERMS}, 0
     if ckpt is not None and resume and ckpt.exists():
         state = load_checkpoint(ckpt, config)
+        check_like(state.get("sums"), zeros, "fit checkpoint", ckpt, "sums")
         sums, history, step0 = state["sums"], state["history"], int(state["step"])
     return sums, history, step0
 
