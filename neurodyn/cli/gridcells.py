@@ -264,15 +264,16 @@ def _grid_cells(args) -> dict:
     disorder = Heterogeneity(args.gain_sd, args.threshold_sd, args.weight_sd, seed=args.seed)
     if args.gain_sd > 0 or args.threshold_sd > 0 or args.weight_sd > 0:
         network = heterogeneous(network, disorder)
-    result = run_grid_cells(
-        network, traj, spacing=_positive("--spacing", args.spacing),
-        orientation=math.radians(args.orientation), modules=args.modules,
-        tau_seconds=args.tau_seconds, dt_network=args.dt_network, cells=args.cells,
-        bins=args.bins, seed=args.seed, progress=None, all_cells=args.all_cells,
-        lattice=args.lattice, method=method, noise=args.noise, shuffles=args.shuffles,
-        min_shift=args.min_shift, device=args.device, **cues)
-    result.config["heterogeneity"] = disorder.to_dict()
+    spacing = _positive("--spacing", args.spacing)
+    # the simulation is long: --out is claimed first, so a bad or busy --out is refused at once
     with open_run(args, "grid-cells") as run:
+        result = run_grid_cells(
+            network, traj, spacing=spacing, orientation=math.radians(args.orientation),
+            modules=args.modules, tau_seconds=args.tau_seconds, dt_network=args.dt_network,
+            cells=args.cells, bins=args.bins, seed=args.seed, progress=None,
+            all_cells=args.all_cells, lattice=args.lattice, method=method, noise=args.noise,
+            shuffles=args.shuffles, min_shift=args.min_shift, device=args.device, **cues)
+        result.config["heterogeneity"] = disorder.to_dict()
         write_grid_cells(result, run.out)
         # one config.json shape: the run's resolved parameters next to the command line's
         run.config = {"arguments": args_config(args), **result.config}

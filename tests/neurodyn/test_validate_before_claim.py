@@ -67,3 +67,18 @@ def test_simulate_with_a_checked_velocity_still_runs(tmp_path, capsys, ring_mode
 def test_sweep_refuses_a_grid_value_before_any_cell_runs(tmp_path, capsys, grid):
     _refused(capsys, ["sweep", "diffusion", "--grid", grid, "--fit-steps", "2",
                       "--workers", "0"], tmp_path / "run", "--grid")
+
+
+def test_grid_cells_refuses_a_bad_out_before_simulating(tmp_path, capsys):
+    import time
+
+    model = tmp_path / "torus"
+    assert main(["fit", "torus", "--n", "12", "12", "--steps", "2", "--out", str(model)]) == 0
+    (tmp_path / "file").write_text("not a directory")
+    capsys.readouterr()
+    start = time.perf_counter()
+    # the default 600 s trajectory takes far longer than this to simulate
+    code = main(["grid-cells", "--model", str(model), "--out", str(tmp_path / "file")])
+    err = capsys.readouterr().err
+    assert code == 2 and "out=" in err and len(err.strip().splitlines()) == 1, err
+    assert time.perf_counter() - start < 20.0
