@@ -181,6 +181,8 @@ class RunDir:
     def __init__(self, out: str | Path, *, command: str, config: Any, seed: int | None = None,
                  argv: Sequence[str] | None = None, version: str | None = None,
                  fresh: bool | None = None):
+        if isinstance(out, str) and not out.strip():  # Path("") is the working directory
+            raise BadInput(f"out={out!r} is not allowed; --out must name a directory")
         self.out = Path(out)
         self.fresh = fresh
         self.command = command

@@ -29,7 +29,7 @@ from collections.abc import Iterable
 import torch
 from torch import nn
 
-from .errors import FlowsError
+from .errors import FlowsError, check_int
 
 _TARGET = re.compile(r"^[A-Za-z_][\w]*(\.[A-Za-z_][\w]*)*:[A-Za-z_][\w]*(\.[A-Za-z_][\w]*)*$")
 
@@ -84,7 +84,7 @@ def build_module(target: str, args: dict | None, seed: int) -> nn.Module:
     cls = import_class(target)
     kwargs = check_model_args(args)
     with torch.random.fork_rng(devices=[]):
-        torch.manual_seed(int(seed) % 2**63)
+        torch.manual_seed(check_int("seed", seed) % 2**63)  # 1.5 or "0" is refused
         try:
             module = cls(**kwargs)
         except TypeError as exc:

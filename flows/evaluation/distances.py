@@ -23,7 +23,14 @@ import ot
 import torch
 
 from ..data import Dataset
-from ..errors import FlowsError, RunFailed, check_choice, check_finite, check_positive_int
+from ..errors import (
+    FlowsError,
+    RunFailed,
+    check_choice,
+    check_finite,
+    check_int,
+    check_positive_int,
+)
 from ..sampling.ode import Field, integrate
 from .entropic import sinkhorn_divergence
 from .floors import Floor, noise_floor
@@ -107,8 +114,9 @@ def sliced_w(x: torch.Tensor | np.ndarray, y: torch.Tensor | np.ndarray,
     """
     a, b, wa, wb = _pair(x, y)
     check_positive_int("n_projections", n_projections)
+    rng = np.random.RandomState(check_int("seed", seed))  # 1.5 or "0" is refused, not rounded
     return float(ot.sliced_wasserstein_distance(a, b, wa, wb, n_projections=n_projections, p=2,
-                                                seed=np.random.RandomState(int(seed))))
+                                                seed=rng))
 
 
 def metric_fn(name: str, seed: int = 0) -> Callable[[object, object], float]:

@@ -21,7 +21,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from _runkit import BadInput, Result, RunDir, check_int, check_positive_int
+from _runkit import BadInput, Result, RunDir, check_float, check_int, check_positive_int
 
 from ..conditions import evaluate_conditional
 from ..data import load_dataset
@@ -100,6 +100,7 @@ def run_training(config: TrainConfig, out: str | Path, fresh: bool = False,
     """
     cfg = config.resolved()
     ds = _checked_training_inputs(cfg, method, sample_steps, workers)
+    check_float("guidance", guidance)  # checked even where an unconditional run ignores it
     splits, source = prepare_data(cfg)
     _check_train_split(splits.train, cfg)
     if not fresh:

@@ -101,6 +101,7 @@ def run_sample(model: str | Path, n: int, out: str | Path, method: str = "midpoi
     """
     out = Path(out)
     dev = _checked_sample_options(out, n, method, steps, seed, device)
+    check_float("guidance", guidance)  # checked even where an unconditional model ignores it
     field, cfg = load_model(model, trust=trust)
     spec = getattr(field, "spec", None)
     dim = spec.dim if spec is not None else field.dim

@@ -60,7 +60,7 @@ class TrainConfig:
         A user velocity model by import path, ``"package.module:Class"`` (practice regime);
         None: the built-in two-layer ReLU field (``width``, ``normalize``, ``fourier`` apply).
     model_args : dict or None
-        Keyword arguments of the model class (JSON-serialisable).
+        Keyword arguments of the model class (JSON-serialisable); only with ``model``.
     labels : str or None
         Class labels: ``"data"`` (the data set's own, e.g. digits) or a .npy/.csv file with one
         integer per data row; None: unconditional.
@@ -125,6 +125,9 @@ class TrainConfig:
                 raise FlowsError(f"model={self.model!r} is not allowed in the theory regime; "
                                  "it trains the built-in field")
         check_model_args(self.model_args)
+        if self.model_args is not None and self.model is None:
+            raise FlowsError(f"model_args={self.model_args!r} is not allowed without model; "
+                             "they are the keyword arguments of model (--model-class)")
         if self.labels is not None and self.regime == "theory":
             raise FlowsError(f"labels={self.labels!r} are not allowed in the theory regime")
         if not (isinstance(self.label_dropout, (int, float)) and 0 <= self.label_dropout < 1):

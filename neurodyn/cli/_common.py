@@ -15,7 +15,6 @@ import functools
 import math
 import re
 from collections.abc import Callable
-from pathlib import Path
 
 from _runkit import BadInput, Diverged, RunDir, check_memory, check_positive_int
 
@@ -202,7 +201,7 @@ def open_run(args: argparse.Namespace, name: str, config: dict | None = None) ->
 
     A sub-command with ``--fresh`` may start over in a directory whose ``config.json`` has an
     older shape (:class:`~_runkit.RunDir`'s ``fresh``)."""
-    return RunDir(Path(args.out), command=f"neurodyn {name}",
+    return RunDir(args.out, command=f"neurodyn {name}",
                   config=args_config(args) if config is None else config,
                   seed=getattr(args, "seed", None), fresh=getattr(args, "fresh", None))
 

@@ -7,6 +7,8 @@ import math
 import torch
 from torch import nn
 
+from _runkit import check_int
+
 from ..geometry.populations import Geometry
 from .base import InteractionEnergy, _flat
 
@@ -84,7 +86,7 @@ class MLPEnergy(InteractionEnergy):
             if i < len(sizes) - 2:
                 layers.append(nn.Softplus())
         self.net = nn.Sequential(*layers)
-        gen = torch.Generator().manual_seed(seed)
+        gen = torch.Generator().manual_seed(check_int("seed", seed))
         with torch.no_grad():
             for layer in self.net:
                 if isinstance(layer, nn.Linear):

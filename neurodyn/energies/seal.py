@@ -64,7 +64,7 @@ from __future__ import annotations
 
 import torch
 
-from _runkit import BadInput
+from _runkit import BadInput, check_int
 
 from ..activation import Activation, make_activation
 from ..geometry.populations import Geometry
@@ -138,6 +138,7 @@ class SealEnergy(InteractionEnergy):
                  phaselock: bool = False, mlp_hidden: int = 0, seed: int = 0,
                  variable: str = "power"):
         super().__init__(geometry)
+        seed = check_int("seed", seed)  # 1.5 or "0" is refused, not rounded
         if variable not in VARIABLES:
             raise ValueError(f"variable={variable!r}: choose one of {VARIABLES}")
         top = max(geometry.shape) // 2

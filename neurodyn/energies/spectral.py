@@ -7,6 +7,8 @@ import math
 import torch
 from torch import nn
 
+from _runkit import check_int
+
 from ..geometry.populations import Geometry
 from .banded import BandedSpectralEnergy
 from .base import InteractionEnergy
@@ -67,7 +69,7 @@ class LearnedFourierEnergy(BandedSpectralEnergy):
         self.cross = None
         if cross_hidden:
             n_in = int(self.mask.sum())
-            gen = torch.Generator().manual_seed(seed)
+            gen = torch.Generator().manual_seed(check_int("seed", seed))
             self.cross = nn.Sequential(
                 nn.Linear(n_in, cross_hidden, dtype=torch.float64),
                 nn.Softplus(),

@@ -32,3 +32,41 @@ def test_train_accepts_two_distinct_training_points(tmp_path, capsys):
     code = main(["train", "--data", str(tmp_path / "few.npy"), "--steps", "5",
                  "--out", str(tmp_path / "run")])
     assert code == 0, capsys.readouterr().err
+
+
+@pytest.mark.parametrize("extra, name", [
+    (["--guidance", "nan"], "guidance=nan"),
+    (["--guidance", "inf"], "guidance=inf"),
+    (["--model-args", '{"hidden": 8}'], "model_args="),
+])
+def test_train_refuses_options_it_would_ignore(tmp_path, capsys, extra, name):
+    out = tmp_path / "run"
+    code = main(["train", "--data", "moons", "--steps", "5", "--out", str(out), *extra])
+    err = capsys.readouterr().err
+    assert code == 2 and name in err and len(err.strip().splitlines()) == 1, err
+    assert not out.exists()
+
+
+def test_sample_refuses_a_non_finite_guidance(tmp_path, capsys):
+    model = tmp_path / "run"
+    assert main(["train", "--data", "moons", "--steps", "5", "--out", str(model)]) == 0
+    for value in ("nan", "inf"):
+        out = tmp_path / f"s_{value}.npy"
+        code = main(["sample", "--model", str(model), "--n", "8", "--out", str(out),
+                     "--guidance", value])
+        err = capsys.readouterr().err
+        assert code == 2 and f"guidance={value}" in err, err
+        assert not out.exists()
+
+
+@pytest.mark.parametrize("seed", [1.5, "0", 2.0])
+def test_python_api_refuses_a_seed_that_is_not_an_integer(seed):
+    import torch
+
+    from flows.evaluation.distances import sliced_w
+    from flows.model import build_module
+
+    with pytest.raises(ValueError, match="seed="):
+        sliced_w(torch.zeros(4, 2), torch.ones(4, 2), seed=seed)
+    with pytest.raises(ValueError, match="seed="):
+        build_module("torch.nn:Linear", {"in_features": 2, "out_features": 2}, seed)

@@ -82,3 +82,26 @@ def test_grid_cells_refuses_a_bad_out_before_simulating(tmp_path, capsys):
     err = capsys.readouterr().err
     assert code == 2 and "out=" in err and len(err.strip().splitlines()) == 1, err
     assert time.perf_counter() - start < 20.0
+
+
+def test_an_empty_out_is_refused_not_read_as_the_working_directory(tmp_path, capsys,
+                                                                    ring_model, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    code = main(["simulate", "--model", str(ring_model), "--duration", "1", "--out", ""])
+    err = capsys.readouterr().err
+    assert code == 2 and "out=''" in err, err
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("seed", [1.5, "0", 2.0])
+def test_energies_refuse_a_seed_that_is_not_an_integer(seed):
+    from neurodyn.activation import make_activation
+    from neurodyn.energies.neural import MLPEnergy
+    from neurodyn.energies.seal import SealEnergy
+    from neurodyn.geometry.populations import Ring
+
+    g = Ring(16)
+    with pytest.raises(ValueError, match="seed="):
+        SealEnergy(g, make_activation(), seed=seed)
+    with pytest.raises(ValueError, match="seed="):
+        MLPEnergy(g, (4,), seed=seed)
