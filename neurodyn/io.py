@@ -183,6 +183,11 @@ def _check_declared_size(payload: dict, path: Path, what: str) -> None:
     except BadInput as err:
         raise ModelFormatError(f"{what}={str(path)!r} declares a network of n={neurons:,} "
                                f"neurons: {str(err).split(': ', 1)[-1]}") from None
+    profile = payload.get("manifold_u0")  # the target bump: one value a neuron
+    if isinstance(profile, torch.Tensor) and profile.numel() != neurons:
+        raise ModelFormatError(f"{what}={str(path)!r}: field 'geometry' declares n={neurons:,} "
+                               f"neurons but field 'manifold_u0' holds {profile.numel():,} "
+                               "values; the file is damaged or was edited")
 
 
 def _check_finite_fields(payload: dict, path: Path, what: str) -> None:

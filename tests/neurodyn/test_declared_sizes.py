@@ -7,6 +7,10 @@ In-process through ``main(argv)``.
 
 from __future__ import annotations
 
+import json
+import resource
+import subprocess
+import sys
 import time
 
 import numpy as np
@@ -29,7 +33,9 @@ def files(tmp_path_factory):
     save_model(torus, root / "torus" / "model.pt")
     for name, geometry in (("huge", {"kind": "ring", "n": 10**9}),
                            ("hugetorus", {"kind": "torus", "n": [10**5, 10**5], "lattice": "hex"}),
-                           ("badn", {"kind": "ring", "n": "many"})):
+                           ("badn", {"kind": "ring", "n": "many"}),
+                           ("mismatch", {"kind": "ring", "n": 100_000}),
+                           ("big", {"kind": "ring", "n": 10**8})):
         source = "torus" if name == "hugetorus" else "ring"
         payload = torch.load(root / source / "model.pt", weights_only=True)
         payload["geometry"] = geometry
@@ -68,6 +74,39 @@ def test_model_declaring_a_huge_network_is_refused_quickly(files, tmp_path, caps
 def test_load_model_refuses_a_declared_size_that_is_not_a_size(files):
     with pytest.raises(ModelFormatError, match="field 'geometry' declares n='many'"):
         load_model(files / "badn")
+
+
+def test_declared_size_must_match_the_stored_tensors(files, tmp_path, capsys):
+    argv = ["simulate", "--model", files / "mismatch", "--out", tmp_path / "o", "--duration",
+            "1", "--count", "2"]
+    word = "declares n=100,000 neurons but field 'manifold_u0' holds 16"
+    err, elapsed = _refused(argv, capsys, word)
+    assert elapsed < 2.0 and not (tmp_path / "o").exists()
+
+
+_SIMULATE = "import sys; from neurodyn.cli import main; sys.exit(main(sys.argv[1:]))"
+
+
+def test_address_space_limit_bounds_the_estimate(files, tmp_path):
+    """``ulimit -v 4000000``: a model declaring 10^8 neurons (about 12 GiB) is refused by the
+    address-space limit, which the message names, however much memory the machine has free."""
+    limit = 4_000_000 * 1024
+
+    def preexec():
+        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+
+    argv = ["simulate", "--model", str(files / "big"), "--out", str(tmp_path / "o"),
+            "--duration", "1", "--count", "2"]
+    done = subprocess.run([sys.executable, "-c", _SIMULATE, *argv], capture_output=True,
+                          text=True, preexec_fn=preexec, timeout=120)
+    err = done.stderr.strip()
+    assert done.returncode == 2, err
+    assert "n=100,000,000" in err and "about 11.9 GiB" in err, err
+    from _runkit.checks import memory_limit
+    if memory_limit()[0] > limit:  # free memory is not the smaller limit here
+        assert "under the address-space limit" in err, err
+    assert not (tmp_path / "o").exists()
+    assert json.dumps(err)  # one printable line
 
 
 def test_npy_header_claiming_a_huge_array_is_refused_before_loading(files, tmp_path, capsys):
