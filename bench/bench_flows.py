@@ -28,8 +28,8 @@ Parts (``--parts``, comma-separated; default all):
   typical batches; thread CPU time per batch, worst over median.
 - ``assignment``: the exact assignment alone on 100 typical batches of 512 (N(0, I) -> moons,
   squared Euclidean cost): flows from the points (cold, and warm-started from a
-  ``flows.assignment.warmstart.PriceMap`` of 4 reference batches, as in training), flows' auction with
-  candidate lists, the same auction scanning every row in full (``list_length=0``), POT's
+  ``flows.assignment.warmstart.PriceMap`` of 4 reference batches, as in training), flows' auction
+  with candidate lists, the same auction scanning every row in full (``list_length=0``), POT's
   network simplex and scipy's linear_sum_assignment;
   thread CPU time per batch, medians and ratios.
 - ``anatomy``: where one exact assignment's time goes (60 typical batches of 512): the cost, the
@@ -83,8 +83,8 @@ SELU_MODEL = "bench_models:SeluMLP"
 # flows' exact-OT run again, by (workers, candidate-list length, warm-start reference batches):
 # None = the default batch threads, 0 = every coupling in the training thread (single core);
 # list length 0 = the plain auction, every bid scanning its row in full
-# (flows.assignment.auction.LIST_LENGTH, set for that run); 0 reference batches = every auction starts
-# cold (flows.training.batches.WARM_BATCHES, set for that run)
+# (flows.assignment.auction.LIST_LENGTH, set for that run); 0 reference batches = every auction
+# starts cold (flows.training.batches.WARM_BATCHES, set for that run)
 OT_VARIANTS = {"single core": (0, LIST_LENGTH, WARM), "plain auction": (None, 0, WARM),
                "plain, single core": (0, 0, WARM), "cold start": (None, LIST_LENGTH, 0)}
 

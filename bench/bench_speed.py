@@ -4,9 +4,9 @@ Sizes: the ring at N = 128 and 512, the hex torus at 32 x 32 and 64 x 64, each a
 B = 256 states. Sides, alternated in order over rounds (the reported numbers are medians of
 per-round ratios; the machine may be shared, so only ratios within a round are meaningful):
 
-- ``neurodyn_rk4``: :func:`neurodyn.dynamics.simulation.simulate`, RK4, float64, the learned Fourier energy
-  (bandwidth 4, degree 3, anchored at the target bump) with its fitted transport, auto backend
-  (compiled when numba is installed).
+- ``neurodyn_rk4``: :func:`neurodyn.dynamics.simulation.simulate`, RK4, float64, the learned Fourier
+  energy (bandwidth 4, degree 3, anchored at the target bump) with its fitted transport, auto
+  backend (compiled when numba is installed).
 - ``neurodyn_euler32``: the same network, Euler in float32.
 - ``numpy_floor``: the same float32 Euler step written in numpy (logistic rates, ``rfft``,
   the learned filter on the band, ``irfft``), vectorised over the batch: what one step costs

@@ -1,8 +1,9 @@
 """Heterogeneous head-direction rings: disorder pins the bump and stalls slow path integration.
 
 A ring (N = 64, or 32 with --quick) gets random per-neuron gains, thresholds and a random
-symmetric interaction of the same size ``sd`` (:func:`neurodyn.dynamics.heterogeneity.heterogeneous`,
-seeded), for several ``sd``. Two measurements, no noise:
+symmetric interaction of the same size ``sd``
+(:func:`neurodyn.dynamics.heterogeneity.heterogeneous`, seeded), for several ``sd``. Two
+measurements, no noise:
 
 1. Resting drift: bumps started at 16 evenly spaced phases relax for 200 tau (20 with --quick).
    On the homogeneous ring every phase is a fixed point and nothing moves; with disorder the

@@ -152,9 +152,9 @@ def per_class_metric(samples: torch.Tensor, sample_labels: torch.Tensor,
                      floor_pairs: int = 3) -> list[dict]:
     """metric(generated class c, held-out class c) beside its floor, for every class.
 
-    The floor is :func:`flows.evaluation.floors.noise_floor` of class c at the same sizes: the metric
-    between two disjoint random subsets of n rows each (n = held-out points of class c) of the
-    class's training and floor-split rows, mean and standard deviation over ``floor_pairs``
+    The floor is :func:`flows.evaluation.floors.noise_floor` of class c at the same sizes: the
+    metric between two disjoint random subsets of n rows each (n = held-out points of class c) of
+    the class's training and floor-split rows, mean and standard deviation over ``floor_pairs``
     independent pairs. Returns one dict per class: class, n, value, floor, floor_std,
     floor_pairs, ratio (value / floor). A class with fewer than 2 held-out or generated points,
     or fewer than 2 n rows for the floor, has None for the numbers.

@@ -14,8 +14,8 @@ is saved as that spec plus its ``state_dict``: loading imports the class from th
 (the user's own code) and fills in the tensors, so nothing is executed from the file itself
 (checkpoints load with ``weights_only=True``). Importing a module runs its code, so a model file
 may name only a class whose module is already imported in this process or is trusted by the
-caller (``trust=`` of :func:`~flows.training.checkpoint.load_model`, ``--trust-module`` on the command
-line): a planted file cannot make the loader import anything else.
+caller (``trust=`` of :func:`~flows.training.checkpoint.load_model`, ``--trust-module`` on the
+command line): a planted file cannot make the loader import anything else.
 """
 
 from __future__ import annotations

@@ -7,7 +7,8 @@ u*(x, t) = E[x1 - x0 | x_t = x] = (E[x1 | x_t = x] - x) / (1 - t).
   u*(x, t) = mu + (t s^2 - (1 - t)) / ((1 - t)^2 + t^2 s^2) (x - t mu).
 - Empirical target (1/n) sum_j delta_{y_j}: E[x1 | x_t = x] = sum_j w_j y_j with
   w = softmax_j(-||x - t y_j||^2 / (2 (1 - t)^2)). Its flow ends on the data points: it memorizes
-  exactly, which makes it the memorizing reference of :func:`flows.evaluation.distances.memorization`.
+  exactly, which makes it the memorizing reference of
+  :func:`flows.evaluation.distances.memorization`.
 """
 
 from __future__ import annotations

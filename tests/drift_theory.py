@@ -1,5 +1,5 @@
-"""The diffusion tensor of a bump computed independently of :mod:`neurodyn.analysis.drift` (imported by
-the drift tests)."""
+"""The diffusion tensor of a bump computed independently of :mod:`neurodyn.analysis.drift` (imported
+by the drift tests)."""
 
 import numpy as np
 import torch

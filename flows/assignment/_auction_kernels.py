@@ -1,4 +1,5 @@
-"""Compiled auction kernels of :mod:`flows.assignment.auction` (imported only when numba is installed).
+"""Compiled auction kernels of :mod:`flows.assignment.auction` (imported only when numba is
+installed).
 
 ``auction(c, p0, eps0, eps_final, theta, max_bids, k_list, list_phase, itype, p_limit)
 -> (sigma, prices, ok, cand, cost, bound)``: forward auction with eps-scaling on the cost
@@ -32,8 +33,8 @@ from ._bits import as_float, least_and_greatest, least_two_bits, scratch
 
 use_kernel_cache()  # numba's cache folder is keyed on every kernel source (helpers included)
 
-# Row scans compare the values c_ij + p_j by their bits (flows.assignment._bits). c >= 0 and p >= 0 hold
-# in auction (reduced costs; prices start at p0 >= 0 and only rise), so no value is negative or
+# Row scans compare the values c_ij + p_j by their bits (flows.assignment._bits). c >= 0 and p >= 0
+# hold in auction (reduced costs; prices start at p0 >= 0 and only rise), so no value is negative or
 # -0.0 (+0.0 + +0.0 = +0.0).
 
 
@@ -297,8 +298,8 @@ def slack_graph(c, p, sigma, cand, bound, margin):
 @numba.njit(cache=True, nogil=True)
 def grid_prices(y, lo, width, side, coef, offset, shift):
     """Prices of the points y (n, d) from a grid of linear pieces (see
-    :class:`flows.assignment.warmstart.PriceMap`), read at y - offset and plus 2 shift . y: the piece of
-    cell u = floor((y - offset - lo) / width) in [0, side)^d (row major), price
+    :class:`flows.assignment.warmstart.PriceMap`), read at y - offset and plus 2 shift . y: the
+    piece of cell u = floor((y - offset - lo) / width) in [0, side)^d (row major), price
     coef[u, 0] + coef[u, 1:] . (y - offset); NaN outside the grid."""
     n, d = y.shape
     out = np.empty(n)

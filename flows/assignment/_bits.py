@@ -5,8 +5,8 @@ For floats >= 0 (+0.0 up to inf) the order of their bits read as integers of the
 (int64 for doubles, int32 for singles) is the order of the values. Integer min/max loops
 compile to vector instructions, where numba leaves floating-point min/max reductions scalar, so
 the row scans of :mod:`flows.assignment._auction_kernels` and the row reductions of
-:mod:`flows.assignment._matching_kernels` read their values through these helpers. Callers guarantee the
-values are >= 0 and not -0.0 (whose bits are negative).
+:mod:`flows.assignment._matching_kernels` read their values through these helpers. Callers guarantee
+the values are >= 0 and not -0.0 (whose bits are negative).
 
 numba's cache of a kernel is invalidated by changes to the kernel's own file only, not to the
 helpers it compiles in from here; the kernels are therefore cached in a folder keyed on every

@@ -14,8 +14,8 @@ Method (:func:`auction_assignment`):
    C after reduction by its row and column minima (kept above 1e-10 max(C), so that bids never
    vanish in the rounding of large prices). From the third phase on, each person bids from a
    list of its K best objects, exact because prices only rise (an object outside the list
-   cannot have fallen below the list's bound; see :mod:`flows.assignment._auction_kernels`), so most bids
-   read K entries instead of n.
+   cannot have fallen below the list's bound; see :mod:`flows.assignment._auction_kernels`), so most
+   bids read K entries instead of n.
 2. Exact finish. With reduced costs r_ij = C_ij + p_j - pi_i >= 0 and S = sum_i r_{i sigma(i)}
    (at most n eps_f), every optimal sigma* has sum_i r_{i sigma*(i)} <= S (the two sums differ
    from the assignments' costs by the same constant), so each of its edges has r_ij <= S. The
@@ -140,10 +140,10 @@ def squared_euclidean_assignment(x: np.ndarray, y: np.ndarray,
         Finite points.
     prices : np.ndarray, shape (n,), optional
         A warm start: guessed prices of the points y (column potentials of C, up to a common
-        constant; NaN where there is no guess), e.g. from :class:`flows.assignment.warmstart.PriceMap`.
-        The auction starts from them with a first eps of ``EPS0_WARM`` times the typical
-        reduced cost instead of ``EPS0``. Good guesses save bids; the answer does not depend
-        on them.
+        constant; NaN where there is no guess), e.g. from
+        :class:`flows.assignment.warmstart.PriceMap`. The auction starts from them with a first eps
+        of ``EPS0_WARM`` times the typical reduced cost instead of ``EPS0``. Good guesses save bids;
+        the answer does not depend on them.
 
     Returns
     -------
@@ -196,8 +196,8 @@ SINGLE = True
 
 # first eps of a warm-started auction, relative to the median reduced cost (the cold one is
 # EPS0): prices guessed from reference batches, with the batch's own offsets from their means
-# put back (flows.assignment.warmstart), are off by about 4-5% of it (RMS), the batch's remaining noise
-# (bench/bench_flows.py --parts assignment times both starts)
+# put back (flows.assignment.warmstart), are off by about 4-5% of it (RMS), the batch's remaining
+# noise (bench/bench_flows.py --parts assignment times both starts)
 EPS0_WARM = 0.03
 
 

@@ -3,12 +3,12 @@
 All distances compare two empirical distributions with uniform weights, x of shape (n, d) and
 y of shape (n', d). A distance is only meaningful beside its noise floor: the same distance
 between two independent samples of the true distribution of the same sizes, reported with its
-spread over independent pairs (:mod:`flows.evaluation.floors`). A value below the floor means the metric
-is saturated, not that the model beats the data.
+spread over independent pairs (:mod:`flows.evaluation.floors`). A value below the floor means the
+metric is saturated, not that the model beats the data.
 
-The Sinkhorn divergence lives in :mod:`flows.evaluation.entropic` (log domain, relative regularisation,
-failures raise) and memorization in :mod:`flows.evaluation.nearest` (against the whole training
-set); both are re-exported here.
+The Sinkhorn divergence lives in :mod:`flows.evaluation.entropic` (log domain, relative
+regularisation, failures raise) and memorization in :mod:`flows.evaluation.nearest` (against the
+whole training set); both are re-exported here.
 """
 
 from __future__ import annotations
@@ -152,8 +152,8 @@ def evaluate(samples: torch.Tensor | np.ndarray, reference: torch.Tensor | np.nd
              seed: int = 0, dataset: Dataset | None = None, pairs: int = 5) -> MetricResult:
     """metric(samples, reference) beside its noise floor.
 
-    - ``dataset`` given: the floor is :func:`flows.evaluation.floors.noise_floor` of that distribution at
-      the sizes (n, n'), mean and std over ``pairs`` independent pairs.
+    - ``dataset`` given: the floor is :func:`flows.evaluation.floors.noise_floor` of that
+      distribution at the sizes (n, n'), mean and std over ``pairs`` independent pairs.
     - else ``floor_reference`` (an independent true sample of n rows) gives a single-pair floor
       metric(floor_reference, reference).
 

@@ -1,7 +1,7 @@
 """The figures of the flows runs, built from their results (no files written here).
 
-Each function returns ``{file name: Figure}``; :mod:`flows.runs.run` and :mod:`flows.runs.experiments`
-write them into the run directory.
+Each function returns ``{file name: Figure}``; :mod:`flows.runs.run` and
+:mod:`flows.runs.experiments` write them into the run directory.
 """
 
 from __future__ import annotations

@@ -91,12 +91,12 @@ WARM_BATCHES = 4
 
 def ot_warm_start(cfg, pool: torch.Tensor, source: Dataset, base: int,
                   device: torch.device | str = "cpu") -> PriceMap | None:
-    """The warm start of a run's exact-OT couplings: a :class:`flows.assignment.warmstart.PriceMap` fit
-    on ``WARM_BATCHES`` reference batches drawn like training batches from their own seeds.
+    """The warm start of a run's exact-OT couplings: a :class:`flows.assignment.warmstart.PriceMap`
+    fit on ``WARM_BATCHES`` reference batches drawn like training batches from their own seeds.
 
     None (cold starts) unless the coupling is "ot" solved by the auction on the CPU, without
-    labels, in at most :data:`flows.assignment.warmstart.MAX_DIM` dimensions. It depends only on the run's
-    seed and data, and changes only the time the couplings take.
+    labels, in at most :data:`flows.assignment.warmstart.MAX_DIM` dimensions. It depends only on the
+    run's seed and data, and changes only the time the couplings take.
     """
     if cfg.coupling != "ot" or resolve_ot_solver(cfg.ot_solver) != "auction" or \
             torch.device(device).type != "cpu" or pool.shape[1] > MAX_DIM or WARM_BATCHES <= 0:

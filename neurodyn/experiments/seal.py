@@ -2,8 +2,8 @@
 
 Each function fits or builds networks, measures them with :mod:`neurodyn.analysis.attraction` on the
 same held-out perturbations (fixed seeds), and returns a typed result
-(:mod:`neurodyn.experiments.seal_results`, importable from here too) whose ``to_dict()`` is the JSON the
-demo writes; the figures are drawn by :mod:`neurodyn.plotting.seal` and the demo
+(:mod:`neurodyn.experiments.seal_results`, importable from here too) whose ``to_dict()`` is the JSON
+the demo writes; the figures are drawn by :mod:`neurodyn.plotting.seal` and the demo
 ``demos/seal_learning.py``.
 """
 

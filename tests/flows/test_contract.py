@@ -1,7 +1,7 @@
 """flows on the run contract: bad inputs, planted pickles, locks, determinism, divergence.
 
-Most cases run in-process through ``flows.cli.commands.main(argv)``; a few real subprocesses check the
-exit codes and signals of the installed entry point.
+Most cases run in-process through ``flows.cli.commands.main(argv)``; a few real subprocesses check
+the exit codes and signals of the installed entry point.
 """
 
 from __future__ import annotations

@@ -28,9 +28,9 @@ def test_ring_diffusion_within_10pct_with_interval(n):
     1,024 runs measure D / theory = 0.996 [0.985, 1.006] where one seed's 128 runs gave
     1.054 [1.007, 1.103] with lags 2-16 tau), so each cell's interval has level 1 - 0.05/9
     (Bonferroni): all nine contain a correct theory with probability >= 95%. The lags start at
-    1 tau (the decoded phase has no first-order jitter, :mod:`neurodyn.analysis.drift`), which brings the
-    relative standard error from 2.3% to 1.7%. The test can still fail: every interval must
-    exclude a theory 10% off (0.9 and 1.1 times it) and the estimate must lie within 10%."""
+    1 tau (the decoded phase has no first-order jitter, :mod:`neurodyn.analysis.drift`), which
+    brings the relative standard error from 2.3% to 1.7%. The test can still fail: every interval
+    must exclude a theory 10% off (0.9 and 1.1 times it) and the estimate must lie within 10%."""
     net = fit(FitConfig(geometry="ring", n=n, seed=0)).network
     for i, noise in enumerate(NOISES):
         m = diffusion(net, noise=noise, runs=128, duration=400.0, dt=0.05,

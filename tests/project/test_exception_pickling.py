@@ -15,7 +15,8 @@ PACKAGES = ("_runkit", "neurodyn", "flows")
 CUSTOM_INIT = {
     "_runkit.errors.Diverged": (("loss 1e+20 at step 3; lower lr",), {"step": 3,
                                                                        "parameter": "lr"}),
-    "neurodyn.dynamics.simulation.NonFiniteStateError": ((12.5, 125, 3.0e7, 1.0e6, 0.1, "euler"), {}),
+    "neurodyn.dynamics.simulation.NonFiniteStateError": ((12.5, 125, 3.0e7, 1.0e6, 0.1, "euler"),
+                                                         {}),
     "flows.sampling.ode.SamplingDiverged": ((0.45, 10, "midpoint", 20, 1e-5, "velocity"),
                                       {"names": {"steps": "sample_steps"}}),
 }

@@ -1,15 +1,15 @@
 r"""What each segment of a grid-cell run needs: velocity samples, cue currents, map sums.
 
-A long run is simulated in consecutive segments (:func:`neurodyn.spatial.gridcells.run.run_grid_cells`).
-Each one reads the phase velocity on the half-sample grid (:func:`_midpoint_samples`), the cue
-current of the samples it covers, and adds its rates to the rate-map sums
-(:class:`_MapAccumulator`).
+A long run is simulated in consecutive segments
+(:func:`neurodyn.spatial.gridcells.run.run_grid_cells`). Each one reads the phase velocity on the
+half-sample grid (:func:`_midpoint_samples`), the cue current of the samples it covers, and adds its
+rates to the rate-map sums (:class:`_MapAccumulator`).
 
 Cues of grid cells are encounters: while the agent is within ``distance`` m of a wall
 (``boundary_cue``) or within ``radius`` m of a landmark (``landmark_cue``) an input of the cue's
-strength, shaped like the bump (:func:`neurodyn.spatial.cues.cue_profile`), sits at each module's phase
-``K x`` of the true position, so the encounter pulls the integrator back to where the agent is.
-Overlapping encounters add their strengths.
+strength, shaped like the bump (:func:`neurodyn.spatial.cues.cue_profile`), sits at each module's
+phase ``K x`` of the true position, so the encounter pulls the integrator back to where the agent
+is. Overlapping encounters add their strengths.
 """
 
 from __future__ import annotations
