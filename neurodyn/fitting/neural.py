@@ -33,6 +33,9 @@ from pathlib import Path
 
 import torch
 
+from _runkit import BadInput
+from _runkit.files import check_like
+
 from .checkpoint import checkpointed_steps, save_checkpoint
 
 __all__ = ["train_neural", "solve_leak_coefficient"]
@@ -73,7 +76,7 @@ def train_neural(net, manifold, config, ckpt: Path | None, resume: bool, progres
                "energy": config.weight_energy}
     history, step0 = {k: [] for k in weights}, 0
     if ckpt is not None and resume and ckpt.exists():
-        history, step0 = _restore_neural(load_fn(ckpt), energy, opt, sched)
+        history, step0 = _restore_neural(load_fn(ckpt), energy, opt, sched, ckpt)
 
     def save(step):
         if ckpt is not None:  # on the CPU: resumes on any device
@@ -97,8 +100,31 @@ def train_neural(net, manifold, config, ckpt: Path | None, resume: bool, progres
     return history, step0
 
 
-def _restore_neural(state: dict, energy, opt, sched) -> tuple[dict, int]:
-    """Load a checkpoint's weights, Adam and schedule states; return its history and step."""
+def _check_neural_shapes(state: dict, energy, path: Path) -> None:
+    """Refuse a checkpoint whose weights or Adam moments differ in keys or shape from the
+    neural energy's, naming the field."""
+    what = "fit checkpoint"
+    check_like(state.get("neural"), energy.neural.state_dict(), what, path, "neural")
+    if energy.pointwise is not None:
+        check_like(state.get("pointwise"), energy.pointwise.state_dict(), what, path,
+                   "pointwise")
+    params = list(energy.neural.parameters())
+    moments = state.get("optimizer", {}).get("state", {}) if isinstance(
+        state.get("optimizer"), dict) else {}
+    for i, found in (moments.items() if isinstance(moments, dict) else ()):
+        if not isinstance(i, int) or not 0 <= i < len(params) or not isinstance(found, dict):
+            raise BadInput(f"{what}={str(path)!r}: field 'optimizer.state' holds an entry "
+                           f"{i!r} that is no parameter of the neural energy; the file is "
+                           "damaged or was edited")
+        expected = {k: params[i].detach() for k in ("exp_avg", "exp_avg_sq") if k in found}
+        check_like({k: found[k] for k in expected}, expected, what, path,
+                   f"optimizer.state.{i}")
+
+
+def _restore_neural(state: dict, energy, opt, sched, path: Path) -> tuple[dict, int]:
+    """Load a checkpoint's weights, Adam and schedule states (their shapes checked first);
+    return its history and step."""
+    _check_neural_shapes(state, energy, path)
     energy.neural.load_state_dict(state["neural"])
     if energy.pointwise is not None:
         energy.pointwise.load_state_dict(state["pointwise"])

@@ -96,3 +96,46 @@ def test_model_with_nan_tensors_is_refused_at_load(fitted, tmp_path, capsys, fie
     assert code == 2, err
     assert f"field '{field}' holds NaN" in err and "model.pt" in err, err
     assert not (tmp_path / "pi").exists()
+
+
+MLP = ["fit", "ring", "--family", "mlp", "--n", "16", "--steps", "2", "--hidden", "8",
+       "--seed", "0"]
+
+
+@pytest.fixture(scope="module")
+def mlp_fitted(tmp_path_factory):
+    out = tmp_path_factory.mktemp("tamper") / "mlp"
+    assert main([*MLP, "--out", str(out)]) == 0
+    return out
+
+
+def _first_moment(blob):
+    state = blob["optimizer"]["state"]
+    first = sorted(state)[0]
+    state[first]["exp_avg"] = torch.zeros(3, 3)
+
+
+def _neural_weight(blob):
+    key = sorted(blob["neural"])[0]
+    blob["neural"][key] = torch.zeros(1)
+
+
+def _nan_neural(blob):
+    key = sorted(blob["neural"])[0]
+    blob["neural"][key] = torch.full_like(blob["neural"][key], math.nan)
+
+
+@pytest.mark.parametrize("change, word", [
+    (_set("step", -1), "field 'step' is -1"),
+    (_first_moment, "has shape (3, 3)"),
+    (_neural_weight, "has shape (1,)"),
+    (_nan_neural, "holds NaN"),
+], ids=["step", "adam-moment", "weight-shape", "nan"])
+def test_tampered_neural_fit_checkpoint_is_refused(mlp_fitted, tmp_path, capsys, change, word):
+    out = _copy(mlp_fitted, tmp_path)
+    _tamper(out / "fit_state.pt", change)
+    capsys.readouterr()
+    code = main([*MLP, "--out", str(out)])
+    err = capsys.readouterr().err.strip()
+    assert code == 2, err
+    assert len(err.splitlines()) == 1 and word in err and "fit_state.pt" in err, err
