@@ -63,7 +63,8 @@ if TYPE_CHECKING:
 __all__ = ["atomic_write_text", "atomic_write_bytes", "atomic_torch_save", "atomic_savez",
            "atomic_save_figure", "to_jsonable",
            "write_json", "read_json", "safe_torch_load", "check_array_file_size",
-           "check_finite_tensors", "check_saved_step", "check_like", "frame_index", "write_gif"]
+           "check_finite_tensors", "check_saved_step", "check_like", "check_adam_state",
+           "frame_index", "write_gif"]
 
 
 def _fsync_dir(directory: Path) -> None:
@@ -370,6 +371,31 @@ def check_like(found: Any, expected: Any, what: str, path: str | Path, field: st
         for key in expected:
             check_like(found[key], expected[key], what, path,
                        f"{field}.{key}" if field else str(key))
+
+
+def check_adam_state(state: Any, params: list, what: str, path: str | Path,
+                     field: str = "optimizer") -> None:
+    """Refuse a loaded ``torch.optim.Adam`` state dict whose moments are not those of
+    ``params`` (an entry for no parameter, or ``exp_avg`` / ``exp_avg_sq`` of another shape);
+    torch's own loader checks only the parameter groups.
+
+    >>> import torch
+    >>> p = [torch.zeros(2, 3)]
+    >>> check_adam_state({"state": {0: {"exp_avg": torch.zeros(2, 3)}}}, p, "checkpoint", "c.pt")
+    >>> check_adam_state({"state": {0: {"exp_avg": torch.zeros(3)}}}, p, "checkpoint", "c.pt")
+    Traceback (most recent call last):
+    ...
+    _runkit.errors.BadInput: checkpoint='c.pt': field 'optimizer.state.0.exp_avg' has shape ...
+    """
+    moments = state.get("state") if isinstance(state, dict) else None
+    if not isinstance(moments, dict):
+        raise _refuse_field(what, path, field, "holds no optimizer state")
+    for i, found in moments.items():
+        if not isinstance(i, int) or not 0 <= i < len(params) or not isinstance(found, dict):
+            raise _refuse_field(what, path, f"{field}.state",
+                                f"holds an entry {i!r} that is no parameter")
+        expected = {k: params[i].detach() for k in ("exp_avg", "exp_avg_sq") if k in found}
+        check_like({k: found[k] for k in expected}, expected, what, path, f"{field}.state.{i}")
 
 
 def _npy_header_bytes(fh: Any) -> float | None:

@@ -40,7 +40,7 @@ from torch import nn
 
 import _runkit
 from _runkit import BadInput, Diverged
-from _runkit.files import check_finite_tensors, check_like, check_saved_step
+from _runkit.files import check_adam_state, check_finite_tensors, check_like, check_saved_step
 
 from ..conditions import LabelledSplits, labelled_splits, load_labels
 from ..data import Dataset, Splits, load_dataset, make_splits, source_for
@@ -362,7 +362,7 @@ def _state(cfg, field, opt, losses, step, elapsed) -> dict:
 
 def _check_fields(blob: dict, cfg, field, opt, path: Path) -> int:
     """The checkpoint's step, once every field is checked: ``step`` in ``[0, steps]``, the
-    weights (and the flat Adam moments) of the field's shapes, ``step`` losses, all finite."""
+    weights and the Adam moments of the field's shapes, ``step`` losses, all finite."""
     what = "checkpoint"
     try:
         step = check_saved_step(blob, cfg.steps, what, path)
@@ -370,6 +370,8 @@ def _check_fields(blob: dict, cfg, field, opt, path: Path) -> int:
         if isinstance(opt, FlatAdam):
             check_like(blob.get("optimizer"), opt.state_dict(), what, path, "optimizer")
             check_saved_step(blob["optimizer"], step, what, path, "t")
+        elif opt is not None:
+            check_adam_state(blob.get("optimizer"), list(field.parameters()), what, path)
         check_like(blob.get("losses"), torch.empty(step), what, path, "losses")
         elapsed = blob.get("elapsed")
         if isinstance(elapsed, bool) or not isinstance(elapsed, (int, float)) or elapsed < 0:

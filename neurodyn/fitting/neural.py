@@ -33,8 +33,7 @@ from pathlib import Path
 
 import torch
 
-from _runkit import BadInput
-from _runkit.files import check_like
+from _runkit.files import check_adam_state, check_like
 
 from .checkpoint import checkpointed_steps, save_checkpoint
 
@@ -108,17 +107,7 @@ def _check_neural_shapes(state: dict, energy, path: Path) -> None:
     if energy.pointwise is not None:
         check_like(state.get("pointwise"), energy.pointwise.state_dict(), what, path,
                    "pointwise")
-    params = list(energy.neural.parameters())
-    moments = state.get("optimizer", {}).get("state", {}) if isinstance(
-        state.get("optimizer"), dict) else {}
-    for i, found in (moments.items() if isinstance(moments, dict) else ()):
-        if not isinstance(i, int) or not 0 <= i < len(params) or not isinstance(found, dict):
-            raise BadInput(f"{what}={str(path)!r}: field 'optimizer.state' holds an entry "
-                           f"{i!r} that is no parameter of the neural energy; the file is "
-                           "damaged or was edited")
-        expected = {k: params[i].detach() for k in ("exp_avg", "exp_avg_sq") if k in found}
-        check_like({k: found[k] for k in expected}, expected, what, path,
-                   f"optimizer.state.{i}")
+    check_adam_state(state.get("optimizer"), list(energy.neural.parameters()), what, path)
 
 
 def _restore_neural(state: dict, energy, opt, sched, path: Path) -> tuple[dict, int]:

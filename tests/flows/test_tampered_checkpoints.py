@@ -80,3 +80,34 @@ def test_tampered_checkpoint_is_refused_on_resume(trained, tmp_path, capsys, cha
 def test_untampered_checkpoint_still_resumes(trained, tmp_path, capsys):
     out = _copy(trained, tmp_path)
     assert main(["train", "--data", "moons", "--out", str(out), *TINY]) == 0
+
+
+MODULE = ["train", "--data", "moons", "--model-class", "flows_user_models:SeluMLP",
+          "--model-args", '{"hidden": 8}', "--steps", "5", "--batch", "32", "--n-train", "100",
+          "--n-eval", "20", "--device", "cpu", "--seed", "1"]
+
+
+def _adam_moment(blob):
+    state = blob["optimizer"]["state"]
+    state[sorted(state)[0]]["exp_avg_sq"] = torch.zeros(2, 2)
+
+
+def _adam_entry(blob):
+    blob["optimizer"]["state"][99] = {"exp_avg": torch.zeros(1)}
+
+
+@pytest.mark.parametrize("change, word", [
+    (_adam_moment, "exp_avg_sq' has shape (2, 2)"),
+    (_adam_entry, "holds an entry 99"),
+], ids=["moment-shape", "extra-entry"])
+def test_tampered_module_checkpoint_is_refused(tmp_path, capsys, change, word):
+    out = tmp_path / "module"
+    assert main([*MODULE, "--out", str(out)]) == 0, capsys.readouterr().err
+    blob = torch.load(out / "checkpoint.pt", weights_only=True)
+    change(blob)
+    torch.save(blob, out / "checkpoint.pt")
+    capsys.readouterr()
+    code = main([*MODULE, "--out", str(out)])
+    err = capsys.readouterr().err.strip()
+    assert code == 2, err
+    assert len(err.splitlines()) == 1 and word in err and "checkpoint.pt" in err, err
