@@ -6,25 +6,12 @@ from types import SimpleNamespace
 
 import numpy as np
 import pytest
+from failing_writers import broken_method, broken_writer
 from matplotlib.figure import Figure
 
 from neurodyn.plotting import save_figure
 from neurodyn.runs import path_integrate_run
 from neurodyn.spatial.gridcells.files import write_grid_cells
-
-PARTIAL = b"PK\x03\x04 partial"
-
-
-def _broken(target, *args, **kwargs):
-    if hasattr(target, "write"):
-        target.write(PARTIAL)
-    else:
-        Path(target).write_bytes(PARTIAL)
-    raise OSError("disk full")
-
-
-def _broken_method(self, target, *args, **kwargs):
-    _broken(target)
 
 
 def _leftovers(folder: Path, keep: set[str]) -> list[str]:
@@ -35,7 +22,7 @@ def test_save_figure_failing_keeps_the_previous_png(tmp_path, monkeypatch):
     path = tmp_path / "fig.png"
     save_figure(Figure(figsize=(1, 1)), path, dpi=20)
     before = path.read_bytes()
-    monkeypatch.setattr(Figure, "savefig", _broken_method)
+    monkeypatch.setattr(Figure, "savefig", broken_method)
     with pytest.raises(OSError, match="disk full"):
         save_figure(Figure(figsize=(1, 1)), path, dpi=20)
     assert path.read_bytes() == before and _leftovers(tmp_path, {"fig.png"}) == []
@@ -45,7 +32,7 @@ def test_run_arrays_failing_keep_the_previous_npz(ring_fit, tmp_path, monkeypatc
     old = tmp_path / "trajectory.npz"
     np.savez_compressed(old, previous=np.arange(3))
     before = old.read_bytes()
-    monkeypatch.setattr(np, "savez_compressed", _broken)
+    monkeypatch.setattr(np, "savez_compressed", broken_writer)
     with pytest.raises(OSError, match="disk full"):
         path_integrate_run(ring_fit.network, tmp_path, "constant:0.1", runs=2, duration=2.0,
                            dt=0.1)
@@ -60,7 +47,7 @@ def test_grid_cell_arrays_failing_keep_the_previous_npz(tmp_path, monkeypatch):
     module = SimpleNamespace(phases=np.zeros((3, 2)), decoded=np.zeros((3, 2)), spacing=0.5)
     result = SimpleNamespace(t=np.zeros(3), position=np.zeros((3, 2)),
                              decoded=np.zeros((3, 2)), error=np.zeros(3), modules=[module])
-    monkeypatch.setattr(np, "savez_compressed", _broken)
+    monkeypatch.setattr(np, "savez_compressed", broken_writer)
     with pytest.raises(OSError, match="disk full"):
         write_grid_cells(result, tmp_path)
     assert old.read_bytes() == before and _leftovers(tmp_path, {"track.npz"}) == []

@@ -5,24 +5,10 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from failing_writers import broken_method, broken_writer
 from matplotlib.figure import Figure
 
 from _runkit.files import atomic_save_figure, atomic_savez, write_gif
-
-PARTIAL = b"PK\x03\x04 partial"
-
-
-def _broken(target, *args, **kwargs):
-    """A writer that writes a few bytes to its file (object or name), then fails."""
-    if hasattr(target, "write"):
-        target.write(PARTIAL)
-    else:
-        Path(target).write_bytes(PARTIAL)
-    raise OSError("disk full")
-
-
-def broken_method(self, target, *args, **kwargs):
-    _broken(target)
 
 
 def assert_kept(path: Path, before: bytes) -> None:
@@ -34,7 +20,7 @@ def test_savez_failing_mid_way_keeps_the_previous_file(tmp_path, monkeypatch):
     path = tmp_path / "a.npz"
     atomic_savez(path, x=np.arange(4))
     before = path.read_bytes()
-    monkeypatch.setattr(np, "savez_compressed", _broken)
+    monkeypatch.setattr(np, "savez_compressed", broken_writer)
     with pytest.raises(OSError, match="disk full"):
         atomic_savez(path, x=np.zeros(10))
     assert_kept(path, before)
