@@ -12,7 +12,11 @@ success                     0     nothing
 ``RunFailed``/``Diverged``  1     ``PROG CMD: failed: MESSAGE``
 any other exception         1     ``PROG CMD: failed: unexpected TYPE: MESSAGE ...``
 ``KeyboardInterrupt``       130   ``PROG CMD: interrupted: MESSAGE`` (what was saved)
+stdout closed (``| head``)  141   nothing
 ==========================  ====  =================================================
+
+An ``MPLBACKEND`` that matplotlib rejects is bad input (2); when matplotlib's default config
+folder is not writable, ``MPLCONFIGDIR`` is pointed at a private temporary folder.
 
 No traceback is printed unless ``--debug`` is given (before or after the sub-command), and then
 it precedes the same line and exit code. A handler that saves a checkpoint on Ctrl-C re-raises
@@ -87,8 +91,11 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
+import os
+import select
 import signal
 import sys
+import tempfile
 import threading
 import traceback
 from collections.abc import Iterable, Iterator, Sequence
@@ -278,6 +285,69 @@ _LATE = ("Ctrl-C arrived while native code ran and took effect only after the co
          "the outputs it wrote are complete")
 
 
+def _writable(folder: str) -> bool:
+    """Whether ``folder`` exists (or can be made) and is writable."""
+    try:
+        os.makedirs(folder, exist_ok=True)
+    except OSError:
+        return False
+    return os.access(folder, os.W_OK | os.X_OK)
+
+
+def _matplotlib_environment() -> None:
+    """Refuse an ``MPLBACKEND`` matplotlib rejects; give it a writable config folder.
+
+    When the default config or cache folder of matplotlib (under ``$HOME``) is not writable,
+    ``MPLCONFIGDIR`` is pointed at a private folder in the temporary directory, kept between
+    runs, instead of matplotlib warning about it on every run. Nothing is done once matplotlib
+    is imported or when ``MPLCONFIGDIR`` is set.
+    """
+    if "matplotlib" in sys.modules:
+        return
+    if not os.environ.get("MPLCONFIGDIR") and sys.platform.startswith(("linux", "freebsd")):
+        home = os.path.expanduser("~")
+        bases = (os.environ.get("XDG_CONFIG_HOME") or os.path.join(home, ".config"),
+                 os.environ.get("XDG_CACHE_HOME") or os.path.join(home, ".cache"))
+        if not all(_writable(os.path.join(b, "matplotlib")) for b in bases):
+            folder = os.path.join(tempfile.gettempdir(), f"matplotlib-{os.getuid()}")
+            with contextlib.suppress(OSError):
+                os.makedirs(folder, mode=0o700, exist_ok=True)
+            if _writable(folder) and os.stat(folder).st_uid == os.getuid():
+                os.environ["MPLCONFIGDIR"] = folder
+    backend = os.environ.get("MPLBACKEND")
+    if backend:
+        try:
+            import matplotlib  # noqa: F401 - it validates MPLBACKEND on import
+        except ValueError as err:
+            if "backend" not in str(err):
+                raise
+            raise BadInput(f"environment variable MPLBACKEND={backend!r} is not a matplotlib "
+                           "backend; unset it or set it to one such as Agg") from None
+
+
+def _stdout_broken(err: BaseException) -> bool:
+    """Whether ``err`` is a closed standard output (``cmd | head``); if so stdout is pointed
+    at the null device, so that the interpreter's final flush stays quiet."""
+    if not isinstance(err, BrokenPipeError):
+        return False
+    try:
+        fd = sys.stdout.fileno()
+    except (AttributeError, OSError, ValueError):
+        return False
+    if hasattr(select, "poll"):  # a pipe without reader reports POLLERR on its writing end
+        poll = select.poll()
+        poll.register(fd, select.POLLOUT)
+        if not any(ev & select.POLLERR for _, ev in poll.poll(0)):
+            return False
+    with contextlib.suppress(OSError):
+        os.dup2(os.open(os.devnull, os.O_WRONLY), fd)
+    return True
+
+
+#: exit status when standard output was closed early: 128 + SIGPIPE, what a shell reports
+EXIT_BROKEN_PIPE = 141
+
+
 def _one_line(err: BaseException) -> str:
     text = " ".join(str(err).split())
     return text
@@ -315,9 +385,12 @@ def cli_main(prog: str, parser: argparse.ArgumentParser,
         func = getattr(args, "func", None)
         if func is None:
             raise BadInput(f"a command is required; see {command} --help")
+        _matplotlib_environment()
         with catch_interrupts():
             result = func(args)
             check_interrupt(_LATE)
+        if result is not None:
+            print(json.dumps(to_jsonable(result), sort_keys=True, allow_nan=False), flush=True)
     except KeyboardInterrupt as err:
         if debug:
             traceback.print_exc()
@@ -325,6 +398,8 @@ def cli_main(prog: str, parser: argparse.ArgumentParser,
         print(f"{command}: interrupted" + (f": {msg}" if msg else ""), file=sys.stderr)
         return exit_code(err)
     except Exception as err:  # noqa: BLE001 - every exception becomes one line and a code
+        if _stdout_broken(err):
+            return EXIT_BROKEN_PIPE
         if debug:
             traceback.print_exc()
         msg = _one_line(err) or type(err).__name__
@@ -339,8 +414,6 @@ def cli_main(prog: str, parser: argparse.ArgumentParser,
         return exit_code(err)
     finally:
         _ARGV.reset(token)
-    if result is not None:
-        print(json.dumps(to_jsonable(result), sort_keys=True, allow_nan=False))
     return 0
 
 
