@@ -18,6 +18,7 @@ Examples
 1
 """
 
+from . import errors  # noqa: F401 - first: it guards Ctrl-C while the rest imports
 from .checks import (
     Registry,
     check_array,

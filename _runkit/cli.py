@@ -101,7 +101,7 @@ import traceback
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
-from .errors import BadInput, RunFailed, exit_code
+from .errors import BadInput, RunFailed, exit_code, release_start
 from .files import to_jsonable
 from .rundir import _ARGV
 
@@ -378,6 +378,7 @@ def cli_main(prog: str, parser: argparse.ArgumentParser,
     command = _command(prog, parser, argv)
     token = _ARGV.set(tuple(argv))
     try:
+        release_start()
         try:
             args = parser.parse_args(argv)
         except SystemExit as stop:  # --help, --version

@@ -9,6 +9,10 @@ exception              exit code  meaning
 ``KeyboardInterrupt``  130        interrupted (Ctrl-C); its message says what was saved
 =====================  =========  ==========================================================
 
+Ctrl-C while a command line is still importing (before ``main()`` runs) also ends it with
+130 and one line: this module, imported first by :mod:`_runkit`, guards the start
+(:func:`guard_start`).
+
 Examples
 --------
 >>> issubclass(BadInput, ValueError), issubclass(Diverged, RunFailed)
@@ -27,8 +31,13 @@ Every one survives pickling (type, message and attributes), whatever its ``__ini
 
 from __future__ import annotations
 
+import os
+import signal
+import sys
+import threading
+
 __all__ = ["BadInput", "RunFailed", "Diverged", "EXIT_OK", "EXIT_FAILED", "EXIT_BAD_INPUT",
-           "EXIT_INTERRUPTED", "exit_code"]
+           "EXIT_INTERRUPTED", "exit_code", "guard_start", "release_start"]
 
 EXIT_OK = 0
 EXIT_FAILED = 1
@@ -93,3 +102,53 @@ def exit_code(err: BaseException) -> int:
     if isinstance(err, KeyboardInterrupt):
         return EXIT_INTERRUPTED
     return EXIT_FAILED
+
+
+#: the programs whose start is guarded by :func:`guard_start` (their console scripts' names)
+PROGRAMS = ("neurodyn", "flows")
+
+
+def _program() -> str | None:
+    """``neurodyn`` or ``flows`` when this process runs that command line, else None."""
+    name = os.path.basename(sys.argv[0] if sys.argv else "").lower()
+    for suffix in (".exe", "-script.py"):
+        name = name.removesuffix(suffix)
+    if name in PROGRAMS:
+        return name
+    argv = list(getattr(sys, "orig_argv", ()))
+    if "-m" in argv[:-1] and argv[argv.index("-m") + 1] in {f"{p}.cli" for p in PROGRAMS}:
+        return argv[argv.index("-m") + 1].split(".")[0]
+    return None
+
+
+def _interrupted_while_starting(signum, frame):
+    """SIGINT before ``main()`` runs: one line and exit 130 instead of an import traceback."""
+    print(f"{_program() or 'run'}: interrupted while starting; nothing was run", file=sys.stderr)
+    raise SystemExit(EXIT_INTERRUPTED)
+
+
+def guard_start() -> None:
+    """Make Ctrl-C during a command line's imports end it with one line and exit 130.
+
+    Called when :mod:`_runkit` is first imported, before numpy and the rest: in a process
+    running the ``neurodyn`` or ``flows`` command line whose SIGINT has Python's default
+    handler, SIGINT then prints one line and raises ``SystemExit(130)``. ``cli_main`` puts
+    the default handler back (see :func:`release_start`). Any other process (a library user,
+    a notebook, tests) is left as it is.
+
+    >>> guard_start()  # not a command line: nothing changes
+    >>> signal.getsignal(signal.SIGINT) is signal.default_int_handler
+    True
+    """
+    if (_program() is not None and threading.current_thread() is threading.main_thread()
+            and signal.getsignal(signal.SIGINT) is signal.default_int_handler):
+        signal.signal(signal.SIGINT, _interrupted_while_starting)
+
+
+def release_start() -> None:
+    """Put Python's default SIGINT handler back if :func:`guard_start` replaced it."""
+    if signal.getsignal(signal.SIGINT) is _interrupted_while_starting:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+
+
+guard_start()
