@@ -90,6 +90,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import errno
 import json
 import os
 import select
@@ -348,6 +349,22 @@ def _stdout_broken(err: BaseException) -> bool:
 EXIT_BROKEN_PIPE = 141
 
 
+def _name_too_long(err: BaseException, argv: Sequence[str]) -> BaseException:
+    """A file name the file system refuses as too long becomes ``BadInput`` naming the option
+    whose value it comes from (``--out``); any other exception is returned as it is."""
+    if not (isinstance(err, OSError) and err.errno == errno.ENAMETOOLONG):
+        return err
+    path = str(err.filename or "")
+    for i, token in enumerate(argv):
+        option, _, value = token.partition("=")
+        if not value and i + 1 < len(argv):
+            value = argv[i + 1]
+        if option.startswith("--") and value and value in path:
+            return BadInput(f"{option}={value!r}: a file name in it is too long for the file "
+                            "system (at most 255 bytes per name)")
+    return BadInput(f"{path!r}: file name too long for the file system")
+
+
 def _one_line(err: BaseException) -> str:
     text = " ".join(str(err).split())
     return text
@@ -401,6 +418,7 @@ def cli_main(prog: str, parser: argparse.ArgumentParser,
     except Exception as err:  # noqa: BLE001 - every exception becomes one line and a code
         if _stdout_broken(err):
             return EXIT_BROKEN_PIPE
+        err = _name_too_long(err, argv)
         if debug:
             traceback.print_exc()
         msg = _one_line(err) or type(err).__name__

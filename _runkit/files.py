@@ -222,6 +222,8 @@ def read_json(path: str | Path, what: str = "file") -> Any:
             return json.load(fh)
     except (UnicodeDecodeError, json.JSONDecodeError) as err:
         raise BadInput(f"{what}={str(path)!r} is not valid JSON ({err})") from None
+    except RecursionError:
+        raise BadInput(f"{what}={str(path)!r} is JSON nested too deeply to read") from None
 
 
 def _check_readable(path: Path, what: str) -> None:

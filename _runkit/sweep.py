@@ -369,6 +369,21 @@ def _check_sweep(grid: Mapping[str, Sequence], fixed: dict, workers: int | None,
     if scheduler is not None and not DASK_AVAILABLE:
         raise BadInput(f"scheduler={scheduler!r}: needs dask.distributed "
                        "(pip install 'neurodyn-flows[cluster]')")
+    if scheduler is not None:
+        _check_address(scheduler)
+
+
+def _check_address(scheduler: str) -> None:
+    """Refuse a scheduler address that dask cannot parse (``notanaddress``, no port)."""
+    from distributed.comm.addressing import parse_address, parse_host_port
+
+    try:
+        scheme, location = parse_address(scheduler)
+        if scheme in ("tcp", "tls", "ucx"):
+            parse_host_port(location)
+    except (ValueError, TypeError) as err:
+        raise BadInput(f"scheduler={scheduler!r} is not a scheduler address such as "
+                       f"tcp://host:8786 ({err}); see --scheduler") from None
 
 
 def _run_on_dask(cell: Callable[[dict], dict], todo: list[dict], params: dict, cfg_keys: dict,

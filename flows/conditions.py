@@ -57,6 +57,9 @@ def _read_labels(spec: str) -> torch.Tensor:
     try:
         arr = np.load(path, allow_pickle=False) if path.suffix == ".npy" else \
             np.loadtxt(path, delimiter=",", ndmin=1)
+        if not isinstance(arr, np.ndarray):  # .npz content under a .npy name
+            arr.close()
+            raise ValueError("it holds several arrays (.npz); one .npy array is expected")
     except (ValueError, OSError) as exc:
         raise FlowsError(f"labels={spec!r} could not be read as numbers ({exc})") from exc
     if arr.ndim > 2 or (arr.ndim == 2 and 1 not in arr.shape) or arr.dtype.kind not in "biuf":

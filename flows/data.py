@@ -302,7 +302,11 @@ def load_digits() -> tuple[torch.Tensor, torch.Tensor]:
 
 def _read_rows(p: Path) -> np.ndarray:
     if p.suffix.lower() == ".npy":
-        return np.load(p, allow_pickle=False)
+        arr = np.load(p, allow_pickle=False)
+        if not isinstance(arr, np.ndarray):  # .npz content under a .npy name
+            arr.close()
+            raise ValueError("it holds several arrays (.npz); one .npy array is expected")
+        return arr
     with warnings.catch_warnings():  # an empty file is reported below, not warned about
         warnings.simplefilter("ignore")
         try:

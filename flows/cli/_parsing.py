@@ -75,7 +75,7 @@ def json_object(text: str) -> dict:
     """A JSON object (``--model-args``)."""
     try:
         value = json.loads(text)
-    except json.JSONDecodeError:
+    except (json.JSONDecodeError, RecursionError):
         value = None
     if not isinstance(value, dict):
         raise argparse.ArgumentTypeError(f"{text!r} is not a JSON object")

@@ -16,7 +16,7 @@ import math
 import re
 from collections.abc import Callable
 
-from _runkit import BadInput, Diverged, RunDir, check_memory, check_positive_int
+from _runkit import BadInput, Diverged, RunDir, check_int, check_memory, check_positive_int
 
 __all__ = ["parse_time", "args_config", "command", "open_run", "load_network",
            "experiment_parser", "check_states_memory", "parse_velocity_arg", "positive",
@@ -173,7 +173,8 @@ def command(handler: Callable[[argparse.Namespace], dict]) -> Callable:
 
         from ..dynamics.simulation import NonFiniteStateError
 
-        threads = check_positive_int("--threads", getattr(args, "threads", 1))
+        # bounded as in flows: OpenMP aborts the process on a thread count far above the cores
+        threads = check_int("--threads", getattr(args, "threads", 1), lo=1, hi=1024)
         torch.set_num_threads(threads)
         try:
             return handler(args)

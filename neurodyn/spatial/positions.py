@@ -141,8 +141,11 @@ def ratinabox_arrays(source) -> tuple[np.ndarray, np.ndarray]:
             with np.load(path, allow_pickle=False) as data:
                 hist = {k: data[k] for k in data.files}
         elif suffix == ".json":
-            with open(path, encoding="utf-8") as fh:
-                hist = json.load(fh)
+            try:
+                with open(path, encoding="utf-8") as fh:
+                    hist = json.load(fh)
+            except RecursionError:
+                raise ValueError(f"source {path!r} is JSON nested too deeply to read") from None
         else:
             raise ValueError(f"source {path!r}: a RatInABox history must be a .npz or .json file")
     elif hasattr(source, "history") and isinstance(source.history, dict):
