@@ -16,6 +16,7 @@ def root(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     np.savez(tmp_path / "packed.npz", a=np.zeros((10, 2)))
     (tmp_path / "packed.npz").rename(tmp_path / "packed.npy")
+    np.save(tmp_path / "rows.npy", np.random.default_rng(0).normal(size=(40, 2)))
     (tmp_path / "deep").mkdir()
     (tmp_path / "deep" / "config.json").write_text(DEEP)
     return tmp_path
@@ -23,6 +24,8 @@ def root(tmp_path, monkeypatch):
 
 CASES = [
     (flows_main, ["train", "--data", "packed.npy", "--out", "o", "--steps", "1"], "data="),
+    (flows_main, ["train", "--data", "rows.npy", "--labels", "packed.npy", "--out", "o",
+                  "--steps", "1"], "labels="),
     (flows_main, ["train", "--data", "moons", "--out", LONG, "--steps", "1"], "--out="),
     (flows_main, ["train", "--data", "moons", "--out", "o", "--steps", "1", "--model-class",
                   "flows.model:MLPField", "--model-args", DEEP], "--model-args"),
@@ -37,7 +40,8 @@ CASES = [
 
 
 @pytest.mark.parametrize("main, argv, word", CASES,
-                         ids=["npz-as-npy", "flows-long-out", "deep-model-args",
+                         ids=["npz-as-npy", "npz-labels-as-npy", "flows-long-out",
+                              "deep-model-args",
                               "flows-deep-config", "neurodyn-long-out", "threads-huge",
                               "neurodyn-deep-config", "scheduler-no-address"])
 def test_refused_as_bad_input_naming_the_option(root, capsys, main, argv, word):
