@@ -41,7 +41,9 @@ def design_by_columns(net, manifold, config, b):
                 cols[k].append(res[k] - base[k])
     finally:
         energy.set_theta(theta0)
-    return {k: (torch.stack(cols[k], -1), -base[k]) for k in TERMS}
+    return {k: (torch.stack(cols[k], -1) if p else torch.zeros(base[k].numel(), 0,
+                                                               dtype=torch.float64), -base[k])
+            for k in TERMS}
 
 
 def _step(design, net, manifold, cfg, step):

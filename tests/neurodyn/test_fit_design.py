@@ -2,6 +2,9 @@
 replaced (one residual evaluation per parameter), and the phase-locking Hessian-vector product
 it relies on against the double backward it replaced."""
 
+import importlib.util
+from pathlib import Path
+
 import pytest
 import torch
 
@@ -12,29 +15,17 @@ from neurodyn.fitting.core import TERMS, FitConfig, build_manifold, build_networ
 from neurodyn.geometry.populations import Ring, Torus
 
 
-def design_by_columns(net, manifold, config, b):
-    """The reference: residuals at theta = 0 and at each unit vector, one evaluation each."""
-    energy = net.energy_fn
-    theta0 = energy.theta()
-    p = theta0.numel()
-    try:
-        energy.set_theta(torch.zeros(p, dtype=torch.float64))
-        with torch.no_grad():
-            base = fitting._residuals(net, manifold, config, b)
-        cols = {k: [] for k in TERMS}
-        for j in range(p):
-            e = torch.zeros(p, dtype=torch.float64)
-            e[j] = 1.0
-            energy.set_theta(e)
-            with torch.no_grad():
-                res = fitting._residuals(net, manifold, config, b)
-            for k in TERMS:
-                cols[k].append(res[k] - base[k])
-    finally:
-        energy.set_theta(theta0)
-    return {k: (torch.stack(cols[k], -1) if p else torch.zeros(base[k].numel(), 0,
-                                                               dtype=torch.float64), -base[k])
-            for k in TERMS}
+def _load_bench():
+    spec = importlib.util.spec_from_file_location(
+        "bench_fit_design", Path(__file__).resolve().parents[2] / "bench" / "bench_fit_design.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+#: the reference: residuals at theta = 0 and at each unit vector, one evaluation each (the
+#: column-by-column design the benchmark times against the batched one)
+design_by_columns = _load_bench().design_by_columns
 
 
 CASES = [

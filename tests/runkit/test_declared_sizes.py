@@ -100,6 +100,9 @@ def test_npz_members_are_summed(tmp_path):
 
 def test_small_and_foreign_files_pass_to_their_reader(tmp_path):
     np.save(tmp_path / "ok.npy", np.zeros((3, 2)))
-    check_array_file_size(tmp_path / "ok.npy", "x")
-    (tmp_path / "text.npy").write_text("not an array")
-    check_array_file_size(tmp_path / "text.npy", "x")
+    assert check_array_file_size(tmp_path / "ok.npy", "x") is None
+    assert np.load(tmp_path / "ok.npy").shape == (3, 2)  # the check leaves the file as it was
+    (tmp_path / "text.npy").write_text("not an array")  # no header: left to the reader's error
+    assert check_array_file_size(tmp_path / "text.npy", "x") is None
+    with pytest.raises(ValueError):
+        np.load(tmp_path / "text.npy")
