@@ -30,7 +30,7 @@ from .checks import (
     check_positive,
     check_positive_int,
 )
-from .cli import check_interrupt, cli_main, progress
+from .cli import check_interrupt, cli_main, progress, with_threads
 from .errors import BadInput, Diverged, RunFailed, exit_code
 from .files import (
     atomic_torch_save,
@@ -50,5 +50,5 @@ __all__ = [
     "check_interrupt",
     "check_choice", "check_float", "check_int", "check_memory", "check_nonnegative",
     "check_positive", "check_positive_int", "cli_main", "exit_code", "progress", "read_json",
-    "safe_torch_load", "to_jsonable", "write_json",
+    "safe_torch_load", "to_jsonable", "with_threads", "write_json",
 ]

@@ -1,4 +1,5 @@
-"""The one ``main()`` wrapper of both command lines, its Ctrl-C handling and the progress bar.
+"""The one ``main()`` wrapper of both command lines, its Ctrl-C handling, the progress bar and the
+thread count of library calls.
 
 ``cli_main(prog, parser, argv)`` parses ``argv`` with ``parser`` (whose sub-commands set
 ``func=handler`` through ``set_defaults``), calls ``handler(args)``, prints what it returns as one
@@ -47,7 +48,16 @@ The progress bar
 ----------------
 :func:`progress` is the one progress bar of long loops (fits, trainings, sweeps): tqdm on stderr
 when it is a terminal (and the ``progress`` extra is installed), a silent stand-in with the
-same methods otherwise.
+same methods otherwise; in a Jupyter kernel it is ``tqdm.auto``'s bar (a widget when ipywidgets is
+installed), on by default and kept when finished.
+
+Threads of library calls
+------------------------
+:func:`with_threads` gives a library function (``neurodyn.fit``, ``flows.train``, ...) a keyword
+``threads``: the call runs with that many torch CPU threads and puts the caller's count back
+afterwards. The default, :data:`DEFAULT_THREADS` (1, the command lines' ``--threads`` default),
+is the fastest at the sizes these libraries work at; inside another such call the enclosing
+call's choice is kept.
 
 Examples
 --------
@@ -84,6 +94,13 @@ False
 5
 >>> [x for x in progress(range(3), enabled=False)]
 [0, 1, 2]
+>>> import torch
+>>> @with_threads
+... def count():
+...     return torch.get_num_threads()
+>>> before = torch.get_num_threads()
+>>> count(), count(threads=2), torch.get_num_threads() == before
+(1, 2, True)
 """
 
 from __future__ import annotations
@@ -91,6 +108,8 @@ from __future__ import annotations
 import argparse
 import contextlib
 import errno
+import functools
+import inspect
 import json
 import os
 import select
@@ -107,7 +126,11 @@ from .files import to_jsonable
 from .rundir import _ARGV
 
 __all__ = ["cli_main", "add_sweep_arguments", "sweep_options", "catch_interrupts", "interrupted",
-           "check_interrupt", "progress"]
+           "check_interrupt", "progress", "in_notebook", "with_threads", "DEFAULT_THREADS"]
+
+#: torch CPU threads of a library call that names none (the command lines' ``--threads`` default)
+DEFAULT_THREADS = 1
+_threads_chosen = threading.local()
 
 _state = {"hit": False}
 
@@ -218,24 +241,108 @@ def progress(iterable: Iterable | None = None, *, total: int | None = None, init
     desc : str
         Label.
     enabled : bool, optional
-        Force on or off; by default on only when stderr is a terminal and tqdm is installed.
+        Force on or off; by default on when stderr is a terminal or the call runs in a Jupyter
+        kernel, and tqdm is installed.
 
     Returns
     -------
     tqdm or stand-in
         Supports ``update``, ``set_postfix_str``, ``set_postfix``, ``close``, iteration and
-        ``with``.
+        ``with``. In a Jupyter kernel the bar is ``tqdm.auto``'s and stays when finished.
     """
+    notebook = in_notebook()
     if enabled is None:
-        enabled = sys.stderr.isatty()
+        enabled = notebook or sys.stderr.isatty()
     if enabled:
         try:
             from tqdm import tqdm
         except ImportError:  # the optional "progress" extra is not installed
             return _Silent(iterable, total, initial)
+        if notebook:
+            return _notebook_bar(tqdm)(iterable, total=total, initial=initial, desc=desc,
+                                       leave=True)
         return tqdm(iterable, total=total, initial=initial, desc=desc, file=sys.stderr,
                     leave=False, dynamic_ncols=True)
     return _Silent(iterable, total, initial)
+
+
+def in_notebook() -> bool:
+    """Whether this code runs in a Jupyter kernel (an IPython ``ZMQInteractiveShell``).
+
+    Returns
+    -------
+    bool
+    """
+    shell = sys.modules.get("IPython")
+    get = getattr(shell, "get_ipython", None)
+    try:
+        name = type(get()).__name__ if get is not None else ""
+    except Exception:  # noqa: BLE001 - IPython half imported: not a kernel
+        return False
+    return name == "ZMQInteractiveShell"
+
+
+def _notebook_bar(text_bar):
+    """``tqdm.auto``'s bar class where ipywidgets is installed (a widget), else ``text_bar``
+    (text on the cell's stderr) instead of tqdm.auto's warning about missing widgets."""
+    try:
+        import ipywidgets  # noqa: F401
+        from tqdm.auto import tqdm
+    except ImportError:
+        return text_bar
+    return tqdm
+
+
+def with_threads(func):
+    """``func`` with a keyword-only argument ``threads`` (torch CPU threads during the call).
+
+    ``threads=None`` means :data:`DEFAULT_THREADS`, or the count an enclosing call of such a
+    function chose; the caller's ``torch.get_num_threads()`` is restored when the call returns
+    or raises. A count that is not an integer in [1, 1024] raises
+    :class:`~_runkit.errors.BadInput` naming ``threads``.
+
+    Parameters
+    ----------
+    func : callable
+        The library function.
+
+    Returns
+    -------
+    callable
+        The wrapped function (same name, docstring and module; its signature shows
+        ``threads``).
+    """
+
+    @functools.wraps(func)
+    def wrapper(*args, threads: int | None = None, **kwargs):
+        import torch
+
+        outer = getattr(_threads_chosen, "depth", 0)
+        if threads is None and outer:
+            return func(*args, **kwargs)
+        if threads is None:
+            threads = DEFAULT_THREADS
+        if isinstance(threads, bool) or not isinstance(threads, int) or not 1 <= threads <= 1024:
+            raise BadInput(f"threads={threads!r} is not allowed; it must be an integer in "
+                           "[1, 1024]")
+        before = torch.get_num_threads()
+        _threads_chosen.depth = outer + 1
+        try:
+            if threads != before:
+                torch.set_num_threads(threads)
+            return func(*args, **kwargs)
+        finally:
+            _threads_chosen.depth = outer
+            if torch.get_num_threads() != before:
+                torch.set_num_threads(before)
+
+    sig = inspect.signature(func)
+    extra = inspect.Parameter("threads", inspect.Parameter.KEYWORD_ONLY, default=None,
+                              annotation="int | None")
+    params = list(sig.parameters.values())
+    at = next((i for i, p in enumerate(params) if p.kind == p.VAR_KEYWORD), len(params))
+    wrapper.__signature__ = sig.replace(parameters=[*params[:at], extra, *params[at:]])
+    return wrapper
 
 
 def _subparser_action(parser: argparse.ArgumentParser) -> argparse._SubParsersAction | None:

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from _runkit import BadInput, Result, RunDir, check_positive_int
+from _runkit.cli import with_threads
 
 from ..data import load_dataset
 from ..errors import derive_seed
@@ -49,6 +50,7 @@ class CheckRun(Result):
         return {"kind": self.kind, **self.result, "figures": self.figures}
 
 
+@with_threads
 def run_stopping_experiment(out: str | Path, ns: list[int] = RISK_NS,
                             seeds: list[int] = RISK_SEEDS, data: str = "moons",
                             width: int = 1024, k: int = 4, steps: int = 500,
@@ -83,6 +85,9 @@ def run_stopping_experiment(out: str | Path, ns: list[int] = RISK_NS,
         ``{"workers": ..., "scheduler": ...}``: the runs as cells of a Dask sweep stored under
         ``out/<target>`` (a rerun resumes them); None runs them one after another in this
         process. The numbers are the same.
+    threads : int or None
+        torch CPU threads during the call (None: 1, as the command line's ``--threads``,
+        or the enclosing call's choice); the caller's count is restored afterwards.
 
     Returns
     -------
@@ -151,13 +156,15 @@ def _add_protocols(res: dict, summaries: dict, got: dict, tgt: str, protocols: l
         summaries[f"{p}" if tgt == "data" else f"{p}, shuffled targets"] = got[p]
 
 
+@with_threads
 def run_ntk_gap_experiment(out: str | Path, widths: list[int] = (256, 1024, 4096, 16384),
                            seeds: list[int] = RISK_SEEDS, data: str = "moons", n: int = 64,
                            k: int = 4, steps: int = 500,
                            lr: float | None = None, sweep: dict | None = None) -> CheckRun:
     """NTK-curve gap against width over seeds (:func:`flows.theory.ntk_gap.gap_sweep`); writes
     ``out``. ``result`` is the :class:`flows.theory.ntk_gap.GapSweep` dict; ``sweep`` as in
-    :func:`run_stopping_experiment` (the cells stored under ``out``)."""
+    :func:`run_stopping_experiment` (the cells stored under ``out``); ``threads=`` sets torch's
+    CPU threads during the call (default 1; the caller's count is restored)."""
     widths, seeds = _values(widths, "widths"), _values(seeds, "seeds", lo=0)
     if len(seeds) < 2 or len(widths) < 2 or widths != sorted(widths):
         raise BadInput(f"widths={widths!r}, seeds={seeds!r} are not allowed; give at least 2 "

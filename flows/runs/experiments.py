@@ -15,6 +15,7 @@ from pathlib import Path
 import numpy as np
 
 from _runkit import BadInput, Result, RunDir, atomic_write_bytes, check_int, check_positive_int
+from _runkit.cli import with_threads
 
 from ..data import load_dataset
 from ..errors import SEED_MAX
@@ -56,10 +57,14 @@ def _check_theory(data: str, n: int, k: int, steps: int, lr: float | None, seed:
     return load_dataset(data, name="data").dim
 
 
+@with_threads
 def run_width_experiment(out: str | Path, widths: list[int], data: str = "moons", n: int = 256,
                          k: int = 4, steps: int = 500, lr: float | None = None, seed: int = 0,
                          sample_steps: int = 20, sweep: dict | None = None) -> ExperimentRun:
     """Theory regime at several widths: loss curves, drift vs m, lambda_0, W2 vs m (figures).
+
+    ``threads=`` sets torch's CPU threads during the call (default 1; the
+    caller's count is restored).
 
     Writes config.json, metrics.json, losses.npz, loss_curves.png, drift_vs_width.png,
     lambda0.png and w2_vs_width.png into ``out``.
@@ -84,11 +89,15 @@ def run_width_experiment(out: str | Path, widths: list[int], data: str = "moons"
     return done
 
 
+@with_threads
 def run_samples_experiment(out: str | Path, ns: list[int], data: str = "moons",
                            width: int = 4096, k: int = 4, steps: int = 500,
                            lr: float | None = None, seed: int = 0,
                            sample_steps: int = 20, sweep: dict | None = None) -> ExperimentRun:
     """Theory regime at several n: generalization gap and W2 (with floor) versus n (figures).
+
+    ``threads=`` sets torch's CPU threads during the call (default 1; the
+    caller's count is restored).
 
     Writes config.json, metrics.json, gap_vs_n.png and w2_vs_n.png into ``out``.
     """

@@ -16,6 +16,7 @@ import numpy as np
 import torch
 
 from _runkit import Result, artifact
+from _runkit.cli import with_threads
 
 from ..data import Dataset, Splits, load_dataset
 from ..errors import check_positive_int, derive_seed
@@ -210,10 +211,14 @@ class WidthExperiment(Result):
     fits: list = artifact(default=None)
 
 
+@with_threads
 def width_experiment(widths: list[int], data: str = "moons", n: int = 256, k: int = 4,
                      steps: int = 500, lr: float | None = None, seed: int = 0,
                      sample_steps: int = 20, sweep: dict | None = None) -> WidthExperiment:
     """Theory-regime runs at each width: loss curves and fits, drift, lambda_0, W2 versus m.
+
+    ``threads=`` sets torch's CPU threads during the call (default 1; the
+    caller's count is restored).
 
     ``sweep`` as in :func:`flows.theory.runs.width_sweep` (cells on a Dask cluster)."""
     base = theory_base(data, n, k, steps, lr, seed)
@@ -295,12 +300,16 @@ def _gap_floor(cfg: TrainConfig, mix) -> float:
             - mean_loss(splits.train[: cfg.n_train], "objective"))
 
 
+@with_threads
 def samples_experiment(ns: list[int], data: str = "moons", width: int = 4096, k: int = 4,
                        steps: int = 500, lr: float | None = None, seed: int = 0,
                        sample_steps: int = 20, sweep: dict | None = None,
                        floor_pairs: int = 5) -> SamplesExperiment:
     """Theory-regime runs at each n: the generalization gap beside its floor, excess risks,
     and W2 beside its noise floor (mean and std over ``floor_pairs`` pairs) versus n.
+
+    ``threads=`` sets torch's CPU threads during the call (default 1; the
+    caller's count is restored).
 
     ``sweep`` as in :func:`flows.theory.runs.width_sweep` (cells on a Dask cluster)."""
     base = replace(theory_base(data, ns[0], k, steps, lr, seed), width=width)

@@ -21,6 +21,7 @@ from pathlib import Path
 import numpy as np
 
 from _runkit import BadInput, Result, RunDir, check_int, check_positive_int
+from _runkit.cli import with_threads
 
 from ..data import load_dataset
 from ..errors import SEED_MAX
@@ -90,6 +91,7 @@ def _mean_by_n(runs: list[RiskPoint], ns: list[int], key: str) -> list[float]:
     return [float(np.mean([getattr(r.samples, key) for r in runs if r.n == n])) for n in ns]
 
 
+@with_threads
 def run_risk_experiment(out: str | Path, ns: list[int] = RISK_NS,
                         seeds: list[int] = RISK_SEEDS, data: str = "moons", width: int = 1024,
                         k: int = 4, steps: int = 500, lr: float | None = None,
@@ -120,6 +122,9 @@ def run_risk_experiment(out: str | Path, ns: list[int] = RISK_NS,
         ``{"workers": ..., "scheduler": ...}``: the runs as cells of a Dask sweep stored under
         ``out`` (a rerun resumes them); None runs them one after another in this process. The
         numbers are the same.
+    threads : int or None
+        torch CPU threads during the call (None: 1, as the command line's ``--threads``,
+        or the enclosing call's choice); the caller's count is restored afterwards.
 
     Returns
     -------
@@ -174,6 +179,7 @@ def _risk_figures(res, ns: list[int], n_samples: int) -> dict:
     return figs
 
 
+@with_threads
 def run_memorization_experiment(out: str | Path, ns: list[int] = MEMORIZATION_NS,
                                 data: str = "moons", width: int = 256, steps: int = 3000,
                                 n_samples: int = 1000, seed: int = 0,
@@ -197,6 +203,9 @@ def run_memorization_experiment(out: str | Path, ns: list[int] = MEMORIZATION_NS
     seed : int
     sweep : dict or None
         As in :func:`run_risk_experiment` (one cell per n).
+    threads : int or None
+        torch CPU threads during the call (None: 1, as the command line's ``--threads``,
+        or the enclosing call's choice); the caller's count is restored afterwards.
 
     Returns
     -------

@@ -25,6 +25,7 @@ from torch import nn
 from torchdiffeq import odeint
 
 from _runkit import Diverged, Registry, RunFailed
+from _runkit.cli import with_threads
 
 from ..errors import FlowsError, as_generator, check_choice, check_positive, check_positive_int
 
@@ -190,6 +191,7 @@ def _check_solve(method: str, rtol: float, atol: float, max_nfe: int | None) -> 
         check_positive_int("max_nfe", max_nfe)
 
 
+@with_threads
 def integrate(field: Field, x0: torch.Tensor, method: str = "midpoint", steps: int = 20,
               rtol: float = 1e-5, atol: float = 1e-5, save_trajectory: bool = False,
               t0: float = 0.0, t1: float = 1.0, max_nfe: int | None = 100_000) -> SampleResult:
@@ -212,6 +214,9 @@ def integrate(field: Field, x0: torch.Tensor, method: str = "midpoint", steps: i
     max_nfe : int or None
         Budget of velocity evaluations; an adaptive solve that needs more raises
         :class:`BudgetExceeded` (None: no budget).
+    threads : int or None
+        torch CPU threads during the call (None: 1, as the command line's ``--threads``,
+        or the enclosing call's choice); the caller's count is restored afterwards.
 
     Returns
     -------
@@ -288,6 +293,7 @@ class LikelihoodResult:
     divergence: str
 
 
+@with_threads
 def log_likelihood(field: Field, x: torch.Tensor, method: str = "dopri5", steps: int = 50,
                    rtol: float = 1e-5, atol: float = 1e-5, max_nfe: int | None = 20_000,
                    divergence: str = "auto", seed: int | torch.Generator = 0,
@@ -314,6 +320,9 @@ def log_likelihood(field: Field, x: torch.Tensor, method: str = "dopri5", steps:
         "exact", "hutchinson" or "auto" (exact when d <= ``exact_max_dim``).
     seed : int or torch.Generator
         Randomness of the Hutchinson probe (one Rademacher probe per point, fixed in t).
+    threads : int or None
+        torch CPU threads during the call (None: 1, as the command line's ``--threads``,
+        or the enclosing call's choice); the caller's count is restored afterwards.
 
     Returns
     -------

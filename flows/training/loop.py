@@ -40,6 +40,7 @@ from torch import nn
 
 import _runkit
 from _runkit import BadInput, Diverged
+from _runkit.cli import with_threads
 from _runkit.files import check_adam_state, check_finite_tensors, check_like, check_saved_step
 
 from ..conditions import LabelledSplits, labelled_splits, load_labels
@@ -114,6 +115,7 @@ def build_model(cfg: TrainConfig, dim: int, classes: int = 0,
     return TwoLayerReLUField(spec, seed=derive_seed(cfg.seed, "init"))
 
 
+@with_threads
 def train(config: TrainConfig, out_dir: str | Path | None = None, resume: bool = True,
           stop_after: int | None = None, progress: bool | None = None,
           splits: Splits | None = None, source: Dataset | None = None,
@@ -144,6 +146,9 @@ def train(config: TrainConfig, out_dir: str | Path | None = None, resume: bool =
         (practice regime; its current weights are the initialisation).
     device : str or torch.device
         "cpu" or "cuda" (or "cuda:N"): where the model, the batches and the OT costs live.
+    threads : int or None
+        torch CPU threads during the call (None: 1, as the command line's ``--threads``,
+        or the enclosing call's choice); the caller's count is restored afterwards.
 
     Returns
     -------

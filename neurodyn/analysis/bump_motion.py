@@ -15,6 +15,7 @@ from dataclasses import dataclass
 import torch
 
 from _runkit import Result, artifact
+from _runkit.cli import with_threads
 
 from ..dynamics.inputs import Velocity, parse_velocity
 from ..dynamics.simulation import SimulationResult, simulate
@@ -56,6 +57,7 @@ class PathIntegrationResult(Result):
     trajectory: SimulationResult = artifact()
 
 
+@with_threads
 def path_integration(network: HopfieldNetwork, velocity: Velocity | str = "ou:0.2:10:0.5",
                      runs: int = 64, duration: float = 200.0, dt: float = 0.1,
                      seed: int = 0, device: str = "cpu") -> PathIntegrationResult:
@@ -77,6 +79,9 @@ def path_integration(network: HopfieldNetwork, velocity: Velocity | str = "ou:0.
         Seeds the starting points and the velocity.
     device : str
         Where the runs are simulated (the trajectory is returned on the CPU).
+    threads : int or None
+        torch CPU threads during the call (None: 1, as the command line's ``--threads``,
+        or the enclosing call's choice); the caller's count is restored afterwards.
 
     Returns
     -------
@@ -169,6 +174,7 @@ class DiffusionResult(Result):
     trajectory: SimulationResult = artifact()
 
 
+@with_threads
 def diffusion(network: HopfieldNetwork, noise: float = 0.05, runs: int = 128,
               duration: float = 200.0, dt: float = 0.05, seed: int = 0,
               lags: tuple[float, ...] | None = None, device: str = "cpu",
@@ -202,6 +208,9 @@ def diffusion(network: HopfieldNetwork, noise: float = 0.05, runs: int = 128,
         together, ask each for ``1 - 0.05 / cells`` so that all of them contain a correct
         theory with probability >= 95% (Bonferroni); nine 95% intervals all do so only with
         probability ``0.95**9 = 0.63``.
+    threads : int or None
+        torch CPU threads during the call (None: 1, as the command line's ``--threads``,
+        or the enclosing call's choice); the caller's count is restored afterwards.
 
     Returns
     -------

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 import torch
 
 from _runkit import Result, artifact
+from _runkit.cli import with_threads
 
 from ..dynamics.perturbations import PERTURBATIONS, perturb, random_strengths
 from ..dynamics.simulation import SimulationResult, simulate
@@ -149,6 +150,7 @@ class RestorationResult(Result):
         return out
 
 
+@with_threads
 def restoration(network: HopfieldNetwork, count: int = 256,
                 kinds: tuple[str, ...] = ("noise", "shape", "amplitude", "lesion"),
                 strength: tuple[float, float] = (0.1, 0.5), duration: float = 20.0,
@@ -178,6 +180,9 @@ def restoration(network: HopfieldNetwork, count: int = 256,
         Seeds the manifold points, strengths and perturbations.
     device : str
         Where the runs are simulated (the trajectories are returned on the CPU).
+    threads : int or None
+        torch CPU threads during the call (None: 1, as the command line's ``--threads``,
+        or the enclosing call's choice); the caller's count is restored afterwards.
 
     Returns
     -------

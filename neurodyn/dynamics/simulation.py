@@ -20,6 +20,7 @@ import torch
 
 from _runkit import Diverged
 from _runkit import progress as progress_bar
+from _runkit.cli import with_threads
 from _runkit.seeds import check_seed
 
 from ..geometry.populations import wrap_angle
@@ -194,6 +195,7 @@ def _choose_backend(network, method, backend, device, current):
     return None, "torch"
 
 
+@with_threads
 def simulate(network: HopfieldNetwork, u0: torch.Tensor, duration: float, dt: float = 0.1,
              method: str | None = None, velocity: Velocity | None = None, noise: float = 0.0,
              save_every: int = 10, seed: int | None = None, rtol: float = 1e-7,
@@ -249,6 +251,9 @@ def simulate(network: HopfieldNetwork, u0: torch.Tensor, duration: float, dt: fl
         External input ``I(t)``: a callable of the time returning a tensor broadcastable to
         ``(B, *shape)`` (e.g. a sensory cue, :mod:`neurodyn.spatial.cues`); such a run takes the
         torch path.
+    threads : int or None
+        torch CPU threads during the call (None: 1, as the command line's ``--threads``,
+        or the enclosing call's choice); the caller's count is restored afterwards.
 
     Returns
     -------

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import torch
 
+from _runkit.cli import with_threads
+
 from ..analysis.attraction import decay_rates, field_energy_error, normal_spectrum
 from ..analysis.diagnostics import jacobian_spectrum
 from ..dynamics.simulation import simulate
@@ -64,9 +66,13 @@ def measure(network: HopfieldNetwork, kappa: float, tol: float = 0.05, decay: bo
                            **decay_fields)
 
 
+@with_threads
 def kappa_sweep(geometry: str = "ring", kappas=(0.25, 0.5, 1.0, 2.0, 4.0), n=None,
                 families=("seal", "spectral"), seed: int = 0) -> KappaSweep:
     """Prescribed against measured normal rates for each family and kappa.
+
+    ``threads=`` sets torch's CPU threads during the call (default 1; the
+    caller's count is restored).
 
     Returns
     -------
@@ -99,9 +105,13 @@ CAPACITY = {
 }
 
 
+@with_threads
 def capacity_sweep(kappa: float = 2.0, n: int = 128, variants: dict | None = None,
                    seed: int = 0) -> CapacitySweep:
     """Family, basis size and degree against spectrum, field and energy errors (ring).
+
+    ``threads=`` sets torch's CPU threads during the call (default 1; the
+    caller's count is restored).
 
     Returns
     -------
@@ -150,8 +160,12 @@ def _leading_rate(network: HopfieldNetwork) -> float:
     return float(ev[order[network.geometry.dim:]].max())
 
 
+@with_threads
 def ablation(kappa: float = 2.0, n: int = 128, seed: int = 0) -> Ablation:
     """The same measurements at prescribed ``kappa`` for four ring networks.
+
+    ``threads=`` sets torch's CPU threads during the call (default 1; the
+    caller's count is restored).
 
     Fourier construction (no learning), a hand-wired classic CANN, spectral SEAL (power
     spectrum fitted to ``kappa``) and full SEAL (spectral + pointwise). Each is judged on its
@@ -194,9 +208,13 @@ def _without(network: HopfieldNetwork, part, kappa: float) -> SealMeasurement:
         network.energy_fn.refresh(force=True)
 
 
+@with_threads
 def mlp_sweep(kappas=(0.5, 2.0), n: int = 64, steps: int = 120, hidden: int = 16,
               seed: int = 0) -> MLPSweep:
     """Fitted MLP energies (family ``mlp``) at several kappa, with two ablations each.
+
+    ``threads=`` sets torch's CPU threads during the call (default 1; the
+    caller's count is restored).
 
     Per kappa: :func:`measure` of the fit, the learned leak coefficient ``c0`` (the derivation's
     value is ``kappa - 1``; nothing sets it), and the measurements with the MLP's weights zeroed
@@ -222,10 +240,14 @@ def mlp_sweep(kappas=(0.5, 2.0), n: int = 64, steps: int = 120, hidden: int = 16
     return MLPSweep(out)
 
 
+@with_threads
 def variable_control(geometry: str = "torus", kappa: float = 2.0, n=None,
                      seed: int = 0) -> VariableControl:
     """Restoring field per perturbation kind with the spectral polynomials in ``|z_k|`` and in
     ``|z_k|^2`` (the control): shrunken and grown bumps separate the two.
+
+    ``threads=`` sets torch's CPU threads during the call (default 1; the
+    caller's count is restored).
 
     Returns
     -------

@@ -37,6 +37,7 @@ from pathlib import Path
 import torch
 
 from _runkit import RunFailed
+from _runkit.cli import with_threads
 from _runkit.files import check_like
 
 from ..activation import Logistic
@@ -265,6 +266,7 @@ def _term_losses(sums: dict, theta: torch.Tensor, steps: int) -> dict[str, float
     return out
 
 
+@with_threads
 def fit(config: FitConfig | None = None, out_dir: str | Path | None = None,
         progress: bool | None = None, resume: bool = True,
         device: str | torch.device | None = None) -> FitResult:
@@ -285,6 +287,9 @@ def fit(config: FitConfig | None = None, out_dir: str | Path | None = None,
     device : str or torch.device or None
         Where to fit, as in :func:`~neurodyn.dynamics.simulation.simulate` and :func:`flows.train`
         (None: ``config.device``); the config the result records names it.
+    threads : int or None
+        torch CPU threads during the call (None: 1, as the command line's ``--threads``,
+        or the enclosing call's choice); the caller's count is restored afterwards.
 
     Returns
     -------

@@ -34,6 +34,7 @@ import numpy as np
 import torch
 
 from _runkit import progress as progress_bar
+from _runkit.cli import with_threads
 
 from ...dynamics.device import check_device
 from ...dynamics.inputs import ArrayVelocity
@@ -74,6 +75,7 @@ _SEGMENT_BYTES = 32e6
 # the run
 
 
+@with_threads
 def run_grid_cells(
     network: HopfieldNetwork,
     trajectory: Trajectory,
@@ -172,6 +174,9 @@ def run_grid_cells(
     device : str
         ``cpu`` or ``cuda``: where the network is simulated (the maps, phases and scores are
         computed on the CPU).
+    threads : int or None
+        torch CPU threads during the call (None: 1, as the command line's ``--threads``,
+        or the enclosing call's choice); the caller's count is restored afterwards.
 
     Returns
     -------
