@@ -63,8 +63,8 @@ def _kernels():
     try:
         from . import _auction_kernels, _matching_kernels
     except ImportError as exc:  # pragma: no cover - exercised only without numba
-        raise FlowsError("ot_solver='auction' needs numba; install the 'fast' extra "
-                         "(pip install 'neurodyn-flows[fast]') or use ot_solver='emd'") from exc
+        raise FlowsError("ot_solver='auction' needs numba, a dependency of the package "
+                         "(pip install numba), or use ot_solver='emd'") from exc
     return _auction_kernels, _matching_kernels
 
 

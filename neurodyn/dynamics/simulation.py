@@ -15,6 +15,7 @@ state that is not finite or has left the range ``|u| <= state_limit`` stops the 
 from __future__ import annotations
 
 import math
+import warnings
 
 import torch
 
@@ -180,7 +181,9 @@ def _choose_backend(network, method, backend, device, current):
     if current is not None:
         reason = "an external input current is not compiled"
     elif not fastpath.AVAILABLE:
-        reason = "numba is not installed (pip install 'neurodyn-flows[fast]')"
+        reason = "numba is not installed (a dependency of the package: pip install numba)"
+        if backend == "auto":
+            warnings.warn(f"simulate runs on the slower torch path: {reason}", stacklevel=4)
     elif method not in FIXED_METHODS:
         reason = f"method={method!r} is adaptive"
     elif torch.device(device).type != "cpu":

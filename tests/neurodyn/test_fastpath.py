@@ -159,7 +159,8 @@ def test_fallback_without_numba(monkeypatch):
     net = _network(Ring(32), "learned", Logistic())
     u0 = _start(net, 2)
     monkeypatch.setattr(fastpath, "AVAILABLE", False)
-    tr = simulate(net, u0, 2.0, 0.1, save_every=5)
+    with pytest.warns(UserWarning, match="slower torch path: numba is not installed"):
+        tr = simulate(net, u0, 2.0, 0.1, save_every=5)
     assert tr.backend == "torch" and tr.u.shape == (5, 2, 32)
     with pytest.raises(ValueError, match="numba is not installed"):
         simulate(net, u0, 2.0, 0.1, backend="compiled")
