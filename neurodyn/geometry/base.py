@@ -258,6 +258,6 @@ class Geometry(ABC):
     def neuron_distance(self, dtype=torch.float64) -> torch.Tensor:
         """Distance on the manifold from neuron 0 to every neuron, shape ``shape``.
 
-        Uses the flat metric of the sheet (for the ``hex`` torus the lattice axes are at 60
+        Uses the flat metric of the sheet (for the ``hex`` torus the lattice axes are at 120
         degrees), in radians of phase.
         """

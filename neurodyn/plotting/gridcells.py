@@ -25,7 +25,7 @@ def plot_connectivity_sheet(row: np.ndarray, lattice: str, ax: Axes | None = Non
     """Draw a connectivity row on the sheet's own geometry.
 
     Neuron ``(i, j)`` at offset ``(a, b)`` from the centre neuron sits at ``a e1 + b e2`` with
-    ``e1 = (1, 0)`` and ``e2 = (1/2, sqrt(3)/2)`` (hex) or ``(0, 1)`` (square), in units of the
+    ``e1 = (1, 0)`` and ``e2 = (-1/2, sqrt(3)/2)`` (hex) or ``(0, 1)`` (square), in units of the
     neuron spacing; offsets are wrapped so the centre neuron is in the middle.
 
     Parameters

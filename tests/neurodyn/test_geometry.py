@@ -1,9 +1,12 @@
 import math
 
+import numpy as np
 import pytest
 import torch
 
-from neurodyn.geometry.populations import Ring, Torus, make_geometry, wrap_angle
+from neurodyn.fitting.core import FitConfig, build_manifold
+from neurodyn.geometry.populations import Ring, Torus, make_geometry, sheet_corners, wrap_angle
+from neurodyn.spatial.phases import wave_vectors
 
 
 def test_ring_coordinates_have_no_duplicate_neuron():
@@ -62,14 +65,68 @@ def test_torus_shift_and_decode_two_dimensional():
     assert torch.allclose(g.decode(g.shift(x, psi)), psi, atol=1e-9)
 
 
-def test_hex_neuron_distance_uses_sixty_degree_axes():
+def test_hex_neuron_distance_uses_axes_at_120_degrees():
     g = Torus(12, 12, "hex")
     d = g.neuron_distance()
     step = 2 * math.pi / 12
-    # (1, 0), (0, 1) and (1, -1) are nearest neighbours on a hex sheet; (1, 1) is sqrt(3) away
+    # with e2 at 120 degrees to e1, (1, 0), (0, 1) and (1, 1) are nearest neighbours;
+    # (1, -1) = e1 - e2 is sqrt(3) away
     assert math.isclose(float(d[1, 0]), step, rel_tol=1e-12)
-    assert math.isclose(float(d[1, 11]), step, rel_tol=1e-12)
-    assert math.isclose(float(d[1, 1]), math.sqrt(3) * step, rel_tol=1e-12)
+    assert math.isclose(float(d[0, 1]), step, rel_tol=1e-12)
+    assert math.isclose(float(d[1, 1]), step, rel_tol=1e-12)
+    assert math.isclose(float(d[1, 11]), math.sqrt(3) * step, rel_tol=1e-12)
+
+
+@pytest.mark.parametrize("c, equal", [(-0.5, True), (0.5, False)])
+def test_hex_triad_is_the_short_dual_triad_of_the_metric(c, equal):
+    # reciprocal length^2 of mode k is k^T G^-1 k; the DFT triad needs the axes at 120 degrees
+    # (control: the axes at 60 degrees make (1, -1) three times longer than (1, 0))
+    g = Torus(16, 16, "hex")
+    gram = g.metric() if c < 0 else torch.tensor([[1.0, c], [c, 1.0]], dtype=torch.float64)
+    ginv = torch.linalg.inv(gram)
+    lengths = [float(torch.tensor(k, dtype=torch.float64) @ ginv
+                     @ torch.tensor(k, dtype=torch.float64)) for k in g.fundamental_modes()]
+    assert (max(lengths) - min(lengths) <= 1e-12) == equal
+    if not equal:
+        assert math.isclose(lengths[2] / lengths[0], 3.0, rel_tol=1e-12)
+
+
+def test_sheet_corners_and_offsets_share_the_metric():
+    g = Torus(12, 12, "hex")
+    x, y = sheet_corners(g.shape, "hex")
+    centres = np.stack([(x[:-1, :-1] + x[1:, 1:]) / 2, (y[:-1, :-1] + y[1:, 1:]) / 2])
+    e1, e2 = centres[:, 1, 0] - centres[:, 0, 0], centres[:, 0, 1] - centres[:, 0, 0]
+    gram = np.array([[e1 @ e1, e1 @ e2], [e2 @ e1, e2 @ e2]])
+    assert np.allclose(gram, g.metric().numpy(), atol=1e-12)
+    p = g.sheet_offsets().numpy() * 12 / (2 * math.pi)  # neuron spacings
+    assert np.allclose(p[:, 1, 0], e1, atol=1e-12) and np.allclose(p[:, 0, 1], e2, atol=1e-12)
+
+
+def test_hex_bump_is_isotropic_on_the_sheet():
+    # the resting bump's second moment on the drawn sheet: round with the axes at 120 degrees
+    g = Torus(32, 32, "hex")
+    r = build_manifold(FitConfig(geometry="torus", n=(32, 32))).r_star(
+        torch.zeros(2, dtype=torch.float64))
+    w = (r - r.min()).reshape(-1)
+    p = g.sheet_offsets().reshape(2, -1)
+    q = p - (w * p).sum(1, keepdim=True) / w.sum()
+    ev = torch.linalg.eigvalsh((w * q) @ q.T)
+    assert float(ev[-1] / ev[0]) <= 1.01
+
+
+def test_grid_phases_map_space_to_the_sheet_by_a_similarity():
+    # physical position x has lattice phases psi = K x; on the sheet the neuron preferring psi
+    # sits at psi_1 e1 + psi_2 e2: the composite map must be a rotation times a scale
+    g = Torus(16, 16, "hex")
+    k = wave_vectors(0.5, 0.3, "hex")[:2]  # (2, 2), rows k1, k2
+    axes = np.array([[1.0, -0.5], [0.0, math.sqrt(3) / 2]])  # columns e1, e2 of the metric
+    assert np.allclose(axes.T @ axes, g.metric().numpy(), atol=1e-12)
+    a = axes @ k
+    gram = a.T @ a
+    assert np.allclose(gram, gram[0, 0] * np.eye(2), atol=1e-9 * gram[0, 0])
+    # control: the axes at 60 degrees shear space
+    bad = np.array([[1.0, 0.5], [0.0, math.sqrt(3) / 2]]) @ k
+    assert not np.allclose(bad.T @ bad, (bad.T @ bad)[0, 0] * np.eye(2), rtol=0.1)
 
 
 def test_geometry_errors_name_the_parameter():
