@@ -8,10 +8,16 @@
     \\frac{dE}{dt}\\Big|_{I=0} = -\\tau \\sum_i \\phi'(u_i)\\, \\dot u_i^2 \\le 0 .
 
 Velocity input is ``I = sum_a v_a T_a(r)`` with antisymmetric circulant operators ``T_a`` (per-mode
-gains ``i g_{a,k}``), the effect of asymmetric rotation-cell connectivity.
+gains ``i g_{a,k}``), the effect of asymmetric rotation-cell connectivity. Two couplings are built
+here (:func:`velocity_coupling`): ``exact`` (:meth:`Transport.fit`, gains fitted mode by mode so
+that the resting bump is carried rigidly at any speed) and ``asymmetric``
+(:meth:`Transport.asymmetric`, one smooth odd kernel whose single gain is calibrated at small
+speed, so that a fast bump lags and deforms).
 """
 
 from __future__ import annotations
+
+import math
 
 import torch
 from torch import nn
@@ -21,7 +27,10 @@ from .energies import InteractionEnergy
 from .geometry.populations import Geometry
 from .manifold import TargetManifold
 
-__all__ = ["Transport", "HopfieldNetwork"]
+__all__ = ["Transport", "HopfieldNetwork", "velocity_coupling", "VELOCITY_COUPLINGS"]
+
+#: The velocity couplings of :func:`velocity_coupling`; the first is the default.
+VELOCITY_COUPLINGS = ("exact", "asymmetric")
 
 
 class Transport(nn.Module):
@@ -66,6 +75,70 @@ class Transport(nn.Module):
         den = zh.real**2 + zh.imag**2
         h = -tau * (uh * torch.conj(zh)).real / (den + reg * den.max())
         return cls(geometry, h)
+
+    @classmethod
+    def asymmetric(cls, network: HopfieldNetwork, width: float = 0.3) -> Transport:
+        """Velocity-modulated asymmetric coupling: one smooth odd kernel, calibrated at small ``v``.
+
+        .. math::
+
+            T_a(r) = \\gamma\\, \\partial_{\\psi_a} (G_w * r), \\qquad
+            h_k = -\\gamma\\, e^{-w^2 |k|^2 / 2} \\;(h_0 = 0 \\text{ and Nyquist modes } 0),
+
+        the classic offset connectivity ``W(x + d) - W(x - d)`` of rotation cells, with a Gaussian
+        ``G_w`` of width ``w`` (rad), scaled by the velocity. Unlike :meth:`fit` it does not
+        reproduce ``tau du*/dpsi`` mode by mode: only its projection on the neutral direction
+        is matched. By linear response, a small input ``I`` moves the bump at
+        ``psi_dot = (L^T T)^{-1} L^T I / tau`` (``L``: left null vectors of the Jacobian at the
+        bump, ``T``: its tangents); ``gamma`` makes the mean diagonal of that response to
+        ``v_a T_a(r*)`` equal to 1, so the speed gain tends to 1 as ``v -> 0``. At larger ``v``
+        the part of the drive off the tangent deforms the bump (relaxed at rate ``kappa``), and
+        the bump lags the command.
+
+        Parameters
+        ----------
+        network : HopfieldNetwork
+            A network with a target manifold (its bump at ``psi = 0`` calibrates ``gamma``).
+        width : float
+            Kernel width ``w`` in radians (>= 0; 0 is the derivative of the rates itself).
+
+        Returns
+        -------
+        Transport
+
+        Examples
+        --------
+        >>> from neurodyn.fitting.core import FitConfig, fit
+        >>> net = fit(FitConfig(n=32, steps=5)).network
+        >>> h = Transport.asymmetric(net).gains
+        >>> bool((h[1:-1] < 0).all()), float(h[0]) == float(h[-1]) == 0  # mode 0, Nyquist
+        (True, True)
+        """
+        if isinstance(width, bool) or not (isinstance(width, (int, float)) and width >= 0
+                                           and width != float("inf")):
+            raise ValueError(f"width={width!r}: must be a finite number >= 0 (radians)")
+        if network.manifold is None:
+            raise ValueError("network: needs a target manifold to calibrate the coupling")
+        g = network.geometry
+        k, _, nyq, _ = g._tables(torch.float64, "cpu")
+        k2 = (k**2).sum(0)
+        kernel = torch.exp(-0.5 * width**2 * k2) * (~nyq) * (k2 > 0)
+        unit = cls(g, -kernel)
+        with torch.no_grad():
+            u0 = network.manifold.u0.detach().to("cpu", torch.float64)
+            jac = network.jacobian(u0.to(network.bias.device)).detach().cpu()
+            left = torch.linalg.svd(jac).U[:, -g.dim:]  # (N, dim): null space of J^T
+            r0 = network.activation(u0)
+            eye = torch.eye(g.dim, dtype=torch.float64)
+            drive = torch.stack([unit(r0, eye[a]).reshape(-1) for a in range(g.dim)], -1)
+            tangents = network.manifold.tangents(torch.zeros(g.dim, dtype=torch.float64))
+            response = torch.linalg.solve(left.T @ tangents.reshape(-1, g.dim),
+                                          left.T @ drive) / network.tau
+        trace = float(response.diagonal().sum())
+        if not (math.isfinite(trace) and trace > 0):
+            raise ValueError(f"width={width!r}: the kernel does not move the bump forward "
+                             f"(response trace {trace:.3g}); choose a smaller width")
+        return cls(g, -kernel * (g.dim / trace))
 
     def forward(self, r: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
         """Input current for rates ``r`` ``(..., *shape)`` and velocity ``v`` ``(..., dim)``."""
@@ -174,3 +247,48 @@ class HopfieldNetwork(nn.Module):
         r = self.activation(u).expand((g.size,) + g.shape)
         h = self.energy_fn.hvp(r, eye).reshape(g.size, g.size)
         return 0.5 * (h + h.T)
+
+
+def velocity_coupling(network: HopfieldNetwork, coupling: str = "exact",
+                      width: float = 0.3) -> HopfieldNetwork:
+    """The network with its transport replaced by the named velocity coupling.
+
+    - ``exact``: :meth:`Transport.fit` on the manifold's bump (what a fit makes): the resting
+      bump moves rigidly at exactly the input velocity, at any speed.
+    - ``asymmetric``: :meth:`Transport.asymmetric` with kernel width ``width`` (rad): speed
+      gain 1 at small velocity, lag and deformation at large velocity.
+
+    Parameters
+    ----------
+    network : HopfieldNetwork
+        A network with a target manifold; it is not modified (the new one shares its parts).
+    coupling : str
+        One of :data:`VELOCITY_COUPLINGS`.
+    width : float
+        Kernel width of the ``asymmetric`` coupling (rad, >= 0; ignored for ``exact``).
+
+    Returns
+    -------
+    HopfieldNetwork
+
+    Examples
+    --------
+    >>> from neurodyn.fitting.core import FitConfig, fit
+    >>> net = fit(FitConfig(n=32, steps=5)).network
+    >>> velocity_coupling(net, "asymmetric").transport is net.transport
+    False
+    """
+    if coupling not in VELOCITY_COUPLINGS:
+        raise ValueError(f"coupling={coupling!r}: choose one of {VELOCITY_COUPLINGS}")
+    if network.manifold is None:
+        raise ValueError("network: needs a target manifold to build a velocity coupling")
+    if coupling == "exact":
+        with torch.no_grad():
+            transport = Transport.fit(network.geometry, network.manifold.u0.detach().cpu(),
+                                      network.tau, network.activation)
+    else:
+        transport = Transport.asymmetric(network, width)
+    device = network.bias.device
+    return HopfieldNetwork(network.geometry, network.activation, network.energy_fn,
+                           network.bias.detach(), network.tau, transport.to(device),
+                           network.manifold)

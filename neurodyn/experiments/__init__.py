@@ -2,7 +2,8 @@
 
 - :mod:`.seal` -- SEAL's experiments (kappa and capacity sweeps, ablation, controls), with their
   typed results in :mod:`.seal_results`;
-- :mod:`.sweeps` -- the grid cells of ``neurodyn sweep`` (kappa, diffusion, drift).
+- :mod:`.sweeps` -- the grid cells of ``neurodyn sweep`` (kappa, diffusion, drift);
+- :mod:`.speed` -- speed physics of a velocity coupling (speed gain, maximum tracked speed).
 
 The names below are resolved on first use: importing one module imports no other.
 """
@@ -17,5 +18,7 @@ __getattr__, __dir__, __all__ = lazy_names(__name__, {
     "seal_results": ("SealMeasurement", "FittedMeasurement", "CapacityMeasurement",
         "AblationMeasurement", "MLPMeasurement", "VariableControlRow", "KappaSweep",
         "CapacitySweep", "Ablation", "MLPSweep", "VariableControl"),
+    "speed": ("SpeedPoint", "SpeedGainResult", "speed_point", "speed_gain", "plot_speed_gain",
+        "DEFAULT_VELOCITIES"),
     "sweeps": ("SWEEPS", "SweepKind", "kappa_cell", "diffusion_cell", "drift_cell"),
 })
