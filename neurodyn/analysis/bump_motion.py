@@ -19,12 +19,13 @@ from _runkit.cli import with_threads
 
 from ..dynamics.inputs import Velocity, parse_velocity
 from ..dynamics.simulation import SimulationResult, simulate
+from ..geometry.populations import wrap_angle
 from ..network import HopfieldNetwork
 from .diagnostics import path_integration_error
 from .drift import diffusion_estimate, diffusion_tensor_theory
 
-__all__ = ["PathIntegrationResult", "path_integration", "DiffusionResult", "diffusion",
-           "from_manifold"]
+__all__ = ["PathIntegrationResult", "path_integration", "unwrapped_error", "DiffusionResult",
+           "diffusion", "from_manifold"]
 
 
 @dataclass(frozen=True)
@@ -43,6 +44,17 @@ class PathIntegrationResult(Result):
         Simulated time and step (tau).
     max_distance : float
         Largest relative distance to the manifold over the run.
+    path_length : float
+        Distance the command travelled, ``int |v| dt`` (rad), mean over runs.
+    drift_final : float
+        Unwrapped error at the end (rad), RMS over runs and axes (:func:`unwrapped_error`): a
+        bump that falls behind by more than a turn still counts every turn.
+    tolerance : float
+        Relative tolerance of ``tracked``.
+    tracked : bool
+        ``drift_final <= tolerance * max(path_length, 1 rad)``: the bump followed the command to
+        within ``tolerance`` of the distance travelled. False for a velocity coupling driven
+        above its maximum tracked speed (:mod:`neurodyn.experiments.speed`).
     trajectory : SimulationResult
         The run (not in ``to_dict``).
     """
@@ -54,13 +66,18 @@ class PathIntegrationResult(Result):
     duration: float
     dt: float
     max_distance: float
+    path_length: float
+    drift_final: float
+    tolerance: float
+    tracked: bool
     trajectory: SimulationResult = artifact()
 
 
 @with_threads
 def path_integration(network: HopfieldNetwork, velocity: Velocity | str = "ou:0.2:10:0.5",
                      runs: int = 64, duration: float = 200.0, dt: float = 0.1,
-                     seed: int = 0, device: str = "cpu") -> PathIntegrationResult:
+                     seed: int = 0, device: str = "cpu",
+                     tolerance: float = 0.05) -> PathIntegrationResult:
     """Velocity-driven bump motion compared with the integrated input velocity.
 
     .. math:: e(t) = \\mathrm{wrap}(\\hat\\psi(t) - \\psi(0) - \\int_0^t v(s)\\,ds)
@@ -79,6 +96,8 @@ def path_integration(network: HopfieldNetwork, velocity: Velocity | str = "ou:0.
         Seeds the starting points and the velocity.
     device : str
         Where the runs are simulated (the trajectory is returned on the CPU).
+    tolerance : float
+        Relative tolerance of ``tracked`` (fraction of the distance travelled), in (0, 1).
     threads : int or None
         torch CPU threads during the call (None: 1, as the command line's ``--threads``,
         or the enclosing call's choice); the caller's count is restored afterwards.
@@ -97,13 +116,42 @@ def path_integration(network: HopfieldNetwork, velocity: Velocity | str = "ou:0.
     """
     if isinstance(velocity, str):
         velocity = parse_velocity(velocity)
+    if isinstance(tolerance, bool) or not (isinstance(tolerance, (int, float))
+                                           and 0 < tolerance < 1):
+        raise ValueError(f"tolerance={tolerance!r}: must be in (0, 1)")
     tr = from_manifold(network, runs, duration, dt, seed, velocity=velocity, diagnostics=True,
                        device=device)
     err = path_integration_error(tr)
     steps = int(round(duration / dt))
-    vmax = max(float(velocity(i * dt).abs().max()) for i in range(0, steps + 1))
-    return PathIntegrationResult(err.rms_final, err.max_final, vmax, runs, duration, dt,
-                                 float(tr.distance.max()), tr)
+    v = torch.stack([velocity(i * dt).to(torch.float64).cpu() for i in range(0, steps + 1)])
+    length = float((v[:-1].norm(dim=-1).sum(0) * dt).mean())
+    drift = float(unwrapped_error(tr).pow(2).mean().sqrt())
+    return PathIntegrationResult(err.rms_final, err.max_final, float(v.abs().max()), runs,
+                                 duration, dt, float(tr.distance.max()), length, drift,
+                                 float(tolerance), bool(drift <= tolerance * max(length, 1.0)),
+                                 tr)
+
+
+def unwrapped_error(trajectory: SimulationResult) -> torch.Tensor:
+    """Unwrapped error ``decoded - reference`` at the end of a run, ``(B, dim)`` (rad).
+
+    The wrapped errors of the increments between saved states are summed, which is exact while
+    the error grows by less than pi between two saved states.
+
+    Examples
+    --------
+    >>> from neurodyn.fitting.core import FitConfig, fit
+    >>> tr = path_integration(fit(FitConfig(n=32, steps=5)).network, "constant:0.1", runs=2,
+    ...                       duration=2.0).trajectory
+    >>> bool(unwrapped_error(tr).abs().max() < 1e-3)
+    True
+    """
+    if trajectory.reference is None:
+        raise ValueError("trajectory: the run had no velocity input")
+    dec = trajectory.decoded.to(torch.float64)
+    ref = trajectory.reference.to(torch.float64)
+    step = torch.diff(dec, dim=0) - torch.diff(ref, dim=0)
+    return wrap_angle(dec[0] - ref[0]) + wrap_angle(step).sum(0)
 
 
 def from_manifold(network: HopfieldNetwork, runs: int, duration: float, dt: float, seed: int,
