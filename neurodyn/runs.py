@@ -115,7 +115,8 @@ def simulate_run(network: HopfieldNetwork, u0: torch.Tensor, duration: float, dt
     -------
     dict
         The metrics written to ``metrics.json``: field evaluations, distances to the manifold,
-        the energy audit (autonomous runs) or the path-integration error; and ``seconds``, the
+        the energy audit (input-aware for a velocity run: the power balance), the
+        path-integration error (velocity runs); and ``seconds``, the
         wall time, written to ``timing.json`` (it differs between runs of one seed).
     """
     from .analysis.diagnostics import energy_audit, path_integration_error
@@ -138,8 +139,11 @@ def simulate_run(network: HopfieldNetwork, u0: torch.Tensor, duration: float, dt
                "distance_initial_max": float(tr.distance[0].max()),
                "distance_final_max": float(tr.distance[-1].max()),
                "distance_final_median": float(tr.distance[-1].median())}
+    if noise == 0:
+        # a driven run is audited input-aware: the power balance of the velocity input
+        metrics["energy"] = (energy_audit(tr, network=network).to_dict() if len(tr.t) > 1
+                             else None)
     if velocity is None and noise == 0:
-        metrics["energy"] = energy_audit(tr).to_dict() if len(tr.t) > 1 else None
         save_figure(plot_energy(tr), out / "energy.png")
     if velocity is not None:
         err = path_integration_error(tr)

@@ -76,6 +76,8 @@ class SimulationResult:
     nfe : number of field evaluations.
     method, dt : the integration method and step.
     backend : ``"compiled"`` or ``"torch"``, the path that integrated the run.
+    velocity, current : the run's inputs (the prepared :class:`~neurodyn.dynamics.inputs.Velocity`
+        and the current ``I(t)``), ``None`` when absent; the energy audit reads them.
 
     ``r``, ``energy``, ``decoded`` and ``distance`` may be given as functions of no argument:
     they are then computed on first access (a run without diagnostics pays for none of them
@@ -83,6 +85,8 @@ class SimulationResult:
     """
 
     _LAZY = ("r", "energy", "decoded", "distance")
+    velocity = None
+    current = None
 
     def __init__(self, t: torch.Tensor, u: torch.Tensor, r, energy, decoded, distance,
                  reference: torch.Tensor | None, nfe: int, method: str, dt: float,
@@ -113,9 +117,11 @@ class SimulationResult:
         def move(x):
             return None if x is None else x.cpu()
 
-        return SimulationResult(move(self.t), move(self.u), move(self.r), move(self.energy),
-                                move(self.decoded), move(self.distance), move(self.reference),
-                                self.nfe, self.method, self.dt, self.backend)
+        out = SimulationResult(move(self.t), move(self.u), move(self.r), move(self.energy),
+                               move(self.decoded), move(self.distance), move(self.reference),
+                               self.nfe, self.method, self.dt, self.backend)
+        out.velocity, out.current = self.velocity, self.current
+        return out
 
     def __repr__(self) -> str:
         return (f"SimulationResult(u={tuple(self.u.shape)}, method={self.method!r}, "
@@ -294,6 +300,7 @@ def simulate(network: HopfieldNetwork, u0: torch.Tensor, duration: float, dt: fl
         times.to(device), us, lambda: network.rates(us), lambda: network.energy(us),
         lambda: g.decode(result.r), lambda: _distance(network, us, diagnostics), None, nfe,
         method, dt, used)
+    result.velocity, result.current = velocity, current
     if diagnostics:
         for name in SimulationResult._LAZY:
             getattr(result, name)
