@@ -85,6 +85,9 @@ def test_simulate_init_file_and_velocity_file(model_dir, tmp_path):
     z = np.load(out / "trajectory.npz")
     moved = (z["decoded"][-1] - z["decoded"][0]) % (2 * np.pi)
     assert np.allclose(moved, 2.0, atol=1e-3)  # positive velocity: increasing angle
+    # the driven run is audited by the power balance instead of being skipped
+    energy = json.loads((out / "metrics.json").read_text())["energy"]
+    assert energy["kind"] == "power" and energy["ok"] and energy["max_increase"] < 1e-6
 
 
 @pytest.mark.parametrize("args, message", [
