@@ -9,7 +9,7 @@ the traceback.
 
 One module per command group parses that group's arguments and calls the library functions
 the Python API offers: :mod:`.fit`, :mod:`.simulate`, :mod:`.experiments` (restore,
-path-integrate, diffuse), :mod:`.gridcells`, :mod:`.manifold`.
+path-integrate, diffuse, speed-gain), :mod:`.gridcells`, :mod:`.manifold`.
 """
 
 from __future__ import annotations

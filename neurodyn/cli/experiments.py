@@ -1,4 +1,5 @@
-"""``neurodyn restore``, ``path-integrate`` and ``diffuse``: standard experiments on a model."""
+"""``neurodyn restore``, ``path-integrate``, ``diffuse`` and ``speed-gain``: standard experiments
+on a model."""
 
 from __future__ import annotations
 
@@ -18,7 +19,11 @@ from ._common import (
     positive_int,
 )
 
-__all__ = ["register"]
+__all__ = ["register", "VELOCITY_COUPLINGS"]
+
+#: ``--velocity-coupling`` choices (those of :func:`neurodyn.network.velocity_coupling`, spelled
+#: here so that ``--help`` imports no torch).
+VELOCITY_COUPLINGS = ("exact", "asymmetric")
 
 
 def _steps(args) -> int:
@@ -56,7 +61,42 @@ def _path_integrate(args) -> dict:
     check_states_memory("--runs/--duration", saved, args.runs, network.geometry.size)
     with open_run(args, "path-integrate") as run:
         return path_integrate_run(network, run.out, velocity, args.runs, args.duration, args.dt,
-                                  args.seed, device=args.device)
+                                  args.seed, device=args.device,
+                                  coupling=args.velocity_coupling, width=args.coupling_width)
+
+
+def _velocities(text: str) -> tuple[float, ...]:
+    try:
+        vs = tuple(float(x) for x in text.split(","))
+    except ValueError:
+        vs = ()
+    if not vs or any(not (math.isfinite(v) and v > 0) for v in vs) or list(vs) != sorted(set(vs)):
+        raise BadInput(f"--velocities={text!r}: give increasing comma-separated speeds > 0 "
+                       "(rad per tau)")
+    return vs
+
+
+def _speed_gain(args) -> dict:
+    from ..runs import speed_gain_run
+
+    velocities = None if args.velocities is None else _velocities(args.velocities)
+    if not 0 < args.tolerance < 1:
+        raise BadInput(f"--tolerance={args.tolerance:g}: must be in (0, 1)")
+    network = load_network(args.model)
+    if network.manifold is None:
+        raise BadInput("--model: the model has no target manifold to start the bump on")
+    with open_run(args, "speed-gain") as run:
+        return speed_gain_run(network, run.out, args.velocity_coupling, args.coupling_width,
+                              velocities, args.duration, args.tolerance, dt_max=args.dt)
+
+
+def _coupling_arguments(p, default: str) -> None:
+    p.add_argument("--velocity-coupling", choices=VELOCITY_COUPLINGS, default=default,
+                   help="exact: the model's fitted transport (moves the bump rigidly at any "
+                        "speed); asymmetric: one smooth odd kernel calibrated at small speed "
+                        "(lags and deforms at high speed)")
+    p.add_argument("--coupling-width", type=nonnegative, default=0.3,
+                   help="width of the asymmetric coupling's kernel (rad)")
 
 
 def _diffuse(args) -> dict:
@@ -89,6 +129,17 @@ def register(sub) -> None:
     pi.add_argument("--velocity", default="ou:0.2:10:0.5",
                     help="velocity spec (rad per tau), as for simulate")
     pi.add_argument("--runs", type=positive_int, default=64, help="runs")
+    _coupling_arguments(pi, "exact")
+
+    sg = experiment_parser(sub, "speed-gain", "speed gain and maximum tracked speed of a velocity "
+                           "coupling (bump speed / commanded speed over a range of speeds)",
+                           _speed_gain, duration=40.0, dt=0.05)
+    _coupling_arguments(sg, "asymmetric")
+    sg.add_argument("--velocities", default=None,
+                    help="increasing comma-separated speeds (rad per tau; default 0.01 to 40.96 "
+                         "by factors of 2)")
+    sg.add_argument("--tolerance", type=positive, default=0.05,
+                    help="a speed counts as tracked when |gain - 1| <= tolerance")
 
     d = experiment_parser(sub, "diffuse", "bump diffusion under noise vs theory", _diffuse,
                           duration=200.0, dt=0.05)
