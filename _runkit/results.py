@@ -18,6 +18,20 @@ Examples
 {'nfe': 40, 'w2': 'nan'}
 >>> Samples.from_dict({"nfe": 40, "w2": "inf", "x": np.ones(2), "other": 1})
 Samples(nfe=40, w2=inf)
+
+``to_pandas()`` gives a pandas DataFrame (pandas is not a dependency: without it, ImportError
+naming it): a result that maps names to rows gives one row per name, any other one row.
+
+>>> @dataclass(frozen=True)
+... class Sweep(Result):
+...     rows: dict
+>>> Sweep({"a": {"rate": 1.0, "ok": True}, "b": {"rate": 2.0, "ok": False}}).to_pandas()
+   rate     ok
+a   1.0   True
+b   2.0  False
+>>> r.to_pandas()
+   nfe   w2
+0   40  NaN
 """
 
 from __future__ import annotations
@@ -30,7 +44,7 @@ from typing import Any
 
 from .files import to_jsonable
 
-__all__ = ["Result", "artifact"]
+__all__ = ["Result", "artifact", "require_pandas"]
 
 
 def artifact(**kwargs: Any) -> Any:
@@ -81,6 +95,47 @@ class Result:
                                   else _unjson(value))
         return cls(**kwargs)
 
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        # IPython prefers a __repr__ of a class's own dict (the dataclass's) to a
+        # _repr_pretty_ it inherits, so every subclass holds its own
+        cls._repr_pretty_ = Result._repr_pretty_
+
+    def _repr_pretty_(self, printer: Any, cycle: bool) -> None:
+        """IPython's and Jupyter's display: the fields with 4 significant digits, nested
+        results by their class name, long lists and mappings cut short."""
+        printer.text(_short(self, 0))
+
+    def to_pandas(self):
+        """The result as a table (needs pandas, which the package does not install).
+
+        A result whose ``to_dict()`` maps names to rows (dicts of values: one row per variant,
+        or per family and kappa) gives one row per row-dict, indexed by the names (a
+        ``MultiIndex`` for rows nested under groups); any other gives one row of its fields,
+        nested keys joined by ``.``. Non-finite values are floats again (``NaN``, ``inf``).
+
+        Returns
+        -------
+        pandas.DataFrame
+
+        Raises
+        ------
+        ImportError
+            pandas is not installed (the message says how to install it).
+        """
+        pd = require_pandas(f"{type(self).__name__}.to_pandas()")
+        data = _unjson(self.to_dict())
+        if len(data) == 1 and isinstance(next(iter(data.values())), Mapping):
+            data = next(iter(data.values()))  # a result whose one field is its table
+        keys, rows = _named_rows(data)
+        if not rows:
+            return pd.DataFrame([_flat(data)])
+        while len(keys[0]) > 1 and len({k[0] for k in keys}) == 1:
+            keys = [k[1:] for k in keys]  # one group above every row: not an index level
+        if all(len(k) == 1 for k in keys):
+            return pd.DataFrame(rows, index=[k[0] for k in keys])
+        return pd.DataFrame(rows, index=pd.MultiIndex.from_tuples(keys))
+
 
 def _result_fields(cls: type) -> dict[str, type]:
     """The fields of ``cls`` typed as a :class:`Result` (alone or in a union such as
@@ -111,3 +166,90 @@ def _unjson(value: Any) -> Any:
     if isinstance(value, dict):
         return {k: _unjson(v) for k, v in value.items()}
     return value
+
+
+def require_pandas(what: str):
+    """The ``pandas`` module, or ImportError saying that ``what`` needs it and how to install it.
+
+    Parameters
+    ----------
+    what : str
+        The call that needs pandas (named in the message).
+
+    Returns
+    -------
+    module
+    """
+    try:
+        import pandas
+    except ImportError as exc:
+        raise ImportError(f"{what} needs pandas, which is not installed: pip install pandas"
+                          ) from exc
+    return pandas
+
+
+def _is_row(value: Any) -> bool:
+    """A mapping with at least one value that is not a mapping (one table row; its nested
+    mappings become ``outer.inner`` columns)."""
+    return (isinstance(value, Mapping)
+            and any(not isinstance(v, Mapping) for v in value.values()))
+
+
+def _named_rows(data: Mapping, prefix: tuple = ()) -> tuple[list[tuple], list[dict]]:
+    """``(index keys, rows)`` when every value of ``data`` is a row or a mapping of rows (to
+    any depth), else two empty lists. Entries that are not mappings (a note, a kappa) are
+    left out of the table when there are rows."""
+    keys: list[tuple] = []
+    rows: list[dict] = []
+    for name, value in data.items():
+        if _is_row(value):
+            keys.append((*prefix, name))
+            rows.append(_flat(value))
+        elif isinstance(value, Mapping) and value:
+            sub_keys, sub_rows = _named_rows(value, (*prefix, name))
+            if not sub_rows:
+                return [], []
+            keys += sub_keys
+            rows += sub_rows
+    if len({len(k) for k in keys}) > 1:  # rows at several depths: not one table
+        return [], []
+    return keys, rows
+
+
+def _flat(data: Mapping, prefix: str = "") -> dict:
+    """``data`` with nested mappings flattened into ``outer.inner`` keys."""
+    out: dict = {}
+    for name, value in data.items():
+        key = f"{prefix}{name}"
+        if isinstance(value, Mapping):
+            out.update(_flat(value, key + "."))
+        else:
+            out[key] = value
+    return out
+
+
+def _short(value: Any, depth: int) -> str:
+    """A one-line summary of ``value`` (see :meth:`Result._repr_pretty_`)."""
+    if isinstance(value, Result):
+        if depth:
+            return type(value).__name__
+        inner = ", ".join(f"{f.name}={_short(getattr(value, f.name), 1)}"
+                          for f in dataclasses.fields(value) if f.repr)
+        return f"{type(value).__name__}({inner})"
+    if isinstance(value, bool) or value is None:
+        return repr(value)
+    if isinstance(value, float):
+        return f"{value:.4g}"
+    if isinstance(value, Mapping):
+        items = [f"{k!r}: {_short(v, depth + 1)}" for k, v in list(value.items())[:4]]
+        more = f", ... ({len(value)} entries)" if len(value) > 4 else ""
+        return "{" + ", ".join(items) + more + "}"
+    if isinstance(value, (list, tuple)):
+        items = [_short(v, depth + 1) for v in value[:6]]
+        more = f", ... ({len(value)} items)" if len(value) > 6 else ""
+        return "[" + ", ".join(items) + more + "]"
+    shape = getattr(value, "shape", None)
+    if shape is not None:
+        return f"{type(value).__name__}(shape={tuple(shape)})"
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."

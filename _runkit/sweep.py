@@ -53,6 +53,7 @@ from typing import Any
 from .cli import progress as progress_bar
 from .errors import BadInput, RunFailed
 from .files import atomic_write_bytes, atomic_write_text, read_json, to_jsonable, write_json
+from .results import require_pandas
 from .seeds import check_seed
 
 __all__ = ["SweepResult", "cell_seed", "config_key", "grid_cells", "grid_points", "local_cluster",
@@ -118,6 +119,19 @@ class SweepResult:
     seconds: float
     parquet: Path | None = None
     stale: int = 0
+
+    def __repr__(self) -> str:
+        return (f"SweepResult(cells={len(self.rows)}, ran={self.ran}, "
+                f"seconds={self.seconds:.3g}, table={str(self.table)!r})")
+
+    def to_pandas(self):
+        """The table (one row per cell, as ``table.csv``) as a DataFrame; needs pandas.
+
+        Returns
+        -------
+        pandas.DataFrame
+        """
+        return require_pandas("SweepResult.to_pandas()").DataFrame(self.rows)
 
     def to_dict(self) -> dict:
         """Summary for ``metrics.json``."""

@@ -200,3 +200,22 @@ class TrainResult:
     initial_W: torch.Tensor | None
     test_loss: float | None = None
     classes: int = 0
+
+    def __repr__(self) -> str:
+        c = self.config
+        last = f"{float(self.losses[-1]):.4g}" if len(self.losses) else "none"
+        return (f"TrainResult(data={c.data!r}, regime={c.regime!r}, field="
+                f"{type(self.field).__name__}, steps={self.steps_done}/{c.steps}, "
+                f"final loss={last}, wall_time={self.wall_time:.3g} s)")
+
+    def to_pandas(self):
+        """The training loss per step as a DataFrame (column ``loss``, index ``step``).
+
+        Returns
+        -------
+        pandas.DataFrame
+        """
+        from _runkit.results import require_pandas
+
+        pd = require_pandas("TrainResult.to_pandas()")
+        return pd.DataFrame({"loss": self.losses.detach().cpu().numpy()}).rename_axis("step")

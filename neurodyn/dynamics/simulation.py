@@ -127,6 +127,28 @@ class SimulationResult:
         return (f"SimulationResult(u={tuple(self.u.shape)}, method={self.method!r}, "
                 f"dt={self.dt}, backend={self.backend!r}, nfe={self.nfe})")
 
+    def to_pandas(self):
+        """One row per saved time and run: ``t``, ``run``, ``energy``, ``distance`` and the
+        decoded phase (``decoded``; a torus: ``decoded_1``, ``decoded_2``); needs pandas.
+
+        Returns
+        -------
+        pandas.DataFrame
+            ``T * B`` rows, time-major (the states themselves stay in ``u`` and ``r``).
+        """
+        from _runkit.results import require_pandas
+
+        pd = require_pandas("SimulationResult.to_pandas()")
+        run = self.cpu()
+        steps, batch = run.u.shape[:2]
+        cols = {"t": run.t.repeat_interleave(batch), "run": torch.arange(batch).repeat(steps),
+                "energy": run.energy.reshape(-1), "distance": run.distance.reshape(-1)}
+        decoded = run.decoded.reshape(steps * batch, -1)
+        names = ["decoded"] if decoded.shape[1] == 1 else [
+            f"decoded_{i + 1}" for i in range(decoded.shape[1])]
+        cols.update({name: decoded[:, i] for i, name in enumerate(names)})
+        return pd.DataFrame({k: v.detach().numpy() for k, v in cols.items()})
+
     def path_error(self) -> torch.Tensor:
         """Wrapped error ``decoded - reference`` per axis, ``(T, B, dim)`` (needs velocity)."""
         if self.reference is None:

@@ -39,10 +39,12 @@ import torch
 from _runkit import RunFailed
 from _runkit.cli import with_threads
 from _runkit.files import check_like
+from _runkit.results import require_pandas
 
 from ..activation import Logistic
 from ..dynamics.device import check_device
 from ..energies import SealEnergy
+from ..energies.template import TemplateEnergy
 from ..geometry.populations import Geometry, Ring, Torus
 from ..manifold import (
     PROBES,
@@ -56,6 +58,8 @@ from ..network import HopfieldNetwork, Transport
 from .checkpoint import checkpointed_steps, load_checkpoint, save_checkpoint, to_device
 from .config import FitConfig
 from .neural import train_neural
+from .profiles import profile_potentials
+from .template import template_harmonics, train_template
 
 __all__ = ["FitConfig", "FitResult", "FitFailed", "FitInterrupted", "fit", "build_geometry",
            "build_manifold", "build_network", "TERMS"]
@@ -81,6 +85,23 @@ class FitResult:
     seconds: float = 0.0
     resumed_from: int = 0
 
+    def __repr__(self) -> str:
+        c = self.config
+        last = ", ".join(f"{k}={v[-1]:.3g}" for k, v in self.history.items() if v)
+        return (f"FitResult({c.geometry} n={self.network.geometry.shape}, family={c.family!r}, "
+                f"kappa={c.kappa}, steps={len(next(iter(self.history.values()), []))}, "
+                f"final losses: {last or 'none'}, seconds={self.seconds:.3g})")
+
+    def to_pandas(self):
+        """Each term's loss per step (``history``) as a DataFrame indexed by ``step``.
+
+        Returns
+        -------
+        pandas.DataFrame
+        """
+        pd = require_pandas("FitResult.to_pandas()")
+        return pd.DataFrame(self.history).rename_axis("step")
+
 
 def build_geometry(config: FitConfig) -> Geometry:
     """The geometry a config asks for."""
@@ -98,9 +119,13 @@ def build_geometry(config: FitConfig) -> Geometry:
 
 
 def build_manifold(config: FitConfig, geometry: Geometry | None = None) -> TargetManifold:
-    """The target manifold of a config."""
+    """The target manifold of a config (its ``profile``: :mod:`neurodyn.fitting.profiles`)."""
     geometry = geometry or build_geometry(config)
-    return TargetManifold.bump(geometry, Logistic(config.gain, config.rmax), config.a, config.c)
+    act = Logistic(config.gain, config.rmax)
+    if config.profile == "cosine":
+        return TargetManifold.bump(geometry, act, config.a, config.c)
+    return TargetManifold(geometry, act,
+                          profile_potentials(geometry, act, config.a, config.c, config.profile))
 
 
 def _bandwidth(config: FitConfig) -> int:
@@ -112,6 +137,11 @@ def _bandwidth(config: FitConfig) -> int:
 def build_network(config: FitConfig, manifold: TargetManifold) -> HopfieldNetwork:
     """The untrained network of a config: every manifold point a fixed point, nothing learned."""
     g = manifold.geometry
+    if config.family == "template":
+        energy = TemplateEnergy(g, manifold.activation, None, 0.0, config.bias,
+                                template_harmonics(config, g))
+        return HopfieldNetwork(g, manifold.activation, energy, bias=config.bias,
+                               tau=config.tau, manifold=manifold)
     lock = config.geometry == "torus" if config.phaselock is None else config.phaselock
     seal, mlp = config.family == "seal", config.family == "mlp"
     degree = config.degree or (5 if config.geometry == "ring" else 4)
@@ -319,6 +349,9 @@ def fit(config: FitConfig | None = None, out_dir: str | Path | None = None,
     net = build_network(config, manifold).to(dev)
     net.manifold, net.energy_fn._key = target, None  # new tensors: refresh the slopes
     ckpt = Path(out_dir) / "fit_state.pt" if out_dir is not None else None
+    if config.family == "template":
+        return _fit_template(net, geometry, manifold, target, config, ckpt, resume, progress,
+                             dev, start)
     if config.family == "mlp":
         return _fit_neural(net, geometry, manifold, target, config, ckpt, resume, progress, dev,
                            start)
@@ -354,6 +387,26 @@ def _fit_neural(net, geometry, manifold, target, config: FitConfig, ckpt: Path |
         net, manifold, config, ckpt, resume, progress,
         lambda step: to_device(_batch(manifold, config, step), dev),
         lambda b: _residuals(net, target, config, b),
+        lambda path: load_checkpoint(path, config), FitInterrupted, FitFailed)
+    with torch.no_grad():
+        net.transport = Transport.fit(geometry, target.u0, net.tau, net.activation)
+    return FitResult(net, config, history, time.perf_counter() - start, step0)
+
+
+def _fit_template(net, geometry, manifold, target, config: FitConfig, ckpt: Path | None,
+                  resume: bool, progress: bool | None, dev: torch.device,
+                  start: float) -> FitResult:
+    """The ``template`` family: Levenberg-Marquardt on the same residuals
+    (:func:`~neurodyn.fitting.template.train_template`), then the transport."""
+    call = _ResidualCall(net)
+
+    def residuals(tensors, b):
+        named = {f"net.energy_fn.{k}": v for k, v in tensors.items()}
+        return torch.func.functional_call(call, named, (target, config, b), strict=False)
+
+    history, step0 = train_template(
+        net, config, residuals, ckpt, resume, progress,
+        lambda step: to_device(_batch(manifold, config, step), dev),
         lambda path: load_checkpoint(path, config), FitInterrupted, FitFailed)
     with torch.no_grad():
         net.transport = Transport.fit(geometry, target.u0, net.tau, net.activation)
