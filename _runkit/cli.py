@@ -119,6 +119,7 @@ import tempfile
 import threading
 import traceback
 from collections.abc import Iterable, Iterator, Sequence
+from pathlib import Path
 from typing import Any
 
 from .errors import BadInput, RunFailed, exit_code, release_start
@@ -543,6 +544,45 @@ def cli_main(prog: str, parser: argparse.ArgumentParser,
     return 0
 
 
+MAX_WORKERS = 1024
+
+
+def out_path(text: str) -> Path:
+    """``argparse`` type of ``--out``: a non-empty path (``Path("")`` would be the working
+    directory).
+
+    >>> out_path("run")
+    PosixPath('run')
+    >>> out_path(" ")
+    Traceback (most recent call last):
+    ...
+    argparse.ArgumentTypeError: ' ' is not allowed; --out must name a directory
+    """
+    if not text.strip():
+        raise argparse.ArgumentTypeError(f"{text!r} is not allowed; --out must name a directory")
+    return Path(text)
+
+
+def worker_count(text: str) -> int:
+    """``argparse`` type of ``--workers``: an integer in ``[0, MAX_WORKERS]``.
+
+    >>> worker_count("2")
+    2
+    >>> worker_count("100000")
+    Traceback (most recent call last):
+    ...
+    argparse.ArgumentTypeError: workers=100000 is not allowed; it must be an integer in [0, 1024]
+    """
+    try:
+        value = int(text)
+    except ValueError:
+        value = -1
+    if not 0 <= value <= MAX_WORKERS:
+        raise argparse.ArgumentTypeError(f"workers={text} is not allowed; it must be an integer "
+                                         f"in [0, {MAX_WORKERS}]")
+    return value
+
+
 def add_sweep_arguments(parser: argparse.ArgumentParser,
                         without: str = "a local cluster of one worker process per core") -> None:
     """Add ``--workers`` and ``--scheduler`` to an argparse parser.
@@ -552,7 +592,7 @@ def add_sweep_arguments(parser: argparse.ArgumentParser,
     parser : the (sub-)command's parser.
     without : what the command does when neither option is given (stated in the help).
     """
-    parser.add_argument("--workers", type=int, default=None,
+    parser.add_argument("--workers", type=worker_count, default=None,
                         help="worker processes of a local Dask cluster; 0 runs the cells in "
                              f"this process (default: {without})")
     parser.add_argument("--scheduler", default=None, metavar="ADDRESS",

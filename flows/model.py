@@ -93,6 +93,23 @@ def build_module(target: str, args: dict | None, seed: int) -> nn.Module:
     return module
 
 
+def check_module_field(field: ModuleField, dim: int, name: str = "model") -> None:
+    """Call a user model once on a batch of two zero states (and labels 0 when it is
+    conditional) and refuse it with :class:`FlowsError` naming ``name`` when its forward does
+    not take ``(x, t[, c])`` or returns another shape. No gradient is recorded."""
+    x = torch.zeros(2, dim)
+    c = torch.zeros(2, dtype=torch.long) if field.classes else None
+    try:
+        with torch.no_grad():
+            field(x, torch.zeros(2), c)
+    except FlowsError as exc:
+        raise FlowsError(f"{name}: {exc}") from exc
+    except (TypeError, RuntimeError, ValueError, IndexError) as exc:
+        want = "(x, t, c)" if field.classes else "(x, t)"
+        raise FlowsError(f"{name}: forward{want} failed on a batch of 2 states of dimension "
+                         f"{dim}: {exc}") from exc
+
+
 class ModuleField(nn.Module):
     """Adapter giving a user module the field interface v(x, t[, c]) of the library.
 

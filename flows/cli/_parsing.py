@@ -12,7 +12,8 @@ from __future__ import annotations
 import argparse
 import json
 from dataclasses import fields
-from pathlib import Path
+
+from _runkit.cli import out_path
 
 from ..errors import FlowsError
 from ..training.config import TrainConfig
@@ -105,7 +106,7 @@ def opt(p: argparse.ArgumentParser, flag: str, help: str, **kw) -> None:
 
 def experiment_common(p: argparse.ArgumentParser) -> None:
     """``--out``, ``--data`` and ``--seed`` of the width and samples experiments."""
-    p.add_argument("--out", required=True, type=Path, help="run directory (created; locked)")
+    p.add_argument("--out", required=True, type=out_path, help="run directory (created; locked)")
     p.add_argument("--data", default="moons", help="dataset name or .npy/.csv file")
     p.add_argument("--seed", type=int, default=0, help="seed of every run (>= 0)")
 

@@ -5,9 +5,8 @@
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 
-from _runkit.cli import add_sweep_arguments
+from _runkit.cli import add_sweep_arguments, out_path
 
 from ._parsing import RISK_NS, RISK_SEEDS, Formatter, ints, theory_steps, words
 
@@ -22,7 +21,7 @@ def add_check_kinds(kinds, cmd) -> None:
                                "fixed step count, at steps sqrt(n / n_min) (the kernel "
                                "bounds' early stopping) or steps n / n_min; with a "
                                "shuffled-target control")
-    st.add_argument("--out", required=True, type=Path, help="run directory (created; locked)")
+    st.add_argument("--out", required=True, type=out_path, help="run directory (created; locked)")
     st.add_argument("--data", default="moons",
                     help="dataset with a closed-form optimal field (as for risk)")
     st.add_argument("--ns", type=ints, default=list(RISK_NS),
@@ -43,7 +42,7 @@ def add_check_kinds(kinds, cmd) -> None:
                          help="gap between the training-loss curve and the infinite-width NTK "
                               "prediction against the width m, over seeds, with paired "
                               "intervals")
-    g.add_argument("--out", required=True, type=Path, help="run directory (created; locked)")
+    g.add_argument("--out", required=True, type=out_path, help="run directory (created; locked)")
     g.add_argument("--data", default="moons", help="dataset name")
     g.add_argument("--widths", type=ints, default=[256, 1024, 4096, 16384],
                    help="increasing widths m (comma-separated)")

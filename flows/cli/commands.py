@@ -16,7 +16,7 @@ import sys
 from pathlib import Path
 
 from _runkit import check_int, cli_main
-from _runkit.cli import add_sweep_arguments, sweep_options
+from _runkit.cli import add_sweep_arguments, out_path, sweep_options, worker_count
 
 from ..training.config import TrainConfig
 from ._parsing import (
@@ -53,7 +53,7 @@ def add_train(sub) -> None:
     t.add_argument("--data", required=True,
                    help="target: dataset name (moons, 8gaussians, circles, checkerboard, "
                         "pinwheel, swissroll, spirals, gmm<d>, digits) or a .npy/.csv file")
-    t.add_argument("--out", required=True, type=Path, help="run directory (created; locked)")
+    t.add_argument("--out", required=True, type=out_path, help="run directory (created; locked)")
     opt(t, "--source", "source distribution: dataset name or file (default: N(0, I))")
     opt(t, "--width", "hidden width m (neurons)", type=int)
     opt(t, "--regime", "'practice' (both layers, Adam, minibatches) or 'theory' (A fixed, "
@@ -96,7 +96,7 @@ def add_train(sub) -> None:
                    help="solver steps from t=0 to t=1 of the evaluation samples")
     t.add_argument("--fresh", action="store_true",
                    help="ignore an existing checkpoint in --out and start over")
-    t.add_argument("--workers", type=int,
+    t.add_argument("--workers", type=worker_count,
                    help="threads preparing coming batches besides the training thread (default: "
                         "one per other core for the ot and sinkhorn couplings, 0 otherwise); "
                         "results do not depend on it")
@@ -122,7 +122,7 @@ def add_sample(sub) -> None:
     s.add_argument("--model", required=True, type=Path,
                    help="training --out directory or its model.pt")
     s.add_argument("--n", required=True, type=int, help="number of samples (points)")
-    s.add_argument("--out", required=True, type=Path,
+    s.add_argument("--out", required=True, type=out_path,
                    help="FILE.npy to write (and its sidecar FILE.json); never replaces files "
                         "flows sample did not write")
     s.add_argument("--method", "--solver", choices=METHODS, default="midpoint", dest="method",
@@ -183,7 +183,7 @@ def add_eval(sub) -> None:
                    help="independent true-data pairs behind the floor's mean and std (--data)")
     e.add_argument("--seed", type=int, default=0,
                    help="seed of the reference sample and of sliced projections (>= 0)")
-    e.add_argument("--out", type=Path, help="also write config.json and metrics.json into this "
+    e.add_argument("--out", type=out_path, help="also write config.json and metrics.json into this "
                                             "run directory (default: only print the JSON)")
     e.set_defaults(func=cmd_eval)
 
@@ -249,7 +249,7 @@ def _add_risk_experiment(kinds) -> None:
                          help="excess test and train risk against n over several seeds, with "
                               "95%% intervals and slopes beside the bound's n^-1/2; the W2 "
                               "bound beside the measured W2")
-    r.add_argument("--out", required=True, type=Path, help="run directory (created; locked)")
+    r.add_argument("--out", required=True, type=out_path, help="run directory (created; locked)")
     r.add_argument("--data", default="moons",
                    help="dataset with a closed-form optimal field: normal, 8gaussians, "
                         "gmm<d>, moons, circles, swissroll, spirals")
@@ -273,7 +273,7 @@ def _add_memorization_experiment(kinds) -> None:
     m = kinds.add_parser("memorization", formatter_class=Formatter,
                          help="memorized fraction against n (trained fields and the exact "
                               "empirical-optimal field) and along the reverse process")
-    m.add_argument("--out", required=True, type=Path, help="run directory (created; locked)")
+    m.add_argument("--out", required=True, type=out_path, help="run directory (created; locked)")
     m.add_argument("--data", default="moons", help="dataset name or .npy/.csv file")
     m.add_argument("--ns", type=ints, default=list(MEMORIZATION_NS),
                    help="numbers of training points (comma-separated, distinct, >= 3)")

@@ -32,7 +32,7 @@ from ..path import get_path
 from ..plotting.runs import class_figures, training_figures
 from ..sampling.ode import METHODS, SamplingDiverged
 from ..training.checkpoint import load, save_model
-from ..training.loop import CHECKPOINT, TrainConfig, prepare_data, train
+from ..training.loop import CHECKPOINT, TrainConfig, build_model, prepare_data, train
 from ..training.loop import FORMAT as CHECKPOINT_FORMAT
 from .experiments import ExperimentRun, run_samples_experiment, run_width_experiment
 from .measure import FieldEvaluation, evaluate_field, reference_for, sample_field
@@ -82,6 +82,9 @@ class TrainingRun(Result):
                 "eval_wall_time_s": self.eval_wall_time_s}
 
 
+MIN_EVAL = 10  # fewest held-out points a trained run is evaluated on
+
+
 def run_training(config: TrainConfig, out: str | Path, fresh: bool = False,
                  method: str = "midpoint", sample_steps: int = 20,
                  progress: bool | None = None, workers: int | None = None,
@@ -103,6 +106,8 @@ def run_training(config: TrainConfig, out: str | Path, fresh: bool = False,
     check_float("guidance", guidance)  # checked even where an unconditional run ignores it
     splits, source = prepare_data(cfg)
     _check_train_split(splits.train, cfg)
+    if cfg.model is not None:  # a user model whose forward does not fit is refused here
+        build_model(cfg, splits.train.shape[1], getattr(splits, "classes", 0))
     if not fresh:
         check_resumable(Path(out) / CHECKPOINT, cfg)
     resolve_device(device)
@@ -146,6 +151,10 @@ def _checked_training_inputs(cfg: TrainConfig, method: str, sample_steps: int,
     if workers is not None:
         check_int("workers", workers, lo=0)
     check_int("seed", cfg.seed, lo=0, hi=SEED_MAX)
+    if cfg.n_eval < MIN_EVAL:
+        raise BadInput(f"n_eval={cfg.n_eval} is not allowed; the held-out W2 and its floor need "
+                       f"at least {MIN_EVAL} points (with fewer the floor's spread swamps any "
+                       "difference)")
     ds = load_dataset(cfg.data, name="data")
     FieldSpec(ds.dim, cfg.width, cfg.regime, bool(cfg.normalize), cfg.fourier)
     get_path(cfg.path, cfg.sigma_min)

@@ -47,7 +47,7 @@ from ..conditions import LabelledSplits, labelled_splits, load_labels
 from ..data import Dataset, Splits, load_dataset, make_splits, source_for
 from ..errors import FlowsError, as_generator, check_positive_int, derive_seed
 from ..field import FieldSpec, TwoLayerReLUField, features
-from ..model import ModuleField, build_module, resolve_device
+from ..model import ModuleField, build_module, check_module_field, resolve_device
 from ..path import get_path
 from .batches import Batches, default_workers, draw_batch, ot_warm_start, step_seed
 from .checkpoint import atomic_save, load
@@ -109,8 +109,10 @@ def build_model(cfg: TrainConfig, dim: int, classes: int = 0,
             raise FlowsError(f"model={module!r} is not allowed; pass a torch.nn.Module")
         return ModuleField(module, classes, dim)
     if cfg.model is not None:
-        return ModuleField(build_module(cfg.model, cfg.model_args,
-                                        derive_seed(cfg.seed, "init")), classes, dim)
+        field = ModuleField(build_module(cfg.model, cfg.model_args,
+                                         derive_seed(cfg.seed, "init")), classes, dim)
+        check_module_field(field, dim, f"model={cfg.model!r}")
+        return field
     spec = FieldSpec(dim, cfg.width, cfg.regime, bool(cfg.normalize), cfg.fourier, classes)
     return TwoLayerReLUField(spec, seed=derive_seed(cfg.seed, "init"))
 
@@ -207,11 +209,11 @@ def _optimizer(cfg: TrainConfig, field):
 
 def _checked_workers(workers: int | None, cfg: TrainConfig) -> int:
     """The batch-preparing threads: :func:`default_workers` for None, else an int >= 0
-    (:class:`FlowsError` otherwise)."""
+    (:class:`FlowsError` otherwise, or above 1024)."""
     if workers is None:
         workers = default_workers(cfg.coupling)
-    if isinstance(workers, bool) or not isinstance(workers, int) or workers < 0:
-        raise FlowsError(f"workers={workers!r} is not allowed; it must be an int >= 0")
+    if isinstance(workers, bool) or not isinstance(workers, int) or not 0 <= workers <= 1024:
+        raise FlowsError(f"workers={workers!r} is not allowed; it must be an int in [0, 1024]")
     return workers
 
 

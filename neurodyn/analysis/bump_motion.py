@@ -222,6 +222,30 @@ class DiffusionResult(Result):
     trajectory: SimulationResult = artifact()
 
 
+def default_lags(duration: float, spacing: float) -> tuple[float, ...]:
+    """The default lags of :func:`diffusion`: ``duration / 2**k`` for ``k = 6, 5, 4, 3``, each
+    rounded to a whole number (>= 1) of saved steps ``spacing``; a run too short for two
+    distinct lags of that kind uses one and two saved steps.
+
+    Raises ``ValueError`` when the run has fewer than three saved steps after the start.
+
+    Examples
+    --------
+    >>> default_lags(200.0, 1.0)
+    (3.0, 6.0, 12.0, 25.0)
+    >>> default_lags(10.0, 1.0)
+    (1.0, 2.0)
+    """
+    steps = int(math.floor(duration / spacing + 1e-9))
+    if steps < 3:
+        raise ValueError(f"duration={duration!r}: a diffusion estimate needs at least three "
+                         f"saved steps of {spacing:g} tau")
+    k = sorted({max(1, round(duration / 2 ** j / spacing)) for j in (6, 5, 4, 3)})
+    if len(k) < 2:
+        k = [1, 2]
+    return tuple(float(v * spacing) for v in k)
+
+
 @with_threads
 def diffusion(network: HopfieldNetwork, noise: float = 0.05, runs: int = 128,
               duration: float = 200.0, dt: float = 0.05, seed: int = 0,
@@ -270,7 +294,7 @@ def diffusion(network: HopfieldNetwork, noise: float = 0.05, runs: int = 128,
     tr = from_manifold(network, runs, duration, dt, seed, noise=noise, diagnostics=False,
                        device=device)
     if lags is None:
-        lags = tuple(duration / 2 ** k for k in (6, 5, 4, 3))
+        lags = default_lags(duration, float(tr.t[1] - tr.t[0]))
     est = diffusion_estimate(tr.decoded, tr.t, lags=lags, seed=seed, level=level)
     theory = float(diffusion_tensor_theory(network, noise).trace() / network.geometry.dim)
     return DiffusionResult(est.D, est.low, est.high, est.level, theory, est.D / theory,

@@ -100,10 +100,17 @@ def _coupling_arguments(p, default: str) -> None:
 
 
 def _diffuse(args) -> dict:
+    from ..analysis.bump_motion import default_lags
     from ..runs import diffuse_run
 
     network = load_network(args.model)
-    saved = _steps(args) // max(1, round(1.0 / args.dt)) + 2
+    every = max(1, round(1.0 / args.dt))
+    saved = _steps(args) // every + 2
+    try:
+        default_lags(args.duration, every * args.dt)
+    except ValueError:
+        raise BadInput(f"--duration={args.duration:g}: too short for a diffusion estimate; it "
+                       f"needs at least three saved steps of {every * args.dt:g} tau") from None
     check_states_memory("--runs/--duration", saved, args.runs, network.geometry.size)
     with open_run(args, "diffuse") as run:
         return diffuse_run(network, run.out, args.noise, args.runs, args.duration, args.dt,

@@ -71,6 +71,7 @@ def files(tmp_path_factory):
     (d / "empty.csv").write_text("")
     (d / "garbage.csv").write_text("a,b\nc,d\n1+2j,x\n")
     (d / "data.txt").write_text("1,2\n")
+    (d / "typo.csv").write_text("1,2x\n3,4\n5,6\n7,8\n")  # a mistyped row, not a header
     (d / "adir.npy").mkdir()
     (d / "afile").write_text("x")
     model = (d / "run" / "model.pt").read_bytes()
@@ -146,6 +147,12 @@ def _bad_cases(d: Path) -> list[tuple[str, list, str]]:
         ("train-sample-steps-zero", tr + ["--sample-steps", "0"], "sample_steps=0"),
         ("train-sample-steps-huge", tr + ["--sample-steps", huge], "sample_steps is too large"),
         ("workers-negative", tr + ["--workers", "-1"], "workers=-1"),
+        ("workers-huge", tr + ["--workers", "100000"], "workers=100000"),
+        ("model-class-forward", tr + ["--model-class", "torch.nn:Linear", "--model-args",
+                                      '{"in_features": 2, "out_features": 2}'], "forward(x, t)"),
+        ("n-eval-one", tr + ["--n-eval", "1"], "n_eval=1"),
+        ("data-csv-typo-first-row", ["train", "--data", d / "typo.csv", "--out", out], "'2x'"),
+        ("experiment-out-empty", ["experiment", "risk", "--out", ""], "--out"),
         ("threads-zero", ["--threads", "0"] + tr, "threads=0"),
         ("threads-text", ["--threads", "x"] + tr, "--threads"),
         # train: choices and combinations
@@ -302,6 +309,7 @@ def _bad_cases(d: Path) -> list[tuple[str, list, str]]:
           for x in (xw, xs, xr, xm, xst, xg)],
         *[(f"{x[1]}-workers-text", x + ["--workers", "two"], "--workers")
           for x in (xr, xm, xst, xg)],
+        *[(f"{x[1]}-workers-huge", x + ["--workers", "5000"], "workers=5000") for x in (xr, xg)],
         # the command line itself
         ("no-command", [], "COMMAND"),
         ("unknown-command", ["fit"], "fit"),
