@@ -70,6 +70,11 @@ class TrainConfig:
     ot_solver : str
         Exact assignment solver of the "ot" coupling ("auto", "auction", "emd", "lsa"); the
         resolved config records the one "auto" chose.
+    ema : float
+        Decay of an exponential moving average of the weights (practice regime), e.g. 0.999;
+        the average (:mod:`flows.training.ema`) is what the run returns, saves as the model
+        and samples from. 0 (the default) trains without one and leaves it out of
+        :meth:`to_dict`.
     """
 
     data: str = "moons"
@@ -95,6 +100,7 @@ class TrainConfig:
     labels: str | None = None
     label_dropout: float = 0.1
     ot_solver: str = "auto"
+    ema: float = 0.0
 
     def __post_init__(self) -> None:
         # the registries import torch: imported here, so that the command line can read the
@@ -116,6 +122,11 @@ class TrainConfig:
             check_positive("lr", self.lr)
         check_positive("sinkhorn_reg", self.sinkhorn_reg)
         check_seed("seed", self.seed)
+        from .ema import check_decay
+
+        if check_decay(self.ema) and self.regime == "theory":
+            raise FlowsError(f"ema={self.ema!r} is not allowed in the theory regime; its "
+                             "guarantees are about the last iterate")
         if self.regime == "theory" and self.coupling != "independent":
             raise FlowsError(f"coupling={self.coupling!r} is not allowed in the theory regime; "
                              "its fixed objective uses 'independent'")
@@ -161,8 +172,12 @@ class TrainConfig:
         )
 
     def to_dict(self) -> dict:
-        """Plain dict (JSON-serialisable)."""
-        return asdict(self)
+        """Plain dict (JSON-serialisable); ``ema`` only when it is on, so configs and
+        checkpoints of runs without an average read as before."""
+        d = asdict(self)
+        if not d["ema"]:
+            del d["ema"]
+        return d
 
 
 @dataclass

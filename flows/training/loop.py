@@ -52,6 +52,7 @@ from ..path import get_path
 from .batches import Batches, default_workers, draw_batch, ot_warm_start, step_seed
 from .checkpoint import atomic_save, load
 from .config import TrainConfig, TrainResult
+from .ema import WeightAverage
 from .steps import FlatAdam, field_step, module_step, theory_step
 
 __all__ = ["CHECKPOINT", "TrainConfig", "TrainResult", "build_model", "default_workers",
@@ -170,21 +171,23 @@ def train(config: TrainConfig, out_dir: str | Path | None = None, resume: bool =
     builtin = isinstance(field, TwoLayerReLUField)
     initial_W = field.W.detach().cpu().clone() if builtin else None
     opt = _optimizer(cfg, field)
+    avg = WeightAverage(field, cfg.ema) if cfg.ema else None
     losses = torch.empty(cfg.steps)
     step, elapsed = 0, 0.0
     ckpt = Path(out_dir) / CHECKPOINT if out_dir is not None else None
     if ckpt is not None and resume and ckpt.is_file():
-        step, elapsed = _restore(load(ckpt), cfg, field, opt, losses, ckpt)
+        step, elapsed = _restore(load(ckpt), cfg, field, opt, losses, ckpt, avg)
     end = cfg.steps if stop_after is None else min(cfg.steps, max(step, int(stop_after)))
     workers = _checked_workers(workers, cfg)
     batches, step_fn = _step_function(cfg, field, opt, splits, source, classes, workers,
                                       step >= end, end, dev)
+    step_fn = step_fn if avg is None else avg.wrap(step_fn)
     bar = _runkit.progress(total=cfg.steps, initial=step, desc=f"train {cfg.data}",
                            enabled=progress)
 
     def save(step: int, elapsed: float) -> None:
         if ckpt is not None:
-            atomic_save(_state(cfg, field, opt, losses, step, elapsed), ckpt)
+            atomic_save(_state(cfg, field, opt, losses, step, elapsed, avg), ckpt)
 
     try:
         step, elapsed = _run_steps(cfg, step_fn, losses, step, end, elapsed, bar, save)
@@ -195,6 +198,7 @@ def train(config: TrainConfig, out_dir: str | Path | None = None, resume: bool =
     test_loss = None
     if theory and step == cfg.steps:
         test_loss = theory_test_loss(cfg, splits, source, field)
+    field = field if avg is None else avg.averaged_field()
     return TrainResult(field, cfg, losses[:step].clone(), step, elapsed, step == cfg.steps,
                        initial_W, test_loss, classes)
 
@@ -359,15 +363,19 @@ def theory_test_loss(cfg: TrainConfig, splits: Splits, source: Dataset,
         return float((field.forward_z(z.to(dev)) - u.to(dev)).square().sum(1).mean())
 
 
-def _state(cfg, field, opt, losses, step, elapsed) -> dict:
-    """Checkpoint contents: plain tensors and numbers only (loadable with weights_only=True)."""
+def _state(cfg, field, opt, losses, step, elapsed, avg=None) -> dict:
+    """Checkpoint contents: plain tensors and numbers only (loadable with weights_only=True);
+    ``ema`` (the weight average's state) only for a run with one."""
     weights = {k: v.detach().cpu().clone() for k, v in field.state_dict().items()}
-    return {"format": FORMAT, "config": cfg.to_dict(), "step": step, "elapsed": elapsed,
+    blob = {"format": FORMAT, "config": cfg.to_dict(), "step": step, "elapsed": elapsed,
             "weights": weights, "optimizer": None if opt is None else opt.state_dict(),
             "losses": losses[:step].clone()}
+    if avg is not None:
+        blob["ema"] = avg.state_dict()
+    return blob
 
 
-def _check_fields(blob: dict, cfg, field, opt, path: Path) -> int:
+def _check_fields(blob: dict, cfg, field, opt, path: Path, avg=None) -> int:
     """The checkpoint's step, once every field is checked: ``step`` in ``[0, steps]``, the
     weights and the Adam moments of the field's shapes, ``step`` losses, all finite."""
     what = "checkpoint"
@@ -380,18 +388,30 @@ def _check_fields(blob: dict, cfg, field, opt, path: Path) -> int:
         elif opt is not None:
             check_adam_state(blob.get("optimizer"), list(field.parameters()), what, path)
         check_like(blob.get("losses"), torch.empty(step), what, path, "losses")
+        if avg is not None:
+            _check_average(blob, avg, step, what, path)
         elapsed = blob.get("elapsed")
         if isinstance(elapsed, bool) or not isinstance(elapsed, (int, float)) or elapsed < 0:
             raise BadInput(f"{what}={str(path)!r}: field 'elapsed' is {elapsed!r}, not a "
                            "number of seconds >= 0; the file is damaged or was edited")
         check_finite_tensors({k: blob.get(k) for k in ("weights", "optimizer", "losses",
-                                                       "elapsed")}, what, path)
+                                                       "elapsed", "ema")}, what, path)
     except BadInput as err:
         raise BadInput(f"{err}; use another --out or --fresh") from None
     return step
 
 
-def _restore(blob: dict, cfg, field, opt, losses, path: Path) -> tuple[int, float]:
+def _check_average(blob: dict, avg: WeightAverage, step: int, what: str, path: Path) -> None:
+    """The checkpoint's weight average: the accumulator of the field's shapes, ``step``
+    updates."""
+    check_like(blob.get("ema"), avg.state_dict(), what, path, "ema")
+    if check_saved_step(blob["ema"], step, what, path, "n") != step:
+        raise BadInput(f"{what}={str(path)!r}: field 'n' of 'ema' is {blob['ema']['n']}, not "
+                       f"the step {step}; the file is damaged or was edited")
+
+
+def _restore(blob: dict, cfg, field, opt, losses, path: Path,
+             avg: WeightAverage | None = None) -> tuple[int, float]:
     if blob.get("format") != FORMAT:
         raise FlowsError("the checkpoint in --out is not a training checkpoint of this version "
                          "of flows; use another --out or --fresh")
@@ -399,7 +419,7 @@ def _restore(blob: dict, cfg, field, opt, losses, path: Path) -> tuple[int, floa
         diff = sorted(k for k in blob["config"] if blob["config"][k] != cfg.to_dict().get(k))
         raise FlowsError(f"the checkpoint in --out was written with a different config "
                          f"(differs in {diff}); use another --out or --fresh")
-    step = _check_fields(blob, cfg, field, opt, path)
+    step = _check_fields(blob, cfg, field, opt, path, avg)
     try:
         field.load_state_dict(blob["weights"])
     except RuntimeError as exc:
@@ -408,4 +428,6 @@ def _restore(blob: dict, cfg, field, opt, losses, path: Path) -> tuple[int, floa
     if opt is not None:
         opt.load_state_dict(blob["optimizer"])
     losses[:step] = blob["losses"]
+    if avg is not None:
+        avg.load_state_dict(blob["ema"])
     return step, float(blob["elapsed"])
