@@ -52,7 +52,8 @@ def add_train(sub) -> None:
                        description="Train a two-layer ReLU velocity field by flow matching.")
     t.add_argument("--data", required=True,
                    help="target: dataset name (moons, 8gaussians, circles, checkerboard, "
-                        "pinwheel, swissroll, spirals, gmm<d>, digits) or a .npy/.csv file")
+                        "pinwheel, swissroll, spirals, gmm<d>, digits, mnist, mnist14, "
+                        "mnist14-gmm; MNIST after make mnist) or a .npy/.csv file")
     t.add_argument("--out", required=True, type=out_path, help="run directory (created; locked)")
     opt(t, "--source", "source distribution: dataset name or file (default: N(0, I))")
     opt(t, "--width", "hidden width m (neurons)", type=int)
@@ -85,6 +86,9 @@ def add_train(sub) -> None:
     opt(t, "--label-dropout", "probability that a training label becomes the null label "
                               "(classifier-free guidance), in [0, 1)", type=float)
     opt(t, "--ot-solver", "exact assignment solver of --coupling ot", choices=OT_SOLVERS)
+    opt(t, "--ema", "decay of an exponential moving average of the weights (practice "
+                    "regime), e.g. 0.999; the average is saved and sampled; 0: none",
+        type=float)
     t.add_argument("--device", default="cpu", type=device,
                    help="cpu or cuda: the model, the batches and the OT costs (the assignment "
                         "itself runs on the CPU)")
