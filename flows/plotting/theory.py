@@ -76,15 +76,40 @@ def plot_excess_vs_n(ns: Sequence[int], means: Sequence[float], halfs: Sequence[
 
 def plot_w2_bound(x: Sequence[float], measured: Sequence[float], floors: Sequence[float],
                   bounds: Sequence[float], couplings: Sequence[float] | None = None,
-                  xlabel: str = "n", ax: Axes | None = None) -> Figure:
-    """Measured W2 with its floor, the Groenwall bound and the coupling bound against x."""
+                  xlabel: str = "n", ax: Axes | None = None,
+                  trajectory: Sequence[float] | None = None,
+                  source: Sequence[float] | None = None) -> Figure:
+    """Measured W2 with its floor, the Groenwall bound and the coupling bound against x;
+    optionally the bound with the factor along the trajectories and W2(source, data), the
+    line a bound must be under to say anything."""
     fig, ax = _axes(ax)
     ax.loglog(x, bounds, "o-", label="Groenwall bound G sqrt(excess)")
+    if trajectory is not None:
+        ax.loglog(x, trajectory, "v-", label="same, G along the trajectories")
+    if source is not None:
+        ax.loglog(x, source, "r:", lw=1.5, label="W2(source, data): a model that does nothing")
     if couplings is not None:
         ax.loglog(x, couplings, "^-", label="coupling (E||X_1 - Y_1||^2)^{1/2}")
     ax.loglog(x, measured, "s-", label="measured W2 to held-out")
     ax.loglog(x, floors, "k--", lw=1, label="floor (two i.i.d. samples)")
     ax.set(xlabel=xlabel, ylabel="W2", title="W2 of generated samples: bound and measurement")
+    ax.legend(fontsize=8)
+    return fig
+
+
+def plot_generalization_bound(ns: Sequence[int], gap: Sequence[float],
+                              gap_halfs: Sequence[float], bound: Sequence[float],
+                              lstar: float, ax: Axes | None = None) -> Figure:
+    """Measured excess gap (mean, 95% intervals; |gap| on a log axis) and the computed
+    generalization bound against n, with L* (above it the bound says nothing)."""
+    fig, ax = _axes(ax)
+    n = np.asarray(ns, float)
+    ax.errorbar(n, np.abs(np.asarray(gap, float)), yerr=np.asarray(gap_halfs), fmt="s-",
+                capsize=3, label="|measured excess gap| (test - train excess)")
+    ax.plot(n, bound, "o-", label="computed bound (distance from init, Efron-Stein)")
+    ax.axhline(lstar, color="r", ls=":", lw=1.5, label=f"L* = {lstar:.2f}")
+    ax.set(xscale="log", yscale="log", xlabel="training points n",
+           ylabel="excess generalization gap", title="generalization bound and measurement")
     ax.legend(fontsize=8)
     return fig
 

@@ -6,8 +6,10 @@ one shape, ``metrics.json`` with the numbers the seeds determine, figures as PNG
 
 - :func:`run_risk_experiment`: :func:`flows.theory.sweeps.risk_sweep` (excess risk =
   objective - population minimum, train and test, per n and seed; Student-t intervals over the
-  seeds; log-log slopes with intervals beside the bound's n^{-1/2}; the W2 bound, the measured
-  W2 and its floor). Figures ``excess_vs_n.png`` and, with samples, ``w2_bound_vs_n.png``.
+  seeds; log-log slopes with intervals beside the bound's n^{-1/2}; the computed
+  generalization bound beside L*; the W2 bounds beside W2(source, data), the measured W2 and its
+  floor). Figures ``excess_vs_n.png``, ``generalization_bound_vs_n.png`` and, with samples,
+  ``w2_bound_vs_n.png``.
 - :func:`run_memorization_experiment`: :func:`flows.theory.sweeps.memorization_sweep`
   (memorized fraction against n for trained fields and for the empirical-optimal field, and
   along the reverse process). Figures ``memorization_vs_n.png``, ``memorization_vs_time.png``.
@@ -25,7 +27,12 @@ from _runkit.cli import with_threads
 
 from ..data import load_dataset
 from ..errors import SEED_MAX
-from ..plotting.theory import plot_excess_vs_n, plot_memorization, plot_w2_bound
+from ..plotting.theory import (
+    plot_excess_vs_n,
+    plot_generalization_bound,
+    plot_memorization,
+    plot_w2_bound,
+)
 from ..theory.excess import target_mixture
 from ..theory.results import MemorizationSweep, RiskPoint, RiskSweep
 from ..theory.sweeps import memorization_sweep, risk_sweep
@@ -170,12 +177,17 @@ def _risk_figures(res, ns: list[int], n_samples: int) -> dict:
     figs = {"excess_vs_n.png": plot_excess_vs_n(
         ns, res.excess_test, res.excess_test_ci95, res.excess_train,
         res.excess_slope, gap=res.excess_gap, gap_halfs=res.excess_gap_ci95)}
+    if res.gen_bound is not None:
+        figs["generalization_bound_vs_n.png"] = plot_generalization_bound(
+            ns, res.excess_gap, res.excess_gap_ci95, res.gen_bound,
+            res.population_minimum.value)
     if n_samples:
         rr = res.runs
         figs["w2_bound_vs_n.png"] = plot_w2_bound(
             ns, _mean_by_n(rr, ns, "w2"), _mean_by_n(rr, ns, "w2_floor"),
             _mean_by_n(rr, ns, "w2_bound"), _mean_by_n(rr, ns, "w2_coupling"),
-            "training points n")
+            "training points n", trajectory=res.w2_bound_trajectory,
+            source=_mean_by_n(rr, ns, "w2_source"))
     return figs
 
 

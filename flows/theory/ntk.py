@@ -20,6 +20,17 @@ to zero (A_rl A_rl' = +-1 independent of W). Hence every output column follows
 :func:`ntk_loss_curve` computes it; a very wide network at small lr follows it (tested), and
 c = 1 or c = 4 do not. The slowest mode decays like exp(-2 c lr lambda_0 t / N).
 
+The check. The run is in the kernel regime when it ends where the kernel says:
+
+    L_obs(T) / L_NTK(T) in [1 / r, r],   r = END_RATIO = 1.1,
+
+the loss left after T steps matched to 10% (``passes``). It is read at the end, where a finite
+network that leaves the kernel regime falls behind the prediction and does not catch up, and it
+does not shrink with the size of the initial loss. The earlier rule, max_t |L_obs - L_NTK| /
+L_obs(0) <= 4 / sqrt(m) (``within``), is kept for reference: its tolerance is 1 at m = 16 and
+its gap is relative to L_obs(0), so it passed runs far from the regime (moons, n = 64, m = 16:
+gap 0.10, end ratio 1.21; 8x8 digits, n = 16, k = 2, m = 256: end ratio 23 to 10^5).
+
 Width requirement (Du, Zhai, Poczos and Singh, 2019, Theorem 4.1; scalar output, loss
 (1/2) sum (f - y)^2, step eta): m = Omega(N^6 / (lambda_0^4 delta^3)) and eta = O(lambda_0 / N^2).
 Our step corresponds to eta = 2 lr / N. :func:`theorem_requirements` evaluates both with unit
@@ -204,9 +215,13 @@ class NTKComparison(Result):
     tolerance : float
         :func:`ntk_tolerance` at this width.
     within : bool
-        gap <= tolerance.
+        gap <= tolerance (the earlier rule, vacuous at small m; see the module docstring).
     drift : KernelDrift
     requirements : TheoremRequirements
+    end_ratio : float
+        L_obs(T) / L_NTK(T) at the last step.
+    passes : bool
+        The check: 1 / END_RATIO <= end_ratio <= END_RATIO.
     """
 
     width: int
@@ -219,6 +234,30 @@ class NTKComparison(Result):
     within: bool
     drift: KernelDrift
     requirements: TheoremRequirements
+    end_ratio: float = float("nan")
+    passes: bool | None = None
+
+
+END_RATIO = 1.1
+"""r of the check L_obs(T) / L_NTK(T) in [1 / r, r] (:func:`end_ratio_passes`)."""
+
+
+def end_ratio_passes(observed: np.ndarray | list, predicted: np.ndarray | list,
+                     r: float = END_RATIO) -> tuple[float, bool]:
+    """(L_obs(T) / L_NTK(T), whether it lies in [1 / r, r]) for two loss curves of shape (T,).
+
+    Examples
+    --------
+    >>> end_ratio_passes([4.0, 2.1], [4.0, 2.0]), end_ratio_passes([4.0, 3.0], [4.0, 2.0])
+    ((1.05, True), (1.5, False))
+    """
+    obs = np.asarray(observed, dtype=np.float64)
+    pred = np.asarray(predicted, dtype=np.float64)
+    if obs.shape != pred.shape or obs.size == 0:
+        raise FlowsError(f"observed {obs.shape} and predicted {pred.shape} curves must have one "
+                         "equal, non-empty shape")
+    ratio = float(obs[-1] / pred[-1]) if pred[-1] > 0 else float("inf")
+    return ratio, bool(1.0 / r <= ratio <= r)
 
 
 NTK_TOLERANCE = 4.0
@@ -272,4 +311,5 @@ def ntk_comparison(config, splits=None, source=None, result=None) -> NTKComparis
     drift = kernel_drift(result.initial_W, field.W.detach(), field.A.detach(), z)
     return NTKComparison(cfg.width, z.shape[0], lam0, obs.tolist(), pred.tolist(), gap, tol,
                          gap <= tol, drift,
-                         theorem_requirements(z.shape[0], max(lam0, 1e-300)))
+                         theorem_requirements(z.shape[0], max(lam0, 1e-300)),
+                         *end_ratio_passes(obs, pred))

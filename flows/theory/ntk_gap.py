@@ -13,6 +13,12 @@ behind the kernel's prediction and does not catch up within the horizon), and
 ``end_ratio`` L_obs(T) / L_NTK(T) at the last step, with its interval. The gap is relative to
 L_obs(0), which varies from seed to seed with the initial network's outputs (a Gaussian process
 draw whose size does not shrink with m); the end ratio does not carry that spread.
+
+The check (:func:`flows.theory.ntk.end_ratio_passes`): a run passes when its end ratio lies in
+[1 / 1.1, 1.1]; ``passes`` is the fraction of seeds that pass, per width. The gap's dependence
+on m is a regression: log gap = a + b log m fitted per seed, ``gap_slope`` the mean of the
+per-seed slopes b with its Student-t 95% half-width ``gap_slope_ci95`` (the kernel's
+fluctuation and drift predict b = -1/2).
 """
 
 from __future__ import annotations
@@ -27,7 +33,8 @@ from _runkit.sweep import grid_points
 
 from ..errors import FlowsError, check_positive_int
 from ..training.loop import TrainConfig
-from .ntk import NTKComparison, ntk_comparison
+from .kernel import loglog_slope
+from .ntk import END_RATIO, NTKComparison, end_ratio_passes, ntk_comparison
 
 
 @dataclass(frozen=True)
@@ -60,6 +67,14 @@ class GapSweep(Result):
         end_ratios[i][j]: width i, seed j.
     flipped : list of float
         Per width, mean fraction of activation patterns flipped by the end.
+    passes : list of float
+        Per width, the fraction of seeds whose end ratio is within [1 / r, r].
+    end_ratio_threshold : float
+        r (:data:`flows.theory.ntk.END_RATIO`).
+    gap_slope, gap_slope_ci95 : float
+        Mean over seeds of the log-log slope of the gap against m, and its 95% half-width.
+    gap_slopes : list of float
+        The per-seed slopes.
     """
 
     widths: list
@@ -81,6 +96,11 @@ class GapSweep(Result):
     end_ratio_ci95: list
     end_ratios: list
     flipped: list
+    passes: list | None = None
+    end_ratio_threshold: float | None = None
+    gap_slope: float | None = None
+    gap_slope_ci95: float | None = None
+    gap_slopes: list | None = None
 
 
 def ntk_at(params: dict) -> NTKComparison:
@@ -124,20 +144,25 @@ def gap_sweep(widths: list[int], base: TrainConfig, seeds: list[int],
     cfg = replace(base, regime="theory").resolved()
     runs = grid_points(ntk_at, {"width": widths, "run_seed": seeds}, {"base": cfg},
                        sweep, NTKComparison)
-    gaps, at_end, ratio, flipped = [], [], [], []
+    gaps, at_end, ratio, flipped, passes = [], [], [], [], []
     for i in range(len(widths)):
-        row, ends, rat, fl = [], [], [], []
+        row, ends, rat, fl, ok = [], [], [], [], []
         for c in runs[i * len(seeds):(i + 1) * len(seeds)]:
             obs, pred = np.asarray(c.observed), np.asarray(c.predicted)
             row.append(c.gap)
             ends.append(float(np.argmax(np.abs(obs - pred)) == obs.size - 1))
-            rat.append(float(obs[-1] / pred[-1]))
+            r, good = end_ratio_passes(obs, pred)
+            rat.append(r)
+            ok.append(good)
             fl.append(c.drift.flipped)
         gaps.append(row)
         at_end.append(float(np.mean(ends)))
         ratio.append(rat)
         flipped.append(float(np.mean(fl)))
+        passes.append(float(np.mean(ok)))
     g = np.asarray(gaps)
+    slopes = [loglog_slope(widths, g[:, j]).slope for j in range(len(seeds))]
+    slope, slope_half = mean_ci(slopes)
     stats = [mean_ci(r) for r in g]
     drops = [mean_ci(g[i] - g[i + 1]) for i in range(len(widths) - 1)]
     sep = all(stats[i + 1][0] + stats[i + 1][1] < stats[i][0] - stats[i][1]
@@ -147,4 +172,4 @@ def gap_sweep(widths: list[int], base: TrainConfig, seeds: list[int],
                     [m for m, _ in stats], [h for _, h in stats], [m for m, _ in drops],
                     [h for _, h in drops], bool(all(m - h > 0 for m, h in drops)), bool(sep),
                     at_end, [mean_ci(r)[0] for r in ratio], [mean_ci(r)[1] for r in ratio],
-                    ratio, flipped)
+                    ratio, flipped, passes, END_RATIO, slope, slope_half, slopes)

@@ -21,7 +21,7 @@ Examples
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, fields, replace
 from typing import Any
 
 from _runkit import Result
@@ -62,6 +62,18 @@ class SampleChecks(Result):
         The bound's largest one-sided Lipschitz constant and Lipschitz constant on the path.
     memorized_fraction : float
         Fraction of the samples memorized (:func:`flows.evaluation.nearest.memorization`).
+    w2_source : float
+        W2 between the source sample and the held-out points: what the model that does
+        nothing scores, the number a bound must be below to say anything.
+    w2_bound_vs_source, w2_bound_vacuous : float, bool
+        ``w2_bound / w2_source`` and whether it is >= 1.
+    w2_bound_trajectory, w2_bound_trajectory_factor : float
+        The bound with the factor along the pairs' own trajectories
+        (:func:`flows.theory.wbound.trajectory_factor`) and that factor.
+    w2_bound_trajectory_holds : bool
+        ``w2_bound_trajectory >= w2``.
+    w2_bound_trajectory_vs_source, w2_bound_trajectory_vacuous : float, bool
+        ``w2_bound_trajectory / w2_source`` and whether it is >= 1.
     """
 
     w2: float
@@ -75,6 +87,14 @@ class SampleChecks(Result):
     mu_max: float
     lipschitz_max: float
     memorized_fraction: float
+    w2_source: float | None = None
+    w2_bound_vs_source: float | None = None
+    w2_bound_vacuous: bool | None = None
+    w2_bound_trajectory: float | None = None
+    w2_bound_trajectory_factor: float | None = None
+    w2_bound_trajectory_holds: bool | None = None
+    w2_bound_trajectory_vs_source: float | None = None
+    w2_bound_trajectory_vacuous: bool | None = None
 
 
 @dataclass(frozen=True)
@@ -103,6 +123,9 @@ class WidthPoint(Result):
         Excess test risk with its 95% half-width, and excess training risk.
     samples : SampleChecks
         W2, floor and bound of the generated samples (merged into ``to_dict()``).
+    ntk_end_ratio : float
+        L_obs(T) / L_NTK(T); ``ntk_passes``: the check on it
+        (:func:`flows.theory.ntk.end_ratio_passes`).
     """
 
     width: int
@@ -125,6 +148,8 @@ class WidthPoint(Result):
     excess_test_ci95: float
     excess_train: float
     samples: SampleChecks
+    ntk_end_ratio: float | None = None
+    ntk_passes: bool | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """The run's fields with the sample checks' fields at the same level."""
@@ -148,6 +173,8 @@ class NTKWidthSweep(Result):
         The gap falls strictly with the width.
     w2_bound_holds_all : bool
         The W2 bound holds in every run.
+    ntk_passes : list of bool
+        Each run's NTK check on its end ratio.
     """
 
     runs: list[WidthPoint]
@@ -156,6 +183,7 @@ class NTKWidthSweep(Result):
     ntk_gap: list[float]
     gap_monotone: bool
     w2_bound_holds_all: bool
+    ntk_passes: list[bool] | None = None
 
 
 @dataclass(frozen=True)
@@ -180,6 +208,12 @@ class RiskPoint(Result):
     samples : SampleChecks or None
         W2, floor and bound (None when the samples were skipped; then absent from
         ``to_dict()``).
+    gen_bound, gen_bound_ratio : float or None
+        The computed bound on ``excess_gap`` (:mod:`flows.theory.genbound`) and bound / L*.
+    gen_bound_vacuous, gen_bound_holds : bool or None
+        ratio >= 1; ``excess_gap <= gen_bound``.
+    gen_rademacher, gen_deviation, gen_radius, gen_distance : float or None
+        The bound's two terms, the radius sqrt(m) max_r ||w_r - w0_r|| and ||W - W_0||_F.
     """
 
     n: int
@@ -194,6 +228,14 @@ class RiskPoint(Result):
     gap_floor: float
     excess_gap: float
     samples: SampleChecks | None = None
+    gen_bound: float | None = None
+    gen_bound_ratio: float | None = None
+    gen_bound_vacuous: bool | None = None
+    gen_bound_holds: bool | None = None
+    gen_rademacher: float | None = None
+    gen_deviation: float | None = None
+    gen_radius: float | None = None
+    gen_distance: float | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """The run's fields with the sample checks' fields (when measured) at the same level."""
@@ -244,6 +286,21 @@ class RiskSweep(Result):
         The n^{-1/2} rate of the kernel regime's generalization bounds (-0.5).
     w2_bound_holds_all : bool or None
         The W2 bound holds in every run (None without samples; then absent from ``to_dict()``).
+    gen_bound, gen_bound_ratio : list of float or None
+        Per n, the mean computed generalization bound and its mean ratio to L*.
+    gen_bound_vacuous_fraction : list of float or None
+        Per n, the fraction of runs whose generalization bound is >= L*.
+    gen_bound_holds_all : bool or None
+        ``excess_gap <= gen_bound`` in every run.
+    w2_bound_vs_source, w2_bound_trajectory, w2_bound_trajectory_vs_source : list or None
+        Per n (with samples), the means of the W2 bound / W2(source, data), of the bound with
+        the trajectory factor, and of its ratio.
+    w2_bound_vacuous_fraction, w2_bound_trajectory_vacuous_fraction : list or None
+        Per n, the fraction of runs whose bound is >= W2(source, data).
+    w2_bound_trajectory_holds_all : bool or None
+        The trajectory bound is >= the measured W2 in every run.
+
+    Fields that are None are left out of ``to_dict()``.
     """
 
     runs: list[RiskPoint]
@@ -270,13 +327,24 @@ class RiskSweep(Result):
     excess_gap_slope_ci95: float | None
     bound_rate: float
     w2_bound_holds_all: bool | None = None
+    gen_bound: list[float] | None = None
+    gen_bound_ratio: list[float] | None = None
+    gen_bound_vacuous_fraction: list[float] | None = None
+    gen_bound_holds_all: bool | None = None
+    w2_bound_vs_source: list[float] | None = None
+    w2_bound_vacuous_fraction: list[float] | None = None
+    w2_bound_trajectory: list[float] | None = None
+    w2_bound_trajectory_vs_source: list[float] | None = None
+    w2_bound_trajectory_vacuous_fraction: list[float] | None = None
+    w2_bound_trajectory_holds_all: bool | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        """The fields as JSON (``w2_bound_holds_all`` only when the samples were measured)."""
+        """The fields as JSON; ``w2_bound_holds_all`` and the bound summaries after it are
+        left out when None (not measured)."""
         out = super().to_dict()
-        if self.w2_bound_holds_all is None:
-            del out["w2_bound_holds_all"]
-        return out
+        names = [f.name for f in fields(self)]
+        optional = names[names.index("w2_bound_holds_all"):]
+        return {k: v for k, v in out.items() if v is not None or k not in optional}
 
 
 @dataclass(frozen=True)

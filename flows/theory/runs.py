@@ -31,7 +31,9 @@ class TheoryRun(Result):
     Width m, n points with k draws each, lambda_0 (NaN when not computed), the final training
     and held-out objectives and their gap, the weight drift, the log-linear loss fit (slope, R^2),
     W2 of the samples and its floor, the loss curve, and with the NTK comparison its gap,
-    tolerance, whether it holds and the flipped fraction of activations.
+    tolerance, whether it holds and the flipped fraction of activations, the end ratio
+    L_obs(T) / L_NTK(T) and whether the check on it passes
+    (:func:`flows.theory.ntk.end_ratio_passes`).
     """
 
     width: int
@@ -51,6 +53,8 @@ class TheoryRun(Result):
     ntk_tolerance: float | None = None
     ntk_within: bool | None = None
     flipped: float | None = None
+    ntk_end_ratio: float | None = None
+    ntk_passes: bool | None = None
 
 
 def theory_run(config: TrainConfig, n_samples: int = 1000, method: str = "midpoint",
@@ -92,7 +96,8 @@ def theory_run(config: TrainConfig, n_samples: int = 1000, method: str = "midpoi
                      weight_drift(res.field.W.detach(), res.initial_W), fit.slope, fit.r2,
                      w2(x, splits.heldout), w2(splits.floor, splits.heldout),
                      res.losses.tolist(), *(() if ntk is None else (
-                         ntk.gap, ntk.tolerance, ntk.within, ntk.drift.flipped)))
+                         ntk.gap, ntk.tolerance, ntk.within, ntk.drift.flipped,
+                         ntk.end_ratio, ntk.passes)))
 
 
 @dataclass(frozen=True)

@@ -41,6 +41,7 @@ from .excess import (
     population_minimum,
     target_mixture,
 )
+from .genbound import generalization_bound
 from .kernel import loglog_slope
 from .ntk import ntk_comparison
 from .results import (
@@ -85,11 +86,19 @@ def _samples_part(res, cfg, splits, source, mix, ex: Estimate, n_samples: int,
     measured = w2(x, ref)
     b = w2_bound(res.field, mix, x0, ex, steps=bound_steps, pairs=pairs)
     mem = memorization(x, splits.train)
+    nothing = w2(x0, ref)  # the model that does nothing: its samples are the source's
     return SampleChecks(w2=measured, w2_floor=floor.mean, w2_floor_std=floor.std,
                         w2_bound=b.bound, w2_bound_factor=b.factor, w2_coupling=b.coupling,
                         w2_bound_holds=b.bound >= measured, w2_bound_ratio=b.bound / measured,
                         mu_max=b.mu_max, lipschitz_max=b.lipschitz_max,
-                        memorized_fraction=mem.fraction)
+                        memorized_fraction=mem.fraction, w2_source=nothing,
+                        w2_bound_vs_source=b.bound / nothing,
+                        w2_bound_vacuous=b.bound >= nothing,
+                        w2_bound_trajectory=b.bound_trajectory,
+                        w2_bound_trajectory_factor=b.factor_trajectory,
+                        w2_bound_trajectory_holds=b.bound_trajectory >= measured,
+                        w2_bound_trajectory_vs_source=b.bound_trajectory / nothing,
+                        w2_bound_trajectory_vacuous=b.bound_trajectory >= nothing)
 
 
 def width_point(cfg: TrainConfig, lstar: Estimate, n_test: int = 20_000, n_samples: int = 1000,
@@ -119,7 +128,8 @@ def width_point(cfg: TrainConfig, lstar: Estimate, n_test: int = 20_000, n_sampl
         excess_test_ci95=ex.half_width,
         excess_train=_train_excess(res, cfg, splits, source, lstar),
         samples=_samples_part(res, cfg, splits, source, mix, ex, n_samples, sample_steps,
-                              bound_steps, pairs, floor_pairs))
+                              bound_steps, pairs, floor_pairs),
+        ntk_end_ratio=cmp.end_ratio, ntk_passes=cmp.passes)
 
 
 def ntk_width_sweep(widths: list[int], base: TrainConfig, **kwargs) -> NTKWidthSweep:
@@ -142,7 +152,8 @@ def ntk_width_sweep(widths: list[int], base: TrainConfig, **kwargs) -> NTKWidthS
     gaps = [r.ntk_gap for r in runs]
     falls = all(gaps[i + 1] < gaps[i] for i in range(len(gaps) - 1))
     return NTKWidthSweep(runs, widths, lstar, gaps, bool(falls),
-                         all(r.samples.w2_bound_holds for r in runs))
+                         all(r.samples.w2_bound_holds for r in runs),
+                         [r.ntk_passes for r in runs])
 
 
 def risk_point(cfg: TrainConfig, lstar: Estimate, n_test: int = 20_000, n_samples: int = 1000,
@@ -175,11 +186,16 @@ def risk_point(cfg: TrainConfig, lstar: Estimate, n_test: int = 20_000, n_sample
     if samples:
         checks = _samples_part(res, cfg, splits, source, mix, ex, n_samples, sample_steps,
                                bound_steps, pairs, floor_pairs)
+    gb = generalization_bound(res.field, res.initial_W, ds, mix, cfg.n_train, cfg.k_draws,
+                              lstar.value, seed=derive_seed(cfg.seed, "generalization"))
     return RiskPoint(n=cfg.n_train, seed=cfg.seed, excess_test=ex.value,
                      excess_test_se=ex.se, excess_train=train_excess,
                      test_objective=test.value, test_objective_se=test.se,
                      train_objective=train_excess + lstar.value, generalization_gap=gap,
-                     gap_floor=floor, excess_gap=gap - floor, samples=checks)
+                     gap_floor=floor, excess_gap=gap - floor, samples=checks,
+                     gen_bound=gb.bound, gen_bound_ratio=gb.ratio, gen_bound_vacuous=gb.vacuous,
+                     gen_bound_holds=gap - floor <= gb.bound, gen_rademacher=gb.rademacher,
+                     gen_deviation=gb.deviation, gen_radius=gb.radius, gen_distance=gb.distance)
 
 
 def gap_floor(cfg: TrainConfig, splits, source, mix, ds, n_test: int) -> float:
@@ -308,11 +324,44 @@ def risk_sweep(ns: list[int], base: TrainConfig, seeds: list[int], sweep: dict |
         slope, half = _slope_interval(ns, seeds, runs, key)
         name = "excess" if key == "excess_test" else key
         out[f"{name}_slope"], out[f"{name}_slope_ci95"] = slope, half
-    holds = None
-    if runs[0].samples is not None:
-        holds = all(r.samples.w2_bound_holds for r in runs)
+    out |= bound_summaries(runs, ns)
     return RiskSweep(runs=runs, ns=ns, seeds=seeds, population_minimum=lstar, bound_rate=-0.5,
-                     w2_bound_holds_all=holds, **out)
+                     **out)
+
+
+def bound_summaries(runs: list[RiskPoint], ns: list[int]) -> dict:
+    """Per n, the bounds' means, their ratios to the number that makes them informative and
+    the fraction of runs where they are vacuous; whether they hold in every run. The W2
+    entries are None without samples, the generalization entries for runs without its bound.
+
+    Returns
+    -------
+    dict
+        Keyword arguments of :class:`flows.theory.results.RiskSweep`.
+    """
+    def per_n(get) -> list[float]:
+        return [float(np.mean([float(get(r)) for r in runs if r.n == n])) for n in ns]
+
+    out: dict = {}
+    if all(r.gen_bound is not None for r in runs):
+        out.update(gen_bound=per_n(lambda r: r.gen_bound),
+                   gen_bound_ratio=per_n(lambda r: r.gen_bound_ratio),
+                   gen_bound_vacuous_fraction=per_n(lambda r: r.gen_bound_vacuous),
+                   gen_bound_holds_all=all(r.gen_bound_holds for r in runs))
+    if all(r.samples is not None for r in runs):
+        out["w2_bound_holds_all"] = all(r.samples.w2_bound_holds for r in runs)
+    if all(r.samples is not None and r.samples.w2_source is not None for r in runs):
+        out.update(
+            w2_bound_vs_source=per_n(lambda r: r.samples.w2_bound_vs_source),
+            w2_bound_vacuous_fraction=per_n(lambda r: r.samples.w2_bound_vacuous),
+            w2_bound_trajectory=per_n(lambda r: r.samples.w2_bound_trajectory),
+            w2_bound_trajectory_vs_source=per_n(
+                lambda r: r.samples.w2_bound_trajectory_vs_source),
+            w2_bound_trajectory_vacuous_fraction=per_n(
+                lambda r: r.samples.w2_bound_trajectory_vacuous),
+            w2_bound_trajectory_holds_all=all(r.samples.w2_bound_trajectory_holds
+                                              for r in runs))
+    return out
 
 
 def memorization_vs_time(field, x0: torch.Tensor, train_pts: torch.Tensor, steps: int = 20,

@@ -17,21 +17,31 @@ from flows.training.loop import TrainConfig
 
 SAMPLE_KEYS = {"w2", "w2_floor", "w2_floor_std", "w2_bound", "w2_bound_factor", "w2_coupling",
                "w2_bound_holds", "w2_bound_ratio", "mu_max", "lipschitz_max",
-               "memorized_fraction"}
+               "memorized_fraction", "w2_source", "w2_bound_vs_source", "w2_bound_vacuous",
+               "w2_bound_trajectory", "w2_bound_trajectory_factor",
+               "w2_bound_trajectory_holds", "w2_bound_trajectory_vs_source",
+               "w2_bound_trajectory_vacuous"}
 WIDTH_POINT_KEYS = {"width", "n", "k", "lr", "steps", "lambda_0", "losses", "ntk_losses",
                     "ntk_gap", "ntk_tolerance", "ntk_within", "kernel", "required_width",
                     "required_lr", "final_loss", "final_ntk_loss", "excess_test",
-                    "excess_test_ci95", "excess_train"} | SAMPLE_KEYS
+                    "excess_test_ci95", "excess_train", "ntk_end_ratio",
+                    "ntk_passes"} | SAMPLE_KEYS
 RISK_POINT_KEYS = {"n", "seed", "excess_test", "excess_test_se", "excess_train",
                    "test_objective", "test_objective_se", "train_objective",
-                   "generalization_gap", "gap_floor", "excess_gap"}
+                   "generalization_gap", "gap_floor", "excess_gap", "gen_bound",
+                   "gen_bound_ratio", "gen_bound_vacuous", "gen_bound_holds", "gen_rademacher",
+                   "gen_deviation", "gen_radius", "gen_distance"}
 RISK_SWEEP_KEYS = {"runs", "ns", "seeds", "population_minimum", "excess_test",
                    "excess_test_ci95", "generalization_gap", "generalization_gap_ci95",
                    "excess_train", "excess_train_ci95", "gap_floor", "gap_floor_ci95",
                    "excess_gap", "excess_gap_ci95", "intervals_separate", "endpoints_separate",
                    "excess_slope", "excess_slope_ci95", "excess_train_slope",
                    "excess_train_slope_ci95", "excess_gap_slope", "excess_gap_slope_ci95",
-                   "bound_rate"}
+                   "bound_rate", "gen_bound", "gen_bound_ratio", "gen_bound_vacuous_fraction",
+                   "gen_bound_holds_all"}
+W2_SWEEP_KEYS = {"w2_bound_holds_all", "w2_bound_vs_source", "w2_bound_vacuous_fraction",
+                 "w2_bound_trajectory", "w2_bound_trajectory_vs_source",
+                 "w2_bound_trajectory_vacuous_fraction", "w2_bound_trajectory_holds_all"}
 POINT = {"n_test": 200, "n_samples": 40, "bound_steps": 3, "pairs": 8, "floor_pairs": 2}
 
 
@@ -62,7 +72,7 @@ def test_ntk_width_sweep_rows_keep_their_keys():
         res.runs[0].ntk_gap = 0.0
     d = res.to_dict()
     assert set(d) == {"runs", "widths", "population_minimum", "ntk_gap", "gap_monotone",
-                      "w2_bound_holds_all"}
+                      "w2_bound_holds_all", "ntk_passes"}
     assert [set(r) for r in d["runs"]] == [WIDTH_POINT_KEYS] * 2
     assert d["runs"][0]["kernel"] == res.runs[0].kernel.to_dict()
     assert d["population_minimum"] == res.population_minimum.to_dict()
@@ -73,7 +83,7 @@ def test_ntk_width_sweep_rows_keep_their_keys():
 
 def test_risk_sweep_rows_keep_their_keys_with_and_without_samples():
     with_samples = ts.risk_sweep([8, 16], _theory(), [1], **POINT).to_dict()
-    assert set(with_samples) == RISK_SWEEP_KEYS | {"w2_bound_holds_all"}
+    assert set(with_samples) == RISK_SWEEP_KEYS | W2_SWEEP_KEYS
     assert [set(r) for r in with_samples["runs"]] == [RISK_POINT_KEYS | SAMPLE_KEYS] * 2
     alone = ts.risk_sweep([8, 16], _theory(), [1], n_test=200, samples=False)
     assert alone.w2_bound_holds_all is None and all(r.samples is None for r in alone.runs)
