@@ -42,6 +42,11 @@ DEMOS = [
      "integrated input, per input regime (RMS wrapped error at the end, rad).",
      {"constant": "constant.rms_final", "sine": "sine.rms_final", "steps": "steps.rms_final",
       "Ornstein-Uhlenbeck (|v| <= 0.5)": "ou.rms_final", "user series": "user series.rms_final"}),
+    ("speed_gain", "speed_gain.py", "Speed physics: speed gain and maximum tracked speed",
+     "The asymmetric velocity coupling (one smooth odd kernel, calibrated at small speed) moves "
+     "the bump at the commanded speed when slow and lags and deforms when fast; v_max (gain "
+     "within 5% of 1) per kappa, beside the exact transport that tracks every speed.",
+     {"kappa": "kappas", "v_max (rad/tau)": "v_max", "v_max / kappa": "v_max_per_kappa"}),
     ("energy_comparison", "energy_comparison.py",
      "Learned energy vs Fourier construction vs classic network",
      "The same restoration and path-integration tasks for three ring networks; the learned "

@@ -40,10 +40,10 @@ from _runkit import Result
 
 from ..dynamics.inputs import Constant
 from ..dynamics.simulation import simulate
-from ..network import HopfieldNetwork
+from ..network import HopfieldNetwork, velocity_coupling
 
-__all__ = ["SpeedPoint", "SpeedGainResult", "speed_point", "speed_gain", "plot_speed_gain",
-           "DEFAULT_VELOCITIES"]
+__all__ = ["SpeedPoint", "SpeedGainResult", "SpeedStudy", "speed_point", "speed_gain",
+           "speed_study", "plot_speed_gain", "DEFAULT_VELOCITIES"]
 
 #: Default velocity grid (rad/tau): 0.01 to 40.96 by factors of 2.
 DEFAULT_VELOCITIES = tuple(0.01 * 2.0**i for i in range(13))
@@ -180,7 +180,8 @@ def speed_point(network: HopfieldNetwork, v: float, duration: float = 40.0,
 
 
 def speed_gain(network: HopfieldNetwork, velocities=DEFAULT_VELOCITIES, duration: float = 40.0,
-               tolerance: float = 0.05, refine: int = 5) -> SpeedGainResult:
+               tolerance: float = 0.05, refine: int = 5,
+               dt_max: float = 0.05) -> SpeedGainResult:
     """Speed-gain curve of a network's velocity coupling and its maximum tracked speed.
 
     Parameters
@@ -196,6 +197,8 @@ def speed_gain(network: HopfieldNetwork, velocities=DEFAULT_VELOCITIES, duration
         Tolerance on ``|gain - 1|``, in (0, 1).
     refine : int
         Bisection steps in ``log v`` between the last tracked and first untracked velocity.
+    dt_max : float
+        Largest integration step (tau).
 
     Returns
     -------
@@ -215,7 +218,7 @@ def speed_gain(network: HopfieldNetwork, velocities=DEFAULT_VELOCITIES, duration
         raise ValueError(f"tolerance={tolerance!r}: must be in (0, 1)")
     points = []
     for v in vs:
-        points.append(speed_point(network, v, duration, tolerance))
+        points.append(speed_point(network, v, duration, tolerance, dt_max))
         if not points[-1].tracked:
             break
     if points[-1].tracked:
@@ -225,17 +228,104 @@ def speed_gain(network: HopfieldNetwork, velocities=DEFAULT_VELOCITIES, duration
     if lo is not None:
         for _ in range(refine):
             mid = math.sqrt(lo * hi)
-            p = speed_point(network, mid, duration, tolerance)
+            p = speed_point(network, mid, duration, tolerance, dt_max)
             points.append(p)
             lo, hi = (mid, hi) if p.tracked else (lo, mid)
     above = max(p.v for p in points)
-    points += [speed_point(network, v, duration, tolerance) for v in vs if v > above]
+    points += [speed_point(network, v, duration, tolerance, dt_max) for v in vs if v > above]
     points.sort(key=lambda p: p.v)
     v_max = lo if lo is not None else 0.0
     return SpeedGainResult(points, v_max, True, hi, tolerance, duration)
 
 
-def plot_speed_gain(curves: dict, tolerance: float = 0.05) -> Figure:
+@dataclass(frozen=True)
+class SpeedStudy(Result):
+    """Outcome of :func:`speed_study`: one fitted ring per ``kappa``, each coupling measured.
+
+    Attributes
+    ----------
+    kappas : list of float
+        The prescribed normal rates.
+    coupling, width : str, float
+        The coupling studied and its kernel width (rad).
+    curves : list of SpeedGainResult
+        The studied coupling's curve per ``kappa``.
+    controls : list of SpeedGainResult
+        The ``exact`` coupling's curve per ``kappa`` (the control that tracks every speed).
+    v_max : list of float
+        ``v_max`` per ``kappa`` (the studied coupling).
+    v_max_per_kappa : list of float
+        ``v_max / kappa``: constant when ``v_max`` is proportional to ``kappa``.
+    """
+
+    kappas: list
+    coupling: str
+    width: float
+    curves: list
+    controls: list
+    v_max: list
+    v_max_per_kappa: list
+
+    def to_dict(self) -> dict:
+        """JSON-ready fields, the curves as lists of dicts."""
+        out = super().to_dict()
+        out["curves"] = [c.to_dict() for c in self.curves]
+        out["controls"] = [c.to_dict() for c in self.controls]
+        return out
+
+    def figure(self) -> Figure:
+        """Speed gain against speed per ``kappa`` with ``v_max`` marked, the exact controls
+        included."""
+        pairs = zip(self.kappas, self.curves, self.controls, strict=True)
+        curves, controls = {}, {}
+        for k, curve, control in pairs:
+            curves[f"{self.coupling}, kappa = {k:g}"] = curve
+            controls[f"exact, kappa = {k:g}"] = control
+        return plot_speed_gain(curves, self.curves[0].tolerance, controls)
+
+
+def speed_study(networks: dict, coupling: str = "asymmetric", width: float = 0.3,
+                velocities=DEFAULT_VELOCITIES, duration: float = 40.0,
+                tolerance: float = 0.05) -> SpeedStudy:
+    """Speed-gain curves of one coupling and of the exact control for networks of several
+    ``kappa``.
+
+    Parameters
+    ----------
+    networks : dict of float to HopfieldNetwork
+        ``kappa`` to a network fitted with it (with a target manifold).
+    coupling, width : str, float
+        The coupling studied (:func:`neurodyn.network.velocity_coupling`) and its kernel width.
+    velocities, duration, tolerance
+        As for :func:`speed_gain`.
+
+    Returns
+    -------
+    SpeedStudy
+
+    Examples
+    --------
+    >>> from neurodyn.fitting.core import FitConfig, fit
+    >>> nets = {k: fit(FitConfig(n=32, steps=5, kappa=k)).network for k in (1.0, 2.0)}
+    >>> st = speed_study(nets, velocities=(0.25, 0.5, 1.0, 2.0), duration=10.0)
+    >>> round(st.v_max[1] / st.v_max[0], 1), [c.v_max_bounded for c in st.controls]
+    (2.0, [False, False])
+    """
+    kappas = sorted(float(k) for k in networks)
+    by_kappa = {float(k): net for k, net in networks.items()}
+    curves, controls = [], []
+    for k in kappas:
+        net = by_kappa[k]
+        curves.append(speed_gain(velocity_coupling(net, coupling, width), velocities, duration,
+                                 tolerance))
+        controls.append(speed_gain(velocity_coupling(net, "exact"), velocities, duration,
+                                   tolerance))
+    v_max = [c.v_max for c in curves]
+    return SpeedStudy(kappas, coupling, float(width), curves, controls, v_max,
+                      [v / k for v, k in zip(v_max, kappas, strict=True)])
+
+
+def plot_speed_gain(curves: dict, tolerance: float = 0.05, controls: dict | None = None) -> Figure:
     """Speed gain against velocity, one curve per label, each ``v_max`` marked.
 
     Parameters
@@ -244,6 +334,8 @@ def plot_speed_gain(curves: dict, tolerance: float = 0.05) -> Figure:
         Label (e.g. ``"kappa = 2"``) to its result.
     tolerance : float
         The tracked band ``1 +- tolerance``, drawn shaded.
+    controls : dict of str to SpeedGainResult or None
+        Control curves (e.g. the exact coupling), drawn grey and dotted.
 
     Returns
     -------
@@ -260,6 +352,9 @@ def plot_speed_gain(curves: dict, tolerance: float = 0.05) -> Figure:
             ax.axvline(res.v_max, color=color, ls="--", lw=1)
             ax.annotate(f"v_max {res.v_max:.3g}", (res.v_max, 1 - tolerance), color=color,
                         rotation=90, va="top", ha="right", fontsize=8)
+    for i, (label, res) in enumerate((controls or {}).items()):
+        ax.semilogx([p.v for p in res.points], [p.gain for p in res.points], ":",
+                    marker="xs^v"[i % 4], ms=4, color="0.4", label=label)
     ax.set_xlabel("commanded speed v (rad/τ)")
     ax.set_ylabel("speed gain (bump speed / v)")
     ax.set_title("velocity coupling: speed gain and maximum tracked speed")
