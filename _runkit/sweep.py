@@ -134,10 +134,15 @@ class SweepResult:
         return require_pandas("SweepResult.to_pandas()").DataFrame(self.rows)
 
     def to_dict(self) -> dict:
-        """Summary for ``metrics.json``."""
-        return {"cells": len(self.rows), "ran": self.ran, "seconds": self.seconds,
-                "table": str(self.table),
+        """Summary for ``metrics.json``: what the configuration determines (a resumed sweep
+        writes the same); what this call did is :meth:`timing`."""
+        return {"cells": len(self.rows), "table": str(self.table),
                 "parquet": None if self.parquet is None else str(self.parquet)}
+
+    def timing(self) -> dict:
+        """What this call did, for ``timing.json``: cells computed, stale cells recomputed,
+        wall time."""
+        return {"ran": self.ran, "stale": self.stale, "seconds": self.seconds}
 
 
 def _run_cell(cell: Callable[[dict], dict], params: dict) -> dict:

@@ -3,6 +3,7 @@
 ``--grid AXIS=V1,V2,...`` (repeatable) replaces an axis's default values; every cell is stored in
 ``OUT/cells`` as it finishes, a rerun into the same ``--out`` runs only the missing cells (and
 those stored under other settings), and the end writes ``OUT/table.csv``, ``OUT/metrics.json``
+(the same after a resumed sweep), ``OUT/timing.json`` (cells computed by this call, wall time)
 and ``OUT/<y>_vs_<x>.png``. ``--out`` is a locked run directory (:class:`_runkit.RunDir`): the
 grid is checked before anything is written, and a directory of another command is refused.
 """
@@ -92,7 +93,8 @@ def _sweep(args) -> dict:
                         **sweep_options(args))
         metrics = res.to_dict()
         run.write_json("metrics.json", {**metrics, "rows": res.rows})
-    return metrics
+        run.write_json("timing.json", res.timing())
+    return {**metrics, **res.timing()}
 
 
 def register(sub) -> None:

@@ -35,7 +35,7 @@ def test_sweep_command_writes_table_and_resumes(tmp_path):
     assert (tmp_path / "slowest_normal_rate_vs_kappa.png").exists()
     again = subprocess.run(args, capture_output=True, text=True, timeout=300)
     assert again.returncode == 0 and json.loads(
-        (tmp_path / "metrics.json").read_text())["ran"] == 0
+        (tmp_path / "timing.json").read_text())["ran"] == 0
     bad = subprocess.run(args[:7] + ["--grid", "speed=1"], capture_output=True, text=True,
                          timeout=300)
     assert bad.returncode == 2 and "AXIS" in bad.stderr

@@ -54,14 +54,16 @@ def test_rerun_under_other_settings_recomputes_the_table(tmp_path, capsys):
     cfg = json.loads((out / "config.json").read_text())
     assert cfg["command"] == "neurodyn sweep kappa" and cfg["config"]["fixed"]["fit_steps"] == 1
     one = (out / "table.csv").read_text()
+    metrics = (out / "metrics.json").read_bytes()
     assert _run(capsys, *KAPPA, "--fit-steps", "1", "--out", out)[0] == 0
-    assert json.loads((out / "metrics.json").read_text())["ran"] == 0
+    assert json.loads((out / "timing.json").read_text())["ran"] == 0
+    assert (out / "metrics.json").read_bytes() == metrics  # a resumed sweep: the same file
     assert (out / "table.csv").read_text() == one
     assert _run(capsys, *KAPPA, "--fit-steps", "3", "--out", out)[0] == 0
     three = (out / "table.csv").read_text()
-    assert json.loads((out / "metrics.json").read_text())["ran"] == 2 and three != one
+    assert json.loads((out / "timing.json").read_text())["ran"] == 2 and three != one
     assert _run(capsys, *KAPPA, "--fit-steps", "3", "--out", tmp_path / "ref")[0] == 0
     assert (tmp_path / "ref" / "table.csv").read_text() == three
     assert _run(capsys, *KAPPA, "--fit-steps", "3", "--seed", "7", "--out", out)[0] == 0
-    assert json.loads((out / "metrics.json").read_text())["ran"] == 2
+    assert json.loads((out / "timing.json").read_text())["ran"] == 2
     assert (out / "table.csv").read_text() != three
