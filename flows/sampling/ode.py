@@ -171,6 +171,10 @@ class _Counted(nn.Module):
         self.nfe += 1
         _check_budget(self.nfe, self.max_nfe, self.rtol, self.atol)
         v = self.field(x, t)
+        if not isinstance(v, torch.Tensor) or v.shape != x.shape:
+            got = tuple(v.shape) if isinstance(v, torch.Tensor) else type(v).__name__
+            raise FlowsError(f"field: returned {got} for x of shape {tuple(x.shape)}; a velocity "
+                             "of the same shape (N, d) is required")
         if not torch.isfinite(v).all():
             raise SamplingDiverged(float(t), self.nfe, self.method, self.steps, self.rtol,
                                    span=self.span)

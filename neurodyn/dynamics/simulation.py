@@ -170,6 +170,8 @@ class SimulationResult:
 
 def _check_args(network, u0, duration, dt, method, noise, save_every):
     g = network.geometry
+    if isinstance(u0, torch.Tensor) and u0.is_complex():  # a cast would drop the imaginary part
+        raise TypeError(f"u0: complex dtype {u0.dtype}; states are real")
     g.check_state(u0, "u0")
     if u0.dim() != g.dim + 1:
         dims = ", ".join(map(str, g.shape))
