@@ -1,5 +1,7 @@
 """Figures. Every function takes ``ax=None`` (a new figure is made without pyplot) and returns
-the figure; no global matplotlib state is touched. Save with ``fig.savefig(path)``.
+the figure; no global matplotlib state is touched. Save with ``fig.savefig(path)``. In a Jupyter
+notebook the returned figure shows once, as a PNG, whether the function made it or drew into
+the caller's axes.
 """
 
 from __future__ import annotations
@@ -11,13 +13,17 @@ import torch
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
+from _runkit.cli import notebook_figure
+
 CMAP = "viridis"
 
 
 def _axes(ax: Axes | None, figsize: tuple[float, float] = (5.0, 4.0)) -> tuple[Figure, Axes]:
+    """``(figure, axes)``: the given axes' figure, or a new one; either shows once in a
+    notebook (:func:`_runkit.cli.notebook_figure`)."""
     if ax is not None:
-        return ax.figure, ax  # type: ignore[return-value]
-    fig = Figure(figsize=figsize, layout="constrained")
+        return notebook_figure(ax.figure, created=False), ax  # type: ignore[return-value]
+    fig = notebook_figure(Figure(figsize=figsize, layout="constrained"))
     return fig, fig.add_subplot()
 
 

@@ -8,8 +8,9 @@ and :mod:`.animation` (GIFs of a moving bump). Computation lives in the library 
 figures into run directories lives in :mod:`neurodyn.runs`.
 
 Every function takes ``ax=None`` (a new figure is made, never through pyplot's global state) and
-returns the :class:`matplotlib.figure.Figure`. Axes carry labels with units; time is in units of
-``tau``.
+returns the :class:`matplotlib.figure.Figure`, which a Jupyter notebook shows once, as a PNG,
+whether the function made it or drew into the caller's axes. Axes carry labels with units; time
+is in units of ``tau``.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ import torch
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
+from _runkit.cli import notebook_figure
 from _runkit.files import atomic_save_figure
 
 from ..analysis.diagnostics import ConnectivityProfile
@@ -33,10 +35,11 @@ __all__ = ["new_axes", "plot_bump", "plot_spectrum", "plot_connectivity", "plot_
 
 
 def new_axes(ax: Axes | None = None, figsize=(5.0, 3.6)) -> tuple[Figure, Axes]:
-    """Return ``(figure, axes)``: the given axes' figure, or a new stand-alone figure."""
+    """Return ``(figure, axes)``: the given axes' figure, or a new stand-alone figure; either
+    shows once in a notebook (:func:`_runkit.cli.notebook_figure`)."""
     if ax is not None:
-        return ax.figure, ax
-    fig = Figure(figsize=figsize, layout="constrained")
+        return notebook_figure(ax.figure, created=False), ax
+    fig = notebook_figure(Figure(figsize=figsize, layout="constrained"))
     return fig, fig.add_subplot()
 
 
@@ -84,9 +87,28 @@ def plot_spectrum(eigenvalues, zero_tol: float = 1e-3, ax: Axes | None = None) -
     return fig
 
 
-def plot_connectivity(profile: ConnectivityProfile, ax: Axes | None = None) -> Figure:
-    """Effective connectivity ``w`` versus distance between preferred phases."""
+def plot_connectivity(profile, ax: Axes | None = None) -> Figure:
+    """A connectivity profile ``w`` versus distance between preferred phases.
+
+    Parameters
+    ----------
+    profile : ConnectivityProfile or CirculantFit
+        A kernel's profile, or the best fixed circulant network
+        (:func:`~neurodyn.analysis.connectivity.fit_circulant`): then its profile, titled with
+        its errors.
+    ax : Axes or None
+        Axes to draw into (a new figure otherwise).
+
+    Returns
+    -------
+    Figure
+    """
     fig, ax = new_axes(ax)
+    title = "connectivity profile $w(\\delta)$"
+    if not isinstance(profile, ConnectivityProfile):
+        title = (f"best fixed circulant W: recurrent-input error {profile.relative_error:.2g}, "
+                 f"field error {profile.field_error:.2g}")
+        profile = profile.profile
     d, w = _np(profile.distance), _np(profile.weight)
     ax.plot(d, w, "-", color="tab:purple")
     ax.fill_between(d, w, 0, where=w > 0, color="tab:red", alpha=0.25, label="excitation")
@@ -95,8 +117,8 @@ def plot_connectivity(profile: ConnectivityProfile, ax: Axes | None = None) -> F
     for z in profile.zero_crossings():
         ax.axvline(z, color="0.3", ls=":", lw=1)
     ax.set_xlabel("distance between preferred phases $|\\delta|$ (rad)")
-    ax.set_ylabel("effective weight $w(\\delta)$ (a.u.)")
-    ax.set_title("learned connectivity: $-\\nabla^2 F$ at the manifold")
+    ax.set_ylabel("weight $w(\\delta)$ (a.u.)")
+    ax.set_title(title, fontsize="small")
     ax.legend(frameon=False)
     return fig
 

@@ -6,6 +6,8 @@ import numpy as np
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
+from _runkit.cli import notebook_figure
+
 from ..analysis.embedding import Embedding
 
 __all__ = ["plot_embedding_2d", "plot_embedding_3d"]
@@ -95,7 +97,7 @@ def plot_embedding_3d(
     """
     xyz = _check_embedding(emb, 3, "plot_embedding_3d")
     if ax is None:
-        fig = Figure(figsize=(5.5, 4.5))
+        fig = notebook_figure(Figure(figsize=(5.5, 4.5)))
         ax = fig.add_subplot(projection="3d")
     else:
         fig = ax.get_figure()
@@ -156,7 +158,7 @@ def plot_embedding_2d(
         raise ValueError(f"dims={dims!r} is not allowed; give two non-negative coordinate indices")
     coords = _check_embedding(emb, max(dims) + 1, "plot_embedding_2d")
     if ax is None:
-        fig = Figure(figsize=(5.0, 4.2))
+        fig = notebook_figure(Figure(figsize=(5.0, 4.2)))
         ax = fig.add_subplot()
     else:
         fig = ax.get_figure()

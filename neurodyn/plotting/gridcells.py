@@ -6,6 +6,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from _runkit.cli import notebook_figure
+
 from ..geometry.populations import LATTICES, sheet_corners
 from ..spatial.gridcells.results import GridCellsResult
 from ..spatial.gridscores import gridness
@@ -21,7 +23,8 @@ if TYPE_CHECKING:
 __all__ = ["plot_connectivity_sheet", "plot_error", "plot_modules", "run_figures"]
 
 
-def plot_connectivity_sheet(row: np.ndarray, lattice: str, ax: Axes | None = None) -> Figure:
+def plot_connectivity_sheet(row: np.ndarray, lattice: str, ax: Axes | None = None,
+                            label: str | None = None) -> Figure:
     """Draw a connectivity row on the sheet's own geometry.
 
     Neuron ``(i, j)`` at offset ``(a, b)`` from the centre neuron sits at ``a e1 + b e2`` with
@@ -36,6 +39,9 @@ def plot_connectivity_sheet(row: np.ndarray, lattice: str, ax: Axes | None = Non
         ``'hex'`` or ``'square'``.
     ax : Axes or None
         Axes to draw into (a new figure otherwise).
+    label : str or None
+        What the weights are (colour bar and title); default: the effective connectivity
+        ``-d^2 F / dr_0 dr_j`` at the bump centred on the centre neuron (a state-dependent row).
 
     Returns
     -------
@@ -51,12 +57,15 @@ def plot_connectivity_sheet(row: np.ndarray, lattice: str, ax: Axes | None = Non
     x, y = sheet_corners(row.shape, lattice, centred=True)
     lim = float(np.abs(row).max()) or 1.0
     mesh = ax.pcolormesh(x, y, centred, cmap="RdBu_r", vmin=-lim, vmax=lim, shading="flat")
-    fig.colorbar(mesh, ax=ax, label=r"$W_\mathrm{eff} = -\partial^2 F/\partial r_0 \partial r_j$")
+    default = label is None
+    label = (r"$W_\mathrm{eff} = -\partial^2 F/\partial r_0 \partial r_j$" if default
+             else label)
+    fig.colorbar(mesh, ax=ax, label=label)
     ax.set_aspect("equal")
     ax.set_xlabel("sheet x (neuron spacings)")
     ax.set_ylabel("sheet y (neuron spacings)")
-    ax.set_title(f"learned connectivity onto the centre neuron ({lattice} sheet)",
-                 fontsize="small")
+    what = "effective connectivity at the bump on the centre neuron" if default else label
+    ax.set_title(f"{what} ({lattice} sheet)", fontsize="small")
     return fig
 
 
@@ -109,7 +118,7 @@ def plot_modules(result: GridCellsResult, cell: int = 0, fig: Figure | None = No
     if not 0 <= cell < result.cells.shape[0]:
         raise ValueError(f"cell={cell}: must be in [0, {result.cells.shape[0] - 1}]")
     if fig is None:
-        fig = Figure(figsize=(4.2 * len(mods), 7.0), layout="constrained")
+        fig = notebook_figure(Figure(figsize=(4.2 * len(mods), 7.0), layout="constrained"))
     else:
         fig.clear()
     axes = fig.subplots(2, len(mods), squeeze=False)
@@ -139,7 +148,7 @@ def run_figures(result: GridCellsResult):
     yield "ratemaps.png", fig
 
     shown = min(4, maps.maps.shape[0])
-    fig = Figure(figsize=(3.6 * shown, 3.2), layout="constrained")
+    fig = notebook_figure(Figure(figsize=(3.6 * shown, 3.2), layout="constrained"))
     axes = fig.subplots(1, shown, squeeze=False)[0]
     for k in range(shown):
         ac = autocorrelogram(maps.maps[k])

@@ -8,6 +8,8 @@ import numpy as np
 from matplotlib.collections import LineCollection
 from matplotlib.figure import Figure
 
+from _runkit.cli import notebook_figure
+
 from .._util import to_numpy
 from ..analysis.activity import ManifoldActivity
 from ..analysis.embedding import Embedding, pca
@@ -52,7 +54,8 @@ def plot_activity_pca(activity: ManifoldActivity, emb: Embedding | None = None,
     """
     emb = pca(activity.rates, 3) if emb is None else emb
     dim = activity.decoded.shape[1]
-    fig = Figure(figsize=(5.2 * dim, 4.4), layout="constrained") if fig is None else fig
+    if fig is None:
+        fig = notebook_figure(Figure(figsize=(5.2 * dim, 4.4), layout="constrained"))
     for a in range(dim):
         ax = fig.add_subplot(1, dim, a + 1, projection="3d")
         plot_embedding_3d(emb, activity.decoded[:, a], ax=ax,
@@ -89,7 +92,8 @@ def plot_activity_isomap(activity: ManifoldActivity, emb: Embedding,
     if dec.shape[0] != emb.coords.shape[0]:
         raise ValueError(f"emb: {emb.coords.shape[0]} points, but {dec.shape[0]} decoded phases")
     dim = dec.shape[1]
-    fig = Figure(figsize=(5.6 * dim, 4.2), layout="constrained") if fig is None else fig
+    if fig is None:
+        fig = notebook_figure(Figure(figsize=(5.6 * dim, 4.2), layout="constrained"))
     for a in range(dim):
         ax = fig.add_subplot(1, dim, a + 1)
         plot_embedding_2d(emb, dec[:, a], ax=ax, color_label=f"{_PHASE} {phase_labels(dim)[a]}")
@@ -114,7 +118,7 @@ def plot_energy_landscape(landscape: EnergyLandscape, fig: Figure | None = None)
     -------
     Figure
     """
-    fig = Figure(figsize=(10.0, 3.8), layout="constrained") if fig is None else fig
+    fig = notebook_figure(Figure(figsize=(10.0, 3.8), layout="constrained")) if fig is None else fig
     ax_t, ax_n = fig.subplots(1, 2)
     for name, e in zip(landscape.tangent_names, landscape.tangent, strict=True):
         ax_t.plot(landscape.psi, e, lw=1.2, label=f"along {name}")
@@ -182,7 +186,7 @@ def plot_manifold_path(trajectory: SimulationResult, runs: int = 4, fig: Figure 
     err = to_numpy(trajectory.path_error())
     dim = dec.shape[-1]
     n = min(runs, dec.shape[1])
-    fig = Figure(figsize=(10.0, 4.4), layout="constrained") if fig is None else fig
+    fig = notebook_figure(Figure(figsize=(10.0, 4.4), layout="constrained")) if fig is None else fig
     colours = [f"C{b}" for b in range(n)]
     if dim == 1:
         _draw_ring_path(fig, t, dec, ref, colours[:min(shown, n)])

@@ -8,6 +8,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from _runkit.cli import notebook_figure
+
 from ..spatial.gridscores import GridScore, _check_autocorr
 from ..spatial.ratemaps import RateMaps
 from . import new_axes
@@ -53,7 +55,8 @@ def plot_rate_maps(
     cells, ncols = _checked_panel(maps, cells, ncols)
     nrows = -(-cells.size // ncols)
     if fig is None:
-        fig = Figure(figsize=(1.6 * ncols + 0.8, 1.6 * nrows), layout="constrained")
+        fig = notebook_figure(Figure(figsize=(1.6 * ncols + 0.8, 1.6 * nrows),
+                                     layout="constrained"))
     else:
         fig.clear()
     shown = maps.maps[cells]

@@ -8,6 +8,8 @@ import numpy as np
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
+from _runkit.cli import notebook_figure
+
 from ..analysis.topology import Homology, _check_int, betti_numbers, long_bar_thresholds
 from . import new_axes
 
@@ -64,7 +66,7 @@ def plot_barcode(
     n = homology.maxdim + 1
     xmax = 1.05 * homology.diameter if homology.diameter > 0 else 1.0
     if ax is None:
-        fig = Figure(figsize=(6.0, 1.0 + 1.3 * n), layout="constrained")
+        fig = notebook_figure(Figure(figsize=(6.0, 1.0 + 1.3 * n), layout="constrained"))
         axes = fig.subplots(n, 1, sharex=True, squeeze=False)[:, 0]
     else:
         fig = ax.get_figure()
