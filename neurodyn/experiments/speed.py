@@ -292,12 +292,18 @@ def speed_study(networks: dict, coupling: str = "asymmetric", width: float = 0.3
 
     Parameters
     ----------
-    networks : dict of float to HopfieldNetwork
+    networks : dict[float, HopfieldNetwork]
         ``kappa`` to a network fitted with it (with a target manifold).
-    coupling, width : str, float
-        The coupling studied (:func:`neurodyn.network.velocity_coupling`) and its kernel width.
-    velocities, duration, tolerance
-        As for :func:`speed_gain`.
+    coupling : str
+        The coupling studied (:func:`neurodyn.network.velocity_coupling`).
+    width : float
+        Its kernel width (rad).
+    velocities : sequence of float
+        Grid of velocities (rad/tau), as for :func:`speed_gain`.
+    duration : float
+        Simulated time per velocity (tau).
+    tolerance : float
+        Tolerance on ``|gain - 1|``.
 
     Returns
     -------
@@ -330,11 +336,11 @@ def plot_speed_gain(curves: dict, tolerance: float = 0.05, controls: dict | None
 
     Parameters
     ----------
-    curves : dict of str to SpeedGainResult
+    curves : dict[str, SpeedGainResult]
         Label (e.g. ``"kappa = 2"``) to its result.
     tolerance : float
         The tracked band ``1 +- tolerance``, drawn shaded.
-    controls : dict of str to SpeedGainResult or None
+    controls : dict[str, SpeedGainResult] or None
         Control curves (e.g. the exact coupling), drawn grey and dotted.
 
     Returns
