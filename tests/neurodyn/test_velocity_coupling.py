@@ -119,3 +119,20 @@ def test_v_max_scales_with_kappa_on_the_ring_and_torus_gain_is_one():
     p = speed_point(velocity_coupling(torus, "asymmetric"), 0.02, duration=20.0)
     assert abs(p.gain - 1) < 5e-3
     assert torch.isfinite(torch.tensor(p.correlation))
+
+
+def test_quick_speed_demo(tmp_path):
+    """demos/speed_gain.py at --quick size, in process: v_max / kappa is the same for both
+    kappas and the exact controls track every speed of the grid."""
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[2] / "demos" / "speed_gain.py"
+    spec = importlib.util.spec_from_file_location("speed_gain_demo", path)
+    demo = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(demo)
+    m = demo.main(["--quick", "--out", str(tmp_path / "sg"), "--cache", ""])
+    low, high = m["v_max_per_kappa"]
+    assert low == pytest.approx(high, rel=0.05)
+    assert all(c["v_max_bounded"] is False for c in m["controls"])
+    assert (tmp_path / "sg" / "speed_gain.png").stat().st_size > 0
