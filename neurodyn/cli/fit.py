@@ -36,11 +36,16 @@ def _fit(args) -> dict:
 def _config(args, n) -> FitConfig:
     """The fit's config from the parsed arguments, refused (naming the option) before the run
     directory is claimed when a value or the population size is out of range."""
-    from ..fitting.core import build_geometry
+    from ..fitting.core import build_geometry, build_manifold
 
     try:
         cfg = _make_config(args, n)
-        build_geometry(cfg)
+        geometry = build_geometry(cfg)
+        build_manifold(cfg, geometry)  # a profile file is read and checked here
+        if cfg.family == "template":
+            from ..fitting.template import template_harmonics
+
+            template_harmonics(cfg, geometry)
     except ValueError as err:
         key = re.match(r"(\w+)=", str(err))
         option = f"--{key.group(1).replace('_', '-')}: " if key else ""
@@ -58,7 +63,7 @@ def _make_config(args, n) -> FitConfig:
                      weight_energy=args.weight_energy, strength=args.strength,
                      kappa_tol=args.kappa_tol, check_kappa=not args.no_kappa_check,
                      hidden=args.hidden, lr=args.lr, gain=args.gain, a=args.a, c=args.c,
-                     variable=args.variable, device=args.device)
+                     variable=args.variable, device=args.device, profile=args.profile)
 
 
 def _lock(text: str) -> bool:
@@ -102,15 +107,21 @@ def register(sub) -> None:
 def _add_energy_arguments(f, d: SimpleNamespace) -> None:
     """Add to parser ``f`` the energy family and its terms (``d``: the defaults of
     :class:`FitConfig`)."""
+    f.add_argument("--profile", default=d.profile, metavar="P",
+                   help="target bump: cosine (default), von-mises:K, flat-top:W (half-width W "
+                   "rad), asymmetric:S (0 < |S| < 1) or FILE.npy of target rates ((N,) ring, "
+                   "(n1, n2) torus)")
     f.add_argument("--family", choices=FAMILIES, default=d.family,
                    help="energy family: seal (spectral + pointwise [+ phase locking]), the "
-                   "power spectrum alone, or a neural energy trained by Adam (default seal)")
+                   "power spectrum alone, a neural energy trained by Adam, or a learned "
+                   "template (default: seal for the cosine profile, template otherwise)")
     f.add_argument("--hidden", type=positive_int, default=d.hidden,
                    help=f"width of the neural energy, family mlp (default {d.hidden})")
     f.add_argument("--lr", type=positive, default=d.lr,
                    help=f"Adam learning rate, family mlp (default {d.lr:g})")
     f.add_argument("--bandwidth", type=positive_int, default=None,
-                   help="highest wave number with learned curvature (default 4 ring, 2 torus)")
+                   help="highest wave number with learned curvature (default 4 ring, 2 torus); "
+                   "family template: the template's harmonics per axis (default: all)")
     f.add_argument("--degree", type=positive_int, default=None,
                    help="polynomial terms per mode (default 5 ring, 4 torus)")
     f.add_argument("--variable", choices=("amplitude", "power"), default=d.variable,

@@ -7,6 +7,7 @@
 - :mod:`.pointwise` -- ``sum_i h(r_i)``, the diagonal of the Hessian.
 - :mod:`.coupling` -- phase-locking terms between modes.
 - :mod:`.seal` -- the full SEAL family and the derivation of what it must supply.
+- :mod:`.template` -- a learned template, ``-max_psi <r, w(psi)>``: any bump shape.
 - :mod:`.neural` -- general energies given by torch modules and MLPs (autograd gradient).
 - :mod:`.registry` -- one registry of the families and :func:`make_energy`.
 
@@ -27,6 +28,7 @@ __getattr__, __dir__, __all__ = lazy_names(__name__, {
     "pointwise": ("PointwiseEnergy", "rate_range"),
     "coupling": ("PhaseLockEnergy", "default_terms"),
     "seal": ("SealEnergy",),
+    "template": ("TemplateEnergy", "template_basis"),
     "neural": ("ModuleEnergy", "MLPEnergy"),
     "registry": ("ENERGIES", "ENERGY_FAMILIES", "make_energy"),
 })

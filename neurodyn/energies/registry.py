@@ -14,6 +14,7 @@ from .pointwise import PointwiseEnergy
 from .quadratic import FourierQuadraticEnergy, QuadraticEnergy
 from .seal import SealEnergy
 from .spectral import LearnedFourierEnergy
+from .template import TemplateEnergy
 
 __all__ = ["Registry", "ENERGIES", "ENERGY_FAMILIES", "make_energy"]
 
@@ -50,6 +51,7 @@ ENERGIES.add("mlp", _keyed(MLPEnergy, ("hidden", "scale", "seed", "symmetric")))
 ENERGIES.add("pointwise", lambda c, g, s: PointwiseEnergy.from_config(c, g))
 ENERGIES.add("phaselock", lambda c, g, s: PhaseLockEnergy.from_config(c, g))
 ENERGIES.add("seal", lambda c, g, s: SealEnergy.from_config(c, g))
+ENERGIES.add("template", lambda c, g, s: TemplateEnergy.from_config(c, g))
 
 ENERGY_FAMILIES = tuple(ENERGIES.names())
 

@@ -11,7 +11,7 @@ from _runkit.seeds import check_seed
 
 __all__ = ["FitConfig", "FAMILIES"]
 
-FAMILIES = ("seal", "spectral", "mlp")
+FAMILIES = ("seal", "spectral", "mlp", "template")
 
 
 @dataclass(frozen=True)
@@ -25,12 +25,18 @@ class FitConfig:
         lattice : ``"hex"`` or ``"square"``.
     gain, rmax : logistic rate function; a, c : target bump ``u* = a + c p``; tau : time unit.
     kappa : prescribed normal attraction rate, in ``1/tau``.
+    profile : the target bump (:mod:`neurodyn.fitting.profiles`): ``"cosine"`` (today's bump),
+        ``"von-mises:K"``, ``"flat-top:W"``, ``"asymmetric:S"``, a ``.npy`` file of rates, or an
+        array / tensor of rates (kept as nested tuples).
     family : ``"seal"`` (spectral + pointwise [+ phase locking]), ``"spectral"`` (the power
-        spectrum alone, the control that cannot reach phase directions) or ``"mlp"`` (a neural
+        spectrum alone, the control that cannot reach phase directions), ``"mlp"`` (a neural
         energy of width ``hidden`` trained by Adam, ``steps`` steps at learning rate ``lr``;
-        see :mod:`neurodyn.fitting.neural`).
+        see :mod:`neurodyn.fitting.neural`) or ``"template"`` (a learned template,
+        :mod:`neurodyn.energies.template`); None: ``seal`` for the cosine profile,
+        ``template`` for any other.
     bandwidth : modes with ``max |k_a| <= bandwidth`` have learned curvature (None: 4 for the
-        ring, 2 for the torus); degree : terms per mode (None: 5 ring, 4 torus).
+        ring, 2 for the torus); family template: the template's harmonics per axis (None: all
+        but the Nyquist mode); degree : terms per mode (None: 5 ring, 4 torus).
         pointwise_degree, pointwise_inverse : the pointwise basis.
         phaselock : include phase-locking terms (None: for the torus only).
         variable : the spectral polynomials' variable, ``"amplitude"`` ``|z_k|`` or
@@ -60,7 +66,8 @@ class FitConfig:
     c: float = 4.0
     tau: float = 1.0
     kappa: float = 1.0
-    family: str = "seal"
+    family: str | None = None
+    profile: str | tuple = "cosine"
     bandwidth: int | None = None
     degree: int | None = None
     pointwise_degree: int = 3
@@ -88,6 +95,12 @@ class FitConfig:
             raise ValueError(f"geometry={self.geometry!r}: choose one of ('ring', 'torus')")
         if self.variable not in ("amplitude", "power"):
             raise ValueError(f"variable={self.variable!r}: choose one of ('amplitude', 'power')")
+        from .profiles import check_profile_spec
+
+        object.__setattr__(self, "profile", check_profile_spec(self.profile))
+        if self.family is None:
+            object.__setattr__(self, "family",
+                               "seal" if self.profile == "cosine" else "template")
         if self.family not in FAMILIES:
             raise ValueError(f"family={self.family!r}: choose one of {FAMILIES}")
         for key in ("gain", "rmax", "c", "tau", "kappa", "strength", "lr"):

@@ -1,0 +1,195 @@
+"""Target bump profiles of a fit: the shape of the requested attractor's bump.
+
+A profile gives the target potentials ``u*(theta)`` at ``psi = 0`` (the manifold is their exact
+spectral translates, :class:`~neurodyn.manifold.TargetManifold`); the requested RATE profile is
+``phi(u*)``. Named profiles are ``u* = a + c p`` with ``p`` peaked at 1 at ``theta = 0`` and
+ranging over ``[-1, 1]``, a function of the lattice's own cosine coordinate
+
+- ring: ``x = cos theta``;
+- hex torus: ``x = (cos t1 + cos t2 + cos(t1 - t2) - 1) / 2`` (the three cosines of the
+  library's triad; ``x ~ cos t`` near the peak along an axis, ``x`` in ``[-5/4, 1]``);
+- square torus: ``x = (cos t1 + cos t2) / 2``;
+
+through ``p = -1 + 2 (f(x) - f(x_lo)) / (f(1) - f(x_lo))``:
+
+- ``cosine``: today's bump (:func:`neurodyn.manifold.bump_profile`: the cosine, the hex sum of
+  three cosines, the square product), unchanged;
+- ``von-mises:K``: ``f(x) = exp(K x)``, a von Mises tuning curve of concentration ``K > 0``;
+- ``flat-top:W``: ``f(x) = sigmoid((x - cos W) / (s sin W))``, a top-hat of half-width
+  ``0 < W < pi`` radians whose edges are smoothed over ``s`` = one lattice step
+  (``2 pi / min(shape)``) of phase, the sharpest edge the lattice resolves;
+- ``asymmetric:S``: ``f(x) = x`` with the first phase warped, ``t1 -> t1 + S (1 - cos t1)``
+  (``0 < |S| < 1``, a monotone warp with the peak kept at 0): a cosine bump whose one flank is
+  steeper than the other, the skew growing with ``S``.
+
+A user's profile is an array of RATES (``(N,)`` over the angles ``2 pi j / N`` for the ring,
+``(n1, n2)`` for the torus), every value strictly inside the activation's range, not constant;
+``u* = phi^{-1}(r)``. From the command line it is a ``.npy`` file.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+
+import numpy as np
+import torch
+
+from ..activation import Activation
+from ..geometry.populations import Geometry, Ring, Torus
+
+__all__ = ["NAMED_PROFILES", "check_profile_spec", "profile_label", "profile_potentials"]
+
+NAMED_PROFILES = ("cosine", "von-mises", "flat-top", "asymmetric")
+
+_SPEC = re.compile(r"^(von-mises|flat-top|asymmetric):(.+)$")
+
+
+def check_profile_spec(profile) -> str | tuple:
+    """A profile as a config holds it: a checked name (``str``) or a nested tuple of floats.
+
+    Raises ``ValueError`` (naming ``profile=``) for an unknown name, a parameter out of range,
+    or an array that is not real and finite.
+
+    Examples
+    --------
+    >>> check_profile_spec("von-mises:5")
+    'von-mises:5'
+    >>> check_profile_spec("flat-top:4")
+    Traceback (most recent call last):
+    ...
+    ValueError: profile='flat-top:4': the half-width W must be in (0, pi)
+    """
+    if isinstance(profile, (np.ndarray, torch.Tensor, list, tuple)):
+        arr = np.asarray(profile.detach().cpu() if isinstance(profile, torch.Tensor)
+                         else profile)
+        if arr.dtype.kind not in "fiu" or not np.isfinite(arr).all() or arr.size == 0:
+            raise ValueError("profile=<array>: must be a non-empty array of finite real rates")
+        return tuple(map(tuple, arr.astype(float))) if arr.ndim == 2 else \
+            tuple(float(v) for v in arr.reshape(-1)) if arr.ndim == 1 else _bad_rank(arr)
+    if not isinstance(profile, str):
+        raise ValueError(f"profile={profile!r}: a name, a .npy file or an array of rates")
+    if profile == "cosine" or profile.endswith(".npy"):
+        return profile
+    m = _SPEC.match(profile)
+    if m is None:
+        raise ValueError(f"profile={profile!r}: choose cosine, von-mises:K, flat-top:W, "
+                         "asymmetric:S or a FILE.npy of rates")
+    name, text = m.groups()
+    try:
+        value = float(text)
+    except ValueError:
+        raise ValueError(f"profile={profile!r}: {text!r} is not a number") from None
+    ok = {"von-mises": (0 < value < 1e3, "the concentration K must be in (0, 1000)"),
+          "flat-top": (0 < value < math.pi, "the half-width W must be in (0, pi)"),
+          "asymmetric": (0 < abs(value) < 1, "the skew S must satisfy 0 < |S| < 1")}[name]
+    if not (math.isfinite(value) and ok[0]):
+        raise ValueError(f"profile={profile!r}: {ok[1]}")
+    return profile
+
+
+def _bad_rank(arr):
+    raise ValueError(f"profile=<array of shape {arr.shape}>: a ring takes (N,), a torus "
+                     "(n1, n2)")
+
+
+def profile_label(profile) -> str:
+    """A short text naming the profile (an array is ``"array(SHAPE)"``)."""
+    if isinstance(profile, str):
+        return profile
+    return f"array{tuple(np.asarray(profile).shape)}"
+
+
+def profile_potentials(geometry: Geometry, activation: Activation, a: float, c: float,
+                       profile) -> torch.Tensor:
+    """The target potentials ``u*`` at ``psi = 0`` of a profile, shape ``geometry.shape``.
+
+    Parameters
+    ----------
+    geometry : Geometry
+        The population.
+    activation : Activation
+        The rate function (a user's rates are inverted through it).
+    a, c : float
+        Baseline and height of a named profile ``u* = a + c p``.
+    profile : str or array
+        As accepted by :func:`check_profile_spec`.
+
+    Raises
+    ------
+    ValueError
+        Naming ``profile=``: a user's profile of another shape than the population's, with a
+        value outside the activation's range, or constant; an unreadable file
+        (:class:`_runkit.BadInput`).
+
+    Examples
+    --------
+    >>> from neurodyn.activation import Logistic
+    >>> u = profile_potentials(Ring(64), Logistic(), -2.0, 4.0, "von-mises:5")
+    >>> round(float(u.max()), 6), round(float(u.min()), 6), int(u.argmax())
+    (2.0, -2.0, 0)
+    """
+    profile = check_profile_spec(profile)
+    if isinstance(profile, str) and not profile.endswith(".npy"):
+        return a + c * _named(geometry, profile)
+    if isinstance(profile, str):
+        from ..io import _load_npy
+
+        arr = _load_npy(profile, "profile")
+        label = f"profile={profile!r}"
+    else:
+        arr, label = np.asarray(profile, dtype=float), "profile=<array>"
+    if tuple(arr.shape) != geometry.shape:
+        raise ValueError(f"{label}: shape {tuple(arr.shape)}, the population's is "
+                         f"{geometry.shape}")
+    if arr.dtype.kind not in "fiu" or not np.isfinite(arr).all():
+        raise ValueError(f"{label}: the rates must be finite real numbers")
+    r = torch.as_tensor(np.ascontiguousarray(arr), dtype=torch.float64)
+    with torch.no_grad():
+        u = activation.inverse(r)
+    if not torch.isfinite(u).all():
+        bad = int((~torch.isfinite(u)).sum())
+        raise ValueError(f"{label}: {bad} rate(s) outside the activation's open range "
+                         f"({float(activation(torch.tensor(-1e300))):g}, "
+                         f"{float(activation(torch.tensor(1e300))):g})")
+    if float(u.max() - u.min()) <= 1e-9 * max(1.0, float(u.abs().max())):
+        raise ValueError(f"{label}: constant rates define no bump")
+    return u
+
+
+def _named(geometry: Geometry, profile: str) -> torch.Tensor:
+    """``p`` of a named profile, peak 1 at 0, range ``[-1, 1]``."""
+    from ..manifold import bump_profile
+
+    if profile == "cosine":
+        return bump_profile(geometry, "auto")
+    name, value = profile.split(":")
+    value = float(value)
+    th = geometry.coords()
+    t = [th[a] for a in range(geometry.dim)]
+    if name == "asymmetric":
+        t[0] = t[0] + value * (1 - torch.cos(t[0]))
+    x, lo = _cosine_coordinate(geometry, t)
+    if name == "von-mises":
+        def f(y):
+            return torch.exp(value * (torch.as_tensor(y, dtype=torch.float64) - 1))
+    elif name == "flat-top":
+        s = 2 * math.pi / min(geometry.shape) * math.sin(value)
+
+        def f(y):
+            return torch.sigmoid((torch.as_tensor(y, dtype=torch.float64) - math.cos(value)) / s)
+    else:
+        def f(y):
+            return torch.as_tensor(y, dtype=torch.float64)
+    return -1 + 2 * (f(x) - f(lo)) / (f(1.0) - f(lo))
+
+
+def _cosine_coordinate(geometry: Geometry, t: list) -> tuple[torch.Tensor, float]:
+    """``(x, x_lo)``: the lattice's cosine coordinate of phases ``t`` and its least value."""
+    if isinstance(geometry, Ring):
+        return torch.cos(t[0]), -1.0
+    if not isinstance(geometry, Torus):
+        raise ValueError(f"profile: no named profiles for {geometry!r}")
+    if geometry.lattice == "hex":
+        return (torch.cos(t[0]) + torch.cos(t[1]) + torch.cos(t[0] - t[1]) - 1) / 2, -1.25
+    return (torch.cos(t[0]) + torch.cos(t[1])) / 2, -1.0
