@@ -92,10 +92,15 @@ DEMOS = [
       "ablation: spectral SEAL slowest rate": "ablation.spectral SEAL.slowest_rate",
       "ablation: full SEAL slowest rate": "ablation.full SEAL.slowest_rate"}),
     ("connectivity", "connectivity.py", "SEAL: local excitation, surround inhibition",
-     "Effective connectivity -Hess F at the manifold, averaged along diagonals.",
+     "The best fixed circulant W reproducing the recurrent input (least squares, with its "
+     "errors), beside the state-dependent effective connectivity -Hess F (rank, spectrum).",
      {"ring w(0)": "ring.w0", "ring min w beyond pi/3": "ring.min_beyond_pi_over_3",
-      "ring zero crossings (rad)": "ring.zero_crossings", "torus w(0)": "torus.w0",
-      "torus min w beyond pi/3": "torus.min_beyond_pi_over_3"}),
+      "ring zero crossings (rad)": "ring.zero_crossings",
+      "ring fixed-W field error": "ring.fixed_field_error",
+      "ring rank of W_eff": "ring.effective.rank", "torus w(0)": "torus.w0",
+      "torus min w beyond pi/3": "torus.min_beyond_pi_over_3",
+      "torus fixed-W field error": "torus.fixed_field_error",
+      "torus rank of W_eff": "torus.effective.rank"}),
     ("manifold", "manifold.py", "Manifolds of population activity",
      "PCA and Isomap embeddings, persistent homology (Betti numbers), the energy along and "
      "across the manifold, and the bump's path during path integration.",

@@ -2,6 +2,8 @@
 
 - :mod:`.diagnostics` -- fixed points, the Jacobian spectrum, connectivity, the energy audit and
   the path-integration error of one run;
+- :mod:`.connectivity` -- the effective connectivity as it is (rank, singular spectrum) and the
+  best fixed circulant network that reproduces the dynamics;
 - :mod:`.report` -- the network report and restoration after perturbations;
 - :mod:`.bump_motion` -- path integration and diffusion of the bump against their predictions;
 - :mod:`.drift` -- the one home of bump diffusion: its estimate with an interval
@@ -22,7 +24,9 @@ from _runkit.lazy import lazy_names
 __getattr__, __dir__, __all__ = lazy_names(__name__, {
     "diagnostics": ("fixed_point_residual", "jacobian_spectrum", "SpectrumSummary",
         "summarize_spectrum", "ConnectivityProfile", "connectivity_profile", "energy_audit",
-        "EnergyAudit", "path_integration_error", "PathErrorStats"),
+        "EnergyAudit", "InputEnergyAudit", "path_integration_error", "PathErrorStats"),
+    "connectivity": ("EffectiveConnectivity", "effective_connectivity", "CirculantFit",
+        "fit_circulant", "shell_spread"),
     "report": ("NetworkReport", "network_report", "RestorationStats", "RestorationResult",
         "restoration"),
     "bump_motion": ("PathIntegrationResult", "path_integration", "DiffusionResult", "diffusion",

@@ -21,9 +21,8 @@ from ..network import HopfieldNetwork
 
 __all__ = [
     "jacobian_spectrum", "SpectrumSummary", "summarize_spectrum", "ConnectivityProfile",
-    "connectivity_profile", "energy_audit", "EnergyAudit", "InputEnergyAudit", "power_residual",
-    "path_integration_error",
-    "PathErrorStats", "fixed_point_residual",
+    "connectivity_profile", "kernel_profile", "energy_audit", "EnergyAudit", "InputEnergyAudit",
+    "power_residual", "path_integration_error", "PathErrorStats", "fixed_point_residual",
 ]
 
 
@@ -148,11 +147,28 @@ def connectivity_profile(network: HopfieldNetwork, psi=None) -> ConnectivityProf
         shifts = tuple(-int(idx[a, i]) for a in range(g.dim))
         kernel += torch.roll(w[i], shifts=shifts, dims=tuple(range(g.dim)))
     kernel /= g.size
-    dist = g.neuron_distance().reshape(-1)
+    return kernel_profile(kernel, g)
+
+
+def kernel_profile(kernel: torch.Tensor, geometry) -> ConnectivityProfile:
+    """A kernel by offset grouped into its mean by distance on the sheet.
+
+    Parameters
+    ----------
+    kernel : torch.Tensor, shape (*geometry.shape)
+        ``w(delta)``, the weight from a neuron to the neuron at offset ``delta``.
+    geometry : Geometry
+        The ring or torus (distances from :meth:`~neurodyn.geometry.base.Geometry.neuron_distance`).
+
+    Returns
+    -------
+    ConnectivityProfile
+    """
+    dist = geometry.neuron_distance().reshape(-1)
     key = torch.round(dist * 1e9) / 1e9
     uniq, inv = torch.unique(key, return_inverse=True)
-    weight = torch.zeros(len(uniq), dtype=w.dtype).index_add_(0, inv, kernel.reshape(-1))
-    weight /= torch.bincount(inv, minlength=len(uniq)).to(w.dtype)
+    weight = torch.zeros(len(uniq), dtype=kernel.dtype).index_add_(0, inv, kernel.reshape(-1))
+    weight /= torch.bincount(inv, minlength=len(uniq)).to(kernel.dtype)
     return ConnectivityProfile(kernel, uniq, weight)
 
 
