@@ -17,7 +17,7 @@ import os
 import subprocess
 import sys
 import time
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor, as_completed
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -180,6 +180,14 @@ def _run(name: str, script: str, out: Path, quick: bool) -> dict:
                                                               + (["--quick"] if quick else []))}
 
 
+def _announce(run: dict, done: int, total: int, out: Path) -> None:
+    """One line on stdout as a demo finishes: its count, name, outcome, time and figures."""
+    figures = len(list((out / run["name"]).rglob("*.png")))
+    outcome = "ok" if run["returncode"] == 0 else f"FAILED (exit {run['returncode']})"
+    print(f"[{done}/{total}] {run['name']}: {outcome} in {run['seconds']:.0f} s, "
+          f"{figures} figures in {out / run['name']}", flush=True)
+
+
 def _section(out: Path, demo, run: dict) -> None:
     name, _script, title, description, keys = demo
     folder = out / name
@@ -213,11 +221,17 @@ def main(argv: list[str] | None = None) -> dict:
     runs = {}
     # the first demo fits the shared attractor models; the rest run in parallel
     first, rest = demos[:1], demos[1:]
+    print(f"running {len(demos)} demos into {args.out} ({args.jobs} at a time"
+          f"{', quick sizes' if args.quick else ''}); a line as each finishes", flush=True)
     for d in first:
         runs[d[0]] = _run(d[0], d[1], args.out, args.quick)
+        _announce(runs[d[0]], len(runs), len(demos), args.out)
     with ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
-        for r in pool.map(lambda d: _run(d[0], d[1], args.out, args.quick), rest):
+        futures = [pool.submit(_run, d[0], d[1], args.out, args.quick) for d in rest]
+        for future in as_completed(futures):
+            r = future.result()
             runs[r["name"]] = r
+            _announce(r, len(runs), len(demos), args.out)
     failed = [n for n, r in runs.items() if r["returncode"] != 0]
     for d in demos:
         if runs[d[0]]["returncode"] == 0:

@@ -18,6 +18,9 @@ def test_quick_demos_and_results_page(tmp_path):
     assert proc.returncode == 0, proc.stderr[-3000:]
     summary = json.loads((tmp_path / "run_all.json").read_text())
     assert summary["failed"] == []
+    finished = [line for line in proc.stdout.splitlines() if line.startswith("[")]
+    assert len(finished) == len(DEMOS.split(",")), proc.stdout  # a line as each demo finishes
+    assert all(": ok in " in line for line in finished), finished
     page = (tmp_path / "index.html").read_text()
     for name in DEMOS.split(","):
         section = json.loads((tmp_path / name / "section.json").read_text())
