@@ -30,6 +30,9 @@ PATHS = ("linear", "vp", "target")
 METHODS = ("euler", "midpoint", "rk4", "dopri5")
 #: :data:`flows.evaluation.distances.METRICS`
 METRICS = ("w2", "w1", "sinkhorn", "sliced")
+#: :data:`flows.evaluation.report.EVAL_METRICS` and ``TRAIN_METRICS``
+EVAL_METRICS = METRICS + ("energy", "hotelling", "precision", "recall", "variance")
+TRAIN_METRICS = ("memorization", "copying")
 #: :data:`flows.evaluation.nearest.NULL_RATE`
 NULL_RATE = 0.02
 #: :data:`flows.runs.theory.RISK_NS`, ``RISK_SEEDS`` and ``MEMORIZATION_NS``

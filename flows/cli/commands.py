@@ -22,15 +22,16 @@ from ..training.config import TrainConfig
 from ._parsing import (
     COUPLINGS,
     DEFAULTS,
+    EVAL_METRICS,
     MEMORIZATION_NS,
     METHODS,
-    METRICS,
     NULL_RATE,
     OT_SOLVERS,
     PATHS,
     REGIMES,
     RISK_NS,
     RISK_SEEDS,
+    TRAIN_METRICS,
     Formatter,
     device,
     experiment_common,
@@ -160,23 +161,46 @@ def cmd_sample(a: argparse.Namespace):
 def add_eval(sub) -> None:
     """Options of ``flows eval``."""
     e = sub.add_parser("eval", formatter_class=Formatter,
-                       help="distance between samples and a reference; prints JSON",
-                       description="Distance between samples and a reference (with its noise "
-                                   "floor for a named dataset).")
+                       help="distance or test between samples and a reference; prints JSON",
+                       description="A metric between samples and a reference, with its noise "
+                                   "floor for a named dataset and, with --permutations, the "
+                                   "p-value of a permutation two-sample test; or memorization "
+                                   "and data copying against the training set. Every metric "
+                                   "prints metric, value, floor, floor_std, floor_pairs, "
+                                   "p_value, permutations, n_samples, n_reference (null where "
+                                   "not applicable) and its own fields.")
     e.add_argument("--samples", required=True, type=Path, help=".npy/.csv samples by rows")
     ref = e.add_mutually_exclusive_group()
     ref.add_argument("--reference", type=Path,
-                     help=".npy/.csv reference samples by rows (default: none; one of "
-                          "--reference, --data, --train is required)")
+                     help=".npy/.csv reference samples by rows; with --train: held-out points "
+                          "never trained on (default: none; --reference or --data is required "
+                          "except for --metric memorization)")
     ref.add_argument("--data", help="dataset name as reference, also gives the noise floor "
                                     "(default: none)")
-    ref.add_argument("--train", type=Path,
-                     help="with --metric memorization: .npy/.csv of the whole training set "
-                          "(default: none)")
-    e.add_argument("--metric", choices=METRICS + ("memorization",), default="w2",
-                   help="distance in data units (sinkhorn: squared units), or memorization: "
-                        "fraction of samples whose nearest training point is closer than c "
-                        "times the second nearest (see --criterion, --null-rate)")
+    e.add_argument("--train", type=Path,
+                   help="with --metric memorization or copying: .npy/.csv of the whole "
+                        "training set (default: none)")
+    e.add_argument("--metric", choices=EVAL_METRICS + TRAIN_METRICS, default="w2",
+                   help="distance in data units (sinkhorn: squared units); energy distance; "
+                        "ridge Hotelling mean shift; k-NN precision or recall; log variance "
+                        "ratio; memorization: fraction of samples whose nearest training point "
+                        "is closer than c times the second nearest (see --criterion, "
+                        "--null-rate; with --reference also the data-copying p-value); "
+                        "copying: the data-copying z of Meehan et al. (needs --train and "
+                        "--reference)")
+    e.add_argument("--permutations", type=int, default=0,
+                   help="random splits of the permutation two-sample test behind p_value "
+                        "(0: no test; 499 resolves p < 0.01)")
+    e.add_argument("--reg", type=float, default=0.05,
+                   help="with --metric sinkhorn: regularisation relative to the reference's "
+                        "mean squared distance")
+    e.add_argument("--max-iter", type=int, default=5000, dest="max_iter",
+                   help="with --metric sinkhorn: iterations allowed at the final "
+                        "regularisation; a solve that stops short prints converged: false")
+    e.add_argument("--k", type=int, default=3,
+                   help="with --metric precision or recall: the k of the k-NN radii")
+    e.add_argument("--cells", type=int, default=3,
+                   help="with the data-copying test: k-means cells of the training set")
     e.add_argument("--criterion", default="calibrated",
                    help="with --metric memorization: 'calibrated' or a fixed ratio c in (0, 1) "
                         "(the literature's is 0.3333)")
@@ -186,9 +210,11 @@ def add_eval(sub) -> None:
     e.add_argument("--floor-pairs", type=int, default=10, dest="floor_pairs",
                    help="independent true-data pairs behind the floor's mean and std (--data)")
     e.add_argument("--seed", type=int, default=0,
-                   help="seed of the reference sample and of sliced projections (>= 0)")
-    e.add_argument("--out", type=out_path, help="also write config.json and metrics.json into this "
-                                            "run directory (default: only print the JSON)")
+                   help="seed of the reference sample, the permutations and of sliced "
+                        "projections (>= 0)")
+    e.add_argument("--out", type=out_path, help="also write config.json and metrics.json into "
+                                                "this run directory (default: only print the "
+                                                "JSON)")
     e.set_defaults(func=cmd_eval)
 
 
@@ -198,7 +224,8 @@ def cmd_eval(a: argparse.Namespace):
 
     _common(a)
     return run_eval(a.samples, a.reference, a.data, a.metric, a.seed, a.out, a.train,
-                    a.floor_pairs, a.criterion, a.null_rate)
+                    a.floor_pairs, a.criterion, a.null_rate, permutations=a.permutations,
+                    reg=a.reg, max_iter=a.max_iter, k=a.k, cells=a.cells)
 
 
 def add_experiment(sub) -> None:

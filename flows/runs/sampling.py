@@ -38,8 +38,15 @@ from _runkit.rundir import out_lock, run_record
 from ..conditions import sample_by_class
 from ..data import load_array, load_dataset, source_for
 from ..errors import SEED_MAX
-from ..evaluation.distances import METRICS, evaluate
-from ..evaluation.nearest import NULL_RATE, memorization
+from ..evaluation.nearest import NULL_RATE
+from ..evaluation.report import (
+    EVAL_METRICS,
+    TRAIN_METRICS,
+    EvalReport,
+    report_copying,
+    report_memorization,
+    report_statistic,
+)
 from ..model import resolve_device
 from ..sampling.ode import METHODS, SamplingDiverged
 from ..training.checkpoint import load_model
@@ -174,32 +181,43 @@ def _sample_labels(label: int | None, classes: int, n: int) -> torch.Tensor | No
 def run_eval(samples: str | Path, reference: str | Path | None = None, data: str | None = None,
              metric: str = "w2", seed: int = 0, out: str | Path | None = None,
              train: str | Path | None = None, floor_pairs: int = 10,
-             criterion: float | str = "calibrated", null_rate: float = NULL_RATE):
-    """metric(samples, reference) with, for a named ``data`` reference, its noise floor; or the
-    memorized fraction of the samples against a training set.
+             criterion: float | str = "calibrated", null_rate: float = NULL_RATE,
+             permutations: int = 0, reg: float = 0.05, max_iter: int = 5000, k: int = 3,
+             cells: int = 3) -> EvalReport:
+    """A metric of the samples, as one :class:`flows.evaluation.report.EvalReport` (metric,
+    value, floor, floor_std, floor_pairs, p_value, permutations, n_samples, n_reference and the
+    metric's own fields).
 
-    - Distances: exactly one of ``reference`` (a .npy/.csv file) and ``data`` (a dataset name)
-      is required. With ``data`` the floor is the mean (and std) of the metric over
-      ``floor_pairs`` pairs of independent samples of the true distribution at the same sizes
-      (:func:`flows.evaluation.floors.noise_floor`).
+    - Metrics against a reference (:data:`flows.evaluation.report.EVAL_METRICS`): exactly one
+      of ``reference`` (a .npy/.csv file) and ``data`` (a dataset name) is required. With
+      ``data`` the floor is the mean (and std) of the metric over ``floor_pairs`` pairs of
+      independent samples of the true distribution at the same sizes
+      (:func:`flows.evaluation.floors.noise_floor`). ``permutations`` > 0 adds the p-value of
+      a permutation two-sample test against the reference
+      (:func:`flows.evaluation.twosample.permutation_test`). ``reg`` and ``max_iter`` are
+      Sinkhorn's; a solve that does not converge is reported (``converged`` false).
     - ``metric="memorization"``: ``train`` (.npy/.csv, the whole training set) is required;
-      returns :class:`flows.evaluation.nearest.Memorization`: the fraction of samples whose nearest
-      training point is closer than c times the second nearest, beside the fraction the
-      leave-one-out training points score at that c (what an i.i.d. sample reads) and the
-      fraction at the literature's fixed 1/3. ``criterion="calibrated"`` (the default) sets
-      c = min(1/3, null_rate^(1/D)) with D the intrinsic dimension of the training set, so that
-      a fresh sample of the data is flagged with probability about ``null_rate``; a number is
-      used as c directly (``null_rate`` is then unused). ``criterion`` and ``null_rate`` are
-      only for this metric.
+      the value is the fraction of samples whose nearest training point is closer than c times
+      the second nearest, the floor the fraction the leave-one-out training points score at
+      that c (what an i.i.d. sample reads), beside the fraction at the literature's fixed 1/3.
+      ``criterion="calibrated"`` (the default) sets c = min(1/3, null_rate^(1/D)) with D the
+      intrinsic dimension of the training set, so that a fresh sample of the data is flagged
+      with probability about ``null_rate``; a number is used as c directly. With
+      ``reference`` (held-out points never trained on), ``p_value`` is the data-copying test's.
+    - ``metric="copying"``: Meehan et al.'s data-copying z against ``train`` with
+      ``reference`` held out (:func:`flows.evaluation.copying.data_copying`, ``cells``).
 
     With ``out``, writes ``config.json`` and ``metrics.json`` there.
     """
-    check_choice("metric", metric, METRICS + ("memorization",))
+    check_choice("metric", metric, EVAL_METRICS + TRAIN_METRICS)
     check_int("seed", seed, lo=0, hi=SEED_MAX)
+    check_int("permutations", permutations, lo=0)
+    _only_for(metric, reg=(reg, 0.05, ("sinkhorn",)), max_iter=(max_iter, 5000, ("sinkhorn",)),
+              k=(k, 3, ("precision", "recall")), cells=(cells, 3, TRAIN_METRICS))
     x = load_array(samples, name="samples")
-    if metric == "memorization":
-        return _run_memorization_eval(x, samples, train, reference, data, criterion, null_rate,
-                                      seed, out)
+    if metric in TRAIN_METRICS:
+        return _run_train_eval(x, samples, train, reference, data, metric, criterion, null_rate,
+                               seed, out, cells)
     _check_distance_options(metric, train, criterion, null_rate, reference, data, floor_pairs)
     if data is not None:
         dim = load_dataset(data, name="data").dim
@@ -213,33 +231,61 @@ def run_eval(samples: str | Path, reference: str | Path | None = None, data: str
     terms = {"samples": distance_bytes(x.shape[0], n_ref, dim) if metric != "sliced" else 0.0}
     if data is not None:  # the noise floor holds all its pairs of true samples at once
         terms["floor_pairs"] = floor_pair_bytes(floor_pairs, x.shape[0], n_ref, dim)
+    if permutations:  # the pooled distance matrix of the permutation test
+        terms["permutations"] = distance_bytes(x.shape[0] + n_ref, x.shape[0] + n_ref, dim)
     check_terms(terms)
     ds = None
     if data is not None:
         ref, _ = reference_for(data, x.shape[0], seed)
         ds = load_dataset(data, name="data")
     config = {"samples": str(samples), "reference": None if reference is None else str(reference),
-              "data": data, "metric": metric, "floor_pairs": floor_pairs}
-    return _write_eval(out, config, seed, lambda: evaluate(x, ref, metric, seed=seed,
-                                                           dataset=ds, pairs=floor_pairs))
+              "data": data, "metric": metric, "floor_pairs": floor_pairs,
+              "permutations": permutations}
+    config.update({"reg": reg, "max_iter": max_iter} if metric == "sinkhorn" else {})
+    config.update({"k": k} if metric in ("precision", "recall") else {})
+    return _write_eval(out, config, seed, lambda: report_statistic(
+        x, ref, metric, seed=seed, dataset=ds, pairs=floor_pairs, permutations=permutations,
+        reg=check_float("reg", reg, lo=0.0), max_iter=max_iter, k=k))
 
 
-def _run_memorization_eval(x: np.ndarray, samples, train, reference, data, criterion,
-                           null_rate, seed: int, out):
-    """:func:`run_eval` with ``--metric memorization``: the samples ``x`` against the training
-    set read from ``train`` (:class:`BadInput` without it, or with a reference)."""
-    if train is None or reference is not None or data is not None:
-        raise BadInput("--metric memorization needs --train (a .npy/.csv file of the whole "
-                       "training set) and neither --reference nor --data")
+def _only_for(metric: str, **options) -> None:
+    """:class:`BadInput` for an option (value, default, metrics that use it) changed from its
+    default for a metric that does not use it, or not positive."""
+    for name, (value, default, metrics) in options.items():
+        if value != default and metric not in metrics:
+            raise BadInput(f"{name}={value!r} is only used by --metric "
+                           f"{' or '.join(metrics)}, not --metric {metric}")
+        if not value > 0:
+            raise BadInput(f"{name}={value!r} is not allowed; it must be > 0")
+
+
+def _run_train_eval(x: np.ndarray, samples, train, reference, data, metric: str, criterion,
+                    null_rate, seed: int, out, cells: int):
+    """:func:`run_eval` with ``--metric memorization`` or ``copying``: the samples ``x``
+    against the training set read from ``train`` (:class:`BadInput` without it, with
+    ``data``, or for copying without held-out points in ``reference``)."""
+    if train is None or data is not None:
+        raise BadInput(f"--metric {metric} needs --train (a .npy/.csv file of the whole "
+                       "training set) and no --data")
+    if metric == "copying" and reference is None:
+        raise BadInput("--metric copying needs --reference: held-out points of the data that "
+                       "were never trained on")
     tr = load_array(train, name="train")
-    if tr.shape[1] != x.shape[1]:
-        raise BadInput(f"samples have dimension {x.shape[1]} but train has {tr.shape[1]}; "
-                       "they must be equal")
+    held = None if reference is None else load_array(reference, name="reference")
+    for name, arr in (("train", tr), ("reference", held)):
+        if arr is not None and arr.shape[1] != x.shape[1]:
+            raise BadInput(f"samples have dimension {x.shape[1]} but {name} has "
+                           f"{arr.shape[1]}; they must be equal")
+    config = {"samples": str(samples), "train": str(train), "metric": metric,
+              "reference": None if reference is None else str(reference), "cells": cells}
+    if metric == "copying":
+        if criterion != "calibrated" or null_rate != NULL_RATE:
+            raise BadInput("criterion and null_rate are only used by --metric memorization")
+        return _write_eval(out, config, seed, lambda: report_copying(x, tr, held, cells, seed))
     criterion, null_rate = _memorization_options(criterion, null_rate)
-    config = {"samples": str(samples), "train": str(train), "metric": "memorization",
-              "criterion": criterion, "null_rate": null_rate}
-    return _write_eval(out, config, seed, lambda: memorization(
-        x, tr, criterion=criterion, null_rate=null_rate, seed=seed))
+    config.update(criterion=criterion, null_rate=null_rate)
+    return _write_eval(out, config, seed, lambda: report_memorization(
+        x, tr, held, criterion=criterion, null_rate=null_rate, seed=seed, cells=cells))
 
 
 def _check_distance_options(metric: str, train, criterion, null_rate, reference, data,
@@ -247,7 +293,8 @@ def _check_distance_options(metric: str, train, criterion, null_rate, reference,
     """Raise :class:`BadInput` for memorization options given to a distance metric, for not
     exactly one of ``reference`` and ``data``, or for a bad ``floor_pairs``."""
     if train is not None:
-        raise BadInput(f"--train is only used by --metric memorization, not --metric {metric}")
+        raise BadInput(f"--train is only used by --metric memorization or copying, not "
+                       f"--metric {metric}")
     if criterion != "calibrated" or null_rate != NULL_RATE:
         raise BadInput(f"criterion={criterion!r} and null_rate={null_rate!r} are only used by "
                        f"--metric memorization, not --metric {metric}")

@@ -156,6 +156,8 @@ def test_command_line_choices_are_the_library_names():
     assert cli.PATHS == tuple(PATHS)
     assert cli.METHODS == tuple(METHODS)
     assert cli.METRICS == tuple(METRICS)
+    from flows.evaluation import report
+    assert (cli.EVAL_METRICS, cli.TRAIN_METRICS) == (report.EVAL_METRICS, report.TRAIN_METRICS)
     assert cli.NULL_RATE == NULL_RATE
     assert (cli.RISK_NS, cli.RISK_SEEDS, cli.MEMORIZATION_NS) == \
         (theory.RISK_NS, theory.RISK_SEEDS, theory.MEMORIZATION_NS)

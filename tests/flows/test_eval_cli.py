@@ -49,13 +49,14 @@ def test_eval_memorization_against_the_whole_training_set(tmp_path, capsys):
     np.save(tmp_path / "fresh.npy", moons(1500, 2).numpy())
     code, out, _ = run(capsys, "eval", "--samples", tmp_path / "copies.npy", "--metric",
                        "memorization", "--train", tmp_path / "train.npy")
-    assert code == 0 and json.loads(out)["fraction"] >= 0.9
+    assert code == 0 and json.loads(out)["value"] >= 0.9
     code, out, _ = run(capsys, "eval", "--samples", tmp_path / "fresh.npy", "--metric",
                        "memorization", "--train", tmp_path / "train.npy", "--out",
                        tmp_path / "ev")
     r = json.loads(out)
-    assert r["n_train"] == 5000 and abs(r["fraction"] - r["baseline"]) < 0.04
-    assert json.loads((tmp_path / "ev" / "metrics.json").read_text())["fraction"] == r["fraction"]
+    assert r["n_train"] == 5000 and abs(r["value"] - r["floor"]) < 0.04
+    assert r["metric"] == "memorization" and r["p_value"] is None  # no held-out points given
+    assert json.loads((tmp_path / "ev" / "metrics.json").read_text())["value"] == r["value"]
     code, _, err = run(capsys, "eval", "--samples", tmp_path / "fresh.npy", "--metric",
                        "memorization")
     assert code == 2 and "needs --train" in err
@@ -72,12 +73,12 @@ def test_eval_memorization_criterion_and_null_rate(tmp_path, capsys):
     fixed = json.loads(out)
     # the literature's fixed 1/3 flags ~ 1/9 of a fresh 2-D sample; the calibrated ratio ~ 2%
     assert code == 0 and fixed["criterion"] == 1 / 3 and fixed["null_rate"] is None
-    assert fixed["fraction"] == default["fraction_fixed"] > 0.06 > 0.04 > default["fraction"]
+    assert fixed["value"] == default["fraction_fixed"] > 0.06 > 0.04 > default["value"]
     config = json.loads((tmp_path / "fixed" / "config.json").read_text())
     assert config["config"]["criterion"] == 1 / 3
     loose = json.loads(run(capsys, *args, "--null-rate", "0.1")[1])
     assert loose["null_rate"] == 0.1 and loose["criterion"] > default["criterion"]
-    assert default["fraction"] < loose["fraction"] < 0.16
+    assert default["value"] < loose["value"] < 0.16
     for bad in (("--criterion", "2"), ("--criterion", "nearest"), ("--null-rate", "1.5")):
         code, _, err = run(capsys, *args, *bad)
         assert code == 2 and bad[0][2:].replace("-", "_") in err
