@@ -29,7 +29,7 @@ PATHS = ("linear", "vp", "target")
 #: :data:`flows.sampling.ode.METHODS`
 METHODS = ("euler", "midpoint", "rk4", "dopri5")
 #: :data:`flows.evaluation.distances.METRICS`
-METRICS = ("w2", "w1", "sinkhorn", "sliced")
+METRICS = ("w2", "w1", "sinkhorn", "sliced", "fd")
 #: :data:`flows.evaluation.report.EVAL_METRICS` and ``TRAIN_METRICS``
 EVAL_METRICS = METRICS + ("energy", "hotelling", "precision", "recall", "variance")
 TRAIN_METRICS = ("memorization", "copying")

@@ -36,7 +36,9 @@ from .entropic import sinkhorn_divergence
 from .floors import Floor, noise_floor
 from .nearest import Memorization, memorization
 
-METRICS = ("w2", "w1", "sinkhorn", "sliced")
+METRICS = ("w2", "w1", "sinkhorn", "sliced", "fd")
+"""Distances by name; ``fd`` is the classifier-feature Frechet distance of images
+(:func:`flows.evaluation.features.classifier_fd`: digits, mnist14, mnist)."""
 
 
 def _np(x: torch.Tensor | np.ndarray, name: str) -> np.ndarray:
@@ -122,6 +124,10 @@ def sliced_w(x: torch.Tensor | np.ndarray, y: torch.Tensor | np.ndarray,
 def metric_fn(name: str, seed: int = 0) -> Callable[[object, object], float]:
     """The distance function registered under ``name`` (one of :data:`METRICS`)."""
     check_choice("metric", name, METRICS)
+    if name == "fd":
+        from .features import classifier_fd
+
+        return classifier_fd
     return {"w2": w2, "w1": w1, "sinkhorn": sinkhorn_divergence,
             "sliced": lambda x, y: sliced_w(x, y, seed=seed)}[name]
 
