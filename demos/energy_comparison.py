@@ -3,7 +3,10 @@
 Same task, same metrics, side by side: the Jacobian spectrum at each network's own bump,
 restoration from the four perturbation kinds (fraction within 1% of the manifold at 20 tau and
 the slowest decay rate), path integration under an Ornstein-Uhlenbeck velocity, and the
-connectivity profile.
+profile of the best fixed circulant connectivity of each network
+(:func:`neurodyn.analysis.connectivity.fit_circulant`: the network's own ``W`` for the circulant
+ones, a least-squares approximation with its field error for SEAL, whose effective connectivity
+depends on the state).
 
 - learned: SEAL's fitted Fourier energy (normal attraction at rate kappa = 1/tau);
 - Fourier construction: the circulant quadratic energy solved mode-wise from the target bump;
@@ -28,8 +31,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _models import cache_dir, demo_parser, fitted  # noqa: E402
 
 from neurodyn.analysis.bump_motion import path_integration
+from neurodyn.analysis.connectivity import fit_circulant
 from neurodyn.analysis.diagnostics import (
-    connectivity_profile,
     jacobian_spectrum,
     summarize_spectrum,
 )
@@ -88,7 +91,8 @@ def main(argv: list[str] | None = None) -> dict:
         rest = restoration(net, count=count, seed=args.seed).to_dict()
         pi = path_integration(net, "ou:0.2:10:0.5", runs=8 if args.quick else 32,
                               duration=50.0 if args.quick else 200.0, seed=args.seed).to_dict()
-        prof = connectivity_profile(net)
+        fixed = fit_circulant(net, seed=args.seed)
+        prof = fixed.profile
         kinds = ("noise", "shape", "amplitude", "lesion")
         metrics[name] = {
             "neutral_eigenvalues": s.n_zero, "slowest_decay": s.slowest_nonzero,
@@ -97,6 +101,7 @@ def main(argv: list[str] | None = None) -> dict:
             "energy_ok": all(rest[k]["energy"]["ok"] for k in kinds),
             "path_rms_final": pi["rms_final"],
             "w0": prof.at_zero, "zero_crossings": prof.zero_crossings(),
+            "fixed_field_error": fixed.field_error,
         }
         ax_s.plot(np.arange(12), ev[:12].numpy(), "o-", ms=3, label=name)
         ax_c.plot(prof.distance.numpy(), prof.weight.numpy() / abs(prof.at_zero), label=name)
@@ -107,8 +112,8 @@ def main(argv: list[str] | None = None) -> dict:
     ax_s.legend(frameon=False)
     ax_c.axhline(0, color="0.5", lw=0.8)
     ax_c.set_xlabel("distance between preferred angles (rad)")
-    ax_c.set_ylabel("effective weight / w(0)")
-    ax_c.set_title("connectivity profiles")
+    ax_c.set_ylabel("fixed circulant weight / w(0)")
+    ax_c.set_title("best fixed circulant W of each network")
     ax_c.legend(frameon=False)
     save_figure(fig_s, args.out / "spectra.png")
     save_figure(fig_c, args.out / "connectivity.png")
