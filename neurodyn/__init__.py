@@ -51,6 +51,7 @@ _MODULES = {
     "analysis.landscape": ("energy_landscape",),
     "analysis.survey": ("survey_manifold",),
     "analysis.topology": ("persistent_homology",),
+    "inference.core": ("fit_activity",),
     "spatial.agent": ("Box", "generate_trajectory"),
     "spatial.positions": ("load_positions",),
     "spatial.gridcells.run": ("run_grid_cells",),

@@ -9,7 +9,8 @@ the traceback.
 
 One module per command group parses that group's arguments and calls the library functions
 the Python API offers: :mod:`.fit`, :mod:`.simulate`, :mod:`.experiments` (restore,
-path-integrate, diffuse, speed-gain), :mod:`.gridcells`, :mod:`.manifold`.
+path-integrate, diffuse, speed-gain), :mod:`.gridcells`, :mod:`.manifold`, :mod:`.activity`
+(fit-activity, decode).
 """
 
 from __future__ import annotations
@@ -18,13 +19,13 @@ import argparse
 
 from _runkit import cli_main
 
-from . import experiments, fit, gridcells, manifold, simulate, sweep
+from . import activity, experiments, fit, gridcells, manifold, simulate, sweep
 from ._common import parse_time, positive_int
 
 __all__ = ["main", "build_parser", "parse_time"]
 
 #: The command groups, in the order ``--help`` lists them.
-COMMAND_GROUPS = (fit, simulate, experiments, gridcells, manifold, sweep)
+COMMAND_GROUPS = (fit, simulate, experiments, gridcells, manifold, sweep, activity)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -1,0 +1,262 @@
+r"""Normal relaxation rates per mode from the autocorrelation of the activity's distance from the
+manifold.
+
+Each cell's normalised residual ``e_i(t) = (n_i(t) / dt - b_i) / g_i - p(psi_t - theta_i)`` (the
+distance of the bin's activity from the fitted manifold at the decoded point, cell by cell) is
+projected, bin by bin, on bump-frame modes by weighted least squares (weights ``g_i^2 /
+lambda_i``, the inverse Poisson variances): ring ``cos k phi`` and ``sin k phi`` for ``k <=
+modes`` with ``phi_i = theta_i - psi_t``; torus the constant and the three fundamental cosines
+and sines of the phase difference. Poisson noise and the decoding error are independent from
+bin to bin, so they add to the autocovariance at lag 0 only: for a normal mode that relaxes
+like an Ornstein-Uhlenbeck process of rate ``lambda``, the autocovariance of its amplitude ``a``
+at lags of ``n >= 1`` bins is
+
+.. math:: C(n) = C(1)\, e^{-\lambda (n - 1) dt},
+
+fitted by least squares over lags ``1..L`` (``L`` about ``2 / (lambda dt)``, found in three
+rounds from ``max_lag``; a fit of ``log C`` would have to drop the lags where noise makes ``C``
+negative and so bias the rate down). The rates of the cosine modes (even in the
+bump frame) are reported; they are orthogonal to the tangent, so the decoding error does not
+enter them to first order. Intervals: a bootstrap over contiguous blocks of the recording.
+
+The fraction of the lag-1 autocovariance of the residual (summed over cells with the same
+weights) that the modes carry says whether the fluctuations are those of an attractor (a few
+bump-frame modes carry them: near 1) or of independent cells (``modes / cells``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from scipy.optimize import minimize_scalar
+
+__all__ = ["ModeRates", "mode_amplitudes", "relaxation_rates"]
+
+
+@dataclass(frozen=True)
+class ModeRates:
+    """Relaxation rates of the normal modes.
+
+    Attributes
+    ----------
+    names : tuple of str
+        The modes (``"cos0"``, ``"cos1"``, ...).
+    rate, low, high : ndarray, shape (modes,)
+        Rates (1/s) and their 95% bootstrap interval (NaN where the mode's lag-1
+        autocovariance is not above zero).
+    lag1 : ndarray, shape (modes,)
+        Lag-1 autocovariance of each mode's amplitude.
+    fraction : float
+        Share of the residual's lag-1 autocovariance carried by the modes.
+    lags : int
+        Largest lag (bins) fitted.
+    lag1_total, lag1_se : float
+        The residual's weighted lag-1 autocovariance summed over cells, and its standard error
+        over the bootstrap blocks (a fraction of a total not above zero means nothing).
+    significant : ndarray, shape (modes,)
+        Whether the mode's lag-1 autocovariance is more than three standard errors (over the
+        blocks) above zero: only those modes fluctuate measurably, and only their rates count.
+    """
+
+    names: tuple
+    rate: np.ndarray
+    low: np.ndarray
+    high: np.ndarray
+    lag1: np.ndarray
+    fraction: float
+    lags: int
+    lag1_total: float = float("nan")
+    lag1_se: float = float("nan")
+    significant: np.ndarray | None = None
+
+    def to_dict(self) -> dict:
+        """JSON-ready: ``{name: {rate, low, high}}``, ``fraction``, ``lags``."""
+        sig = self.significant if self.significant is not None else np.ones(len(self.names))
+        return {"modes": {n: {"rate": float(r), "low": float(lo), "high": float(hi),
+                              "significant": bool(g)}
+                          for n, r, lo, hi, g in zip(self.names, self.rate, self.low, self.high,
+                                                     sig, strict=True)},
+                "fraction_in_modes": float(self.fraction), "lags": int(self.lags),
+                "lag1_autocovariance": float(self.lag1_total),
+                "lag1_autocovariance_se": float(self.lag1_se)}
+
+
+def _design(phi: np.ndarray, modes: int) -> tuple[np.ndarray, list[str], list[int]]:
+    """Bump-frame mode values ``(..., cells, M)``, their names and the columns reported.
+
+    ``phi`` is ``(..., cells)`` (ring) or ``(..., cells, 2)`` (torus)."""
+    if phi.ndim >= 2 and phi.shape[-1] == 2 and phi.ndim == 3:
+        d = (phi[..., 0], phi[..., 1], phi[..., 0] - phi[..., 1])
+        cols = [np.ones_like(d[0])] + [np.cos(a) for a in d] + [np.sin(a) for a in d]
+        names = ["const", "cos_a", "cos_b", "cos_ab", "sin_a", "sin_b", "sin_ab"]
+        return np.stack(cols, -1), names, [0, 1, 2, 3]
+    cols, names = [np.ones_like(phi)], ["cos0"]
+    for k in range(1, modes + 1):
+        cols += [np.cos(k * phi), np.sin(k * phi)]
+        names += [f"cos{k}", f"sin{k}"]
+    return np.stack(cols, -1), names, [0] + [2 * k - 1 for k in range(1, modes + 1)]
+
+
+def mode_amplitudes(residual, phi, weights, modes: int = 3, chunk: int = 20000):
+    """Per-bin weighted least-squares amplitudes of the bump-frame modes.
+
+    Parameters
+    ----------
+    residual : ndarray, shape (T, cells)
+        Normalised residuals (NaN: not observed).
+    phi : ndarray, shape (T, cells) or (T, cells, 2)
+        Bump-frame angle of every cell per bin.
+    weights : ndarray, shape (cells,)
+        Least-squares weights.
+    modes : int
+        Highest harmonic (ring).
+    chunk : int
+        Bins solved at once.
+
+    Returns
+    -------
+    amplitudes : ndarray, shape (T, M)
+    projected : ndarray, shape (T, cells)
+        The residual's part in the span of the modes.
+    names : list of str
+    reported : list of int
+        Columns whose rates are reported.
+    """
+    T = residual.shape[0]
+    amps, proj = None, np.zeros(residual.shape)
+    for s in range(0, T, chunk):
+        A, names, reported = _design(phi[s:s + chunk], modes)
+        e = residual[s:s + chunk]
+        w = np.where(np.isfinite(e), weights[None, :], 0.0)
+        e = np.where(np.isfinite(e), e, 0.0)
+        AtW = A * w[..., None]
+        lhs = np.einsum("tcm,tcn->tmn", AtW, A) + 1e-9 * np.eye(A.shape[-1])
+        coef = np.linalg.solve(lhs, np.einsum("tcm,tc->tm", AtW, e)[..., None])[..., 0]
+        amps = coef if amps is None else np.vstack([amps, coef])
+        proj[s:s + chunk] = np.einsum("tcm,tm->tc", A, coef)
+    return amps, proj, names, reported
+
+
+def _block_sums(a: np.ndarray, lags: int, blocks: int) -> np.ndarray:
+    """Per-block sums ``(blocks, lags + 1, 2)``: sum of ``a_t a_{t+n}`` and the pair count."""
+    T = a.shape[0]
+    edges = np.linspace(0, T, blocks + 1).astype(int)
+    out = np.zeros((blocks, lags + 1, 2))
+    for b in range(blocks):
+        lo, hi = edges[b], edges[b + 1]
+        for n in range(lags + 1):
+            x, y = a[lo:min(hi, T - n)], a[lo + n:min(hi, T - n) + n]
+            out[b, n] = (float(np.sum(x * y)), x.size)
+    return out
+
+
+def _rate(C: np.ndarray, dt: float) -> float:
+    """Least-squares fit of ``C(1..L)`` to ``A exp(-rate (n - 1) dt)`` (``A`` in closed form for
+    each rate; the rate by a bounded scalar search); NaN when ``C(1) <= 0``."""
+    c = C[1:]
+    if c.size < 2 or not c[0] > 0:
+        return float("nan")
+    x = np.arange(c.size) * dt
+
+    def loss(log_rate):
+        e = np.exp(-np.exp(log_rate) * x)
+        amp = np.dot(c, e) / np.dot(e, e)
+        return float(np.sum((c - amp * e) ** 2))
+
+    lo, hi = np.log(1e-3 / dt), np.log(5.0 / dt)
+    best = minimize_scalar(loss, bounds=(lo, hi), method="bounded",
+                           options={"xatol": 1e-6})
+    return float(np.exp(best.x))
+
+
+def _fitted_rate(sums: np.ndarray, dt: float, lags: int) -> float:
+    """The rate of summed block products ``(lags + 1, 2)`` over lags ``1..L``, ``L`` about
+    ``2 / (rate dt)``, found by three rounds from ``L = lags``."""
+    C = sums[:, 0] / sums[:, 1]
+    L = lags
+    rate = float("nan")
+    for _ in range(3):
+        rate = _rate(C[:L + 1], dt)
+        if not np.isfinite(rate):
+            return rate
+        L = int(np.clip(np.round(2.0 / (rate * dt)), 3, lags))
+    return rate
+
+
+def relaxation_rates(amplitudes, projected, residual, weights, dt: float, names, reported,
+                     blocks: int = 20, boot: int = 200, seed: int = 0,
+                     max_lag: int = 25) -> ModeRates:
+    """Relaxation rates of the reported modes with block-bootstrap intervals.
+
+    Parameters
+    ----------
+    amplitudes : ndarray, shape (T, M)
+        From :func:`mode_amplitudes`.
+    projected : ndarray, shape (T, cells)
+        From :func:`mode_amplitudes`.
+    residual : ndarray, shape (T, cells)
+        The normalised residuals (NaN: not observed).
+    weights : ndarray, shape (cells,)
+        The least-squares weights.
+    dt : float
+        Bin width (s).
+    names : list of str
+        Mode names.
+    reported : list of int
+        Columns reported.
+    blocks : int
+        Contiguous blocks of the bootstrap.
+    boot : int
+        Bootstrap resamples.
+    seed : int
+        Seeds the bootstrap.
+    max_lag : int
+        Largest lag (bins) a fit may use.
+
+    Returns
+    -------
+    ModeRates
+    """
+    a = amplitudes - amplitudes.mean(0)
+    rng = np.random.default_rng(seed)
+    pick = rng.integers(0, blocks, size=(boot, blocks))
+    rates, lows, highs, lag1s, sig = [], [], [], [], []
+    for m in reported:
+        sums = _block_sums(a[:, m], max_lag, blocks)
+        C = sums.sum(0)
+        lag1s.append(C[1, 0] / C[1, 1])
+        per_block = sums[:, 1, 0] / np.maximum(sums[:, 1, 1], 1)
+        sig.append(bool(lag1s[-1] > 3 * per_block.std(ddof=1) / np.sqrt(blocks)))
+        rates.append(_fitted_rate(C, dt, max_lag))
+        draws = np.array([_fitted_rate(s, dt, max_lag) for s in sums[pick].sum(1)])
+        draws = draws[np.isfinite(draws)]
+        lo, hi = (np.quantile(draws, [0.025, 0.975]) if draws.size > boot // 2 and
+                  np.isfinite(rates[-1]) else (np.nan, np.nan))
+        lows.append(lo)
+        highs.append(hi)
+    return ModeRates(tuple(names[m] for m in reported), np.array(rates), np.array(lows),
+                     np.array(highs), np.array(lag1s),
+                     *_frac_fields(projected, residual, weights, blocks, max_lag),
+                     np.array(sig))
+
+
+def _frac_fields(projected, residual, weights, blocks, max_lag):
+    share, _, total, se = _fraction(projected, residual, weights, blocks)
+    return share, max_lag, total, se
+
+
+def _fraction(projected, residual, weights, blocks: int) -> tuple[float, int, float, float]:
+    """``(share, lags, total, se)``: the share of the weighted lag-1 autocovariance of the
+    residual in the modes' span, a placeholder for the lags (filled by the caller), the total
+    and its standard error over ``blocks`` contiguous blocks."""
+    ok = np.isfinite(residual)
+    e = np.where(ok, residual, 0.0)
+    e = e - e.mean(0)
+    p = projected - projected.mean(0)
+    prod = (e[1:] * e[:-1]) @ weights
+    total = float(prod.mean())
+    kept = float(((p[1:] * p[:-1]) @ weights).mean())
+    per_block = np.array([b.mean() for b in np.array_split(prod, blocks)])
+    se = float(per_block.std(ddof=1) / np.sqrt(blocks))
+    return (kept / total if total > 0 else float("nan")), 0, total, se
