@@ -422,10 +422,29 @@ def _refuse(message: str) -> None:
     raise BadInput(message)
 
 
+class HelpFormatter(argparse.ArgumentDefaultsHelpFormatter):
+    """``--help`` of both command lines: ``(default: X)`` appended once, where it informs.
+
+    Not for an option whose help already states its default, a flag (``store_true`` /
+    ``store_false``: the flag's presence is the choice, so ``--no-topology`` is not "(default:
+    True)"), a required option, or a default of None (the help says what happens without it).
+    """
+
+    def _get_help_string(self, action: argparse.Action) -> str | None:
+        text = action.help or ""
+        if (action.default is None or action.default is argparse.SUPPRESS
+                or isinstance(action.default, bool) or action.nargs == 0 or action.required
+                or "default" in text.lower() or action.default == []):
+            return action.help
+        return super()._get_help_string(action)
+
+
 def _prepare(parser: argparse.ArgumentParser) -> None:
-    """Usage errors raise ``BadInput``; ``--debug`` is accepted everywhere."""
+    """Usage errors raise ``BadInput``; ``--debug`` is accepted everywhere; every parser's help
+    is formatted by :class:`HelpFormatter`."""
     for i, p in enumerate(_all_parsers(parser)):
         p.error = _refuse  # type: ignore[method-assign]
+        p.formatter_class = HelpFormatter
         if "--debug" not in p._option_string_actions:
             p.add_argument("--debug", action="store_true",
                            default=False if i == 0 else argparse.SUPPRESS,

@@ -1,4 +1,5 @@
-"""Command line of neurodyn: fit, simulate, restore, path-integrate, diffuse, grid-cells, manifold.
+"""Command line of neurodyn: fit, simulate, restore, path-integrate, speed-gain, diffuse,
+grid-cells, manifold, sweep.
 
 Every command writes into ``--out DIR`` (locked while it runs: a second writer is refused):
 ``config.json`` (command, config as run, seed, library version, command line), ``metrics.json``
@@ -30,7 +31,8 @@ COMMAND_GROUPS = (fit, simulate, experiments, gridcells, manifold, sweep, activi
 
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of the ``neurodyn`` command."""
-    p = argparse.ArgumentParser(prog="neurodyn", description=__doc__.splitlines()[0],
+    first = " ".join(__doc__.split("\n\n")[0].split())
+    p = argparse.ArgumentParser(prog="neurodyn", description=first,
                                 formatter_class=argparse.ArgumentDefaultsHelpFormatter)
     p.add_argument("--threads", type=positive_int, default=1,
                    help="torch CPU threads (1 is fastest for populations of a few hundred)")

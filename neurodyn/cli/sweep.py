@@ -99,11 +99,28 @@ def _sweep(args) -> dict:
 
 def register(sub) -> None:
     """Add the ``sweep`` sub-command."""
-    p = sub.add_parser("sweep", help="a grid of fits and experiments (kappa, diffusion, drift)")
-    p.add_argument("kind", choices=sorted(SWEEPS))
-    p.add_argument("--out", required=True)
-    p.add_argument("--grid", action="append", default=[], metavar="AXIS=V1,V2,...")
-    p.add_argument("--fit-steps", type=int, default=None, help="Adam steps of every cell's fit")
+    kinds = "; ".join(
+        f"{name}: axes {' and '.join(k.axes)} (default "
+        + ", ".join(f"{a}={','.join(map(str, k.defaults[a]))}" for a in k.axes) + ")"
+        for name, k in sorted(SWEEPS.items()))
+    p = sub.add_parser(
+        "sweep", help="a grid of fits and experiments (kappa, diffusion, drift)",
+        description="A grid of ring fits and one experiment per cell, resumable: every cell is "
+        "stored in OUT/cells as it finishes and a rerun computes only the missing ones; writes "
+        "OUT/table.csv, metrics.json, timing.json and the figure <y>_vs_<x>.png. Kinds: "
+        f"{kinds}.")
+    p.add_argument("kind", choices=sorted(SWEEPS),
+                   help="kappa: slowest normal rate against kappa; diffusion: bump diffusion "
+                   "D against noise, with the theory; drift: path-integration error against a "
+                   "constant speed v")
+    p.add_argument("--out", required=True,
+                   help="output directory (locked while the sweep writes; a rerun into it "
+                   "resumes)")
+    p.add_argument("--grid", action="append", default=[], metavar="AXIS=V1,V2,...",
+                   help="replace an axis's values (repeatable); the axes of each kind are "
+                   "listed above (kappa: kappa, n; diffusion: noise, n; drift: v, n)")
+    p.add_argument("--fit-steps", type=int, default=None,
+                   help="Adam steps of every cell's fit (default 300)")
     p.add_argument("--seed", type=int, default=0, help="base seed of the cells' seeds")
     add_device_argument(p)
     add_sweep_arguments(p)

@@ -1,0 +1,48 @@
+"""Every ``--help`` of both command lines is complete: each option of a command states its
+default once (in its words or as ``(default: X)``), flags and None defaults are not shown as
+``(default: True)`` / ``(default: None)``, and the sweep command is described."""
+
+import re
+
+import pytest
+
+from flows.cli import main as flows_main
+from neurodyn.cli import main as neurodyn_main
+
+NEURODYN = ["", "fit", "simulate", "restore", "path-integrate", "speed-gain", "diffuse",
+            "grid-cells", "manifold", "sweep"]
+FLOWS = ["", "train", "sample", "eval", "experiment", "experiment width", "experiment samples",
+         "experiment risk", "experiment stopping", "experiment ntk-gap",
+         "experiment memorization"]
+
+
+def _help(main, words: str, capsys) -> str:
+    assert main([*words.split(), "--help"]) == 0
+    return capsys.readouterr().out
+
+
+def _entries(text: str) -> list[str]:
+    """Each option's entry of the help, on one line."""
+    return [" ".join(e.split()) for e in re.split(r"\n  (?=-)", text)[1:]]
+
+
+@pytest.mark.parametrize(("main", "words"), [(neurodyn_main, w) for w in NEURODYN]
+                         + [(flows_main, w) for w in FLOWS])
+def test_no_doubled_or_empty_defaults(main, words, capsys):
+    for entry in _entries(_help(main, words, capsys)):
+        assert not re.search(r"\(default: (True|False|None|\[\])\)", entry), entry
+        assert entry.count("(default:") <= 1, entry
+
+
+def test_sweep_and_the_top_level_are_described(capsys):
+    top = " ".join(_help(neurodyn_main, "", capsys).split())
+    assert "sweep" in top.split("positional arguments")[0]
+    text = " ".join(_help(neurodyn_main, "sweep", capsys).split())
+    for words in ("axes kappa and n", "axes noise and n", "axes v and n", "table.csv"):
+        assert words in text, words
+    out = next(e for e in _entries(_help(neurodyn_main, "sweep", capsys))
+               if e.startswith("--out"))
+    assert "output directory" in out
+    manifold = _entries(_help(neurodyn_main, "manifold", capsys))
+    topology = next(e for e in manifold if e.startswith("--no-topology"))
+    assert topology == "--no-topology skip persistent homology (ripser)"
