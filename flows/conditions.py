@@ -1,6 +1,6 @@
 """Class-conditional flow matching: labels, guidance and per-class evaluation.
 
-- Labels come from the data set (``labels="data"``: the 8x8 digits are labelled 0..9) or a user
+- Labels come from the data set (``labels="data"``: digits and MNIST are labelled 0..9) or a user
   array (a .npy/.csv file of integer labels, one per row of a data file). They travel with the
   data through the train / held-out / floor split (:func:`labelled_splits`).
 - Training draws (x1, c) pairs; with probability ``label_dropout`` a label is replaced by the
@@ -25,7 +25,7 @@ import torch
 from _runkit import Result, artifact
 from _runkit.files import check_array_file_size
 
-from .data import Dataset, Splits, load_digits, make_splits
+from .data import Dataset, Splits, load_digits, load_mnist_pool, make_splits
 from .errors import FlowsError, check_positive_int, derive_seed
 
 
@@ -74,10 +74,11 @@ def load_labels(spec: str, data: str, rows: int) -> torch.Tensor:
     Returns an int64 tensor of shape (rows,) with values 0..K-1 (every class present).
     """
     if spec == "data":
-        if data != "digits":
-            raise FlowsError(f"labels='data' needs a labelled data set (digits), got data={data!r};"
-                             " give labels as a .npy/.csv file of one integer per data row")
-        labels = load_digits()[1]
+        if data not in ("digits", "mnist", "mnist14"):
+            raise FlowsError(f"labels='data' needs a labelled data set (digits, mnist, mnist14), "
+                             f"got data={data!r}; give labels as a .npy/.csv file of one integer "
+                             "per data row")
+        labels = load_digits()[1] if data == "digits" else load_mnist_pool(data)[1]
     else:
         raw = _read_labels(spec)
         if not torch.equal(raw, raw.round()) or bool((raw < 0).any()):

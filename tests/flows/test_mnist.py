@@ -113,3 +113,15 @@ def test_mnist14_gmm_sampler_matches_its_closed_form_and_the_images():
     off = excess_risk(lambda x, t: optimal_velocity(mix, x, t).float() + 0.1, ds, n_test=500)
     assert ex.value < 1e-6 and abs(off.value - 1.96) < 0.01
     assert torch.isfinite(optimal_velocity(mix, images[:10], 0.99)).all()
+
+
+@needs_mnist
+def test_mnist_labels_travel_with_the_images():
+    from flows.conditions import labelled_splits, load_labels
+
+    labels = load_labels("data", "mnist14", 50_000)
+    assert labels.shape == (50_000,) and labels.unique().tolist() == list(range(10))
+    ds = load_dataset("mnist14")
+    s = labelled_splits(ds, labels, 200, 50, seed=0)
+    row = int((ds.pool == s.train[0]).all(1).nonzero()[0, 0])
+    assert int(labels[row]) == int(s.train_labels[0])
