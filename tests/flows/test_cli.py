@@ -46,7 +46,7 @@ def test_train_sample_eval_round_trip(tmp_path, capsys):
     code, stdout, _ = run(capsys, "eval", "--samples", npy, "--reference",
                           tmp_path / "ref.npy", "--metric", "w1")
     res = json.loads(stdout)
-    assert code == 0 and "floor" not in res and res["value"] == pytest.approx(2**0.5, rel=1e-5)
+    assert code == 0 and res["floor"] is None and res["value"] == pytest.approx(2**0.5, rel=1e-5)
 
 
 def test_same_seed_same_numbers(tmp_path, capsys):
