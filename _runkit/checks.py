@@ -27,8 +27,8 @@ import numpy as np
 from .errors import BadInput
 
 __all__ = ["check_positive", "check_positive_int", "check_nonnegative", "check_int",
-           "check_float", "check_choice", "check_array", "check_memory", "available_memory",
-           "format_bytes", "Registry"]
+           "check_installed", "check_float", "check_choice", "check_array", "check_memory",
+           "available_memory", "format_bytes", "Registry"]
 
 
 def _real(name: str, value: object, allowed: str) -> float:
@@ -137,6 +137,46 @@ def check_float(name: str, value: object, lo: float | None = None,
     if (lo is not None and v < lo) or (hi is not None and v > hi):
         raise BadInput(f"{name}={value!r} is not allowed; it must be {allowed}")
     return v
+
+
+def check_installed(module: str, extra: str, needed_for: str, avoid: str | None = None) -> None:
+    """Refuse a run that needs an optional dependency that is not installed, before it starts.
+
+    Parameters
+    ----------
+    module : str
+        The importable name of the dependency (``"ripser"``).
+    extra : str
+        The package's optional extra that installs it (``"topology"``).
+    needed_for : str
+        What needs it (``"persistent homology"``), named in the message.
+    avoid : str or None
+        The option that runs without it (``"--no-topology"``), named in the message.
+
+    Raises
+    ------
+    BadInput
+        ``module`` cannot be found: one line naming it, the extra to install and ``avoid``.
+
+    Examples
+    --------
+    >>> check_installed("json", "none", "reading JSON")
+    >>> check_installed("no_such_module_x", "topology", "persistent homology", "--no-topology")
+    Traceback (most recent call last):
+    ...
+    _runkit.errors.BadInput: persistent homology needs no_such_module_x, which is not installed: \
+pip install 'neurodyn-flows[topology]', or pass --no-topology
+    """
+    import importlib.util
+
+    try:
+        found = importlib.util.find_spec(module) is not None
+    except (ImportError, ValueError):
+        found = False
+    if not found:
+        avoid_text = f", or pass {avoid}" if avoid else ""
+        raise BadInput(f"{needed_for} needs {module}, which is not installed: pip install "
+                       f"'neurodyn-flows[{extra}]'{avoid_text}")
 
 
 def check_choice(name: str, value: object, allowed: Iterable[str]) -> str:

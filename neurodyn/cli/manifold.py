@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 
 from _runkit import BadInput, check_memory
+from _runkit.checks import check_installed
 
 from ._common import MIN_SURVEY_SAMPLES, command, load_network, open_run, positive_int
 
@@ -39,6 +40,9 @@ def register(sub) -> argparse.ArgumentParser:
 def _manifold(args) -> dict:
     from ..runs import manifold_report
 
+    if args.topology:
+        check_installed("ripser", "topology", "persistent homology (neurodyn manifold)",
+                        avoid="--no-topology")
     if args.samples < MIN_SURVEY_SAMPLES:
         raise BadInput(f"--samples={args.samples}: must be >= {MIN_SURVEY_SAMPLES}")
     network = load_network(args.model)

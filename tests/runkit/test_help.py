@@ -3,6 +3,7 @@ default once (in its words or as ``(default: X)``), flags and None defaults are 
 ``(default: True)`` / ``(default: None)``, and the sweep command is described."""
 
 import re
+import sys
 
 import pytest
 
@@ -46,3 +47,16 @@ def test_sweep_and_the_top_level_are_described(capsys):
     manifold = _entries(_help(neurodyn_main, "manifold", capsys))
     topology = next(e for e in manifold if e.startswith("--no-topology"))
     assert topology == "--no-topology skip persistent homology (ripser)"
+
+
+def test_a_missing_optional_dependency_is_one_line_before_anything_is_written(
+        tmp_path, monkeypatch, capsys):
+    monkeypatch.setitem(sys.modules, "ripser", None)  # as if it were not installed
+    out = tmp_path / "m"
+    code = neurodyn_main(["manifold", "--model", str(tmp_path / "no-model"), "--out", str(out)])
+    err = capsys.readouterr().err.strip()
+    assert code == 2 and not out.exists() and len(err.splitlines()) == 1, err
+    assert "ripser" in err and "neurodyn-flows[topology]" in err and "--no-topology" in err
+    code = neurodyn_main(["manifold", "--model", str(tmp_path / "no-model"), "--out", str(out),
+                          "--no-topology"])  # the control: without topology, the model is asked
+    assert code == 2 and "ripser" not in capsys.readouterr().err
