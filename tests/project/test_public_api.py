@@ -11,13 +11,14 @@ import pytest
 import neurodyn as nd
 
 SUBPACKAGES = ("analysis", "dynamics", "energies", "experiments", "fitting", "geometry",
-               "spatial", "spatial.gridcells")
+               "spatial", "spatial.gridcells", "inference", "datasets")
 
 
 def test_top_level_is_a_short_list_of_what_a_study_uses():
     names = [n for n in nd.__all__ if n != "__version__"]
-    assert 20 <= len(names) <= 30, len(names)
-    for name in ("Ring", "Torus", "FitConfig", "fit", "simulate", "perturbed_states",
+    assert 20 <= len(names) <= 32, len(names)
+    for name in ("Ring", "Torus", "FitConfig", "fit", "fit_activity", "simulate",
+                 "perturbed_states",
                  "HopfieldNetwork", "path_integration", "diffusion", "energy_audit",
                  "save_model", "load_model", "run_grid_cells"):
         assert name in names, name
