@@ -1,11 +1,14 @@
 """The over-parameterized theory's claims as numbers that can fail.
 
 - width: observed training-loss curves beside the infinite-width NTK prediction on the same
-  draws, the gap against its tolerance K m^{-1/2}, the empirical kernel's drift and flipped
-  activations, the theorem's width beside the widths used;
+  draws, the check on L_obs(T) / L_NTK(T) (within 10%), the gap against the earlier tolerance
+  K m^{-1/2}, the empirical kernel's drift and flipped activations, the theorem's width beside
+  the widths used;
 - samples: excess risk (objective - population minimum) for train and test against n with
-  95% intervals over seeds, its log-log slope beside the bound's n^{-1/2};
-- the Groenwall W2 bound beside the measured W2 and its floor, against m and n;
+  95% intervals over seeds, its log-log slope beside the bound's n^{-1/2}, and the computed
+  generalization bound beside the measured excess gap and L* (``vacuous`` above it);
+- the Groenwall W2 bound (global factor and factor along the trajectories) beside the measured
+  W2, its floor and W2(source, data), against m and n;
 - memorization against n and against time in the reverse process.
 
     python demos/flows_theory.py --out results/flows_theory [--quick]
@@ -23,6 +26,7 @@ from _models import demo_parser, finish  # noqa: E402
 
 from flows.plotting.theory import (
     plot_excess_vs_n,
+    plot_generalization_bound,
     plot_memorization,
     plot_ntk_curves,
     plot_ntk_gap,
@@ -80,10 +84,17 @@ def main(argv: list[str] | None = None) -> dict:
                                risk.excess_train, risk.excess_slope,
                                gap=risk.excess_gap, gap_halfs=risk.excess_gap_ci95),
               a.out, "excess_vs_n.png"),
+        _save(plot_generalization_bound(risk.ns, risk.excess_gap, risk.excess_gap_ci95,
+                                        risk.gen_bound, risk.population_minimum.value),
+              a.out, "generalization_bound_vs_n.png"),
         _save(plot_w2_bound(risk.ns, avg("w2"), avg("w2_floor"), avg("w2_bound"),
-                            avg("w2_coupling"), "training points n"), a.out, "w2_bound_vs_n.png"),
+                            avg("w2_coupling"), "training points n",
+                            trajectory=avg("w2_bound_trajectory"), source=avg("w2_source")),
+              a.out, "w2_bound_vs_n.png"),
         _save(plot_w2_bound(wid.widths, each("w2"), each("w2_floor"), each("w2_bound"),
-                            each("w2_coupling"), "width m"), a.out, "w2_bound_vs_width.png"),
+                            each("w2_coupling"), "width m",
+                            trajectory=each("w2_bound_trajectory"), source=each("w2_source")),
+              a.out, "w2_bound_vs_width.png"),
         _save(plot_memorization(mem.ns, {
             "trained field": mem.memorized_trained,
             "empirical optimum": mem.memorized_empirical_optimal},
@@ -120,6 +131,21 @@ def main(argv: list[str] | None = None) -> dict:
            "w2_bound_vs_width": each("w2_bound"),
            "w2_bound_holds_all": wid.w2_bound_holds_all and risk.w2_bound_holds_all,
            "w2_bound_looseness_min": min(ratios), "w2_bound_looseness_max": max(ratios),
+           "ntk_end_ratio": [r.ntk_end_ratio for r in wr],
+           "ntk_passes": [r.ntk_passes for r in wr],
+           "gen_bound": risk.gen_bound, "gen_bound_ratio": risk.gen_bound_ratio,
+           "gen_bound_vacuous_fraction": risk.gen_bound_vacuous_fraction,
+           "gen_bound_holds_all": risk.gen_bound_holds_all,
+           "w2_source_vs_n": avg("w2_source"),
+           "w2_bound_vs_source": risk.w2_bound_vs_source,
+           "w2_bound_vacuous_fraction": risk.w2_bound_vacuous_fraction,
+           "w2_bound_trajectory_vs_n": risk.w2_bound_trajectory,
+           "w2_bound_trajectory_vs_source": risk.w2_bound_trajectory_vs_source,
+           "w2_bound_trajectory_vacuous_fraction": risk.w2_bound_trajectory_vacuous_fraction,
+           "w2_bound_trajectory_holds_all": risk.w2_bound_trajectory_holds_all and all(
+               r.samples.w2_bound_trajectory_holds for r in wr),
+           "w2_bound_trajectory_vs_width": each("w2_bound_trajectory"),
+           "w2_source_vs_width": each("w2_source"),
            "memorization": {**mem.to_dict(), "vs_time": curves}, "figures": figs}
     return finish(out, a.out)
 

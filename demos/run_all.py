@@ -123,10 +123,14 @@ DEMOS = [
      "Flow matching theory: NTK curves, excess risk, W2 bound, memorization",
      "Theory regime (fixed +-1 output layer, full-batch GD) on moons. ntk_curves/ntk_gap: "
      "observed loss vs the infinite-width prediction (I - 2 lr H/N)^t on the same draws, gap "
-     "vs width against K m^-1/2, flipped activations. excess_vs_n: objective minus its "
+     "vs width against K m^-1/2, flipped activations; the check passes when L_obs(T) / "
+     "L_NTK(T) is within 10%. excess_vs_n: objective minus its "
      "population minimum (closed form of the moons mixture), test with 95% intervals over "
      "seeds, train, n^-1/2 reference. w2_bound_vs_n / _vs_width: Groenwall bound G "
-     "sqrt(excess) beside the measured W2 and its i.i.d. floor. memorization_vs_n / _vs_time: "
+     "sqrt(excess) (and with G along the trajectories) beside the measured W2, its i.i.d. "
+     "floor and W2(source, data), above which a bound is vacuous. "
+     "generalization_bound_vs_n: the computed bound on the excess gap beside L*. "
+     "memorization_vs_n / _vs_time: "
      "fraction with nearest training point < 1/3 of the second, trained fields vs the exact "
      "empirical-optimal field, and along the reverse process.",
      {"NTK-curve gap per width": "ntk_gap", "gap tolerance K m^-1/2": "ntk_tolerance",
@@ -141,6 +145,11 @@ DEMOS = [
       "W2 bound holds on every run": "w2_bound_holds_all",
       "bound / measured W2 (min)": "w2_bound_looseness_min",
       "bound / measured W2 (max)": "w2_bound_looseness_max",
+      "NTK check L_obs(T)/L_NTK(T) within 10% per width": "ntk_passes",
+      "W2 bound / W2(source, data) vs n": "w2_bound_vs_source",
+      "same, G along trajectories": "w2_bound_trajectory_vs_source",
+      "generalization bound / L* vs n": "gen_bound_ratio",
+      "generalization bound >= excess gap on every run": "gen_bound_holds_all",
       "memorized fraction vs n (trained)": "memorization.memorized_trained",
       "memorized fraction vs n (empirical optimum)": "memorization.memorized_empirical_optimal"}),
     ("flows_digits", "flows_digits.py", "Flow matching: 8x8 digits",

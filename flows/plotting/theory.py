@@ -157,7 +157,8 @@ def plot_stopping(summaries: dict[str, object], ax: Axes | None = None) -> Figur
 
 def plot_gap_seeds(sweep, ax: Axes | None = None) -> Figure:
     """NTK-curve gap per seed (dots) and its mean with 95% intervals against width (log-log),
-    for a :class:`flows.theory.ntk_gap.GapSweep`."""
+    for a :class:`flows.theory.ntk_gap.GapSweep`, with its slope and, per width, the fraction
+    of seeds passing the end-ratio check."""
     fig, ax = _axes(ax)
     w = np.asarray(sweep.widths, float)
     for row, x in zip(sweep.gaps, w, strict=True):
@@ -165,6 +166,13 @@ def plot_gap_seeds(sweep, ax: Axes | None = None) -> Figure:
     ax.errorbar(w, sweep.gap_mean, yerr=np.asarray(sweep.gap_ci95), fmt="o-", capsize=3,
                 label=f"mean over {len(sweep.seeds)} seeds (paired monotone: {sweep.monotone})")
     ax.plot(w, sweep.gap_mean[0] * (w / w[0]) ** -0.5, "k--", lw=1, label="$m^{-1/2}$")
+    if getattr(sweep, "gap_slope", None) is not None:
+        ax.plot([], [], " ", label=f"slope {sweep.gap_slope:.2f} ± {sweep.gap_slope_ci95:.2f}"
+                                   " (per-seed fits, 95%)")
+    if getattr(sweep, "passes", None) is not None:
+        for x, p, y in zip(w, sweep.passes, sweep.gap_mean, strict=True):
+            ax.annotate(f"pass {p:.0%}", (x, y), textcoords="offset points", xytext=(4, 6),
+                        fontsize=7)
     ax.set(xscale="log", yscale="log", xlabel="width m", ylabel="max |L_obs - L_NTK| / L_0",
            title=f"NTK-curve gap, n = {sweep.n}, lr x steps = {sweep.horizon:g}")
     ax.legend(fontsize=8)

@@ -168,8 +168,10 @@ class WidthExperiment(Result):
 
     ``log_loss_slope_late`` / ``_r2_late`` fit log L after the first fifth of the steps;
     ``ntk_gap`` is max_t |L_t - L_t^NTK| / L_0 against the infinite-width prediction on the
-    same draws, ``ntk_within`` whether it is below ``ntk_tolerance`` = 4 m^{-1/2} (a check
-    that fails outside the kernel regime), ``flipped`` the fraction of activations that
+    same draws, ``ntk_within`` whether it is below ``ntk_tolerance`` = 4 m^{-1/2} (the earlier
+    rule, which passes runs far from the regime at small m), ``ntk_end_ratio`` L_T / L_T^NTK
+    and ``ntk_passes`` the check on it (within 10%,
+    :func:`flows.theory.ntk.end_ratio_passes`), ``flipped`` the fraction of activations that
     changed; ``guaranteed_log_rate`` = 4 lr lambda_0 / N is the slowest kernel mode's rate.
     ``losses`` (per width) and ``eigenvalues`` (of
     the kernel H) are artifacts; ``fits`` gives (start, slope, intercept) of the late fits.
@@ -206,6 +208,8 @@ class WidthExperiment(Result):
     w2_floor: list[float]
     horizon: float | None = None
     step_stability: float | None = None
+    ntk_end_ratio: list[float] | None = None
+    ntk_passes: list[bool] | None = None
     losses: dict = artifact(default=None)
     eigenvalues: np.ndarray = artifact(default=None)
     fits: list = artifact(default=None)
@@ -245,6 +249,7 @@ def width_experiment(widths: list[int], data: str = "moons", n: int = 256, k: in
         w2=[r.w2 for r in runs], w2_floor=[r.floor for r in runs],
         horizon=float(cfg.lr) * steps,  # type: ignore[arg-type]
         step_stability=2.0 * float(cfg.lr) * float(ev[-1]) / (n * k),  # type: ignore[arg-type]
+        ntk_end_ratio=[r.ntk_end_ratio for r in runs], ntk_passes=[r.ntk_passes for r in runs],
         losses={r.width: np.asarray(r.losses) for r in runs}, eigenvalues=ev,
         fits=[(steps // 5, f.slope, f.intercept) for f in late])
 

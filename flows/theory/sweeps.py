@@ -158,14 +158,16 @@ def ntk_width_sweep(widths: list[int], base: TrainConfig, **kwargs) -> NTKWidthS
 
 def risk_point(cfg: TrainConfig, lstar: Estimate, n_test: int = 20_000, n_samples: int = 1000,
                sample_steps: int = 20, bound_steps: int = 40, pairs: int = 200,
-               floor_pairs: int = 3, samples: bool = True) -> RiskPoint:
+               floor_pairs: int = 3, samples: bool = True, gen_groups: int = 2000) -> RiskPoint:
     """One theory-regime run at ``cfg.n_train`` points: excess risks, gap, W2 and its bound.
 
     ``generalization_gap`` is the test objective minus the training objective;
     ``gap_floor`` is the same difference for the population-optimal field u* on the same draws
     (what a perfect field reads: noise of the two finite objectives), and ``excess_gap`` =
     excess test - excess train = gap - gap floor. ``samples=False`` skips the samples, W2 and
-    its bound (the risks alone).
+    its bound (the risks alone). The computed bound on the excess gap
+    (:func:`flows.theory.genbound.generalization_bound`) uses ``gen_groups`` Monte Carlo pairs
+    of population groups.
 
     Returns
     -------
@@ -187,7 +189,8 @@ def risk_point(cfg: TrainConfig, lstar: Estimate, n_test: int = 20_000, n_sample
         checks = _samples_part(res, cfg, splits, source, mix, ex, n_samples, sample_steps,
                                bound_steps, pairs, floor_pairs)
     gb = generalization_bound(res.field, res.initial_W, ds, mix, cfg.n_train, cfg.k_draws,
-                              lstar.value, seed=derive_seed(cfg.seed, "generalization"))
+                              lstar.value, groups=gen_groups,
+                              seed=derive_seed(cfg.seed, "generalization"))
     return RiskPoint(n=cfg.n_train, seed=cfg.seed, excess_test=ex.value,
                      excess_test_se=ex.se, excess_train=train_excess,
                      test_objective=test.value, test_objective_se=test.se,

@@ -42,7 +42,8 @@ RISK_SWEEP_KEYS = {"runs", "ns", "seeds", "population_minimum", "excess_test",
 W2_SWEEP_KEYS = {"w2_bound_holds_all", "w2_bound_vs_source", "w2_bound_vacuous_fraction",
                  "w2_bound_trajectory", "w2_bound_trajectory_vs_source",
                  "w2_bound_trajectory_vacuous_fraction", "w2_bound_trajectory_holds_all"}
-POINT = {"n_test": 200, "n_samples": 40, "bound_steps": 3, "pairs": 8, "floor_pairs": 2}
+POINT = {"n_test": 200, "n_samples": 40, "bound_steps": 3, "pairs": 8, "floor_pairs": 2,
+         "gen_groups": 100}
 
 
 @pytest.fixture(autouse=True)
@@ -85,7 +86,7 @@ def test_risk_sweep_rows_keep_their_keys_with_and_without_samples():
     with_samples = ts.risk_sweep([8, 16], _theory(), [1], **POINT).to_dict()
     assert set(with_samples) == RISK_SWEEP_KEYS | W2_SWEEP_KEYS
     assert [set(r) for r in with_samples["runs"]] == [RISK_POINT_KEYS | SAMPLE_KEYS] * 2
-    alone = ts.risk_sweep([8, 16], _theory(), [1], n_test=200, samples=False)
+    alone = ts.risk_sweep([8, 16], _theory(), [1], n_test=200, samples=False, gen_groups=100)
     assert alone.w2_bound_holds_all is None and all(r.samples is None for r in alone.runs)
     d = alone.to_dict()
     assert set(d) == RISK_SWEEP_KEYS and [set(r) for r in d["runs"]] == [RISK_POINT_KEYS] * 2
