@@ -31,6 +31,7 @@ import torch
 from _runkit import Result, artifact
 from _runkit.seeds import check_seed, derive_seed
 
+from ..dynamics.device import on_device
 from ..dynamics.perturbations import perturb
 from ..geometry.base import Geometry
 from ..network import HopfieldNetwork
@@ -279,6 +280,7 @@ def fit_circulant(network: HopfieldNetwork, count: int = 64, strength: float = 0
     if not (math.isfinite(strength) and strength >= 0):
         raise ValueError(f"strength={strength!r}: must be finite and >= 0")
     seed = check_seed("seed", seed)
+    network = _on_cpu(network)
     g = network.geometry
     u, y = _samples(network, count, strength, derive_seed(seed, "circulant-fit"))
     lam, c = _mode_fit(g, network.rates(u), y, reg)
@@ -293,6 +295,17 @@ def fit_circulant(network: HopfieldNetwork, count: int = 64, strength: float = 0
     prof = kernel_profile(kernel, g)
     return CirculantFit(prof.at_zero, prof.min_beyond(math.pi / 3), prof.zero_crossings(), c,
                         rel, field_err, count, float(strength), prof)
+
+
+def _on_cpu(network: HopfieldNetwork) -> HopfieldNetwork:
+    """``network`` itself on the CPU, else a copy there (with its manifold)."""
+    cpu = torch.device("cpu")
+    if network.bias.device == cpu:
+        return network
+    net = on_device(network, cpu)
+    if net.manifold is not None:
+        net.manifold = net.manifold.to(cpu)
+    return net
 
 
 def _samples(network: HopfieldNetwork, count: int, strength: float, seed: int):

@@ -162,6 +162,7 @@ def run_figures(result: GridCellsResult):
                           fontsize="small")
     yield "trajectory.png", fig
     yield "error.png", plot_error(result)
-    yield "connectivity.png", plot_connectivity_sheet(result.connectivity, result.lattice)
+    yield "connectivity.png", plot_connectivity_sheet(result.connectivity, result.lattice,
+                                                      label="best fixed circulant weight")
     if len(result.modules) > 1:
         yield "modules.png", plot_modules(result)

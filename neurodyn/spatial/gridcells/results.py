@@ -137,7 +137,8 @@ class GridCellsResult:
     cells : array (cells, 2), sheet indices ``(i, j)`` of the panel of cells.
     lattice : the network's lattice.
     orientation : grid orientation (angle of ``k1``) in radians.
-    connectivity : array (n1, n2), ``-d^2 F / dr_0 dr_j`` at the bump centred on neuron 0.
+    connectivity : array (n1, n2), the weights onto neuron 0 of the best fixed circulant network
+        (:func:`neurodyn.analysis.connectivity.fit_circulant`).
     wall_time : seconds spent integrating the network.
     config : the parameters of the run (JSON-serialisable).
     metrics : summary numbers (JSON-serialisable); see :func:`run_grid_cells`.

@@ -36,6 +36,7 @@ import torch
 from _runkit import progress as progress_bar
 from _runkit.cli import with_threads
 
+from ...analysis.connectivity import fit_circulant
 from ...dynamics.device import check_device
 from ...dynamics.inputs import ArrayVelocity
 from ...dynamics.simulation import simulate
@@ -241,9 +242,14 @@ def run_grid_cells(
               "sheet": list(g.shape), "box_m": trajectory.box.size, "dt_s": dt_s,
               "duration_s": float(trajectory.t[-1] - trajectory.t[0]), "steps": trajectory.steps}
     result = GridCellsResult(trajectory, results, cell_idx, g.lattice, float(orientation),
-                             connectivity_row(network), wall, config)
+                             _fixed_connectivity(network, seed), wall, config)
     result.metrics = run_metrics(result, nfe, dt_net / network.tau)
     return result
+
+
+def _fixed_connectivity(network: HopfieldNetwork, seed: int) -> np.ndarray:
+    """Kernel ``(n1, n2)`` of the best fixed circulant network (the weights onto neuron 0)."""
+    return fit_circulant(network, seed=seed).profile.kernel.detach().cpu().numpy()
 
 
 def _checked_arguments(network: HopfieldNetwork, trajectory: Trajectory, lattice, spacing, modules,
