@@ -29,7 +29,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.optimize import minimize_scalar
 
 __all__ = ["ModeRates", "mode_amplitudes", "relaxation_rates"]
 
@@ -151,37 +150,37 @@ def _block_sums(a: np.ndarray, lags: int, blocks: int) -> np.ndarray:
     return out
 
 
-def _rate(C: np.ndarray, dt: float) -> float:
-    """Least-squares fit of ``C(1..L)`` to ``A exp(-rate (n - 1) dt)`` (``A`` in closed form for
-    each rate; the rate by a bounded scalar search); NaN when ``C(1) <= 0``."""
-    c = C[1:]
-    if c.size < 2 or not c[0] > 0:
-        return float("nan")
-    x = np.arange(c.size) * dt
+def _rates(C: np.ndarray, dt: float) -> np.ndarray:
+    """Least-squares fits of rows ``C(0..L)`` ``(B, L + 1)`` over lags ``1..L`` to ``A exp(-rate
+    (n - 1) dt)``: ``A`` in closed form for each rate, the rate the best of 400 log-spaced
+    values from ``1e-3 / dt`` to ``5 / dt``, refined by a parabola in the log; NaN where
+    ``C(1) <= 0``."""
+    c = np.atleast_2d(C)[:, 1:]
+    x = np.arange(c.shape[1]) * dt
+    log_r = np.linspace(np.log(1e-3 / dt), np.log(5.0 / dt), 400)
+    E = np.exp(-np.exp(log_r)[:, None] * x[None, :])  # (rates, L)
+    proj = c @ E.T  # (B, rates)
+    gain = np.where(proj > 0, proj**2 / np.sum(E**2, axis=1), -1.0)  # loss = |c|^2 - gain
+    i = np.clip(np.argmax(gain, axis=1), 1, log_r.size - 2)
+    rows = np.arange(c.shape[0])
+    g0, g1, g2 = gain[rows, i - 1], gain[rows, i], gain[rows, i + 1]
+    den = g0 - 2 * g1 + g2
+    ok = (den < 0) & (np.minimum(g0, g2) >= 0)
+    off = np.where(ok, 0.5 * (g0 - g2) / np.where(ok, den, -1.0), 0.0)
+    step = log_r[1] - log_r[0]
+    out = np.exp(log_r[i] + np.clip(off, -1, 1) * step)
+    return np.where((c[:, 0] > 0) & (c.shape[1] >= 2), out, np.nan)
 
-    def loss(log_rate):
-        e = np.exp(-np.exp(log_rate) * x)
-        amp = np.dot(c, e) / np.dot(e, e)
-        return float(np.sum((c - amp * e) ** 2))
 
-    lo, hi = np.log(1e-3 / dt), np.log(5.0 / dt)
-    best = minimize_scalar(loss, bounds=(lo, hi), method="bounded",
-                           options={"xatol": 1e-6})
-    return float(np.exp(best.x))
-
-
-def _fitted_rate(sums: np.ndarray, dt: float, lags: int) -> float:
-    """The rate of summed block products ``(lags + 1, 2)`` over lags ``1..L``, ``L`` about
-    ``2 / (rate dt)``, found by three rounds from ``L = lags``."""
-    C = sums[:, 0] / sums[:, 1]
+def _lags_for(C: np.ndarray, dt: float, lags: int) -> int:
+    """``L`` about ``2 / (rate dt)``, found by three rounds of fits from ``L = lags``."""
     L = lags
-    rate = float("nan")
     for _ in range(3):
-        rate = _rate(C[:L + 1], dt)
+        rate = float(_rates(C[:L + 1], dt)[0])
         if not np.isfinite(rate):
-            return rate
+            return L
         L = int(np.clip(np.round(2.0 / (rate * dt)), 3, lags))
-    return rate
+    return L
 
 
 def relaxation_rates(amplitudes, projected, residual, weights, dt: float, names, reported,
@@ -224,12 +223,15 @@ def relaxation_rates(amplitudes, projected, residual, weights, dt: float, names,
     rates, lows, highs, lag1s, sig = [], [], [], [], []
     for m in reported:
         sums = _block_sums(a[:, m], max_lag, blocks)
-        C = sums.sum(0)
-        lag1s.append(C[1, 0] / C[1, 1])
+        tot = sums.sum(0)
+        C = tot[:, 0] / tot[:, 1]
+        lag1s.append(C[1])
         per_block = sums[:, 1, 0] / np.maximum(sums[:, 1, 1], 1)
         sig.append(bool(lag1s[-1] > 3 * per_block.std(ddof=1) / np.sqrt(blocks)))
-        rates.append(_fitted_rate(C, dt, max_lag))
-        draws = np.array([_fitted_rate(s, dt, max_lag) for s in sums[pick].sum(1)])
+        L = _lags_for(C, dt, max_lag)
+        rates.append(float(_rates(C[:L + 1], dt)[0]))
+        boot_sums = sums[pick].sum(1)  # (boot, lags + 1, 2)
+        draws = _rates(boot_sums[:, :L + 1, 0] / boot_sums[:, :L + 1, 1], dt)
         draws = draws[np.isfinite(draws)]
         lo, hi = (np.quantile(draws, [0.025, 0.975]) if draws.size > boot // 2 and
                   np.isfinite(rates[-1]) else (np.nan, np.nan))

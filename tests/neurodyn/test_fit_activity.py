@@ -1,0 +1,88 @@
+"""SEAL from recorded activity: cells, relaxation rates, the verdict and its controls, the
+commands; the acceptance numbers on the real Sargolini trajectory are the slow test at the end
+(and bench/bench_fit_activity.py)."""
+
+import json
+
+import numpy as np
+import pytest
+
+from neurodyn.cli import main
+from neurodyn.datasets import identity_shuffled, rat_trajectory, ring_activity, time_shifted
+from neurodyn.datasets.ground_truth import _ou
+from neurodyn.inference import fit_activity, place_ring_cells, relaxation_rates, wrapped
+
+
+@pytest.fixture(scope="module")
+def small_ring():
+    tr = rat_trajectory(dt=0.02, duration=150.0, synthetic=True, seed=0)
+    return ring_activity(cells=60, recorded=40, trajectory=tr, seed=0, fluctuation=0.08)
+
+
+def _aligned_error(est, true):
+    """Median angle error after the best global rotation."""
+    d = wrapped(est - true)
+    return float(np.median(np.abs(wrapped(d - np.angle(np.mean(np.exp(1j * d)))))))
+
+
+def test_cells_placed_with_missing_bins_and_uneven_angles(small_ring):
+    d = small_ring
+    counts = d.counts.astype(float)
+    counts[: counts.shape[0] // 2, ::3] = np.nan  # a third of the cells seen half the time
+    cells = place_ring_cells(counts, d.heading, d.dt)
+    assert _aligned_error(cells.preferred, d.truth.preferred) < 0.05
+    assert np.corrcoef(cells.gain, d.truth.gain)[0, 1] > 0.95
+    # control: placing the cells on a heading unrelated to the activity finds nothing
+    wrong = place_ring_cells(counts, np.roll(d.heading, d.heading.size // 2), d.dt)
+    assert _aligned_error(wrong.preferred, d.truth.preferred) > 0.5
+
+
+def test_relaxation_rate_of_an_ou_amplitude_under_white_noise():
+    rng = np.random.default_rng(0)
+    a = _ou(rng, 30000, 2, 8.0, 0.06, 0.02) + rng.normal(0, 0.15, (30000, 2))
+    white = rng.normal(0, 0.15, (30000, 1))
+    amps = np.hstack([a, white])
+    r = relaxation_rates(amps, np.zeros((30000, 2)), np.ones((30000, 2)), np.ones(2), 0.02,
+                         ["a", "b", "w"], [0, 1, 2])
+    assert np.all(np.abs(r.rate[:2] / 8.0 - 1) < 0.15)
+    assert np.all((r.low[:2] < 8.0) & (8.0 < r.high[:2]))
+    assert r.significant.tolist() == [True, True, False]  # white noise relaxes at no rate
+
+
+def test_verdict_on_an_attractor_and_its_destroyed_controls(small_ring):
+    d = small_ring
+    fit = fit_activity(d.counts, d.dt, "ring", d.heading, topology=False, folds=3)
+    assert fit.attractor and fit.cv_error < np.radians(15)
+    assert fit.rates.fraction > 0.8
+    assert _aligned_error(fit.cells.preferred, d.truth.preferred) < 0.05
+    shifted = fit_activity(time_shifted(d.counts, seed=1), d.dt, "ring", d.heading,
+                           topology=False, folds=3)
+    assert not shifted.attractor and {"decoding", "fluctuations"} <= set(shifted.failed)
+    shuffled = fit_activity(identity_shuffled(d.counts, seed=1), d.dt, "ring", d.heading,
+                            topology=False, folds=3)
+    assert not shuffled.attractor and "decoding" in shuffled.failed
+
+
+def test_feed_forward_tuning_is_told_apart_by_its_fluctuations():
+    ff = ring_activity(cells=60, recorded=40, seed=0, fluctuation=0.08, recurrent=False,
+                       trajectory=rat_trajectory(dt=0.02, duration=150.0, synthetic=True))
+    fit = fit_activity(ff.counts, ff.dt, "ring", ff.heading, topology=False, folds=3)
+    assert fit.tests["decoding"]["passed"]  # the same tuning curves decode as well
+    assert fit.failed == ["fluctuations"] and fit.rates.fraction < 0.5
+
+
+def test_commands_refuse_bad_input_and_write_no_model_without_an_attractor(tmp_path,
+                                                                          small_ring, capsys):
+    d = small_ring
+    bad = tmp_path / "bad.npz"
+    np.savez(bad, counts=d.counts, dt=-1.0)
+    assert main(["fit-activity", "ring", "--data", str(bad), "--out", str(tmp_path / "a")]) == 2
+    assert "--data" in capsys.readouterr().err and not (tmp_path / "a").exists()
+    shifted = tmp_path / "shifted.npz"
+    np.savez(shifted, counts=time_shifted(d.counts, seed=2), dt=d.dt, heading=d.heading)
+    out = tmp_path / "b"
+    assert main(["fit-activity", "ring", "--data", str(shifted), "--out", str(out)]) == 1
+    err = capsys.readouterr().err
+    assert "no attractor" in err and "decoding" in err
+    metrics = json.loads((out / "metrics.json").read_text())
+    assert metrics["attractor"] is False and not (out / "model.pt").exists()
