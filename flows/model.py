@@ -214,7 +214,8 @@ def model_blob(field: nn.Module, config: dict) -> dict:
 
 
 def check_trusted(target: str, trust: Iterable[str] = (), what: str = "model") -> None:
-    """Refuse to import the module of ``target`` unless it is imported already or trusted.
+    """Refuse to import the module of ``target`` unless it is imported already, trusted or a
+    module of this library (``flows.*``, e.g. :class:`flows.nets.conv.ConvField`).
 
     ``trust`` lists module names (a package trusts its submodules). Raises
     :class:`FlowsError` naming the module and how to trust it.
@@ -230,7 +231,7 @@ def check_trusted(target: str, trust: Iterable[str] = (), what: str = "model") -
     model names class 'not_yet_imported_pkg.models:Net', whose module is not imported
     """
     module_name = str(target).split(":")[0]
-    if module_name in sys.modules:
+    if module_name in sys.modules or module_name.startswith("flows."):  # or this library's own
         return
     for name in trust:
         if module_name == name or module_name.startswith(f"{name}."):

@@ -100,6 +100,21 @@ def device(value: str) -> str:
     return value
 
 
+def path_name(value: str) -> str:
+    """A ``--path``: a name of :data:`PATHS` or ``affine:ALPHA,SIGMA`` (whose schedules the
+    library checks before --out is claimed).
+
+    Examples
+    --------
+    >>> path_name("affine:sin,cos")
+    'affine:sin,cos'
+    """
+    if value in PATHS or value.startswith("affine:"):
+        return value
+    raise argparse.ArgumentTypeError(f"invalid choice: {value!r} (choose from "
+                                     f"{', '.join(PATHS)} or affine:ALPHA,SIGMA)")
+
+
 def opt(p: argparse.ArgumentParser, flag: str, help: str, **kw) -> None:
     """An option whose default, when not given, is the TrainConfig field of the same name."""
     dest = kw.pop("dest", flag.lstrip("-").replace("-", "_"))

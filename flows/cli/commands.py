@@ -27,7 +27,6 @@ from ._parsing import (
     METHODS,
     NULL_RATE,
     OT_SOLVERS,
-    PATHS,
     REGIMES,
     RISK_NS,
     RISK_SEEDS,
@@ -38,6 +37,7 @@ from ._parsing import (
     ints,
     json_object,
     opt,
+    path_name,
     theory_steps,
 )
 from .checks import CHECK_KINDS, add_check_kinds, run_check
@@ -61,7 +61,9 @@ def add_train(sub) -> None:
     opt(t, "--regime", "'practice' (both layers, Adam, minibatches) or 'theory' (A fixed, "
                        "full-batch gradient descent)", choices=REGIMES)
     opt(t, "--coupling", "pairing of source and data points in a batch", choices=COUPLINGS)
-    opt(t, "--path", "conditional probability path", choices=PATHS)
+    opt(t, "--path", "conditional probability path: linear, vp, target or affine:ALPHA,SIGMA "
+                     "(x_t = alpha_t x1 + sigma_t x0; schedules t, 1-t, t^2, t^3, 1-t^2, "
+                     "(1-t)^2, sin, cos, smoothstep, 1-smoothstep)", type=path_name)
     opt(t, "--steps", "optimisation steps", type=int)
     opt(t, "--batch", "minibatch size in points (practice regime)", type=int)
     opt(t, "--lr", "step size (default: 0.03 for practice, Adam with cosine decay; 2.0 for "
@@ -78,18 +80,14 @@ def add_train(sub) -> None:
     opt(t, "--checkpoint-every", "steps between checkpoints", type=int)
     opt(t, "--model-class", "a velocity network of your own, 'package.module:Class' (its "
                             "forward(x (B, d), t (B, 1)[, c (B,)]) returns (B, d)); default: "
-                            "the built-in two-layer ReLU field", dest="model")
+                            "the built-in two-layer ReLU field; for images: "
+                            "flows.nets.conv:ConvField", dest="model")
     opt(t, "--model-args", "JSON object of keyword arguments of --model-class (default: none)",
         type=json_object, dest="model_args")
     opt(t, "--labels", "class labels for class-conditional training: 'data' (the data set's "
                        "own, digits) or a .npy/.csv file of one integer per data row "
                        "(default: none, unconditional)")
-    opt(t, "--label-dropout", "probability that a training label becomes the null label "
-                              "(classifier-free guidance), in [0, 1)", type=float)
-    opt(t, "--ot-solver", "exact assignment solver of --coupling ot", choices=OT_SOLVERS)
-    opt(t, "--ema", "decay of an exponential moving average of the weights (practice "
-                    "regime), e.g. 0.999; the average is saved and sampled; 0: none",
-        type=float)
+    _add_training_options(t)
     t.add_argument("--device", default="cpu", type=device,
                    help="cpu or cuda: the model, the batches and the OT costs (the assignment "
                         "itself runs on the CPU)")
@@ -106,6 +104,21 @@ def add_train(sub) -> None:
                         "one per other core for the ot and sinkhorn couplings, 0 otherwise); "
                         "results do not depend on it")
     t.set_defaults(func=cmd_train)
+
+
+def _add_training_options(t) -> None:
+    """Options of ``flows train`` about how the field is trained: label dropout, the OT
+    solver, the weight average, the time sampling and gradient clipping."""
+    opt(t, "--label-dropout", "probability that a training label becomes the null label "
+                              "(classifier-free guidance), in [0, 1)", type=float)
+    opt(t, "--ot-solver", "exact assignment solver of --coupling ot", choices=OT_SOLVERS)
+    opt(t, "--ema", "decay of an exponential moving average of the weights (practice "
+                    "regime), e.g. 0.999; the average is saved and sampled; 0: none",
+        type=float)
+    opt(t, "--time-sampling", "distribution of the training times t (practice regime): "
+                              "uniform, logit-normal or logit-normal:MEAN,STD")
+    opt(t, "--clip-grad", "clip the global norm of the gradient to this value before each "
+                          "update (practice regime; default: no clipping)", type=float)
 
 
 def cmd_train(a: argparse.Namespace):

@@ -20,6 +20,7 @@ from ..coupling import couple, couple_within_classes, resolve_ot_solver
 from ..data import Dataset
 from ..errors import derive_seed
 from ..path import get_path
+from .times import draw_times
 
 _MASK64 = (1 << 64) - 1
 
@@ -63,16 +64,17 @@ def draw_batch(cfg, pool: torch.Tensor, source: Dataset, base: int, step: int,
     """The practice-regime batch of training step ``step``: (x_t, t, dx_t, c).
 
     x1 is drawn (with replacement) from ``pool`` (with its labels c when ``pool_labels`` is
-    given), x0 from the source, t ~ U(0, 1); the pairs are coupled (within classes when labelled)
-    and placed on the path; then a fraction ``cfg.label_dropout`` of the labels becomes the null
-    label ``classes``. ``gen`` is reseeded with :func:`step_seed` first, so the batch depends
-    only on (base, step). Shapes (B, d), (B, 1), (B, d) and (B,) (c is None without labels),
-    on ``device``. ``warm`` is a warm start of the exact OT coupling (:func:`ot_warm_start`);
+    given), x0 from the source, t from ``cfg.time_sampling`` (:mod:`flows.training.times`);
+    the pairs are coupled (within classes when labelled) and placed on the path; then a
+    fraction ``cfg.label_dropout`` of the labels becomes the null label ``classes``. ``gen``
+    is reseeded with :func:`step_seed` first, so the batch depends only on (base, step).
+    Shapes (B, d), (B, 1), (B, d) and (B,) (c is None without labels), on ``device``.
+    ``warm`` is a warm start of the exact OT coupling (:func:`ot_warm_start`);
     the batch does not depend on it.
     """
     gen.manual_seed(step_seed(base, step))
     idx, x0, x1 = _points(cfg, pool, source, gen)
-    t = torch.rand(cfg.batch, 1, generator=gen)
+    t = draw_times(cfg.time_sampling, cfg.batch, gen)
     x0, x1, t = x0.to(device), x1.to(device), t.to(device)
     c = None
     if pool_labels is None:

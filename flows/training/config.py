@@ -29,7 +29,8 @@ class TrainConfig:
     coupling : str
         "independent", "ot" or "sinkhorn" (practice only).
     path : str
-        "linear", "vp" or "target".
+        "linear", "vp", "target" or "affine:ALPHA,SIGMA" (schedules of
+        :data:`flows.path.SCHEDULES`).
     sigma_min : float
         Smoothing of the linear / target path.
     steps : int
@@ -75,6 +76,13 @@ class TrainConfig:
         the average (:mod:`flows.training.ema`) is what the run returns, saves as the model
         and samples from. 0 (the default) trains without one and leaves it out of
         :meth:`to_dict`.
+    time_sampling : str
+        Distribution of the training times (practice regime, :mod:`flows.training.times`):
+        "uniform" (the default, left out of :meth:`to_dict`), "logit-normal" or
+        "logit-normal:MEAN,STD".
+    clip_grad : float or None
+        Clip the global norm of the gradient of all weights to this value before each update
+        (practice regime); None (the default, left out of :meth:`to_dict`): no clipping.
     """
 
     data: str = "moons"
@@ -101,6 +109,8 @@ class TrainConfig:
     label_dropout: float = 0.1
     ot_solver: str = "auto"
     ema: float = 0.0
+    time_sampling: str = "uniform"
+    clip_grad: float | None = None
 
     def __post_init__(self) -> None:
         # the registries import torch: imported here, so that the command line can read the
@@ -112,7 +122,8 @@ class TrainConfig:
 
         check_choice("regime", self.regime, REGIMES)
         COUPLINGS.get(self.coupling)  # unknown names are refused, listing the valid ones
-        PATHS.get(self.path)
+        if not (isinstance(self.path, str) and self.path.startswith("affine:")):
+            PATHS.get(self.path)
         OT_SOLVERS.get(self.ot_solver)
         for name in ("width", "steps", "batch", "k_draws", "n_eval", "checkpoint_every"):
             check_positive_int(name, getattr(self, name))
@@ -127,6 +138,7 @@ class TrainConfig:
         if check_decay(self.ema) and self.regime == "theory":
             raise FlowsError(f"ema={self.ema!r} is not allowed in the theory regime; its "
                              "guarantees are about the last iterate")
+        self._check_training_options()
         if self.regime == "theory" and self.coupling != "independent":
             raise FlowsError(f"coupling={self.coupling!r} is not allowed in the theory regime; "
                              "its fixed objective uses 'independent'")
@@ -147,6 +159,24 @@ class TrainConfig:
         if self.path == "target" and self.source not in (None, "normal"):
             raise FlowsError(f"path='target' needs a N(0, I) source, got source={self.source!r};"
                              " use path 'linear' or 'vp'")
+
+    def _check_training_options(self) -> None:
+        """Path, time sampling and gradient clipping: well formed, and the last two off in the
+        theory regime (its objective draws t ~ U(0, 1) and its guarantees are about plain
+        gradient descent)."""
+        from ..path import get_path
+        from .times import parse_time_sampling
+
+        if isinstance(self.path, str) and self.path.startswith("affine:"):
+            get_path(self.path, self.sigma_min)
+        parse_time_sampling(self.time_sampling)
+        if self.clip_grad is not None:
+            check_positive("clip_grad", self.clip_grad)
+        for name, off in (("time_sampling", "uniform"), ("clip_grad", None)):
+            if getattr(self, name) != off and self.regime == "theory":
+                raise FlowsError(f"{name}={getattr(self, name)!r} is not allowed in the theory "
+                                 "regime; its objective and guarantees are those of uniform "
+                                 "times and plain gradient descent")
 
     @classmethod
     def from_dict(cls, d: dict) -> TrainConfig:
@@ -172,11 +202,13 @@ class TrainConfig:
         )
 
     def to_dict(self) -> dict:
-        """Plain dict (JSON-serialisable); ``ema`` only when it is on, so configs and
-        checkpoints of runs without an average read as before."""
+        """Plain dict (JSON-serialisable); ``ema``, ``time_sampling`` and ``clip_grad`` only
+        when they differ from their defaults, so configs and checkpoints of runs without them
+        read as before."""
         d = asdict(self)
-        if not d["ema"]:
-            del d["ema"]
+        for name, off in (("ema", 0.0), ("time_sampling", "uniform"), ("clip_grad", None)):
+            if d[name] == off:
+                del d[name]
         return d
 
 

@@ -61,6 +61,22 @@ def learning_rate(cfg, step: int) -> float:
     return cfg.lr * 0.5 * (1 + math.cos(math.pi * step / cfg.steps))
 
 
+def clip_grads(grads: list[torch.Tensor], max_norm: float | None) -> list[torch.Tensor]:
+    """The gradients scaled by min(1, max_norm / (||g|| + 1e-6)), ||g|| their global norm (as
+    :func:`torch.nn.utils.clip_grad_norm_`); unchanged when ``max_norm`` is None.
+
+    Examples
+    --------
+    >>> [round(float(g), 4) for g in clip_grads([torch.tensor(3.0), torch.tensor(4.0)], 1.0)]
+    [0.6, 0.8]
+    """
+    if max_norm is None:
+        return grads
+    norm = torch.sqrt(sum(g.square().sum() for g in grads))
+    scale = torch.clamp(max_norm / (norm + 1e-6), max=1.0)
+    return [g * scale for g in grads]
+
+
 def theory_step(field: TwoLayerReLUField, z: torch.Tensor, u: torch.Tensor, lr: float):
     """Full-batch gradient descent on W for the fixed objective (z (n k, p), u (n k, d))."""
 
@@ -73,21 +89,23 @@ def theory_step(field: TwoLayerReLUField, z: torch.Tensor, u: torch.Tensor, lr: 
 
 
 def field_step(cfg, field: TwoLayerReLUField, adam: FlatAdam, batches):
-    """Adam on (W, A) with the field's direct gradients, on the batches of ``batches``."""
+    """Adam on (W, A) with the field's direct gradients (clipped to ``cfg.clip_grad``), on the
+    batches of ``batches``."""
     spec = field.spec
 
     def step(s: int) -> torch.Tensor:
         x_t, t, dx_t, c = batches.get(s)
         z = features(x_t, t, spec.fourier, spec.normalize, c, spec.classes)
         loss, gw, ga = field.loss_and_grads(z, dx_t)
-        adam.step([gw, ga], learning_rate(cfg, s))
+        adam.step(clip_grads([gw, ga], cfg.clip_grad), learning_rate(cfg, s))
         return loss
 
     return step
 
 
 def module_step(cfg, model: torch.nn.Module, opt: torch.optim.Optimizer, batches):
-    """Autograd and ``opt`` on the loss (1/B) sum_i ||model(x_t, t[, c]) - dx_t||^2."""
+    """Autograd and ``opt`` on the loss (1/B) sum_i ||model(x_t, t[, c]) - dx_t||^2, the
+    gradient's global norm clipped to ``cfg.clip_grad``."""
 
     def step(s: int) -> torch.Tensor:
         x_t, t, dx_t, c = batches.get(s)
@@ -96,6 +114,8 @@ def module_step(cfg, model: torch.nn.Module, opt: torch.optim.Optimizer, batches
         loss = (model(x_t, t, c) - dx_t).square().sum(1).mean()
         opt.zero_grad(set_to_none=True)
         loss.backward()
+        if cfg.clip_grad is not None:
+            torch.nn.utils.clip_grad_norm_(model.parameters(), cfg.clip_grad)
         opt.step()
         return loss.detach()
 
