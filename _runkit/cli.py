@@ -117,6 +117,7 @@ import signal
 import sys
 import tempfile
 import threading
+import time
 import traceback
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
@@ -128,6 +129,7 @@ from .rundir import _ARGV
 
 __all__ = ["cli_main", "add_sweep_arguments", "sweep_options", "catch_interrupts", "interrupted",
            "check_interrupt", "progress", "in_notebook", "notebook_figure", "with_threads",
+           "written_summary",
            "DEFAULT_THREADS"]
 
 #: torch CPU threads of a library call that names none (the command lines' ``--threads`` default)
@@ -587,11 +589,16 @@ def cli_main(prog: str, parser: argparse.ArgumentParser,
         if func is None:
             raise BadInput(f"a command is required; see {command} --help")
         _matplotlib_environment()
+        start = time.perf_counter()
         with catch_interrupts():
             result = func(args)
             check_interrupt(_LATE)
         if result is not None:
             print(json.dumps(to_jsonable(result), sort_keys=True, allow_nan=False), flush=True)
+        summary = written_summary(command, getattr(args, "out", None),
+                                  time.perf_counter() - start)
+        if summary:
+            print(summary, file=sys.stderr, flush=True)
     except KeyboardInterrupt as err:
         if debug:
             traceback.print_exc()
@@ -617,6 +624,59 @@ def cli_main(prog: str, parser: argparse.ArgumentParser,
     finally:
         _ARGV.reset(token)
     return 0
+
+
+def written_summary(command: str, out: str | os.PathLike | None, seconds: float) -> str:
+    """The human line a command prints on stderr when it succeeds: what it wrote, and where.
+
+    Parameters
+    ----------
+    command : str
+        ``"neurodyn fit"``.
+    out : str or path or None
+        The command's ``--out`` (a run directory, or a file such as ``flows sample``'s); None
+        or a path that does not exist: no line.
+    seconds : float
+        The command's wall time.
+
+    Returns
+    -------
+    str
+        Empty when there is nothing to say.
+
+    Examples
+    --------
+    >>> import pathlib, tempfile
+    >>> d = pathlib.Path(tempfile.mkdtemp())
+    >>> for name in ("model.pt", "metrics.json", "loss.png", ".lock"):
+    ...     _ = (d / name).write_text("")
+    >>> written_summary("flows train", d, 3.21).replace(str(d), "RUN")
+    'flows train: done in 3.2 s; wrote RUN/: 1 figure (loss.png); metrics.json, model.pt'
+    """
+    if out is None:
+        return ""
+    path = Path(out)
+    if path.is_file():
+        side = path.with_suffix(".json")
+        extra = f" and {side.name}" if side.is_file() and side != path else ""
+        return f"{command}: done in {seconds:.1f} s; wrote {path}{extra}"
+    if not path.is_dir():
+        return ""
+    names = sorted(p.name + ("/" if p.is_dir() else "") for p in path.iterdir()
+                   if not p.name.startswith("."))
+    figures = [n for n in names if n.endswith((".png", ".svg", ".gif"))]
+    others = [n for n in names if n not in figures]
+
+    def listed(items: list[str]) -> str:
+        return ", ".join(items[:6]) + (f" and {len(items) - 6} more" if len(items) > 6 else "")
+
+    parts = []
+    if figures:
+        parts.append(f"{len(figures)} figure{'s' if len(figures) > 1 else ''} "
+                     f"({listed(figures)})")
+    if others:
+        parts.append(listed(others))
+    return f"{command}: done in {seconds:.1f} s; wrote {path}/: " + "; ".join(parts)
 
 
 MAX_WORKERS = 1024

@@ -30,8 +30,8 @@ naming it): a result that maps names to rows gives one row per name, any other o
 a   1.0   True
 b   2.0  False
 >>> r.to_pandas()
-   nfe   w2
-0   40  NaN
+   nfe  w2
+0   40 NaN
 """
 
 from __future__ import annotations

@@ -60,3 +60,28 @@ def test_a_missing_optional_dependency_is_one_line_before_anything_is_written(
     code = neurodyn_main(["manifold", "--model", str(tmp_path / "no-model"), "--out", str(out),
                           "--no-topology"])  # the control: without topology, the model is asked
     assert code == 2 and "ripser" not in capsys.readouterr().err
+
+
+def test_a_successful_command_says_on_stderr_what_it_wrote(tmp_path, capsys):
+    import argparse
+
+    from _runkit import cli_main
+
+    p = argparse.ArgumentParser(prog="demo")
+    s = p.add_subparsers(dest="command", required=True).add_parser("draw")
+    s.add_argument("--out")
+
+    def draw(a):
+        if a.out:
+            (tmp_path / "run").mkdir()
+            for name in ("a.png", "b.png", "metrics.json"):
+                (tmp_path / "run" / name).write_text("")
+        return {"ok": True}
+
+    s.set_defaults(func=draw)
+    assert cli_main("demo", p, ["draw", "--out", str(tmp_path / "run")]) == 0
+    out, err = capsys.readouterr()
+    assert out == '{"ok": true}\n'  # the JSON line for scripts is unchanged
+    assert err.startswith("demo draw: done in ") and err.count("\n") == 1
+    assert f"wrote {tmp_path / 'run'}/: 2 figures (a.png, b.png); metrics.json" in err
+    assert cli_main("demo", p, ["draw"]) == 0 and capsys.readouterr().err == ""  # no --out
