@@ -73,6 +73,8 @@ def fit_run(config: FitConfig, out: str | Path, fresh: bool = False,
                              f"was made; checkpoint {out / 'fit_state.pt'} holds them; rerun the "
                              "same command to write the model and report") from None
     metrics["attraction"] = report.to_dict()
+    if config.profile != "cosine":  # the cosine default's metrics.json stays as it was
+        metrics["profile"] = _profile_metrics(result.network, config)
     failed = report.failed
     write_json(metrics, out / "metrics.json")
     if failed and config.check_kappa:
@@ -80,6 +82,20 @@ def fit_run(config: FitConfig, out: str | Path, fresh: bool = False,
                         + f" (no model written; see {out / 'metrics.json'})")
     save_model(result.network, out / "model.pt", extra={"fit": config.to_dict()})
     return {"resumed_from_step": result.resumed_from, **metrics}
+
+
+def _profile_metrics(network: HopfieldNetwork, config: FitConfig) -> dict:
+    """The fitted profile, the family, and how well the resting bump matches the requested
+    rates (:func:`~neurodyn.experiments.capacity.resting_correlation`)."""
+    from .experiments.capacity import resting_correlation
+    from .fitting.profiles import profile_label
+
+    out = {"name": profile_label(config.profile), "family": config.family}
+    if config.family == "template":
+        out["harmonics"] = network.energy_fn.harmonics
+        out["leak"] = float(network.energy_fn.leak)
+    out["rate_correlation"] = resting_correlation(network)
+    return out
 
 
 def simulate_run(network: HopfieldNetwork, u0: torch.Tensor, duration: float, dt: float,

@@ -16,8 +16,9 @@ through ``p = -1 + 2 (f(x) - f(x_lo)) / (f(1) - f(x_lo))``:
   three cosines, the square product), unchanged;
 - ``von-mises:K``: ``f(x) = exp(K x)``, a von Mises tuning curve of concentration ``K > 0``;
 - ``flat-top:W``: ``f(x) = sigmoid((x - cos W) / (s sin W))``, a top-hat of half-width
-  ``0 < W < pi`` radians whose edges are smoothed over ``s`` = one lattice step
-  (``2 pi / min(shape)``) of phase, the sharpest edge the lattice resolves;
+  ``0 < W < pi`` radians whose edges are smoothed over ``s`` = two lattice steps
+  (``2 pi / min(shape)`` each) of phase: about the sharpest edge whose translates the lattice
+  still carries without pinning the bump to the neurons;
 - ``asymmetric:S``: ``f(x) = x`` with the first phase warped, ``t1 -> t1 + S (1 - cos t1)``
   (``0 < |S| < 1``, a monotone warp with the peak kept at 0): a cosine bump whose one flank is
   steeper than the other, the skew growing with ``S``.
@@ -41,6 +42,9 @@ from ..geometry.populations import Geometry, Ring, Torus
 __all__ = ["NAMED_PROFILES", "check_profile_spec", "profile_label", "profile_potentials"]
 
 NAMED_PROFILES = ("cosine", "von-mises", "flat-top", "asymmetric")
+
+#: the flat-top's edge width, in lattice steps of phase
+EDGE_STEPS = 2
 
 _SPEC = re.compile(r"^(von-mises|flat-top|asymmetric):(.+)$")
 
@@ -174,7 +178,7 @@ def _named(geometry: Geometry, profile: str) -> torch.Tensor:
         def f(y):
             return torch.exp(value * (torch.as_tensor(y, dtype=torch.float64) - 1))
     elif name == "flat-top":
-        s = 2 * math.pi / min(geometry.shape) * math.sin(value)
+        s = EDGE_STEPS * 2 * math.pi / min(geometry.shape) * math.sin(value)
 
         def f(y):
             return torch.sigmoid((torch.as_tensor(y, dtype=torch.float64) - math.cos(value)) / s)
