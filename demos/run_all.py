@@ -111,6 +111,7 @@ DEMOS = [
      "", {}),
     ("grid_modules", "grid_modules.py", "Grid modules under noise", "", {}),
     ("heterogeneity", "heterogeneity.py", "Heterogeneous rings: disorder pins the bump", "", {}),
+    ("fit_activity", "fit_activity.py", "SEAL from recorded activity", "", {}),
     ("flows_moons", "flows_moons.py", "Flow matching: N(0, I) to moons",
      "Two-layer ReLU velocity field, practice regime; W2 on held-out points beside the noise "
      "floor of two true samples of the same size.",
