@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from _runkit import BadInput, check_int, check_memory, write_json
+from _runkit.checks import check_installed
 
 from ._common import (
     DEFAULT_DT_NETWORK,
@@ -31,6 +32,9 @@ if TYPE_CHECKING:
     from ..spatial.agent import Box, Trajectory
 
 __all__ = ["register"]
+
+#: RatInABox's sessions that --trajectory names: name -> duration (s)
+RECORDED = {"sargolini": 600.0, "tanni": 7323.0}
 
 
 def _float_list(text: str) -> list[float]:
@@ -102,7 +106,13 @@ def _add_run_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--spacing", type=float, default=0.5, help="grid spacing (m)")
     p.add_argument("--trajectory", default=None,
                    help="positions (steps, 2) in metres: FILE.npy sampled every --dt, or "
-                        "FILE.npz with 'position' (and optionally 't')")
+                        "FILE.npz with 'position' (and optionally 't'); or a real rat session "
+                        "of RatInABox (extra 'data'): sargolini (600 s, 1 m box) or tanni "
+                        "(7323 s, 3.5 x 2.5 m arena in a 3.5 m box), its tracking resampled to "
+                        "--dt with jumps dropped and gaps bridged (reported in metrics.json)")
+    p.add_argument("--max-speed", type=positive, default=2.0,
+                   help="with --trajectory sargolini|tanni: a tracked sample farther from the "
+                        "last accepted one than this speed allows is a jump and dropped (m/s)")
     p.add_argument("--dt", type=float, default=None,
                    help="sampling interval of the trajectory (s; default 0.02 for generated "
                         "exploration, required for a .npy file)")
@@ -186,6 +196,8 @@ def _trajectory(args, sheet: int) -> Trajectory:
     from ..spatial.positions import load_positions
 
     box = Box(_positive("--box", args.box))
+    if args.trajectory in RECORDED:
+        return _recorded(args, sheet)
     if args.trajectory is None:
         duration = 600.0 if args.duration is None else _positive("--duration", args.duration)
         dt = 0.02 if args.dt is None else _positive("--dt", args.dt)
@@ -213,6 +225,22 @@ def _trajectory(args, sheet: int) -> Trajectory:
                              f"({(traj.steps - 1) * traj.dt:g} s in {path})")
         traj = Trajectory(traj.t[:steps], traj.position[:steps], traj.velocity[:steps],
                           traj.dt, traj.box)
+    return traj
+
+
+def _recorded(args, sheet: int) -> Trajectory:
+    """RatInABox's session named by ``--trajectory`` on the clock ``--dt`` (default 0.02 s);
+    the tracking report goes to ``args.tracking``."""
+    from ..spatial.gridcells.checks import _positive
+    from ..spatial.gridcells.recorded import recorded_trajectory
+
+    check_installed("ratinabox", "data", f"--trajectory {args.trajectory}")
+    dt = 0.02 if args.dt is None else _positive("--dt", args.dt)
+    duration = None if args.duration is None else _positive("--duration", args.duration)
+    _check_run_memory(args, sheet, (duration or RECORDED[args.trajectory]) / dt + 1.0)
+    traj, report = recorded_trajectory(args.trajectory, dt, duration=duration,
+                                       max_speed=args.max_speed)
+    args.tracking = report.to_dict()
     return traj
 
 
@@ -274,6 +302,9 @@ def _grid_cells(args) -> dict:
             all_cells=args.all_cells, lattice=args.lattice, method=method, noise=args.noise,
             shuffles=args.shuffles, min_shift=args.min_shift, device=args.device, **cues)
         result.config["heterogeneity"] = disorder.to_dict()
+        if getattr(args, "tracking", None) is not None:
+            result.config["trajectory"] = args.tracking["source"]
+            result.metrics["tracking"] = args.tracking
         write_grid_cells(result, run.out)
         # one config.json shape: the run's resolved parameters next to the command line's
         run.config = {"arguments": args_config(args), **result.config}
