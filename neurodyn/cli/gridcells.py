@@ -234,7 +234,6 @@ def _recorded(args, sheet: int) -> Trajectory:
     from ..spatial.gridcells.checks import _positive
     from ..spatial.gridcells.recorded import recorded_trajectory
 
-    check_installed("ratinabox", "data", f"--trajectory {args.trajectory}")
     dt = 0.02 if args.dt is None else _positive("--dt", args.dt)
     duration = None if args.duration is None else _positive("--duration", args.duration)
     _check_run_memory(args, sheet, (duration or RECORDED[args.trajectory]) / dt + 1.0)
@@ -274,6 +273,8 @@ def _grid_cells(args) -> dict:
     from ..spatial.gridcells.run import run_grid_cells
 
     method = _method(args)
+    if args.trajectory in RECORDED:
+        check_installed("ratinabox", "data", f"--trajectory {args.trajectory}")
     network = load_network(args.model)
     sheet = _check_network(network, args.lattice).size
     traj = _trajectory(args, sheet)
