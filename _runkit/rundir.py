@@ -48,7 +48,7 @@ from typing import Any
 from .errors import BadInput
 from .files import atomic_write_bytes, read_json, to_jsonable, write_json
 
-__all__ = ["RunDir", "out_lock", "run_record", "library_version", "CONFIG_KEYS",
+__all__ = ["RunDir", "out_lock", "run_record", "library_version", "git_commit", "CONFIG_KEYS",
            "current_argv"]
 
 CONFIG_KEYS = ("command", "config", "seed", "version", "argv")
@@ -66,6 +66,38 @@ def current_argv() -> list[str] | None:
     """
     argv = _ARGV.get()
     return None if argv is None else list(argv)
+
+
+def git_commit() -> str | None:
+    """The commit of the checkout the library runs from (an editable install), or None.
+
+    Read from the ``.git`` folder beside the packages (no ``git`` process): ``HEAD``, then the
+    branch's ref or ``packed-refs``. An installed wheel has no checkout: None.
+
+    >>> git_commit() is None or len(git_commit()) == 40
+    True
+    """
+    git = Path(__file__).resolve().parents[1] / ".git"
+    try:
+        if git.is_file():  # a worktree: "gitdir: PATH"
+            git = Path(git.read_text().split(":", 1)[1].strip())
+        head = (git / "HEAD").read_text().strip()
+        if not head.startswith("ref:"):
+            return head if len(head) == 40 else None
+        ref = head.split(":", 1)[1].strip()
+        common = git / "commondir"
+        roots = [git] + ([git / common.read_text().strip()] if common.is_file() else [])
+        for root in roots:
+            if (root / ref).is_file():
+                return (root / ref).read_text().strip()
+            packed = root / "packed-refs"
+            if packed.is_file():
+                for line in packed.read_text().splitlines():
+                    if line.endswith(" " + ref):
+                        return line.split()[0]
+    except (OSError, IndexError, UnicodeDecodeError):
+        return None
+    return None
 
 
 def library_version() -> str:

@@ -59,8 +59,12 @@ def save_model(network: HopfieldNetwork, path: str | Path, extra: dict | None = 
 
     Notes
     -----
-    The tensors are stored on the CPU, so a network fitted on ``cuda`` loads anywhere.
+    The tensors are stored on the CPU, so a network fitted on ``cuda`` loads anywhere. Besides
+    ``extra`` the file records ``library_version``, ``git_commit`` (the checkout's commit where
+    the library runs from one) and, for a network from :func:`neurodyn.fit`, its resolved
+    config under ``fit``; keys of ``extra`` take precedence.
     """
+    extra = {**_provenance(network), **(extra or {})}
     payload = {
         "format": FORMAT,
         "geometry": network.geometry.config(),
@@ -72,9 +76,24 @@ def save_model(network: HopfieldNetwork, path: str | Path, extra: dict | None = 
         "tau": network.tau,
         "transport": None if network.transport is None else network.transport.gains.cpu().clone(),
         "manifold_u0": None if network.manifold is None else network.manifold.u0.cpu().clone(),
-        "extra": to_jsonable(extra or {}),
+        "extra": to_jsonable(extra),
     }
     atomic_torch_save(payload, path)
+
+
+def _provenance(network: HopfieldNetwork) -> dict:
+    """What a model file records of where it came from: the library's version, the commit of
+    its checkout (when it runs from one) and the fit's config (a network of :func:`fit`)."""
+    from _runkit.rundir import git_commit, library_version
+
+    out: dict = {"library_version": library_version()}
+    commit = git_commit()
+    if commit is not None:
+        out["git_commit"] = commit
+    config = getattr(network, "fit_config", None)  # set by neurodyn.fit: the resolved dict
+    if isinstance(config, dict):
+        out["fit"] = config
+    return out
 
 
 class LoadedModel(NamedTuple):
@@ -115,8 +134,10 @@ def load_model(path: str | Path, what: str = "model") -> LoadedModel:
     >>> d = pathlib.Path(tempfile.mkdtemp())
     >>> save_model(fit(FitConfig(n=32, steps=1)).network, d / "model.pt", extra={"seed": 0})
     >>> loaded = load_model(d)
-    >>> loaded.network.geometry.shape, loaded.extra
-    ((32,), {'seed': 0})
+    >>> loaded.network.geometry.shape, loaded.extra["seed"], loaded.extra["fit"]["n"]
+    ((32,), 0, 32)
+    >>> sorted(k for k in loaded.extra if k != "git_commit")  # besides the weights
+    ['fit', 'library_version', 'seed']
     >>> net, extra = loaded
 
     Raises

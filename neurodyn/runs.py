@@ -80,7 +80,7 @@ def fit_run(config: FitConfig, out: str | Path, fresh: bool = False,
     if failed and config.check_kappa:
         raise FitFailed(f"kappa={config.kappa:g} not reached: " + "; ".join(failed)
                         + f" (no model written; see {out / 'metrics.json'})")
-    save_model(result.network, out / "model.pt", extra={"fit": config.to_dict()})
+    save_model(result.network, out / "model.pt")  # records the resolved fit config itself
     return {"resumed_from_step": result.resumed_from, **metrics}
 
 

@@ -29,7 +29,9 @@ def _fit(args) -> dict:
     cfg = _config(args, n)
     size = 128 if n is None else (n if isinstance(n, int) else n[0] * n[1])
     check_memory("--n", float(size) * (4 * cfg.batch + 4) * 8 * 48)
-    with open_run(args, "fit", config=cfg.to_dict()) as run:
+    from ..fitting.core import resolved_config
+
+    with open_run(args, "fit", config=resolved_config(cfg)) as run:
         return fit_run(cfg, run.out, fresh=args.fresh)
 
 

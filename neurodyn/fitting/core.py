@@ -62,7 +62,7 @@ from .profiles import profile_potentials
 from .template import template_harmonics, train_template
 
 __all__ = ["FitConfig", "FitResult", "FitFailed", "FitInterrupted", "fit", "build_geometry",
-           "build_manifold", "build_network", "TERMS"]
+           "build_manifold", "build_network", "resolved_config", "TERMS"]
 
 TERMS = ("linear", "field", "energy")
 
@@ -84,6 +84,10 @@ class FitResult:
     history: dict[str, list[float]] = field(default_factory=dict)
     seconds: float = 0.0
     resumed_from: int = 0
+
+    def __post_init__(self) -> None:
+        # the network remembers its fit, so save_model records the config with the weights
+        self.network.fit_config = resolved_config(self.config)
 
     def __repr__(self) -> str:
         c = self.config
@@ -132,6 +136,41 @@ def _bandwidth(config: FitConfig) -> int:
     if config.bandwidth is not None:
         return config.bandwidth
     return 4 if config.geometry == "ring" else 2
+
+
+def resolved_config(config: FitConfig) -> dict:
+    """``config.to_dict()`` with every None default replaced by the value the fit uses.
+
+    ``n``, ``bandwidth`` (the template's harmonics for that family), ``degree``, ``phaselock``
+    and ``kappa_tol``, as :func:`build_network` and the kappa check resolve them; what
+    ``config.json`` and a model file record.
+
+    Parameters
+    ----------
+    config : FitConfig
+        The fit's config.
+
+    Returns
+    -------
+    dict
+        JSON-ready, no None left among those keys.
+
+    Examples
+    --------
+    >>> d = resolved_config(FitConfig(geometry="torus"))
+    >>> d["n"], d["bandwidth"], d["degree"], d["phaselock"], d["kappa_tol"]
+    ([32, 32], 2, 4, True, 0.1)
+    """
+    out = config.to_dict()
+    ring = config.geometry == "ring"
+    geometry = build_geometry(config)
+    out["n"] = geometry.shape[0] if ring else list(geometry.shape)
+    out["bandwidth"] = (template_harmonics(config, geometry) if config.family == "template"
+                        else _bandwidth(config))
+    out["degree"] = config.degree or (5 if ring else 4)
+    out["phaselock"] = (not ring) if config.phaselock is None else config.phaselock
+    out["kappa_tol"] = config.tolerance
+    return out
 
 
 def build_network(config: FitConfig, manifold: TargetManifold) -> HopfieldNetwork:

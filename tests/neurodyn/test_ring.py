@@ -190,7 +190,10 @@ def test_save_load_roundtrip(ring_net, tmp_path):
     loaded = load_model(tmp_path)
     assert isinstance(loaded, LoadedModel) and loaded._fields == ("network", "extra")
     net, extra = loaded  # still unpacks as the pair
-    assert net is loaded.network and extra == loaded.extra == {"note": "x"}
+    assert net is loaded.network and extra == loaded.extra and extra["note"] == "x"
+    # the file records the library's version and the fit's resolved config (no null left)
+    assert isinstance(extra["library_version"], str) and extra["fit"]["n"] == 128
+    assert None not in extra["fit"].values()
     u = ring_net.manifold.u_star(torch.tensor([[0.3]], dtype=torch.float64)) + 0.1
     v = torch.tensor([[0.2]], dtype=torch.float64)
     assert torch.allclose(net.field(u, v), ring_net.field(u, v).detach(), atol=1e-14)
