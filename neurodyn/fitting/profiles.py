@@ -137,10 +137,7 @@ def profile_potentials(geometry: Geometry, activation: Activation, a: float, c: 
     if isinstance(profile, str) and not profile.endswith(".npy"):
         return a + c * _named(geometry, profile)
     if isinstance(profile, str):
-        from ..io import _load_npy
-
-        arr = _load_npy(profile, "profile")
-        label = f"profile={profile!r}"
+        arr, label = _load_rates(profile), f"profile={profile!r}"
     else:
         arr, label = np.asarray(profile, dtype=float), "profile=<array>"
     if tuple(arr.shape) != geometry.shape:
@@ -159,6 +156,26 @@ def profile_potentials(geometry: Geometry, activation: Activation, a: float, c: 
     if float(u.max() - u.min()) <= 1e-9 * max(1.0, float(u.abs().max())):
         raise ValueError(f"{label}: constant rates define no bump")
     return u
+
+
+def _load_rates(path: str) -> np.ndarray:
+    """One array from a ``.npy`` file (its declared size checked first, no pickles)."""
+    from pathlib import Path
+
+    from _runkit.files import check_array_file_size
+
+    p = Path(path)
+    if not p.is_file():
+        raise ValueError(f"profile={path!r}: no such file")
+    check_array_file_size(p, "profile")
+    try:
+        arr = np.load(p, allow_pickle=False)
+    except (ValueError, OSError, EOFError) as err:
+        raise ValueError(f"profile={path!r}: not a readable .npy file of numbers "
+                         f"({str(err).splitlines()[0][:120]})") from None
+    if not isinstance(arr, np.ndarray):
+        raise ValueError(f"profile={path!r}: holds several arrays (.npz); expected one .npy")
+    return arr
 
 
 def _named(geometry: Geometry, profile: str) -> torch.Tensor:
