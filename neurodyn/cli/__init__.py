@@ -1,5 +1,5 @@
 """Command line of neurodyn: fit, simulate, restore, path-integrate, speed-gain, diffuse,
-grid-cells, manifold, sweep.
+grid-cells, manifold, sweep, fit-activity, decode, generate.
 
 Every command writes into ``--out DIR`` (locked while it runs: a second writer is refused):
 ``config.json`` (command, config as run, seed, library version, command line), ``metrics.json``
@@ -11,7 +11,7 @@ the traceback.
 One module per command group parses that group's arguments and calls the library functions
 the Python API offers: :mod:`.fit`, :mod:`.simulate`, :mod:`.experiments` (restore,
 path-integrate, diffuse, speed-gain), :mod:`.gridcells`, :mod:`.manifold`, :mod:`.activity`
-(fit-activity, decode).
+(fit-activity, decode), :mod:`.generate`.
 """
 
 from __future__ import annotations
@@ -20,13 +20,13 @@ import argparse
 
 from _runkit import cli_main
 
-from . import activity, experiments, fit, gridcells, manifold, simulate, sweep
+from . import activity, experiments, fit, generate, gridcells, manifold, simulate, sweep
 from ._common import parse_time, positive_int
 
 __all__ = ["main", "build_parser", "parse_time"]
 
 #: The command groups, in the order ``--help`` lists them.
-COMMAND_GROUPS = (fit, simulate, experiments, gridcells, manifold, sweep, activity)
+COMMAND_GROUPS = (fit, simulate, experiments, gridcells, manifold, sweep, activity, generate)
 
 
 def build_parser() -> argparse.ArgumentParser:
