@@ -1,0 +1,64 @@
+"""Generated population activity that keeps its attractor: three flow-matching generators.
+
+Noisy states of a fitted ring (N = 128) and hex torus (32 x 32); (a) ambient flow matching on
+the states, (b) Riemannian flow matching on the decoded coordinate mapped through the manifold
+with a learned normal variability, (c) ambient samples relaxed by the network's own dynamics.
+Every sampler takes 10 field evaluations (5 midpoint steps). Each is judged against held-out
+states (normal distance against the data's noise floor, Betti numbers, intrinsic W2 of the
+decoded coordinate against its i.i.d. floor, tuning curves, correlations, memorization); a flow
+trained on shuffled states is the control that must not produce the attractor's topology.
+
+    python demos/generate_activity.py --out results/generate_activity [--quick]
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from pathlib import Path
+
+import torch
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _models import cache_dir, demo_parser, finish, fitted  # noqa: E402
+
+from neurodyn.fitting.core import FitConfig
+from neurodyn.generative.compare import compare_generators
+from neurodyn.generative.states import locate, population_states
+from neurodyn.plotting import save_figure
+from neurodyn.plotting.generative import plot_generated
+
+
+def _one(network, count: int, held: int, train_steps: int, seed: int, out: Path, name: str):
+    states = population_states(network, count, seed=seed)
+    samples: dict = {}
+    res = compare_generators(network, states, held, train_steps=train_steps, seed=seed,
+                             samples=samples)
+    phases = {k: locate(network, r)[0] for k, r in samples.items()}
+    save_figure(plot_generated(samples, phases), out / f"{name}_generated.png")
+    return res.to_dict()
+
+
+def main(argv: list[str] | None = None) -> dict:
+    """Run the demo; returns the comparison per geometry."""
+    args = demo_parser(__doc__, "generate_activity").parse_args(argv)
+    torch.set_num_threads(1)
+    start = time.perf_counter()
+    args.out.mkdir(parents=True, exist_ok=True)
+    cache = cache_dir(args.cache, args.out)
+    quick = args.quick
+    ring = fitted(FitConfig(n=48 if quick else 128, seed=args.seed), cache)[0]
+    metrics = {"ring": _one(ring, 600 if quick else 2000, 150 if quick else 400,
+                            300 if quick else 1500, args.seed, args.out, "ring")}
+    figures = ["ring_generated.png"]
+    if not quick:
+        torus = fitted(FitConfig(geometry="torus", seed=args.seed), cache)[0]
+        metrics["torus"] = _one(torus, 2000, 400, 1500, args.seed, args.out, "torus")
+        figures.append("torus_generated.png")
+    metrics["figures"] = figures
+    metrics["seconds"] = time.perf_counter() - start
+    return finish(metrics, args.out)
+
+
+if __name__ == "__main__":
+    main()
