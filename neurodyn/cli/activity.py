@@ -57,7 +57,7 @@ def _fit_activity(args) -> dict:
         start = time.perf_counter()
         fit = fit_activity(data["counts"], data["dt"], args.manifold, cov, window=args.window,
                            tau=args.tau, spacing=args.spacing, orientation=args.orientation,
-                           seed=args.seed)
+                           topology=not args.no_topology, seed=args.seed)
         metrics = fit.metrics()
         if not fit.attractor:
             run.write_json("metrics.json", metrics)
@@ -131,6 +131,8 @@ def register(sub) -> None:
     f.add_argument("--out", required=True, help="output directory")
     f.add_argument("--no-covariate", action="store_true",
                    help="ignore the heading: find the ring from the activity alone")
+    f.add_argument("--no-topology", action="store_true",
+                   help="skip the Betti numbers (and their test): ripser is not needed")
     f.add_argument("--window", type=_odd, default=5, help="bins pooled per decoded bin (odd)")
     f.add_argument("--tau", type=positive, default=0.1,
                    help="time constant (s) turning the measured rates into kappa")

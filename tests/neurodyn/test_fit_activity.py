@@ -86,3 +86,54 @@ def test_commands_refuse_bad_input_and_write_no_model_without_an_attractor(tmp_p
     assert "no attractor" in err and "decoding" in err
     metrics = json.loads((out / "metrics.json").read_text())
     assert metrics["attractor"] is False and not (out / "model.pt").exists()
+
+
+@pytest.mark.slow
+def test_acceptance_on_the_sargolini_trajectory(tmp_path):
+    """71 of 100 cells on the real 600 s trajectory (skipped without ratinabox): angles, held-out
+    decoding, D in its interval, the ring without the heading; the command's model decodes a
+    second session of the same cells."""
+    tr = rat_trajectory("sargolini", dt=0.02)
+    if not tr.real:
+        pytest.skip("ratinabox is not installed")
+    d = ring_activity(trajectory=tr, seed=0)
+    fit = fit_activity(d.counts, d.dt, "ring", d.heading)
+    assert fit.attractor and fit.betti == (1, 1)
+    assert _aligned_error(fit.cells.preferred, d.truth.preferred) < 0.05
+    assert np.degrees(fit.cv_error) < 10
+    assert fit.diffusion.contains(d.truth.diffusion)
+    true_rates = np.array(d.truth.mode_rates)
+    assert np.all((fit.rates.low[:3] < true_rates) & (true_rates < fit.rates.high[:3]))
+    nocov = fit_activity(d.counts, d.dt, "ring", None)
+    best = min(_aligned_error(s * nocov.coordinate, d.heading) for s in (1, -1))
+    assert nocov.attractor and np.degrees(best) < 15
+    data = tmp_path / "ring.npz"
+    d.save(data)
+    assert main(["fit-activity", "ring", "--data", str(data), "--out", str(tmp_path / "m")]) == 0
+    metrics = json.loads((tmp_path / "m" / "metrics.json").read_text())
+    assert metrics["energy"]["resting_profile_correlation"] > 0.99
+    again = ring_activity(trajectory=tr, seed=0, fluctuation=0.05)  # same cells, other draws
+    again.save(tmp_path / "again.npz")
+    assert main(["decode", "--model", str(tmp_path / "m"), "--data", str(tmp_path / "again.npz"),
+                 "--out", str(tmp_path / "dec")]) == 0
+    decoded = np.load(tmp_path / "dec" / "decoded.npy")
+    assert np.degrees(np.median(np.abs(wrapped(decoded - again.heading)))) < 10
+
+
+@pytest.mark.slow
+def test_demo_quick(tmp_path):
+    import importlib.util
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    spec = importlib.util.spec_from_file_location("fit_activity_demo",
+                                                  root / "demos" / "fit_activity.py")
+    demo = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(demo)
+    m = demo.main(["--quick", "--out", str(tmp_path / "demo")])
+    section = json.loads((tmp_path / "demo" / "section.json").read_text())
+    assert all((tmp_path / "demo" / f).exists() for f in section["figures"])
+    verdicts = m["verdicts"]
+    assert verdicts["data"]["attractor"] and verdicts["no covariate"]["attractor"]
+    assert not any(verdicts[n]["attractor"] for n in ("time-shifted", "identity-shuffled",
+                                                       "feed-forward"))
