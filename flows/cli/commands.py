@@ -196,7 +196,8 @@ def add_eval(sub) -> None:
     e.add_argument("--metric", choices=EVAL_METRICS + TRAIN_METRICS, default="w2",
                    help="distance in data units (sinkhorn: squared units); energy distance; "
                         "ridge Hotelling mean shift; k-NN precision or recall; log variance "
-                        "ratio; memorization: fraction of samples whose nearest training point "
+                        "ratio; bins: chi-square of k-means cell counts; memorization: "
+                        "fraction of samples whose nearest training point "
                         "is closer than c times the second nearest (see --criterion, "
                         "--null-rate; with --reference also the data-copying p-value); "
                         "copying: the data-copying z of Meehan et al. (needs --train and "

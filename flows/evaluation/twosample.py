@@ -35,6 +35,10 @@ Statistics (:data:`STATISTICS`):
   Identical sets score 1 and 1.
 - ``variance``: log(tr Cov(x) / tr Cov(y)), 0 for matching total variance; a sampler shrunk by
   s toward its mean scores 2 log s.
+- ``bins``: Pearson's chi-square of the 2 x K table of how many samples and reference points
+  fall in each of K = :data:`BINS` k-means cells of the pool (the cells are fitted once on the
+  pooled points, seeded, so they are the same for every split); the binning test of Richardson
+  and Weiss (2018, "On GANs and GMMs", NeurIPS) that sees a sampler dropping or thinning a mode.
 """
 
 from __future__ import annotations
@@ -55,17 +59,21 @@ from ..errors import (
     check_positive_int,
     numpy_rng,
 )
+from .copying import kmeans_cells
 from .distances import _emd2_checked, _pair
 from .entropic import sinkhorn_result
 
 STATISTICS = ("w2", "w1", "sinkhorn", "sliced", "energy", "hotelling", "precision", "recall",
-              "variance")
+              "variance", "bins")
 """Statistics :func:`permutation_test` knows by name."""
 
 ALTERNATIVE = {"w2": "greater", "w1": "greater", "sinkhorn": "greater", "sliced": "greater",
                "energy": "greater", "hotelling": "greater", "precision": "less", "recall": "less",
-               "variance": "two-sided"}
+               "variance": "two-sided", "bins": "greater"}
 """The direction in which each named statistic shows a defect."""
+
+BINS = 20
+"""k-means cells of the pool behind the ``bins`` statistic."""
 
 MAX_POOLED_BYTES = 1 << 30
 """Largest pooled (n + m) x (n + m) float64 distance matrix a test may allocate."""
@@ -137,6 +145,14 @@ def _sliced_split(pa: np.ndarray, pb: np.ndarray) -> float:
     return math.sqrt(float(np.mean(ot.lp.wasserstein_1d(pa, pb, p=2))))
 
 
+def _chi_square(la: np.ndarray, lb: np.ndarray, bins: int) -> float:
+    """Pearson's chi-square of the 2 x bins table of cell counts of two label sets."""
+    table = np.stack([np.bincount(la, minlength=bins), np.bincount(lb, minlength=bins)])
+    expected = table.sum(1, keepdims=True) * table.sum(0, keepdims=True) / table.sum()
+    keep = expected > 0
+    return float((np.square(table - expected)[keep] / expected[keep]).sum())
+
+
 def _split_fn(name: str, z: np.ndarray, n: int, k: int, seed: int, reg: float = 0.05) -> Split:
     """T(z[ia], z[ib]) for the named statistic, with the pooled quantities computed once."""
     if name == "sinkhorn":  # a split whose solve stops short is counted at its number
@@ -145,6 +161,11 @@ def _split_fn(name: str, z: np.ndarray, n: int, k: int, seed: int, reg: float = 
         def variance(ia, ib):
             return math.log(z[ia].var(0, ddof=1).sum() / max(z[ib].var(0, ddof=1).sum(), 1e-300))
         return variance
+    if name == "bins":
+        zt = torch.from_numpy(z)
+        cells = kmeans_cells(zt, min(BINS, z.shape[0]), seed)
+        lab = torch.cdist(zt, cells).argmin(1).numpy()
+        return lambda ia, ib: _chi_square(lab[ia], lab[ib], cells.shape[0])
     if name == "hotelling":
         cov = np.atleast_2d(np.cov(z.T))
         weight = np.linalg.inv(cov + max(np.trace(cov) / z.shape[1], 1e-12) * np.eye(z.shape[1]))

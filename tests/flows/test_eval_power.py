@@ -53,6 +53,21 @@ def test_variance_ratio_closed_form_and_its_test():
     assert permutation_test(x, y, "variance", 199).p_value > 0.01
 
 
+def test_bin_counts_chi_square_closed_form_and_a_dropped_mode():
+    from flows.evaluation.twosample import _chi_square
+
+    # table [[2, 2], [4, 0]], expected [[3, 1], [3, 1]]: 1/3 + 1 + 1/3 + 1
+    assert _chi_square(np.array([0, 0, 1, 1]), np.array([0, 0, 0, 0]), 2) == pytest.approx(8 / 3)
+    g = torch.Generator().manual_seed(5)
+    centres = torch.tensor([[0.0, 0.0], [6.0, 0.0], [0.0, 6.0]])
+    y = centres[torch.arange(300) % 3] + torch.randn(300, 2, generator=g)
+    assert two_sample_statistic(y, y, "bins") == 0.0
+    two_modes = centres[torch.arange(300) % 2] + torch.randn(300, 2, generator=g)
+    assert permutation_test(two_modes, y, "bins", 99).p_value == 0.01
+    fresh = centres[torch.arange(300) % 3] + torch.randn(300, 2, generator=g)
+    assert permutation_test(fresh, y, "bins", 99).p_value > 0.01
+
+
 def test_data_copying_flags_exact_copies_and_not_fresh_data():
     g = torch.Generator().manual_seed(3)
     train, held = torch.randn(600, 8, generator=g), torch.randn(300, 8, generator=g)
