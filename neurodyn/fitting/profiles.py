@@ -116,7 +116,7 @@ def profile_potentials(geometry: Geometry, activation: Activation, a: float, c: 
         The rate function (a user's rates are inverted through it).
     a, c : float
         Baseline and height of a named profile ``u* = a + c p``.
-    profile : str or array
+    profile : str or numpy.ndarray, shape (*geometry.shape)
         As accepted by :func:`check_profile_spec`.
 
     Raises
@@ -124,14 +124,14 @@ def profile_potentials(geometry: Geometry, activation: Activation, a: float, c: 
     ValueError
         Naming ``profile=``: a user's profile of another shape than the population's, with a
         value outside the activation's range, or constant; an unreadable file
-        (:class:`_runkit.BadInput`).
+        (a missing or unreadable ``.npy``).
 
     Examples
     --------
     >>> from neurodyn.activation import Logistic
     >>> u = profile_potentials(Ring(64), Logistic(), -2.0, 4.0, "von-mises:5")
     >>> round(float(u.max()), 6), round(float(u.min()), 6), int(u.argmax())
-    (2.0, -2.0, 0)
+    (2.0, -6.0, 0)
     """
     profile = check_profile_spec(profile)
     if isinstance(profile, str) and not profile.endswith(".npy"):
