@@ -67,7 +67,7 @@ def main(argv: list[str] | None = None) -> dict:
     start = time.perf_counter()
     kappa = 2.0
     n = 32 if args.quick else 128
-    harmonics = (2, 4) if args.quick else (2, 4, 6, 8, 12)
+    harmonics = (2, 4) if args.quick else (2, 4, 6, 8)
     res = capacity_study(FitConfig(n=n, kappa=kappa, seed=args.seed), PROFILES, harmonics)
     save_figure(plot(res, kappa), out / "capacity.png")
     steps = {}
