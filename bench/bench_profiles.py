@@ -7,7 +7,9 @@ asymmetric:0.5) and kappa (0.5, 2, 4): fit (:func:`neurodyn.fitting.core.fit`, f
 error on perturbations of relative size 0.03-0.3, simulated decay rates of white, smooth, odd and
 amplitude perturbations), the fixed-point residual and the resting bump's correlation with the
 requested rates (:func:`neurodyn.experiments.capacity.resting_correlation`). Cells run in
-parallel processes, one torch thread each.
+parallel processes, one torch thread each. ``--exact`` writes the closed-form solution
+(template ``kappa u*``, leak coefficient ``kappa - 1``) instead of fitting: what the family can
+reach on the lattice, separately from what the fit learns.
 
     python bench/bench_profiles.py --out /tmp/profiles.json [--geometry ring] [--workers 2]
 """
@@ -28,14 +30,20 @@ def cell(job: tuple) -> dict:
     from neurodyn.analysis.attraction import attraction_report
     from neurodyn.analysis.diagnostics import fixed_point_residual
     from neurodyn.experiments.capacity import resting_correlation
-    from neurodyn.fitting.core import FitConfig, fit
+    from neurodyn.fitting.core import FitConfig, build_manifold, build_network, fit
 
-    geometry, profile, kappa, harmonics, steps = job
+    geometry, profile, kappa, harmonics, steps, exact = job
     n = 128 if geometry == "ring" else (32, 32)
     start = time.perf_counter()
     cfg = FitConfig(geometry=geometry, n=n, profile=profile, kappa=kappa, bandwidth=harmonics,
                     steps=steps, seed=0)
-    net = fit(cfg, progress=False).network
+    if exact:
+        net = build_network(cfg, build_manifold(cfg))
+        with torch.no_grad():
+            net.energy_fn.template.copy_(kappa * net.manifold.u0)
+            net.energy_fn.leak.fill_(kappa - 1)
+    else:
+        net = fit(cfg, progress=False).network
     fit_s = time.perf_counter() - start
     rep = attraction_report(net, kappa, tol=0.05)
     ns = rep.normal_spectrum
@@ -43,7 +51,7 @@ def cell(job: tuple) -> dict:
     kinds = ("white", "smooth", "odd")
     decay_worst = max(abs(r - kappa) / kappa for d in (decay.early, decay.late)
                       for k, r in d.items() if k in kinds)
-    out = {"geometry": geometry, "profile": profile, "kappa": kappa,
+    out = {"geometry": geometry, "profile": profile, "kappa": kappa, "exact": exact,
            "harmonics": net.energy_fn.harmonics, "leak": float(net.energy_fn.leak),
            "spectrum_worst_relative": ns.worst_relative, "n_zero": ns.n_zero,
            "tangent": list(ns.tangent),
@@ -72,9 +80,11 @@ def main(argv=None) -> int:
     p.add_argument("--harmonics", type=int, default=None, help="template capacity (default all)")
     p.add_argument("--steps", type=int, default=4)
     p.add_argument("--workers", type=int, default=2)
+    p.add_argument("--exact", action="store_true",
+                   help="the closed-form template instead of a fit")
     args = p.parse_args(argv)
     geoms = ("ring", "torus") if args.geometry == "both" else (args.geometry,)
-    jobs = [(g, prof, float(k), args.harmonics, args.steps) for g in geoms
+    jobs = [(g, prof, float(k), args.harmonics, args.steps, args.exact) for g in geoms
             for prof in args.profiles.split(",") for k in args.kappas.split(",")]
     rows = []
     with ProcessPoolExecutor(args.workers) as pool:
