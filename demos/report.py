@@ -257,14 +257,21 @@ def _relative_inside(root: Path, figure: str | Path, what: str) -> Path:
 
 _CSS = """
 body { font-family: system-ui, -apple-system, "Segoe UI", Helvetica, Arial, sans-serif;
-       margin: 0 auto; max-width: 1100px; padding: 1.5rem; color: #1d1d1f; line-height: 1.45; }
+       margin: 0 auto; max-width: 1300px; padding: 1.5rem; color: #1d1d1f; line-height: 1.45; }
 h1 { font-size: 1.6rem; margin-bottom: 0.2rem; }
 h2 { font-size: 1.25rem; border-bottom: 1px solid #ddd; padding-bottom: 0.2rem;
      margin-top: 2.2rem; }
 nav ol { columns: 2; padding-left: 1.2rem; }
 .figures { display: flex; flex-wrap: wrap; gap: 1rem; }
 figure { margin: 0; flex: 1 1 320px; max-width: 100%; }
-figure img { max-width: 100%; height: auto; border: 1px solid #eee; }
+figure.wide { flex-grow: 0; }
+figure img { width: 100%; max-width: 100%; height: auto; border: 1px solid #eee; }
+.banner { background: #fff4d6; border: 1px solid #e0b64c; padding: 0.6rem 0.9rem; }
+table.claims { border-collapse: collapse; margin: 0.8rem 0; font-size: 0.9rem; width: 100%; }
+table.claims th, table.claims td { border: 1px solid #ddd; padding: 0.25rem 0.6rem;
+                                   text-align: left; vertical-align: top; }
+table.claims th { background: #f6f6f6; }
+.pass { color: #0a6b2c; font-weight: 600; } .fail { color: #b00020; font-weight: 600; }
 figcaption { font-size: 0.8rem; color: #555; }
 table.metrics { border-collapse: collapse; margin: 0.8rem 0; font-size: 0.9rem; }
 table.metrics th, table.metrics td { border: 1px solid #ddd; padding: 0.2rem 0.6rem; }
@@ -286,6 +293,12 @@ window.addEventListener("load", function () {
     if (good) { ok += 1; }
   }
   document.body.setAttribute("data-images-loaded", ok + "/" + imgs.length);
+  for (var j = 0; j < imgs.length; j++) {  // rendered / natural width, read by the tests
+    if (imgs[j].naturalWidth > 0) {
+      var shown = imgs[j].clientWidth / imgs[j].naturalWidth;
+      imgs[j].setAttribute("data-shown", shown.toFixed(3));
+    }
+  }
 });
 """
 
@@ -300,6 +313,42 @@ def _image_src(out_dir: Path, rel: Path, embed: bool) -> str:
         return f"data:image/png;base64,{data}"
     # percent-encode characters that are not safe in a relative URL path
     return quote(rel.as_posix(), safe="/-_.~")
+
+
+def _png_size(png: Path) -> tuple[int, int]:
+    """``(width, height)`` in pixels from a PNG's header; ``(0, 0)`` for another format."""
+    head = png.read_bytes()[:24]
+    if head[:8] != b"\x89PNG\r\n\x1a\n":
+        return 0, 0
+    return int.from_bytes(head[16:20], "big"), int.from_bytes(head[20:24], "big")
+
+
+def _caption(rel: Path) -> str:
+    """A figure's caption from its name and folder: ``ring/energy_descent.png`` ->
+    ``Energy descent (ring)``."""
+    words = rel.stem.replace("_", " ").replace("-", " ")
+    inner = [p.replace("_", " ") for p in rel.parts[1:-1]]
+    return words[:1].upper() + words[1:] + (f" ({', '.join(inner)})" if inner else "")
+
+
+def _claims_html(sections: Sequence[Section]) -> str:
+    """The claims table of the page's top: each section's claim, its first numbers and how
+    many of its yes/no checks pass."""
+    rows = []
+    for i, s in enumerate(sections):
+        numbers = [(k, v) for k, v in s.metrics.items() if not isinstance(v, bool)][:2]
+        checks = [v for v in s.metrics.values() if isinstance(v, bool)]
+        shown = "; ".join(f"{k}: {format_value(v)}" for k, v in numbers)
+        if checks:
+            good = sum(checks)
+            mark = "pass" if good == len(checks) else "fail"
+            verdict = f'<span class="{mark}">{good}/{len(checks)} checks pass</span>'
+        else:
+            verdict = '<span class="muted">numbers only</span>'
+        rows.append(f'<tr><td><a href="#section-{i}">{_esc(s.title)}</a></td>'
+                    f"<td>{_esc(shown)}</td><td>{verdict}</td></tr>")
+    return ('<table class="claims"><thead><tr><th>claim</th><th>numbers</th><th>checks</th>'
+            "</tr></thead><tbody>\n" + "\n".join(rows) + "\n</tbody></table>")
 
 
 def _section_html(index: int, section: Section, out_dir: Path, embed: bool) -> str:
@@ -317,9 +366,16 @@ def _section_html(index: int, section: Section, out_dir: Path, embed: bool) -> s
                     f"{str(out_dir)!r}"
                 )
             alt = f"{section.title}: {rel.stem.replace('_', ' ')}"
+            src = _esc(_image_src(out_dir, rel, embed))
+            width, height = _png_size(out_dir / rel)
+            # a figure keeps its natural width and shrinks only below the row's width; wide
+            # ones (rate-map rows, autocorrelograms) take a row of their own
+            wide = ' class="wide"' if width > 2 * height else ""
+            size = f' style="flex: 0 1 {width}px"' if width else ""
             parts.append(
-                f'<figure><img src="{_esc(_image_src(out_dir, rel, embed))}" alt="{_esc(alt)}" '
-                f'loading="eager"><figcaption>{_esc(rel.as_posix())}</figcaption></figure>'
+                f'<figure{wide}{size}><a href="{src}" title="open at full size"><img src="{src}" '
+                f'alt="{_esc(alt)}" loading="eager"></a><figcaption>{_esc(_caption(rel))} '
+                f'<span class="muted">({_esc(rel.as_posix())})</span></figcaption></figure>'
             )
         parts.append("</div>")
     if section.metrics:
@@ -335,9 +391,15 @@ def _section_html(index: int, section: Section, out_dir: Path, embed: bool) -> s
 
 
 def render_html(
-    out_dir: Path, sections: Sequence[Section], title: str = "Results", embed: bool = False
+    out_dir: Path, sections: Sequence[Section], title: str = "Results", embed: bool = False,
+    quick: bool = False,
 ) -> str:
     """The page as a string (see :func:`build_report`)."""
+    banner = ('<p class="banner"><strong>Quick run:</strong> every demo ran at its tiny '
+              "<code>--quick</code> size, so its numbers (nan, fractions of 0) do not test the "
+              "claims; run <code>python demos/run_all.py --out results</code> for the real "
+              "ones.</p>" if quick else "")
+    claims = _claims_html(sections) if sections else ""
     toc = "\n".join(
         f'<li><a href="#section-{i}">{_esc(s.title)}</a></li>' for i, s in enumerate(sections)
     )
@@ -354,7 +416,10 @@ def render_html(
 </head>
 <body>
 <h1>{_esc(title)}</h1>
-<p class="muted">Every figure, its key numbers and the command that reproduces it.</p>
+{banner}
+{claims}
+<p class="muted">Every figure (click to open it at full size), its key numbers and the command
+that reproduces it.</p>
 <nav><ol>
 {toc}
 </ol></nav>
@@ -370,6 +435,7 @@ def build_report(
     sections: Sequence[Section],
     title: str = "neurodyn-flows results",
     embed_images: bool = False,
+    quick: bool = False,
 ) -> Path:
     """Write ``out_dir/index.html``, a self-contained page of the given sections.
 
@@ -383,6 +449,8 @@ def build_report(
     embed_images : bool
         Embed the PNGs as base64 data URIs (a single portable file) instead of linking them by
         relative path.
+    quick : bool
+        The demos ran at their ``--quick`` sizes: a banner says so at the top.
 
     Returns
     -------
@@ -400,7 +468,7 @@ def build_report(
     for s in sections:
         if not isinstance(s, Section):
             raise TypeError(f"sections must contain Section objects; got {type(s).__name__}")
-    page = render_html(out_dir, sections, title=title, embed=embed_images)
+    page = render_html(out_dir, sections, title=title, embed=embed_images, quick=quick)
     path = out_dir / "index.html"
     tmp = path.with_suffix(".html.tmp")
     tmp.write_text(page, encoding="utf-8")
@@ -420,7 +488,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not args.out.is_dir():
         parser.error(f"--out {str(args.out)!r} is not a folder; run the demos first")
     sections = collect_sections(args.out)
-    path = build_report(args.out, sections, title=args.title, embed_images=args.embed)
+    summary = args.out / "run_all.json"
+    quick = summary.is_file() and bool(json.loads(summary.read_text()).get("quick"))
+    path = build_report(args.out, sections, title=args.title, embed_images=args.embed,
+                        quick=quick)
     print(f"wrote {path} ({len(sections)} sections)")
     return 0
 

@@ -190,6 +190,17 @@ def _run(name: str, script: str, out: Path, quick: bool) -> dict:
                                                               + (["--quick"] if quick else []))}
 
 
+def _in_tour_order(sections: list) -> list:
+    """The sections in the order of :data:`DEMOS` (the README's tour), others after them."""
+    rank = {**{d[2]: i for i, d in enumerate(DEMOS)}, **{d[0]: i for i, d in enumerate(DEMOS)}}
+
+    def place(section) -> int:
+        folder = Path(section.figures[0]).parts[0] if section.figures else section.title
+        return rank.get(folder, rank.get(section.title, len(DEMOS)))
+
+    return sorted(sections, key=place)
+
+
 def _announce(run: dict, done: int, total: int, out: Path) -> None:
     """One line on stdout as a demo finishes: its count, name, outcome, time and figures."""
     figures = len(list((out / run["name"]).rglob("*.png")))
@@ -246,8 +257,9 @@ def main(argv: list[str] | None = None) -> dict:
     for d in demos:
         if runs[d[0]]["returncode"] == 0:
             _section(args.out, d, runs[d[0]])
-    page = build_report(args.out, collect_sections(args.out))
+    page = build_report(args.out, _in_tour_order(collect_sections(args.out)), quick=args.quick)
     summary = {"seconds": time.perf_counter() - start, "page": str(page), "failed": failed,
+               "quick": args.quick,
                "demos": {n: {"seconds": r["seconds"], "returncode": r["returncode"]}
                          for n, r in runs.items()}}
     (args.out / "run_all.json").write_text(json.dumps(summary, indent=2) + "\n")

@@ -259,3 +259,28 @@ def test_relative_results_folder(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     page = report.build_report(Path("res"), report.collect_sections(Path("res")))
     assert "demo/a.png" in page.read_text()
+
+
+def test_claims_first_quick_banner_and_wide_figures_readable_at_1400px(chromium, tmp_path):
+    site = tmp_path / "site"
+    sections = _two_sections(site)
+    wide = Figure(figsize=(12.5, 1.5), dpi=120)  # 1500 x 180 px, a row of rate maps
+    wide.add_subplot().plot([0, 1])
+    (site / "grid").mkdir()
+    wide.savefig(site / "grid" / "ratemaps.png")
+    sections.append(report.Section(title="Grid cells", description="", command="",
+                                   figures=["grid/ratemaps.png"],
+                                   metrics={"fraction grid": 0.25, "hexagonal": False}))
+    page = report.build_report(site, sections, quick=True).read_text()
+    first_section = page.index("<section")
+    assert page.index("Quick run") < page.index('<table class="claims"') < first_section
+    claims = page[page.index('<table class="claims"'):first_section]
+    assert "1/1 checks pass" in claims and "0/1 checks pass" in claims  # ok: True / False
+    assert "Quick run" not in report.build_report(site, sections).read_text()  # the control
+    cmd = [str(chromium), "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
+           "--disable-background-networking", "--disable-component-update",
+           f"--user-data-dir={tmp_path / 'profile'}", "--window-size=1400,1000",
+           "--virtual-time-budget=5000", "--dump-dom", (site / "index.html").as_uri()]
+    run = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+    shown = {img["src"]: float(img["data-shown"]) for img in _parse(run.stdout).images}
+    assert len(shown) == 4 and min(shown.values()) >= 0.7, shown
