@@ -137,6 +137,7 @@ def simulate_run(network: HopfieldNetwork, u0: torch.Tensor, duration: float, dt
     """
     from .analysis.diagnostics import energy_audit, path_integration_error
     from .plotting import (
+        manifold_energy,
         plot_activity,
         plot_distance,
         plot_energy,
@@ -160,7 +161,7 @@ def simulate_run(network: HopfieldNetwork, u0: torch.Tensor, duration: float, dt
         metrics["energy"] = (energy_audit(tr, network=network).to_dict() if len(tr.t) > 1
                              else None)
     if velocity is None and noise == 0:
-        save_figure(plot_energy(tr), out / "energy.png")
+        save_figure(plot_energy(tr, reference=manifold_energy(network)), out / "energy.png")
     if velocity is not None:
         err = path_integration_error(tr)
         metrics["path_error_rms_final"] = err.rms_final
@@ -215,7 +216,7 @@ def restore_run(network: HopfieldNetwork, out: str | Path, count: int = 256,
         The metrics written (:meth:`~neurodyn.analysis.report.RestorationResult.to_dict`).
     """
     from .analysis.report import restoration
-    from .plotting import plot_distance, plot_energy, save_figure
+    from .plotting import manifold_energy, plot_distance, plot_energy, save_figure
 
     out = Path(out)
     res = restoration(network, count, kinds, strength, duration, dt, threshold, seed, device=device)
@@ -223,7 +224,8 @@ def restore_run(network: HopfieldNetwork, out: str | Path, count: int = 256,
         fig = plot_distance(tr, threshold)
         fig.axes[0].set_title(f"restoration after '{kind}' perturbations")
         save_figure(fig, out / f"restoration_{kind}.png")
-    save_figure(plot_energy(res.trajectories[kinds[0]]), out / "energy_descent.png")
+    save_figure(plot_energy(res.trajectories[kinds[0]], reference=manifold_energy(network)),
+                out / "energy_descent.png")
     metrics = res.to_dict()
     write_json(metrics, out / "metrics.json")
     return metrics

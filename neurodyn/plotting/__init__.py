@@ -30,8 +30,8 @@ from ..dynamics.simulation import SimulationResult
 from ..network import HopfieldNetwork
 
 __all__ = ["new_axes", "plot_bump", "plot_spectrum", "plot_connectivity", "plot_distance",
-           "plot_energy", "plot_path_integration", "plot_loss", "plot_activity", "plot_sweep",
-           "save_figure"]
+           "plot_energy", "manifold_energy", "plot_path_integration", "plot_loss",
+           "plot_activity", "plot_sweep", "save_figure"]
 
 
 def new_axes(ax: Axes | None = None, figsize=(5.0, 3.6)) -> tuple[Figure, Axes]:
@@ -141,18 +141,52 @@ def plot_distance(trajectory: SimulationResult, threshold: float | None = 0.01,
 
 
 def plot_energy(trajectory: SimulationResult, ax: Axes | None = None,
-                max_lines: int = 64) -> Figure:
-    """Energy minus its final value over time, one line per run (log scale)."""
+                max_lines: int = 64, reference: float | None = None) -> Figure:
+    """Energy over time, one line per run.
+
+    With ``reference`` (the energy on the manifold, :func:`manifold_energy`) the gap
+    ``E(t) - E*`` on a log scale: how far above the attractor's energy each run still is;
+    without it ``E(t)`` itself on a linear scale. (The gap to a run's own last value would
+    fall to 0 at the end by construction, whatever the run did.)
+    """
     fig, ax = new_axes(ax)
     t = _np(trajectory.t)
     e = _np(trajectory.energy)
-    gap = np.maximum(e - e[-1:], 1e-16)
-    for b in range(min(e.shape[1], max_lines)):
-        ax.semilogy(t, gap[:, b], color="tab:green", alpha=0.3, lw=0.8)
+    lines = min(e.shape[1], max_lines)
+    if reference is None:
+        ax.plot(t, e[:, :lines], color="tab:green", alpha=0.3, lw=0.8)
+        ax.set_ylabel("energy $E(t)$ (a.u.)")
+    else:
+        gap = e[:, :lines] - reference
+        floor = 1e-12 * max(1.0, abs(reference))  # round-off of E near the manifold
+        ax.semilogy(t, np.maximum(gap, floor), color="tab:green", alpha=0.3, lw=0.8)
+        ax.axhline(floor, color="0.5", lw=0.8, ls=":", label="round-off of $E^*$")
+        ax.set_ylabel("$E(t) - E^*$ (a.u.)")
+        ax.legend(fontsize="small")
     ax.set_xlabel("time (τ)")
-    ax.set_ylabel("$E(t) - E(t_{end})$ (a.u.)")
-    ax.set_title("energy descent")
+    ax.set_title("energy descent" if reference is None
+                 else "energy descent to $E^*$, the energy on the manifold")
     return fig
+
+
+def manifold_energy(network: HopfieldNetwork) -> float | None:
+    """The energy ``E*`` of the target bump (the same at every point of the manifold).
+
+    Parameters
+    ----------
+    network : HopfieldNetwork
+        A network with a target manifold.
+
+    Returns
+    -------
+    float or None
+        None for a network without a manifold.
+    """
+    m = network.manifold
+    if m is None:
+        return None
+    with torch.no_grad():
+        return float(network.energy(m.u0.unsqueeze(0)).min())
 
 
 def plot_path_integration(trajectory: SimulationResult, runs: int = 4,

@@ -65,7 +65,7 @@ def plot_rate_maps(
     extent = (maps.x_edges[0], maps.x_edges[-1], maps.y_edges[0], maps.y_edges[-1])
     axes = fig.subplots(nrows, ncols, squeeze=False, sharex=True, sharey=True)
     image = _draw_panels(axes, shown, cells, extent, vmin, vmax)
-    fig.colorbar(image, ax=axes, label="rate", shrink=0.8)
+    fig.colorbar(image, ax=axes, label="mean rate (a.u.)", shrink=0.8)
     return fig
 
 
