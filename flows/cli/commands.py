@@ -293,7 +293,9 @@ def _add_risk_experiment(kinds) -> None:
     r = kinds.add_parser("risk", formatter_class=Formatter,
                          help="excess test and train risk against n over several seeds, with "
                               "95%% intervals and slopes beside the bound's n^-1/2; the W2 "
-                              "bound beside the measured W2")
+                              "bounds beside the measured W2 and W2(source, data), the "
+                              "computed generalization bound beside L*, each with its ratio "
+                              "and 'vacuous'")
     r.add_argument("--out", required=True, type=out_path, help="run directory (created; locked)")
     r.add_argument("--data", default="moons",
                    help="dataset with a closed-form optimal field: normal, 8gaussians, "

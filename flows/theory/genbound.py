@@ -137,7 +137,7 @@ def _upper_mean(v: torch.Tensor) -> float:
 
 
 def generalization_bound(field, initial_w: torch.Tensor, ds: Dataset, mix: Mixture, n: int,
-                         k: int, lstar: float, delta: float = DELTA, groups: int = 2000,
+                         k: int, lstar: float, delta: float = DELTA, groups: int = 1000,
                          seed: int = 0) -> GeneralizationBound:
     """The bound of the module docstring for a trained theory-regime field.
 

@@ -158,7 +158,7 @@ def ntk_width_sweep(widths: list[int], base: TrainConfig, **kwargs) -> NTKWidthS
 
 def risk_point(cfg: TrainConfig, lstar: Estimate, n_test: int = 20_000, n_samples: int = 1000,
                sample_steps: int = 20, bound_steps: int = 40, pairs: int = 200,
-               floor_pairs: int = 3, samples: bool = True, gen_groups: int = 2000) -> RiskPoint:
+               floor_pairs: int = 3, samples: bool = True, gen_groups: int = 1000) -> RiskPoint:
     """One theory-regime run at ``cfg.n_train`` points: excess risks, gap, W2 and its bound.
 
     ``generalization_gap`` is the test objective minus the training objective;
