@@ -35,6 +35,8 @@ __all__ = ["register"]
 
 #: RatInABox's sessions that --trajectory names: name -> duration (s)
 RECORDED = {"sargolini": 600.0, "tanni": 7323.0}
+#: the checkpoint of a long run in --out
+CHECKPOINT = "grid_state.pt"
 
 
 def _float_list(text: str) -> list[float]:
@@ -133,6 +135,12 @@ def _add_run_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--tau-seconds", type=positive, default=0.01, help="tau in seconds")
     p.add_argument("--all-cells", action="store_true",
                    help="also bin every neuron of the sheet (ratemaps.npz: all_maps)")
+    p.add_argument("--checkpoint-every", type=positive, default=5.0,
+                   help="simulated minutes between checkpoints of a long run (OUT/"
+                        f"{CHECKPOINT}, also written on Ctrl-C and removed when the run "
+                        "ends); rerunning the same command resumes it exactly")
+    p.add_argument("--fresh", action="store_true",
+                   help="discard an existing checkpoint and start over")
 
 
 def _add_noise_arguments(p: argparse.ArgumentParser) -> None:
@@ -296,12 +304,16 @@ def _grid_cells(args) -> dict:
     spacing = _positive("--spacing", args.spacing)
     # the simulation is long: --out is claimed first, so a bad or busy --out is refused at once
     with open_run(args, "grid-cells") as run:
+        state = run.path(CHECKPOINT)
+        if args.fresh and state.exists():
+            state.unlink()
         result = run_grid_cells(
             network, traj, spacing=spacing, orientation=math.radians(args.orientation),
             modules=args.modules, tau_seconds=args.tau_seconds, dt_network=args.dt_network,
             cells=args.cells, bins=args.bins, seed=args.seed, progress=None,
             all_cells=args.all_cells, lattice=args.lattice, method=method, noise=args.noise,
-            shuffles=args.shuffles, min_shift=args.min_shift, device=args.device, **cues)
+            shuffles=args.shuffles, min_shift=args.min_shift, device=args.device,
+            checkpoint=state, checkpoint_every=60.0 * args.checkpoint_every, **cues)
         result.config["heterogeneity"] = disorder.to_dict()
         if getattr(args, "tracking", None) is not None:
             result.config["trajectory"] = args.tracking["source"]
@@ -310,4 +322,5 @@ def _grid_cells(args) -> dict:
         # one config.json shape: the run's resolved parameters next to the command line's
         run.config = {"arguments": args_config(args), **result.config}
         write_json(run.record(), run.path("config.json"))
+        state.unlink(missing_ok=True)
     return result.metrics

@@ -145,3 +145,56 @@ def test_cli_without_ratinabox_is_one_line_exit_2(tmp_path, capsys, monkeypatch)
 def test_docstring_examples():
     result = doctest.testmod(rec, optionflags=doctest.ELLIPSIS)
     assert result.failed == 0 and result.attempted >= 4
+
+
+def test_streamed_null_equals_the_null_of_kept_rates():
+    """Binning each segment's rates at the lagged positions gives the shuffled null of the whole
+    rate series (to rounding), so a long run keeps no (steps, cells) array."""
+    from neurodyn.spatial.agent import generate_trajectory
+    from neurodyn.spatial.gridcells.segments import _NullAccumulator
+    from neurodyn.spatial.gridnull import SMOOTHING_BINS, shuffled_gridness
+
+    tr = generate_trajectory(120.0, 0.02, Box(1.0), seed=0)
+    kx = 4 * np.pi / np.sqrt(3) / 0.4 * np.array([[1, 0], [0.5, np.sqrt(3) / 2],
+                                                  [-0.5, np.sqrt(3) / 2]])
+    grid = np.cos(tr.position @ kx.T).sum(axis=1, keepdims=True)
+    rates = np.c_[grid, np.random.default_rng(1).random((tr.steps, 3))]
+    ref = shuffled_gridness(tr.position, rates, 0.02, tr.box, 20, shuffles=7, min_shift=10.0,
+                            seed=3)
+    acc = _NullAccumulator(tr, 20, 4, 7, 10.0, 3)
+    for first in range(0, tr.steps, 777):
+        acc.add(first, rates[first:first + 777])
+    got = acc.result(tr.box, SMOOTHING_BINS)
+    assert np.allclose(got.null, ref.null, atol=1e-12, equal_nan=True)
+    assert np.allclose(got.scores, ref.scores, atol=1e-12)
+    assert got.threshold == pytest.approx(ref.threshold, abs=1e-12)
+    assert got.is_grid.tolist() == ref.is_grid.tolist() == [True, False, False, False]
+
+
+@pytest.mark.slow
+def test_checkpointed_run_resumes_bit_identical(tmp_path, monkeypatch):
+    import neurodyn.spatial.gridcells.run as gc
+    from neurodyn.spatial.agent import generate_trajectory
+
+    net = fit(FitConfig(geometry="torus", lattice="hex", n=(16, 16), steps=2)).network
+    tr = generate_trajectory(4.0, 0.02, Box(1.0), seed=2)
+    monkeypatch.setattr(gc, "_SEGMENT_BYTES", 16 * 256 * 25)    # 25 samples a segment
+    monkeypatch.setattr(gc, "_KEEP_BYTES", 0)                   # the null is streamed
+    monkeypatch.setattr(gc, "_fixed_connectivity", lambda net, seed: np.zeros((16, 16)))
+    kw = dict(cells=6, shuffles=3, min_shift=1.0, noise=0.05, method="euler",
+              boundary_cue=(0.5, 0.1), seed=4)
+    whole = gc.run_grid_cells(net, tr, **kw)
+    state = tmp_path / "state.pt"
+    first = gc.run_grid_cells(net, tr, checkpoint=state, checkpoint_every=1.5, **kw)
+    import torch
+    assert int(torch.load(state, weights_only=True)["first"]) == 150   # saved at 1.5 s, 3 s
+    again = gc.run_grid_cells(net, tr, checkpoint=state, checkpoint_every=1.5, **kw)
+    for run in (first, again):
+        a, b = run.modules[0], whole.modules[0]
+        assert np.array_equal(a.phases, b.phases)
+        assert np.array_equal(a.maps.maps, b.maps.maps, equal_nan=True)
+        assert np.array_equal(a.classification.null, b.classification.null, equal_nan=True)
+        assert run.metrics["nfe"] == whole.metrics["nfe"]
+    # another run's checkpoint is refused
+    with pytest.raises(ValueError, match=r"another run \(keys \['seed'\]"):
+        gc.run_grid_cells(net, tr, checkpoint=state, **{**kw, "seed": 5})

@@ -29,12 +29,13 @@ from __future__ import annotations
 
 import math
 import time
+from pathlib import Path
 
 import numpy as np
 import torch
 
 from _runkit import progress as progress_bar
-from _runkit.cli import with_threads
+from _runkit.cli import check_interrupt, with_threads
 
 from ...analysis.connectivity import fit_circulant
 from ...dynamics.device import check_device
@@ -42,9 +43,11 @@ from ...dynamics.inputs import ArrayVelocity
 from ...dynamics.simulation import simulate
 from ...network import HopfieldNetwork
 from ..agent import Trajectory
-from ..gridnull import shuffled_gridness
+from ..gridnull import SMOOTHING_BINS, shuffled_gridness
 from ..gridscores import grid_scores
 from ..phases import phase_track_to_positions, phase_velocity, position_to_phase
+from ..ratemaps import RateMaps
+from .checkpoint import load_run_state, run_identity, save_run_state
 from .checks import _check_network, _check_trajectory, _modules, _positive
 from .network import (
     DEFAULT_DT_NETWORK,
@@ -54,7 +57,14 @@ from .network import (
     network_step,
 )
 from .results import GRIDNESS_THRESHOLD, GridCellsResult, ModuleResult, null_shift, run_metrics
-from .segments import _MapAccumulator, _midpoint_samples, check_cues, cue_current, cue_gain
+from .segments import (
+    _MapAccumulator,
+    _midpoint_samples,
+    _NullAccumulator,
+    check_cues,
+    cue_current,
+    cue_gain,
+)
 
 __all__ = [
     "GridCellsResult",
@@ -70,6 +80,9 @@ __all__ = [
 
 # bytes of saved states (u and r, float64) per simulated segment
 _SEGMENT_BYTES = 32e6
+# bytes of the panel's rates over the run beyond which the shuffled null is built segment by
+# segment (segments._NullAccumulator) instead of from the kept rates
+_KEEP_BYTES = 64e6
 
 
 # --------------------------------------------------------------------------------------------------
@@ -100,6 +113,8 @@ def run_grid_cells(
     shuffles: int = 20,
     min_shift: float | None = None,
     device: str = "cpu",
+    checkpoint: str | Path | None = None,
+    checkpoint_every: float = 300.0,
 ) -> GridCellsResult:
     """Path integration of an agent's trajectory by a torus network; rate maps and gridness.
 
@@ -175,6 +190,13 @@ def run_grid_cells(
     device : str
         ``cpu`` or ``cuda``: where the network is simulated (the maps, phases and scores are
         computed on the CPU).
+    checkpoint : str or Path or None
+        A file where the run saves its state between segments, every ``checkpoint_every``
+        simulated seconds and on Ctrl-C; an existing one written by the same run (arguments,
+        trajectory and network) is resumed, ending bit-identical to an uninterrupted run
+        (:mod:`neurodyn.spatial.gridcells.checkpoint`); one of another run is refused.
+    checkpoint_every : float
+        Simulated seconds between checkpoints (> 0).
     threads : int or None
         torch CPU threads during the call (None: 1, as the command line's ``--threads``,
         or the enclosing call's choice); the caller's count is restored afterwards.
@@ -222,12 +244,20 @@ def run_grid_cells(
     dev = check_device(device)
     flat, cell_idx = _panel(g, cells, seed)
     u = _start_state(network, trajectory, spacings, orientation, g.lattice)
-    record = _Recording(trajectory, len(spacings), flat, bins, all_cells,
-                        keep_rates or shuffles > 0)
+    record = _Recording(trajectory, len(spacings), flat, bins, all_cells, keep_rates,
+                        (int(shuffles), shift, seed) if shuffles > 0 else None)
+    saver = None if checkpoint is None else _Checkpointer(
+        Path(checkpoint), _positive("checkpoint_every", checkpoint_every), run_identity(
+            network, trajectory, {"spacings": spacings, "orientation": orientation,
+                                  "tau_seconds": tau_seconds, "dt_net": dt_net, "method": method,
+                                  "noise": noise, "seed": seed, "cells": cells, "bins": bins,
+                                  "all_cells": all_cells, "keep_rates": keep_rates,
+                                  "cues": [boundary_cue, landmark_cue], "shuffles": shuffles,
+                                  "min_shift": shift}))
     nfe, wall = _simulate_segments(
         network, u, record, vel_net, dt_sample, dt_net, substeps, method=method, noise=noise,
         seed=seed, cues=(boundary_cue, landmark_cue), spacings=spacings,
-        orientation=orientation, device=dev, progress=progress)
+        orientation=orientation, device=dev, progress=progress, saver=saver)
     results = _module_results(record, spacings, orientation, g.lattice, bins, shuffles, shift,
                               seed, keep_rates)
     config = {"spacing": spacings[0], "modules": spacings, "orientation_rad": orientation,
@@ -333,18 +363,24 @@ def _start_state(network: HopfieldNetwork, trajectory: Trajectory, spacings: lis
 
 class _Recording:
     """What a run keeps of its segments: decoded phases ``(steps, M, 2)``, the panel's rates
-    ``(steps, M, cells)`` when ``keep`` (else None) and the rate-map sums of each module (of
+    ``(steps, M, cells)`` when ``keep`` or when the shuffled null ``null = (shuffles,
+    min_shift, seed)`` needs them and they take at most :data:`_KEEP_BYTES` (else None, and the
+    null is binned as the segments come: ``nulls``), and the rate-map sums of each module (of
     the panel, and of every neuron when ``all_cells``)."""
 
     def __init__(self, trajectory: Trajectory, batch: int, flat: np.ndarray, bins: int,
-                 all_cells: bool, keep: bool):
+                 all_cells: bool, keep: bool, null: tuple | None):
         box, steps = trajectory.box, trajectory.steps
         self.trajectory, self.flat = trajectory, flat
         self.acc = [_MapAccumulator(box, bins) for _ in range(batch)]
         self.acc_all = [_MapAccumulator(box, bins) for _ in range(batch)] if all_cells \
             else None
         self.phases = np.empty((steps, batch, 2))
-        self.kept = np.empty((steps, batch, len(flat))) if keep else None
+        stream = null is not None and not keep and 8.0 * steps * batch * len(flat) > _KEEP_BYTES
+        self.kept = np.empty((steps, batch, len(flat))) if keep or (null and not stream) \
+            else None
+        self.nulls = [_NullAccumulator(trajectory, bins, len(flat), *null)
+                      for _ in range(batch)] if stream else None
 
     def add(self, first: int, last: int, decoded: np.ndarray, rates: torch.Tensor) -> None:
         """Store samples ``first..last`` from a segment's saved ``decoded`` phases and
@@ -361,48 +397,135 @@ class _Recording:
             self.acc[m].add(pos, rn[:, m, self.flat])
             if self.acc_all is not None:
                 self.acc_all[m].add(pos, rn[:, m])
+            if self.nulls is not None:
+                self.nulls[m].add(idx.start, rn[:, m, self.flat])
+
+    def _sums(self) -> list:
+        """Every running sum, as ``[name, accumulator, attribute]`` triples."""
+        out = []
+        for name in ("acc", "acc_all", "nulls"):
+            for i, a in enumerate(getattr(self, name) or []):
+                out += [(f"{name}{i}.{k}", a, k) for k in ("sums", "occ")]
+        return out
+
+    def state(self, last: int) -> dict:
+        """What samples ``0..last`` left: phases, kept rates and every sum (arrays)."""
+        out = {"phases": self.phases[:last + 1].copy()}
+        if self.kept is not None:
+            out["kept"] = self.kept[:last + 1].copy()
+        out["sums"] = {key: getattr(a, k) for key, a, k in self._sums()}
+        out["edges"] = [a.edges.x_edges for a in self.acc]
+        return out
+
+    def restore(self, state: dict, last: int) -> None:
+        """Go on from :meth:`state` ``(last)``."""
+        self.phases[:last + 1] = state["phases"]
+        if self.kept is not None:
+            self.kept[:last + 1] = state["kept"]
+        for key, a, k in self._sums():
+            setattr(a, k, state["sums"][key])
+        for a in (self.acc or []) + (self.acc_all or []):
+            e = state["edges"][0]
+            a.edges = RateMaps(maps=None, x_edges=e, y_edges=e.copy(), occupancy=None)
+
+
+class _Checkpointer:
+    """Saves a run's state to ``path`` every ``every`` simulated seconds (and on Ctrl-C), and
+    resumes an existing one written with ``identity``."""
+
+    def __init__(self, path: Path, every: float, identity: dict):
+        self.path, self.every, self.identity = path, every, identity
+        self.saved_at = 0.0
+
+    def resume(self, record: _Recording) -> dict | None:
+        """The saved ``u``, ``first``, ``nfe`` and ``wall`` (the record restored), or None."""
+        if not self.path.exists():
+            return None
+        state = load_run_state(self.path, self.identity)
+        first = int(state["first"])
+        record.restore(state["record"], first)
+        self.saved_at = first * float(record.trajectory.dt)
+        return state
+
+    def maybe_save(self, record: _Recording, u, first: int, nfe: int, wall: float,
+                   force: bool = False) -> None:
+        """Save when ``every`` simulated seconds have passed since the last save (or ``force``)."""
+        now = first * float(record.trajectory.dt)
+        if force or now - self.saved_at >= self.every:
+            save_run_state(self.path, self.identity, {
+                "u": u, "first": int(first), "nfe": int(nfe), "wall": float(wall),
+                "record": record.state(first)})
+            self.saved_at = now
 
 
 def _simulate_segments(network: HopfieldNetwork, u: torch.Tensor, record: _Recording,
                        vel_net: torch.Tensor, dt_sample: float, dt_net: float, substeps: int,
                        *, method: str, noise: float, seed: int, cues: tuple,
                        spacings: list[float], orientation: float,
-                       device: torch.device, progress: bool | None) -> tuple[int, float]:
+                       device: torch.device, progress: bool | None,
+                       saver: _Checkpointer | None = None) -> tuple[int, float]:
     """Simulate the whole trajectory from ``u`` in segments of at most :data:`_SEGMENT_BYTES`
     of saved states, each continuing from the last state, into ``record``, with the
-    ``(boundary_cue, landmark_cue)`` currents of ``cues``; return the function evaluations and
-    the wall time."""
+    ``(boundary_cue, landmark_cue)`` currents of ``cues``, checkpointed by ``saver``; return
+    the function evaluations and the wall time (of every call, for a resumed run)."""
     trajectory = record.trajectory
     steps, batch = trajectory.steps, len(spacings)
     gain = cue_gain(trajectory, *cues)
     seg = max(1, int(_SEGMENT_BYTES // (16 * batch * network.geometry.size)))  # samples
-    nfe = 0
-    bar = progress_bar(total=steps - 1, desc="grid cells", enabled=progress)
+    nfe, first, before = 0, 0, 0.0
+    resumed = None if saver is None else saver.resume(record)
+    if resumed is not None:
+        u, first, nfe, before = resumed["u"], int(resumed["first"]), int(resumed["nfe"]), \
+            float(resumed["wall"])
+    minutes = float(trajectory.dt) / 60.0
+    bar = progress_bar(total=round((steps - 1) * minutes, 3), initial=round(first * minutes, 3),
+                       desc="grid cells (simulated min)", enabled=progress)
     start = time.perf_counter()
-    first = 0
     try:
         while first < steps - 1:
             last = min(first + seg, steps - 1)
-            n = last - first
-            vseg = ArrayVelocity(vel_net[2 * first:2 * last + 1], dt_sample / 2)
-            cur = None if gain is None else cue_current(
-                network, gain, trajectory, first, last, spacings, orientation, dt_sample)
-            if cur is not None and device.type != "cpu":
-                cur = (lambda c: lambda t: c(t).to(device))(cur)
-            tr = simulate(network, u, n * dt_sample, dt_net, method=method, velocity=vseg,
-                          save_every=substeps, progress=False, diagnostics=False,
-                          noise=noise, seed=(seed * 1_000_003 + first) if noise > 0 else None,
-                          current=cur, device=device)
-            nfe += tr.nfe
-            u = tr.u[-1]
-            tr = tr.cpu()
-            record.add(first, last, tr.decoded.numpy(),
-                       tr.r.reshape(tr.r.shape[0], batch, -1))
-            bar.update(n)
+            u, n_eval = _segment(network, u, record, vel_net, first, last, gain, dt_sample,
+                                 dt_net, substeps, method=method, noise=noise, seed=seed,
+                                 spacings=spacings, orientation=orientation, device=device)
+            nfe += n_eval
+            bar.update(round((last - first) * minutes, 6))
             first = last
+            if saver is not None and first < steps - 1:
+                saver.maybe_save(record, u, first, nfe, before + time.perf_counter() - start)
+            check_interrupt()
+    except KeyboardInterrupt:
+        if saver is None:
+            raise
+        saver.maybe_save(record, u, first, nfe, before + time.perf_counter() - start, True)
+        raise KeyboardInterrupt(f"grid-cell run interrupted at {first * float(trajectory.dt):g}"
+                                f" s; {saver.path} holds it: rerun the same command to "
+                                "resume") from None
     finally:
         bar.close()
-    return nfe, time.perf_counter() - start
+    return nfe, before + time.perf_counter() - start
+
+
+def _segment(network: HopfieldNetwork, u: torch.Tensor, record: _Recording,
+             vel_net: torch.Tensor, first: int, last: int, gain, dt_sample: float,
+             dt_net: float, substeps: int, *, method: str, noise: float, seed: int,
+             spacings: list[float], orientation: float, device: torch.device):
+    """Simulate samples ``first..last`` from ``u`` into ``record``; the last state and the
+    function evaluations."""
+    trajectory = record.trajectory
+    n = last - first
+    vseg = ArrayVelocity(vel_net[2 * first:2 * last + 1], dt_sample / 2)
+    cur = None if gain is None else cue_current(
+        network, gain, trajectory, first, last, spacings, orientation, dt_sample)
+    if cur is not None and device.type != "cpu":
+        cur = (lambda c: lambda t: c(t).to(device))(cur)
+    tr = simulate(network, u, n * dt_sample, dt_net, method=method, velocity=vseg,
+                  save_every=substeps, progress=False, diagnostics=False,
+                  noise=noise, seed=(seed * 1_000_003 + first) if noise > 0 else None,
+                  current=cur, device=device)
+    u = tr.u[-1]
+    tr = tr.cpu()
+    record.add(first, last, tr.decoded.numpy(), tr.r.reshape(tr.r.shape[0], len(spacings), -1))
+    return u, tr.nfe
 
 
 def _module_results(record: _Recording, spacings: list[float], orientation: float,
@@ -417,9 +540,12 @@ def _module_results(record: _Recording, spacings: list[float], orientation: floa
                                            lattice)
         err = np.linalg.norm(decoded - trajectory.position, axis=-1)
         maps = record.acc[m].result()
-        null = None if shift is None else shuffled_gridness(
-            trajectory.position, kept[:, m], float(trajectory.dt), trajectory.box, int(bins),
-            shuffles=int(shuffles), min_shift=shift, seed=seed)
+        if record.nulls is not None:
+            null = record.nulls[m].result(trajectory.box, SMOOTHING_BINS)
+        else:
+            null = None if shift is None else shuffled_gridness(
+                trajectory.position, kept[:, m], float(trajectory.dt), trajectory.box,
+                int(bins), shuffles=int(shuffles), min_shift=shift, seed=seed)
         results.append(ModuleResult(
             spacing=s, phases=phases[:, m].copy(), decoded=decoded, error=err, maps=maps,
             scores=grid_scores(maps), all_maps=acc_all[m].result() if acc_all else None,

@@ -136,3 +136,63 @@ class _MapAccumulator:
         np.divide(self.sums, self.occ, out=maps, where=self.occ > 0)
         return RateMaps(maps=maps, x_edges=self.edges.x_edges, y_edges=self.edges.y_edges,
                         occupancy=self.occ)
+
+
+class _NullAccumulator:
+    """The shuffled gridness null of :func:`neurodyn.spatial.gridnull.shuffled_gridness`, built
+    segment by segment without keeping the rates.
+
+    Shifting cell ``c``'s rates circularly by ``L`` samples against the positions bins the rate
+    of sample ``t`` at the position of sample ``(t + L) mod T``; every position is known before
+    the run, so each segment's rates are binned at once for every lag (drawn as
+    :func:`~neurodyn.spatial.gridnull.shifted_null` draws them) and only the rate sums
+    ``(shuffles + 1, cells, bins, bins)`` are kept (the unshifted maps first)."""
+
+    def __init__(self, trajectory: Trajectory, bins: int, cells: int, shuffles: int,
+                 min_shift: float, seed: int):
+        steps, size = trajectory.steps, trajectory.box.size
+        idx = np.minimum((trajectory.position * (bins / size)).astype(np.intp), bins - 1)
+        self.flat = idx[:, 1] * bins + idx[:, 0]
+        lo = int(np.ceil(min_shift / float(trajectory.dt)))
+        rng = np.random.default_rng(seed)
+        lags = [np.zeros(cells, dtype=np.int64)]
+        lags += [rng.integers(lo, steps - lo, size=cells) for _ in range(shuffles)]
+        self.lags = np.stack(lags)  # (shuffles + 1, cells)
+        self.bins, self.steps, self.min_shift = bins, steps, float(min_shift)
+        self.sums = np.zeros(self.lags.shape + (bins * bins,))
+        self.occ = np.bincount(self.flat, minlength=bins * bins).astype(float).reshape(bins, bins)
+
+    def add(self, first: int, rates: np.ndarray) -> None:
+        """Bin ``rates`` ``(n, cells)`` of samples ``first .. first + n - 1`` at every lag."""
+        t = np.arange(first, first + rates.shape[0])
+        where = self.flat[(t[:, None, None] + self.lags[None]) % self.steps]  # (n, S, C)
+        rows = np.arange(self.lags.size).reshape(self.lags.shape) * self.bins ** 2
+        total = np.bincount((where + rows[None]).ravel(),
+                            weights=np.broadcast_to(rates[:, None, :], where.shape).ravel(),
+                            minlength=self.sums.size)
+        self.sums += total.reshape(self.sums.shape)
+
+    def result(self, box: Box, smoothing: float, percentile: float = 95.0):
+        """The :class:`~neurodyn.spatial.gridnull.GridClassification` of the binned rates."""
+        from scipy import ndimage
+
+        from ..gridnull import GridClassification
+        from ..gridscores import grid_scores
+
+        n = self.bins
+        sums = ndimage.gaussian_filter(self.sums.reshape(-1, n, n), sigma=(0, smoothing,
+                                       smoothing), mode="constant")
+        occ = ndimage.gaussian_filter(self.occ, sigma=smoothing, mode="constant")
+        maps = np.full_like(sums, np.nan)
+        np.divide(sums, occ, out=maps, where=(self.occ > 0) & (occ > 0))
+        edges = np.linspace(0.0, box.size, n + 1)
+        scores = grid_scores(RateMaps(maps=maps, x_edges=edges, y_edges=edges.copy(),
+                                      occupancy=self.occ)).classic.reshape(self.lags.shape)
+        real, null = scores[0], scores[1:]
+        pooled = null[np.isfinite(null)]
+        thr = float(np.percentile(pooled, percentile)) if pooled.size else np.nan
+        per = np.array([np.nanpercentile(null[:, c], percentile) if np.isfinite(null[:, c]).any()
+                        else np.nan for c in range(real.size)])
+        is_grid = np.where(np.isfinite(real), real, -np.inf) > thr
+        return GridClassification(real, null, thr, per, is_grid, float(is_grid.mean()),
+                                  float(percentile), float(smoothing), self.min_shift)
