@@ -1,7 +1,8 @@
 """Decoding error and diffusion of grid-cell runs on a real trajectory (bench/grid_tanni.sh).
 
 For each run directory OUT/cue and OUT/nocue: each module's path-integration error (median,
-95th percentile, final), the command's wall time and peak resident memory (OUT/<run>.time from
+95th percentile, final), the command's wall time, CPU time (user + system: the measure that
+survives a loaded machine) and peak resident memory (OUT/<run>.time from
 ``/usr/bin/time -v``) and, for the run without cues, the bump's diffusion measured against the
 theory: with independent noise ``sigma dW`` on every ``u_i`` the phase diffuses with
 ``D_psi`` (:func:`neurodyn.analysis.drift.diffusion_tensor_theory`, rad^2 per network time
@@ -32,6 +33,8 @@ def _time(path: Path) -> dict:
         for line in path.read_text().splitlines():
             if "Maximum resident" in line:
                 out["peak_rss_mb"] = int(line.split(":")[-1]) / 1024
+            if line.strip().startswith(("User time", "System time")):
+                out["command_cpu_s"] = out.get("command_cpu_s", 0.0) + float(line.split(":")[-1])
             if "Elapsed (wall clock)" in line:
                 parts = [float(x) for x in line.split(": ")[-1].split(":")]
                 out["command_wall_s"] = sum(p * 60 ** i for i, p in enumerate(parts[::-1]))
