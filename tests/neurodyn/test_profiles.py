@@ -131,6 +131,14 @@ def test_fit_learns_the_template_from_its_samples():
     assert energy_audit(tr).ok and float(tr.distance[-1].max()) < 1e-3
 
 
+def test_torus_fit_learns_the_leak_coefficient():
+    cfg = FitConfig(geometry="torus", n=(10, 10), profile="asymmetric:0.5", kappa=2.0,
+                    bandwidth=2, steps=1, batch=1)
+    net = fit(cfg).network
+    assert net.energy_fn.harmonics == 2 and abs(float(net.energy_fn.leak) - 1.0) < 0.05
+    assert normal_spectrum(net, 2.0, tol=0.05).worst_relative < 0.05
+
+
 def test_template_model_round_trip(tmp_path):
     net = exact_network("asymmetric:0.5", 2.0, n=32)
     save_model(net, tmp_path / "model.pt")
