@@ -218,19 +218,23 @@ def _unwrapped_residual(decoded, covariate, dt, smooth: float = 2.0) -> np.ndarr
 
 def _debiased(decoded, covariate, bins: int = 60) -> np.ndarray:
     """The decoded coordinate less its mean error as a function of the covariate (the
-    decoder's bias where cells are sparse), per axis."""
+    decoder's bias where cells are sparse): ``bins`` sectors of a ring, ``bins / 5`` squared
+    phase bins of a torus (the bias depends on both phases)."""
     r = wrapped(decoded - covariate)
     c = np.mod(covariate, 2 * np.pi)
-    idx = np.minimum((c * bins / (2 * np.pi)).astype(int), bins - 1)
-    out = np.array(decoded, dtype=float)
-    for a in range(1 if r.ndim == 1 else r.shape[1]):
-        ra, ia = (r, idx) if r.ndim == 1 else (r[:, a], idx[:, a])
-        z = np.bincount(ia, np.cos(ra), bins) + 1j * np.bincount(ia, np.sin(ra), bins)
-        if r.ndim == 1:
-            out = out - np.angle(z)[ia]
-        else:
-            out[:, a] -= np.angle(z)[ia]
-    return out
+    if r.ndim == 1:
+        idx, size = np.minimum((c * bins / (2 * np.pi)).astype(int), bins - 1), bins
+    else:
+        side = max(2, bins // 5)
+        ij = np.minimum((c * side / (2 * np.pi)).astype(int), side - 1)
+        idx, size = ij[:, 0] * side + ij[:, 1], side * side
+    z = np.exp(1j * r)
+    bias = [np.angle(np.bincount(idx, z[:, a].real if r.ndim > 1 else z.real, size)
+                     + 1j * np.bincount(idx, z[:, a].imag if r.ndim > 1 else z.imag, size))
+            for a in range(1 if r.ndim == 1 else r.shape[1])]
+    if r.ndim == 1:
+        return decoded - bias[0][idx]
+    return decoded - np.stack([b[idx] for b in bias], axis=1)
 
 
 def _diffusion(decoded, covariate, dt, block, seed):
