@@ -97,7 +97,9 @@ def _rates_figure(d, fit, ff):
                                                  r.high[: k.size] - r.rate[: k.size]],
                 fmt="o", label="fitted (95%)")
     ax.plot(k + 0.1, true, "s", label="ground truth")
-    ax.plot(k, ff.rates.rate[: k.size], "x", label="feed-forward control")
+    ffr = np.where(ff.rates.significant, ff.rates.rate, np.nan)[: k.size]
+    ax.plot(k, ffr, "x", label=f"feed-forward control ({int(np.isfinite(ffr).sum())} modes "
+            "measurable)")
     ax.set(xticks=k, xticklabels=r.names[: k.size], ylabel="normal relaxation rate (1/s)",
            title="relaxation rate per mode")
     ax.legend(fontsize=8)
