@@ -28,7 +28,10 @@ def _fit(args) -> dict:
                            "takes n1 [n2]")
     cfg = _config(args, n)
     size = 128 if n is None else (n if isinstance(n, int) else n[0] * n[1])
-    check_memory("--n", float(size) * (4 * cfg.batch + 4) * 8 * 48)
+    # the size grows with both; name the one the user raised (both when both were given)
+    raised = (("--n", args.n is not None), ("--batch", args.batch != FitConfig.batch))
+    names = "/".join(name for name, given in raised if given) or "--n"
+    check_memory(names, float(size) * (4 * cfg.batch + 4) * 8 * 48)
     from ..fitting.core import resolved_config
 
     with open_run(args, "fit", config=resolved_config(cfg)) as run:

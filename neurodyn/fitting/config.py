@@ -11,6 +11,9 @@ from _runkit.seeds import check_seed
 
 __all__ = ["FitConfig", "FAMILIES"]
 
+#: largest normal attraction rate a fit accepts (1/tau)
+MAX_KAPPA = 1e6
+
 FAMILIES = ("seal", "spectral", "mlp", "template")
 
 
@@ -24,7 +27,7 @@ class FitConfig:
     geometry : ``"ring"`` or ``"torus"``; n : ring size or ``(n1, n2)`` (None: 128 / (32, 32));
         lattice : ``"hex"`` or ``"square"``.
     gain, rmax : logistic rate function; a, c : target bump ``u* = a + c p``; tau : time unit.
-    kappa : prescribed normal attraction rate, in ``1/tau``.
+    kappa : prescribed normal attraction rate, in ``1/tau``, at most :data:`MAX_KAPPA`.
     profile : the target bump (:mod:`neurodyn.fitting.profiles`): ``"cosine"`` (today's bump),
         ``"von-mises:K"``, ``"flat-top:W"``, ``"asymmetric:S"``, a ``.npy`` file of rates, or an
         array / tensor of rates (kept as nested tuples).
@@ -129,6 +132,9 @@ class FitConfig:
         if self.bandwidth is not None and (isinstance(self.bandwidth, bool) or not isinstance(
                 self.bandwidth, int) or self.bandwidth < 0):
             raise ValueError(f"bandwidth={self.bandwidth!r}: must be None or an integer >= 0")
+        if self.kappa > MAX_KAPPA:
+            raise ValueError(f"kappa={self.kappa!r}: must be <= {MAX_KAPPA:g} (in 1/tau; beyond it "
+                             "the tangent's zero eigenvalue is lost in the normal ones' rounding)")
         if self.kappa_tol is not None and not (0 < self.kappa_tol < 1):
             raise ValueError(f"kappa_tol={self.kappa_tol!r}: must be in (0, 1)")
         check_seed("seed", self.seed)

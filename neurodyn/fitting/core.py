@@ -127,9 +127,28 @@ def build_manifold(config: FitConfig, geometry: Geometry | None = None) -> Targe
     geometry = geometry or build_geometry(config)
     act = Logistic(config.gain, config.rmax)
     if config.profile == "cosine":
-        return TargetManifold.bump(geometry, act, config.a, config.c)
-    return TargetManifold(geometry, act,
-                          profile_potentials(geometry, act, config.a, config.c, config.profile))
+        manifold = TargetManifold.bump(geometry, act, config.a, config.c)
+    else:
+        manifold = TargetManifold(geometry, act, profile_potentials(geometry, act, config.a,
+                                                                    config.c, config.profile))
+    _check_rate_slopes(manifold, config)
+    return manifold
+
+
+#: largest spread ``max phi'(u*) / min phi'(u*)`` over the target bump a fit accepts
+MAX_SLOPE_SPREAD = 1e13
+
+
+def _check_rate_slopes(manifold: TargetManifold, config: FitConfig) -> None:
+    """Refuse a target whose rate function is flat at part of the bump: the normal curvature
+    the fit must supply is ``(kappa - 1) / phi'(u*)`` neuron by neuron, so a spread of the
+    slopes beyond :data:`MAX_SLOPE_SPREAD` leaves its linear algebra singular in float64."""
+    d = manifold.activation.derivative(manifold.u0)
+    spread = float(d.max() / d.min()) if float(d.min()) > 0 else math.inf
+    if not spread <= MAX_SLOPE_SPREAD:
+        raise ValueError(f"gain={config.gain!r}: the rate function is flat at part of the target "
+                         f"bump (its slope spans a factor {spread:.3g} over the bump, more than "
+                         f"{MAX_SLOPE_SPREAD:g}); lower the gain or narrow the bump's range a, c")
 
 
 def _bandwidth(config: FitConfig) -> int:
@@ -406,7 +425,8 @@ def fit(config: FitConfig | None = None, out_dir: str | Path | None = None,
         for k in TERMS:
             history[k].append(losses[k])
         if not all(math.isfinite(v) for v in losses.values()):
-            raise FitFailed(f"fit: a loss became non-finite at step {step}; check gain, a, c")
+            raise FitFailed(f"fit: a loss became non-finite at step {step}; check gain, a, c "
+                            f"and kappa={config.kappa:g}")
         return {k: f"{v:.2e}" for k, v in losses.items()}
 
     checkpointed_steps(config, step0, history, step_fn, save, progress=progress, ckpt=ckpt,

@@ -507,3 +507,17 @@ def test_help_names_every_option_with_its_default(capsys):
                 assert action.help, (name, action.dest)
                 if action.default not in (None, False) and action.default != "==SUPPRESS==":
                     assert "%(default)" in action.help or "default" in p.format_help(), name
+
+
+@pytest.mark.parametrize("argv, option", [
+    (["--batch", "10000000000"], "--batch"),
+    (["--kappa", "1e308"], "--kappa"),
+    (["--gain", "30"], "--gain"),
+    (["--gain", "10000"], "--gain"),
+], ids=["batch-huge", "kappa-huge", "gain-flat", "gain-huge"])
+def test_fit_names_the_option_that_makes_it_impossible(tmp_path, capsys, argv, option):
+    out = tmp_path / "fit"
+    assert main(["fit", "ring", "--n", "32", *argv, "--out", str(out)]) == 2
+    err = capsys.readouterr().err.splitlines()
+    assert len(err) == 1 and option in err[0], err
+    assert not out.exists()
