@@ -43,6 +43,9 @@ METRICS = ("w2", "w1", "sinkhorn", "sliced", "fd")
 
 def _np(x: torch.Tensor | np.ndarray, name: str) -> np.ndarray:
     t = torch.as_tensor(x)
+    if t.is_complex() or not (t.is_floating_point() or t.dtype in (torch.int32, torch.int64)):
+        raise FlowsError(f"{name} has dtype {t.dtype}; real points are required (a cast would "
+                         "drop the imaginary part)")
     if t.ndim != 2 or t.shape[0] == 0:
         raise FlowsError(f"{name} has shape {tuple(t.shape)}; a non-empty (n, d) array is required")
     check_finite(name, t)
@@ -59,6 +62,7 @@ def _pair(x: torch.Tensor | np.ndarray, y: torch.Tensor | np.ndarray
 
 
 def _emd2_checked(wa: np.ndarray, wb: np.ndarray, cost: np.ndarray, num_itermax: int) -> float:
+    check_positive_int("num_itermax", num_itermax)
     with warnings.catch_warnings():
         # the solver status is checked below and turned into an exception
         warnings.simplefilter("ignore", UserWarning)

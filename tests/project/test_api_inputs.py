@@ -28,3 +28,17 @@ def test_integrate_refuses_a_velocity_of_another_shape(field):
 def test_integrate_still_solves_a_linear_field():
     x = flows.integrate(lambda x, t: -x, torch.ones(3, 2), method="rk4", steps=50).x
     assert torch.allclose(x, torch.full((3, 2), torch.e ** -1), atol=1e-6)
+
+
+@pytest.mark.parametrize("metric", ["w2", "w1"])
+def test_distances_refuse_complex_points_and_a_zero_iteration_budget(metric):
+    f = getattr(flows, metric)
+    g = torch.Generator().manual_seed(0)
+    x, y = torch.randn(20, 2, generator=g), torch.randn(20, 2, generator=g)
+    assert f(x, y) > 0  # real points are measured
+    with pytest.raises(flows.FlowsError, match="real points"):
+        f(x.to(torch.complex64), y)
+    with pytest.raises(flows.FlowsError, match="real points"):
+        f(x, y.numpy() + 1j)
+    with pytest.raises(flows.FlowsError, match="num_itermax=0"):
+        f(x, y, num_itermax=0)
