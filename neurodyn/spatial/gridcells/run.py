@@ -246,35 +246,41 @@ def run_grid_cells(
     u = _start_state(network, trajectory, spacings, orientation, g.lattice)
     record = _Recording(trajectory, len(spacings), flat, bins, all_cells, keep_rates,
                         (int(shuffles), shift, seed) if shuffles > 0 else None)
+    config = _run_config(g, trajectory, spacings, orientation, tau_seconds, dt_max,
+                         (dt_net / network.tau, substeps, lam), cells, bins, seed, method,
+                         all_cells, noise, dev, (boundary_cue, landmark_cue), shuffles, shift)
     saver = None if checkpoint is None else _Checkpointer(
         Path(checkpoint), _positive("checkpoint_every", checkpoint_every), run_identity(
-            network, trajectory, {"spacings": spacings, "orientation": orientation,
-                                  "tau_seconds": tau_seconds, "dt_net": dt_net, "method": method,
-                                  "noise": noise, "seed": seed, "cells": cells, "bins": bins,
-                                  "all_cells": all_cells, "keep_rates": keep_rates,
-                                  "cues": [boundary_cue, landmark_cue], "shuffles": shuffles,
-                                  "min_shift": shift}))
+            network, trajectory, {**config, "device": None, "keep_rates": keep_rates}))
     nfe, wall = _simulate_segments(
         network, u, record, vel_net, dt_sample, dt_net, substeps, method=method, noise=noise,
         seed=seed, cues=(boundary_cue, landmark_cue), spacings=spacings,
         orientation=orientation, device=dev, progress=progress, saver=saver)
     results = _module_results(record, spacings, orientation, g.lattice, bins, shuffles, shift,
                               seed, keep_rates)
-    config = {"spacing": spacings[0], "modules": spacings, "orientation_rad": orientation,
-              "tau_seconds": tau_seconds, "dt_network_max_tau": dt_max,
-              "dt_network_tau": dt_net / network.tau, "substeps": substeps,
-              "jacobian_min_eigenvalue": lam, "cells": int(cells), "bins": int(bins),
-              "seed": seed, "method": method, "all_cells": all_cells, "noise": float(noise),
-              "device": str(dev),
-              "boundary_cue": None if boundary_cue is None else list(boundary_cue),
-              "landmark_cue": None if landmark_cue is None else list(landmark_cue),
-              "shuffles": int(shuffles), "min_shift_s": shift, "lattice": g.lattice,
-              "sheet": list(g.shape), "box_m": trajectory.box.size, "dt_s": dt_s,
-              "duration_s": float(trajectory.t[-1] - trajectory.t[0]), "steps": trajectory.steps}
     result = GridCellsResult(trajectory, results, cell_idx, g.lattice, float(orientation),
                              _fixed_connectivity(network, seed), wall, config)
     result.metrics = run_metrics(result, nfe, dt_net / network.tau)
     return result
+
+
+def _run_config(g, trajectory: Trajectory, spacings, orientation, tau_seconds, dt_max, step,
+                cells, bins, seed, method, all_cells, noise, dev, cues, shuffles, shift) -> dict:
+    """The resolved parameters of a run (``config.json``); ``step`` is ``(dt_network_tau,
+    substeps, jacobian_min_eigenvalue)`` and ``cues`` ``(boundary_cue, landmark_cue)``."""
+    (dt_net_tau, substeps, lam), (boundary_cue, landmark_cue) = step, cues
+    dt_s = float(trajectory.dt)
+    return {"spacing": spacings[0], "modules": spacings, "orientation_rad": orientation,
+            "tau_seconds": tau_seconds, "dt_network_max_tau": dt_max,
+            "dt_network_tau": dt_net_tau, "substeps": substeps,
+            "jacobian_min_eigenvalue": lam, "cells": int(cells), "bins": int(bins),
+            "seed": seed, "method": method, "all_cells": all_cells, "noise": float(noise),
+            "device": str(dev),
+            "boundary_cue": None if boundary_cue is None else list(boundary_cue),
+            "landmark_cue": None if landmark_cue is None else list(landmark_cue),
+            "shuffles": int(shuffles), "min_shift_s": shift, "lattice": g.lattice,
+            "sheet": list(g.shape), "box_m": trajectory.box.size, "dt_s": dt_s,
+            "duration_s": float(trajectory.t[-1] - trajectory.t[0]), "steps": trajectory.steps}
 
 
 def _fixed_connectivity(network: HopfieldNetwork, seed: int) -> np.ndarray:
