@@ -42,8 +42,8 @@ RISK_SWEEP_KEYS = {"runs", "ns", "seeds", "population_minimum", "excess_test",
 W2_SWEEP_KEYS = {"w2_bound_holds_all", "w2_bound_vs_source", "w2_bound_vacuous_fraction",
                  "w2_bound_trajectory", "w2_bound_trajectory_vs_source",
                  "w2_bound_trajectory_vacuous_fraction", "w2_bound_trajectory_holds_all"}
-POINT = {"n_test": 200, "n_samples": 40, "bound_steps": 3, "pairs": 8, "floor_pairs": 2,
-         "gen_groups": 100}
+WIDTH_POINT = {"n_test": 200, "n_samples": 40, "bound_steps": 3, "pairs": 8, "floor_pairs": 2}
+POINT = WIDTH_POINT | {"gen_groups": 100}
 
 
 @pytest.fixture(autouse=True)
@@ -66,7 +66,7 @@ def test_every_theory_result_is_a_frozen_result():
 
 
 def test_ntk_width_sweep_rows_keep_their_keys():
-    res = ts.ntk_width_sweep([16, 32], _theory(), **POINT)
+    res = ts.ntk_width_sweep([16, 32], _theory(), **WIDTH_POINT)
     assert isinstance(res, tr.NTKWidthSweep) and all(isinstance(r, tr.WidthPoint)
                                                      for r in res.runs)
     with pytest.raises(dataclasses.FrozenInstanceError):
