@@ -46,6 +46,7 @@ def _config(args, n) -> FitConfig:
     try:
         cfg = _make_config(args, n)
         geometry = build_geometry(cfg)
+        check_memory("--n", 64.0 * geometry.size)  # before the target bump is allocated
         build_manifold(cfg, geometry)  # a profile file is read and checked here
         if cfg.family == "template":
             from ..fitting.template import template_harmonics
