@@ -147,9 +147,10 @@ def test_docstring_examples():
     assert result.failed == 0 and result.attempted >= 4
 
 
-def test_streamed_null_equals_the_null_of_kept_rates():
+def test_streamed_null_equals_the_null_of_kept_rates(monkeypatch):
     """Binning each segment's rates at the lagged positions gives the shuffled null of the whole
     rate series (to rounding), so a long run keeps no (steps, cells) array."""
+    import neurodyn.spatial.gridcells.segments as seg
     from neurodyn.spatial.agent import generate_trajectory
     from neurodyn.spatial.gridcells.segments import _NullAccumulator
     from neurodyn.spatial.gridnull import SMOOTHING_BINS, shuffled_gridness
@@ -161,6 +162,7 @@ def test_streamed_null_equals_the_null_of_kept_rates():
     rates = np.c_[grid, np.random.default_rng(1).random((tr.steps, 3))]
     ref = shuffled_gridness(tr.position, rates, 0.02, tr.box, 20, shuffles=7, min_shift=10.0,
                             seed=3)
+    monkeypatch.setattr(seg, "_CHUNK", 32 * 100)               # 100 samples a chunk
     acc = _NullAccumulator(tr, 20, 4, 7, 10.0, 3)
     for first in range(0, tr.steps, 777):
         acc.add(first, rates[first:first + 777])

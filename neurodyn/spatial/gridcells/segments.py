@@ -138,6 +138,10 @@ class _MapAccumulator:
                         occupancy=self.occ)
 
 
+#: entries of the index arrays of one chunk of :meth:`_NullAccumulator.add` (8 bytes each)
+_CHUNK = 1 << 20
+
+
 class _NullAccumulator:
     """The shuffled gridness null of :func:`neurodyn.spatial.gridnull.shuffled_gridness`, built
     segment by segment without keeping the rates.
@@ -163,14 +167,18 @@ class _NullAccumulator:
         self.occ = np.bincount(self.flat, minlength=bins * bins).astype(float).reshape(bins, bins)
 
     def add(self, first: int, rates: np.ndarray) -> None:
-        """Bin ``rates`` ``(n, cells)`` of samples ``first .. first + n - 1`` at every lag."""
-        t = np.arange(first, first + rates.shape[0])
-        where = self.flat[(t[:, None, None] + self.lags[None]) % self.steps]  # (n, S, C)
+        """Bin ``rates`` ``(n, cells)`` of samples ``first .. first + n - 1`` at every lag, in
+        chunks whose ``(samples, lags, cells)`` indices take about :data:`_CHUNK` entries."""
         rows = np.arange(self.lags.size).reshape(self.lags.shape) * self.bins ** 2
-        total = np.bincount((where + rows[None]).ravel(),
-                            weights=np.broadcast_to(rates[:, None, :], where.shape).ravel(),
-                            minlength=self.sums.size)
-        self.sums += total.reshape(self.sums.shape)
+        chunk = max(1, _CHUNK // self.lags.size)
+        for a in range(0, rates.shape[0], chunk):
+            r = rates[a:a + chunk]
+            t = np.arange(first + a, first + a + r.shape[0])
+            where = self.flat[(t[:, None, None] + self.lags[None]) % self.steps]  # (n, S, C)
+            total = np.bincount((where + rows[None]).ravel(),
+                                weights=np.broadcast_to(r[:, None, :], where.shape).ravel(),
+                                minlength=self.sums.size)
+            self.sums += total.reshape(self.sums.shape)
 
     def result(self, box: Box, smoothing: float, percentile: float = 95.0):
         """The :class:`~neurodyn.spatial.gridnull.GridClassification` of the binned rates."""
