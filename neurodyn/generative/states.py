@@ -66,7 +66,7 @@ def _rate_range(network: HopfieldNetwork) -> tuple[float, float]:
 
 
 def population_states(network: HopfieldNetwork, count: int = 2000, noise: float = 0.2,
-                      runs: int = 40, burn: float = 10.0, dt: float = 0.05,
+                      runs: int = 200, burn: float = 10.0, dt: float = 0.05,
                       seed: int = 0) -> PopulationStates:
     """States of ``network`` driven by noise, one per tau after a burn-in, from ``runs`` runs
     started at random manifold points (Euler-Maruyama, ``sigma = noise`` on ``u``).
@@ -80,7 +80,9 @@ def population_states(network: HopfieldNetwork, count: int = 2000, noise: float 
     noise : float
         Noise ``sigma`` on ``u``, > 0.
     runs : int
-        Independent runs the states come from.
+        Independent runs the states come from (the default gives about ten states per run at
+        2,000 states: states of one run share its slowly diffusing coordinate, so few runs
+        give a clumped sample of the coordinate and unstable floors).
     burn, dt : float
         Time discarded at the start of each run and the step (tau).
     seed : int
