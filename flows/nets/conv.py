@@ -66,7 +66,7 @@ class ConvField(nn.Module):
     --------
     >>> net = ConvField(classes=10, channels=8)
     >>> v = net(torch.randn(3, 64), torch.rand(3, 1), torch.tensor([0, 5, 10]))
-    >>> tuple(v.shape), float(v.abs().max())  # an 8 x 8 image each; zero at initialisation
+    >>> tuple(v.shape), float(v.detach().abs().max())  # an 8 x 8 image each; zero at initialisation
     ((3, 64), 0.0)
     >>> tuple(net(torch.randn(2, 196), torch.rand(2, 1)).shape)  # 14 x 14, null label
     (2, 196)
