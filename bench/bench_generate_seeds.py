@@ -41,7 +41,8 @@ def main(argv=None) -> dict:
                "control_betti": list(res.control_betti), "energy_rise": res.energy_rise}
         for k, m in res.methods.items():
             row[k] = {"betti": list(m.betti), "distance_ratio": round(m.distance_ratio, 3),
-                      "w2_ratio": round(m.w2_ratio, 3)}
+                      "w2_ratio": round(m.w2_ratio, 3),
+                      "w2_within_2std": m.w2 <= m.w2_floor + 2 * m.w2_floor_std}
         rows.append(row)
         print(json.dumps(row), flush=True)
     want = list(BETTI[args.geometry])
@@ -52,6 +53,7 @@ def main(argv=None) -> dict:
         summary[k] = {"betti_ok": sum(r[k]["betti"] == want for r in rows),
                       "distance_ok": sum(r[k]["distance_ratio"] <= 1.5 for r in rows),
                       "w2_ok": sum(r[k]["w2_ratio"] <= 1.2 for r in rows),
+                      "w2_within_2std": sum(r[k]["w2_within_2std"] for r in rows),
                       "worst_distance_ratio": max(r[k]["distance_ratio"] for r in rows),
                       "worst_w2_ratio": max(r[k]["w2_ratio"] for r in rows)}
     print(json.dumps(summary, indent=1))

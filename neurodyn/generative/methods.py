@@ -98,11 +98,22 @@ def _residual_model(network: HopfieldNetwork, states: PopulationStates, rank: in
     return mean, vt[:k] * var[:k, None].sqrt(), math.sqrt(max(rest, 0.0))
 
 
+def _normal_part(network: HopfieldNetwork, res: torch.Tensor) -> torch.Tensor:
+    """Residuals ``(n, N)`` in the bump's frame without their component along the manifold's
+    tangents at ``psi = 0``: the data's residuals are orthogonal to them (the nearest point), and
+    a tangent part would move the generated state's coordinate away from the sampled one."""
+    dim = network.geometry.dim
+    t = network.manifold.tangents(torch.zeros(dim, dtype=torch.float64)).reshape(-1, dim)
+    q, _ = torch.linalg.qr(t)
+    return res - (res @ q) @ q.T
+
+
 def generate_riemannian(network: HopfieldNetwork, states: PopulationStates, n: int,
                         steps: int = 5, train_steps: int = 1000, rank: int = 16,
                         seed: int = 0) -> Generated:
     """(b) Riemannian flow matching on the decoded coordinate, mapped through the manifold with
-    the learned normal variability."""
+    the learned normal variability (its tangent part removed, so each state decodes to its
+    sampled coordinate)."""
     from flows.riemannian import sample_torus_flow, train_torus_flow
 
     t0 = time.perf_counter()
@@ -114,7 +125,7 @@ def generate_riemannian(network: HopfieldNetwork, states: PopulationStates, n: i
     g = torch.Generator().manual_seed(derive_seed(seed, "residual") % 2**63)
     z = torch.randn(n, comps.shape[0], generator=g, dtype=torch.float64)
     e = torch.randn(n, comps.shape[1], generator=g, dtype=torch.float64)
-    res = (mean + z @ comps + rest * e).reshape(n, *network.geometry.shape)
+    res = _normal_part(network, mean + z @ comps + rest * e).reshape(n, *network.geometry.shape)
     u = network.manifold.u_star(psi) + network.geometry.shift(res, psi)
     rates = network.activation(u).reshape(n, -1)
     return Generated(rates, nfe, 0, time.perf_counter() - t0)
