@@ -92,9 +92,26 @@ def plot_w2_bound(x: Sequence[float], measured: Sequence[float], floors: Sequenc
         ax.loglog(x, couplings, "^-", label="coupling (E||X_1 - Y_1||^2)^{1/2}")
     ax.loglog(x, measured, "s-", label="measured W2 to held-out")
     ax.loglog(x, floors, "k--", lw=1, label="floor (two i.i.d. samples)")
-    ax.set(xlabel=xlabel, ylabel="W2", title="W2 of generated samples: bound and measurement")
+    ax.set(xlabel=xlabel, ylabel="W2", title="W2 bound and measured W2")
+    _plain_log_ticks(ax)
     ax.legend(fontsize=8)
     return fig
+
+
+def _plain_log_ticks(ax: Axes) -> None:
+    """Log-axis ticks written as plain numbers (``2``, ``0.5``) instead of ``2 x 10^0``; minor
+    ticks are labelled at 2 and 5 times a power of ten only."""
+    import math
+
+    from matplotlib.ticker import FuncFormatter
+
+    def minor(v, _):
+        lead = round(v / 10 ** math.floor(math.log10(v))) if v > 0 else 0
+        return f"{v:g}" if lead in (2, 5) else ""
+
+    for axis in (ax.xaxis, ax.yaxis):
+        axis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+        axis.set_minor_formatter(FuncFormatter(minor))
 
 
 def plot_generalization_bound(ns: Sequence[int], gap: Sequence[float],
