@@ -216,6 +216,14 @@ def _cli_in_process(*args):
     return code, err.getvalue()
 
 
+def _differing(a, b, path: str = "") -> list[str]:
+    """The JSON paths where two metrics files differ (the message of a failed comparison)."""
+    if isinstance(a, dict) and isinstance(b, dict):
+        return [p for k in sorted(set(a) | set(b))
+                for p in _differing(a.get(k), b.get(k), f"{path}.{k}")]
+    return [] if a == b else [f"{path}: {a!r} != {b!r}"]
+
+
 def test_cli_fit_is_deterministic_and_fails_loudly(tmp_path):
     # two separate processes: nothing run-to-run (hash seeds, thread timing) enters the files
     runs = []
@@ -224,7 +232,8 @@ def test_cli_fit_is_deterministic_and_fails_loudly(tmp_path):
                  "--out", str(tmp_path / name), cwd=tmp_path)
         assert p.returncode == 0, p.stderr
         runs.append(tmp_path / name)
-    assert (runs[0] / "metrics.json").read_bytes() == (runs[1] / "metrics.json").read_bytes()
+    one, two = ((r / "metrics.json").read_bytes() for r in runs)
+    assert one == two, _differing(json.loads(one), json.loads(two))
     sa = torch.load(runs[0] / "model.pt", weights_only=True)["energy_state"]
     sb = torch.load(runs[1] / "model.pt", weights_only=True)["energy_state"]
     assert all(torch.equal(sa[k], sb[k]) for k in sa)
