@@ -198,7 +198,9 @@ def _get(metrics: dict, path: str):
 
 
 def _run(name: str, script: str, out: Path, quick: bool) -> dict:
-    cmd = [sys.executable, str(HERE / script), "--out", str(out / name)]
+    # the demo runs in the repository root: a relative --out is resolved against the caller's
+    # working directory first, where the results page is written
+    cmd = [sys.executable, str(HERE / script), "--out", str((out / name).resolve())]
     if quick:
         cmd.append("--quick")
     env = dict(os.environ, OMP_NUM_THREADS="1", MKL_NUM_THREADS="1")

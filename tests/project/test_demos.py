@@ -47,3 +47,23 @@ def test_flow_animation_gif(tmp_path):
     assert proc.returncode == 0, proc.stderr[-3000:]
     with Image.open(tmp_path / "flow.gif") as gif:
         assert gif.n_frames == 41  # one frame per saved time of the 40-step solution
+
+
+def test_run_all_passes_demos_an_absolute_out(tmp_path, monkeypatch):
+    """A relative --out means the caller's directory, though each demo runs in the repository."""
+    import subprocess as sp
+    import sys as _sys
+
+    _sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "demos"))
+    import run_all
+
+    seen = {}
+
+    def fake_run(cmd, **kw):
+        seen["out"], seen["cwd"] = cmd[cmd.index("--out") + 1], kw.get("cwd")
+        return sp.CompletedProcess(cmd, 0, "", "")
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(run_all.subprocess, "run", fake_run)
+    run_all._run("demo", "demo.py", Path("rel"), quick=True)
+    assert seen["out"] == str(tmp_path / "rel" / "demo") and seen["cwd"] != tmp_path
