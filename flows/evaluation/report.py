@@ -24,7 +24,7 @@ import torch
 from ..data import Dataset
 from ..errors import FlowsError, check_choice, check_int
 from .copying import data_copying
-from .distances import METRICS, evaluate, metric_fn
+from .distances import METRICS, MetricResult, evaluate, metric_fn
 from .entropic import sinkhorn_result
 from .floors import noise_floor
 from .nearest import NULL_RATE, memorization
@@ -38,16 +38,10 @@ TRAIN_METRICS = ("memorization", "copying")
 
 
 @dataclass(frozen=True)
-class EvalReport:
-    """A metric with its floor and p-value, and the metric's own fields in ``details``."""
+class EvalReport(MetricResult):
+    """A metric with its floor (the fields of :class:`MetricResult`) and p-value, and the
+    metric's own fields in ``details``."""
 
-    metric: str
-    value: float
-    n_samples: int
-    n_reference: int
-    floor: float | None = None
-    floor_std: float | None = None
-    floor_pairs: int | None = None
     p_value: float | None = None
     permutations: int | None = None
     details: dict = field(default_factory=dict)
