@@ -36,7 +36,7 @@ from pathlib import Path
 
 import torch
 
-from _runkit import RunFailed
+from _runkit import BadInput, RunFailed
 from _runkit.cli import with_threads
 from _runkit.files import check_like
 from _runkit.results import require_pandas
@@ -59,6 +59,7 @@ from .checkpoint import checkpointed_steps, load_checkpoint, save_checkpoint, to
 from .config import FitConfig
 from .neural import train_neural
 from .profiles import profile_potentials
+from .streamed import DENSE_DESIGN_MAX_NEURONS, normal_equations, stream_batch
 from .template import template_harmonics, train_template
 
 __all__ = ["FitConfig", "FitResult", "FitFailed", "FitInterrupted", "fit", "build_geometry",
@@ -357,7 +358,7 @@ def _term_losses(sums: dict, theta: torch.Tensor, steps: int) -> dict[str, float
 @with_threads
 def fit(config: FitConfig | None = None, out_dir: str | Path | None = None,
         progress: bool | None = None, resume: bool = True,
-        device: str | torch.device | None = None) -> FitResult:
+        device: str | torch.device | None = None, design: str = "auto") -> FitResult:
     """Fit a SEAL network to the target manifold of ``config``.
 
     Parameters
@@ -375,6 +376,13 @@ def fit(config: FitConfig | None = None, out_dir: str | Path | None = None,
     device : str or torch.device or None
         Where to fit, as in :func:`~neurodyn.dynamics.simulation.simulate` and :func:`flows.train`
         (None: ``config.device``); the config the result records names it.
+    design : str
+        How the normal equations of a batch are built: ``"dense"`` (the batched design over
+        every parameter), ``"streamed"`` (state by state in the spectral domain,
+        :mod:`neurodyn.fitting.streamed`: the same equations to rounding, at the memory of a
+        few sheets; SEAL tori on the CPU) or ``"auto"`` (streamed for tori above
+        ``DENSE_DESIGN_MAX_NEURONS`` neurons). The families ``mlp`` and ``template`` have
+        their own fits.
     threads : int or None
         torch CPU threads during the call (None: 1, as the command line's ``--threads``,
         or the enclosing call's choice); the caller's count is restored afterwards.
@@ -414,13 +422,19 @@ def fit(config: FitConfig | None = None, out_dir: str | Path | None = None,
         return _fit_neural(net, geometry, manifold, target, config, ckpt, resume, progress, dev,
                            start)
     sums, history, step0 = _initial_sums(net, config, ckpt, resume)
+    streamed = _streamed(design, config, geometry, dev)
 
     def save(step):
         save_checkpoint(ckpt, config, sums=sums, history=history, step=step)
 
     def step_fn(step):
-        design = _design(net, target, config, to_device(_batch(manifold, config, step), dev))
-        _accumulate(sums, design)
+        if streamed:
+            add = normal_equations(net, target, config, stream_batch(manifold, config, step))
+            for k in TERMS:
+                sums[k] = {q: sums[k][q] + add[k][q] for q in sums[k]}
+        else:
+            _accumulate(sums, _design(net, target, config,
+                                      to_device(_batch(manifold, config, step), dev)))
         losses = _term_losses(sums, _solve(sums, config), step + 1)
         for k in TERMS:
             history[k].append(losses[k])
@@ -436,6 +450,19 @@ def fit(config: FitConfig | None = None, out_dir: str | Path | None = None,
     with torch.no_grad():
         net.transport = Transport.fit(geometry, target.u0, net.tau, net.activation)
     return FitResult(net, config, history, time.perf_counter() - start, step0)
+
+
+def _streamed(design: str, config: FitConfig, geometry: Geometry, dev: torch.device) -> bool:
+    """Whether a ``seal``/``spectral`` fit streams its normal equations (see :func:`fit`)."""
+    if design not in ("auto", "dense", "streamed"):
+        raise BadInput(f"design={design!r}: choose one of ('auto', 'dense', 'streamed')")
+    if design == "auto":
+        return (config.geometry == "torus" and config.family == "seal"
+                and config.variable == "amplitude" and dev.type == "cpu"
+                and geometry.size > DENSE_DESIGN_MAX_NEURONS)
+    if design == "streamed" and dev.type != "cpu":
+        raise BadInput(f"design='streamed': runs on the CPU; got device={str(dev)!r}")
+    return design == "streamed"
 
 
 def _fit_neural(net, geometry, manifold, target, config: FitConfig, ckpt: Path | None, resume: bool,

@@ -1,0 +1,409 @@
+"""The fit's normal equations streamed state by state, in the spectral domain (large sheets).
+
+:func:`neurodyn.fitting.core.fit` adds, per batch, the normal equations ``A^T A``, ``A^T y``,
+``y^T y`` of its three residual terms. The dense way (:func:`~neurodyn.fitting.core._design`)
+evaluates the residuals at ``theta = 0`` and at every unit vector ``e_j``: ``P + 1`` copies of
+every state (``P`` about 50 on a hex torus), which on a 1,024 x 1,024 sheet is gigabytes per
+batch. Here the columns of ``A`` come from the energy's own structure instead:
+
+- the SEAL energy ``F = S + P + L`` is linear in its free entries; the pointwise and locking
+  coefficients ("dense" columns: a handful of full vectors) also move the spectral anchor, whose
+  slopes are linear in them (:meth:`~neurodyn.energies.seal.SealEnergy.refresh`), so each dense
+  column is the part's own gradient (Hessian-vector product, value) with that coefficient set to
+  one plus the spectral filter of its anchor slopes;
+- every learned curvature coefficient ``c_{k,d}`` of the amplitude family acts on its one mode
+  ``k``: its column is one Fourier coefficient (and its conjugate partner), so the inner products
+  of those columns are taken in the spectral domain (Parseval, ``sum_i x_i y_i = N sum_k m_k
+  Re(X_k conj Y_k)``), and the dense columns are transformed only at those few modes, by a
+  per-axis DFT of the modes used (``O(N K)``, ``K`` the curvature band's columns).
+
+One state costs a fixed number of FFTs (about ten per term), whatever ``P``; states are
+processed one at a time, so the memory is a few vectors of the sheet. The batch is the fit's own
+(:func:`stream_batch` draws exactly the states of :func:`~neurodyn.fitting.core._batch`, with
+the nearest manifold point found by a coarse search plus a local refinement on the 4x grid
+instead of a 4x-oversampled inverse FFT, which on a large sheet is 16 times its size). Both are
+checked against the dense design to 1e-10 (tests/neurodyn/test_sheet.py).
+
+Covered: the ``seal`` family with the amplitude variable on a torus (what a large sheet fits);
+anything else raises :class:`_runkit.BadInput` naming what is not covered.
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+
+from _runkit import BadInput
+
+from ..energies.amplitude import AmplitudeFourierEnergy
+from ..energies.seal import SealEnergy
+from ..geometry.populations import Torus
+from ..manifold import PROBES, TargetManifold, bregman, oblique_projection, probe_directions
+
+__all__ = ["normal_equations", "stream_batch", "nearest_point_local", "check_streamable",
+           "DENSE_DESIGN_MAX_NEURONS"]
+
+#: sheets larger than this are fitted with the streamed design by default (``design="auto"``)
+DENSE_DESIGN_MAX_NEURONS = 64 * 64
+
+TERMS = ("linear", "field", "energy")
+
+
+def check_streamable(net) -> None:
+    """Raise :class:`_runkit.BadInput` unless ``net`` is a SEAL torus the streamed design covers.
+
+    Parameters
+    ----------
+    net : HopfieldNetwork
+        The network being fitted.
+    """
+    e = net.energy_fn
+    if not isinstance(net.geometry, Torus):
+        raise BadInput("design='streamed': covers the torus only; a ring is small enough for "
+                       "design='dense'")
+    if not isinstance(e, SealEnergy) or not isinstance(e.spectral, AmplitudeFourierEnergy):
+        raise BadInput("design='streamed': covers family='seal' with variable='amplitude' only")
+    if e.neural is not None:
+        raise BadInput("design='streamed': a neural term is not covered")
+
+
+# ---------------------------------------------------------------------------- the batch
+def nearest_point_local(manifold: TargetManifold, u: torch.Tensor, refine: int = 4,
+                        factor: int = 4) -> torch.Tensor:
+    """:func:`~neurodyn.manifold.nearest_point` without the oversampled grid.
+
+    The overlap ``<phi(u), u*(psi)>`` is maximised on the sheet's own grid (one inverse FFT),
+    then on the ``factor``-times finer grid within one cell of that maximum (a separable sum
+    over the modes), then refined by the same Newton steps as
+    :meth:`~neurodyn.manifold.TargetManifold.distance`: the same point whenever the overlap has
+    a single maximum per cell, at a memory of one sheet instead of ``factor**2`` sheets.
+
+    Parameters
+    ----------
+    manifold : TargetManifold
+        A torus manifold.
+    u : torch.Tensor, shape (*shape)
+        One state's potentials.
+    refine, factor : int
+        Newton steps; oversampling of the local grid.
+
+    Returns
+    -------
+    torch.Tensor, shape (2,)
+        ``psi_hat`` in ``[0, 2 pi)``.
+    """
+    g = manifold.geometry
+    q = g.dft(manifold.activation(u.to(torch.float64))) * torch.conj(g.dft(manifold.u0))
+    corr = g.idft(q)
+    idx = int(corr.flatten().argmax())
+    n1, n2 = g.shape
+    k = g.wavevectors()
+    m = g.multiplicity()
+    qm = q * m
+    fine = [(factor * (idx // n2) + torch.arange(-factor, factor + 1)) % (factor * n1),
+            (factor * (idx % n2) + torch.arange(-factor, factor + 1)) % (factor * n2)]
+    p1 = 2 * math.pi * fine[0].to(torch.float64) / (factor * n1)
+    p2 = 2 * math.pi * fine[1].to(torch.float64) / (factor * n2)
+    e1 = torch.exp(1j * p1[:, None] * k[0][:, 0][None, :])  # (F, n1)
+    e2 = torch.exp(1j * p2[:, None] * k[1][0][None, :])  # (F, n2h)
+    local = (e1 @ qm @ e2.T).real  # (F, F)
+    best = int(local.flatten().argmax())
+    f = local.shape[1]
+    psi = torch.stack([p1[best // f], p2[best % f]])
+    kf, qf = k.flatten(1), qm.flatten()
+    cell = 2 * math.pi / (factor * max(g.shape))
+    for _ in range(refine):  # as TargetManifold.distance
+        t = qf * torch.exp(1j * (psi @ kf))
+        grad = g.size * -(t.imag @ kf.T)
+        hess = -g.size * torch.einsum("k,ak,bk->ab", t.real, kf, kf)
+        step = torch.linalg.solve(hess - 1e-12 * torch.eye(2, dtype=hess.dtype),
+                                  grad.unsqueeze(-1)).squeeze(-1)
+        psi = psi - torch.clamp(step, -cell, cell)
+    return torch.remainder(psi, 2 * math.pi)
+
+
+def stream_batch(manifold: TargetManifold, config, step: int) -> dict:
+    """The states of :func:`neurodyn.fitting.core._batch` for ``step``, drawn the same way.
+
+    The nearest points are found one state at a time by :func:`nearest_point_local`; the
+    dictionary holds ``psi``, ``dirs``, ``u``, ``near`` and ``bregman`` (the nearest bumps
+    ``u*(near)`` are rebuilt per state where they are used).
+
+    Parameters
+    ----------
+    manifold : TargetManifold
+        The target manifold (CPU).
+    config : FitConfig
+        The fit's config (``seed``, ``batch``, ``strength``).
+    step : int
+        The step whose batch to draw.
+
+    Returns
+    -------
+    dict of torch.Tensor
+    """
+    g = manifold.geometry
+    gen = torch.Generator().manual_seed((config.seed * 1_000_003 + step) % 2**64)
+    psi = g.random_phase(config.batch * len(PROBES), gen)
+    parts = psi.split(config.batch)
+    dirs = torch.cat([probe_directions(manifold, p, k, gen)
+                      for p, k in zip(parts, PROBES, strict=True)])
+    low = 0.1 * config.strength
+    s = low + (config.strength - low) * torch.rand(len(psi), generator=gen, dtype=psi.dtype)
+    u = torch.cat([probe_directions(manifold, p, k, gen)
+                   for p, k in zip(parts, PROBES, strict=True)])
+    for i in range(len(psi)):  # in place: one extra sheet at a time
+        u[i] = manifold.u_star(psi[i]) + float(s[i] * manifold.norm) * u[i]
+    near = torch.stack([nearest_point_local(manifold, x) for x in u])
+    breg = torch.stack([bregman(manifold, x, p) for x, p in zip(u, near, strict=True)])
+    return {"psi": psi, "dirs": dirs, "u": u, "near": near, "bregman": breg}
+
+
+# ---------------------------------------------------------------------------- the columns
+class _Basis:
+    """What the columns share: the anchor's slopes as affine functions of the dense
+    coefficients, the curvature slots ``(mode, power)`` and the per-axis DFT of their modes."""
+
+    def __init__(self, net, manifold: TargetManifold):
+        check_streamable(net)
+        e, g = net.energy_fn, net.geometry
+        e.refresh()
+        sp = e.spectral
+        self.net, self.g, self.manifold, self.act = net, g, manifold, net.activation
+        self.scale, self.eps = sp.scale, sp.eps
+        self.astar = torch.sqrt(sp.anchor_x + sp.eps)
+        self.mult = g.multiplicity()
+        self.dense = [(part, i) for part in e.others()
+                      for i in (part.mask.bool() if part is e.pointwise
+                                else torch.ones_like(part.coef, dtype=bool)).nonzero()[:, 0]]
+        rs = self.act(e.u0)
+        z = g.dft(rs)
+        den = z.real**2 + z.imag**2
+
+        def c1(t):  # the anchor's first coefficient for the remainder t (SealEnergy.refresh)
+            slope = -(g.dft(t) * torch.conj(z)).real / (2 * (den + 1e-18 * den.max()))
+            return 2 * self.astar * (slope * sp.mask)
+
+        self.c1_zero = c1(e.bias - e.u0)
+        self.c1 = []
+        for part, i in self.dense:
+            with _unit(part, i):
+                self.c1.append(c1(-part.grad(rs)))
+        mask = e.curvature_mask.unsqueeze(-1).expand(sp.coef.shape).clone()
+        mask[..., 0] = False
+        slots = mask.flatten().nonzero()[:, 0]
+        self.bins, self.power = slots // sp.degree, slots % sp.degree
+        self._axis_tables()
+
+    def _axis_tables(self) -> None:
+        """Rows and columns of the curvature modes, their DFT tables and Parseval weights."""
+        g = self.g
+        n1, n2 = g.shape
+        h = g.spectral_shape[1]
+        rows, cols = torch.unique(self.bins // h), torch.unique(self.bins % h)
+        rows = torch.unique(torch.cat([rows, (-rows) % n1]))  # conjugate partners included
+        self.rows, self.cols = rows, cols
+        k1 = torch.fft.fftfreq(n1, 1.0 / n1, dtype=torch.float64)[rows]
+        self.e1 = torch.exp(-2j * math.pi * k1[:, None] * torch.arange(n1) / n1) / n1
+        self.e2 = torch.exp(-2j * math.pi * cols.to(torch.float64)[None, :]
+                            * torch.arange(n2)[:, None] / n2) / n2
+        self.weight = g.size * self.mult[rows][:, cols].flatten()
+        where = {(int(r), int(c)): i * len(cols) + j for i, r in enumerate(rows)
+                 for j, c in enumerate(cols)}
+        edge = (cols == 0) | ((n2 % 2 == 0) & (cols == n2 // 2))
+        self.slot_at, self.partner = [], []
+        for b in self.bins.tolist():
+            r, c = divmod(b, h)
+            self.slot_at.append(where[(r, c)])
+            partner = where.get(((-r) % n1, c)) if bool(edge[cols == c]) else None
+            self.partner.append(partner)
+
+    # ------------------------------------------------------------------ spectral pieces
+    def amplitude(self, z: torch.Tensor):
+        """``a = sqrt(p / s + eps)`` and ``y = a - a*`` of a spectrum."""
+        a = torch.sqrt((z.real**2 + z.imag**2) / self.scale + self.eps)
+        return a, a - self.astar
+
+    def sparse_spectra(self, values: torch.Tensor) -> torch.Tensor:
+        """The DFT, on the curvature modes, of ``idft`` of one value at each slot's mode.
+
+        ``irfft`` keeps the Hermitian part of a mode on the self-conjugate columns, so a value
+        there splits into halves on the mode and its partner (a self-conjugate mode keeps its
+        real part). Returns ``(slots, rows * cols)``, complex.
+        """
+        out = torch.zeros(len(values), len(self.rows) * len(self.cols), dtype=torch.complex128)
+        for i, (v, at, partner) in enumerate(zip(values, self.slot_at, self.partner,
+                                                 strict=True)):
+            if partner is None:
+                out[i, at] = v
+            elif partner == at:
+                out[i, at] = v.real
+            else:
+                out[i, at] += v / 2
+                out[i, partner] += torch.conj(v) / 2
+        return out
+
+    def on_modes(self, x: torch.Tensor) -> torch.Tensor:
+        """DFT of real sheets ``x (C, n1, n2)`` on the curvature modes only: ``(C, R * K)``."""
+        return torch.einsum("ri,cij,jk->crk", self.e1, x.to(torch.complex128),
+                            self.e2).flatten(1)
+
+
+class _unit:
+    """Context: a part's coefficients set to the unit vector ``e_i``, restored afterwards."""
+
+    def __init__(self, part, i):
+        self.part, self.i = part, int(i)
+
+    def __enter__(self):
+        self.saved = self.part.coef.detach().clone()
+        with torch.no_grad():
+            self.part.coef.zero_()
+            self.part.coef[self.i] = 1.0
+        return self.part
+
+    def __exit__(self, *exc):
+        with torch.no_grad():
+            self.part.coef.copy_(self.saved)
+
+
+def _gram(basis: _Basis, dense: list, y: torch.Tensor, sparse: torch.Tensor) -> tuple:
+    """``(A^T A, A^T y, y^T y)`` of one state whose columns are ``dense`` sheets (in theta's
+    order, first) and one-mode columns of values ``sparse`` (the curvature slots, last)."""
+    x = torch.stack(dense + [y]).flatten(1)  # (Pd + 1, N)
+    near = x @ x.T  # neuron space: exact
+    xs = basis.sparse_spectra(sparse)  # (Ps, M)
+    xm = basis.on_modes(x.reshape((-1,) + basis.g.shape))  # (Pd + 1, M)
+    w = basis.weight
+    cross = ((xm * w) @ torch.conj(xs).T).real  # (Pd + 1, Ps)
+    ss = ((xs * w) @ torch.conj(xs).T).real
+    pd = len(dense)
+    ata = torch.cat([torch.cat([near[:pd, :pd], cross[:pd]], 1),
+                     torch.cat([cross[:pd].T, ss], 1)], 0)
+    aty = torch.cat([near[:pd, pd], cross[pd]])
+    return ata, aty, near[pd, pd]
+
+
+def _probe_state(basis: _Basis, config, psi: torch.Tensor, d: torch.Tensor, scale: float):
+    """Columns of the linear term at one probe: ``tau J d = -kappa P d`` (see ``_residuals``)."""
+    g, act, m = basis.g, basis.act, basis.manifold
+    us = m.u_star(psi)
+    dr = act.derivative(us)
+    rs, v = act(us), dr * d
+    z, zv = g.dft(rs), g.dft(v)
+    a, yy = basis.amplitude(z)
+    dp = 2 * (z.real * zv.real + z.imag * zv.imag)
+    s = basis.scale
+
+    def hvp(c1):  # the spectral Hessian-vector product of the anchor term alone
+        return -2 * g.idft((-c1 / (4 * s * a**3)) * dp * z + c1 / (2 * a) * zv)
+
+    tang = m.tangents(psi).flatten(0, -2)
+    pd = oblique_projection(d.flatten()[None], tang[None], (dr.flatten()[:, None] * tang)[None])
+    y = (d + hvp(basis.c1_zero) - config.kappa * pd.reshape(d.shape)) * scale
+    dense = []
+    for (part, i), c1 in zip(basis.dense, basis.c1, strict=True):
+        with _unit(part, i):
+            dense.append(-(part.hvp(rs, v) + hvp(c1)) * scale)
+    b, j = basis.bins, basis.power.to(torch.float64)
+    ab, yb, sb = a.flatten()[b], yy.flatten()[b], s.flatten()[b]
+    f1 = yb**j / (2 * ab)
+    f2 = (ab * j * yb ** (j - 1).clamp(min=0) - yb**j) / (4 * sb * ab**3)
+    sparse = 2 * (f2 * dp.flatten()[b] * z.flatten()[b] + f1 * zv.flatten()[b]) * scale
+    return _gram(basis, dense, y, sparse)
+
+
+def _field_state(basis: _Basis, config, u: torch.Tensor, near: torch.Tensor, scale: float):
+    """Columns of the field term at one perturbed state: ``tau f(u) = -kappa (u - u*)``."""
+    g, act, net = basis.g, basis.act, basis.net
+    delta = u - basis.manifold.u_star(near)
+    scale = scale / (config.kappa * float(delta.norm()))
+    r = act(u)
+    z = g.dft(r)
+    a, yy = basis.amplitude(z)
+
+    def grad(c1):
+        return -2 * g.idft(c1 / (2 * a) * z)
+
+    b0 = net.energy_fn.bias
+    y = (u + grad(basis.c1_zero) - b0 - config.kappa * delta) * scale
+    dense = []
+    for (part, i), c1 in zip(basis.dense, basis.c1, strict=True):
+        with _unit(part, i):
+            dense.append(-(part.grad(r) + grad(c1)) * scale)
+    b, j = basis.bins, basis.power.to(torch.float64)
+    sparse = 2 * (yy.flatten()[b] ** j / (2 * a.flatten()[b])) * z.flatten()[b] * scale
+    return _gram(basis, dense, y, sparse)
+
+
+def _energy_state(basis: _Basis, u: torch.Tensor, target: float, scale: float):
+    """The energy term's row at one perturbed state: ``E(u) - E(M) = kappa B``."""
+    g, act, net = basis.g, basis.act, basis.net
+    u0 = basis.manifold.u0
+    r, r0 = act(u), act(u0)
+    yy, yy0 = basis.amplitude(g.dft(r))[1], basis.amplitude(g.dft(r0))[1]
+    mult, s = basis.mult, basis.scale
+
+    def spec(c1):  # -N sum_k m_k f_k, f_k = s c1 y, at u minus at u0
+        return -g.size * ((mult * s * c1 * (yy - yy0)).sum())
+
+    bias = net.bias.to(u.dtype)
+    rise = (spec(basis.c1_zero) - (bias * (r - r0)).sum()
+            + act.integral(u).sum() - act.integral(u0).sum())
+    row = []
+    for (part, i), c1 in zip(basis.dense, basis.c1, strict=True):
+        with _unit(part, i):
+            row.append(part(r) - part(r0) + spec(c1))
+    b, j = basis.bins, basis.power.to(torch.float64)
+    f0 = (yy.flatten()[b] ** (j + 1) - yy0.flatten()[b] ** (j + 1)) / (j + 1)
+    row = torch.cat([torch.stack(row), -g.size * mult.flatten()[b] * s.flatten()[b] * f0])
+    row, y = row * scale / target, -(rise - target) * scale / target
+    return torch.outer(row, row), row * y, y * y
+
+
+def normal_equations(net, manifold: TargetManifold, config, batch: dict) -> dict:
+    """The normal equations of one batch's three terms, streamed state by state.
+
+    Equal (to rounding) to ``A^T A``, ``A^T y``, ``y^T y`` of the dense design
+    :func:`neurodyn.fitting.core._design` on the same batch, at a memory of a few sheets and a
+    fixed number of FFTs per state.
+
+    Parameters
+    ----------
+    net : HopfieldNetwork
+        The network being fitted (a SEAL torus, :func:`check_streamable`); its coefficients are
+        left as they are (the design does not depend on them).
+    manifold : TargetManifold
+        The target manifold.
+    config : FitConfig
+        The fit's config (``kappa``).
+    batch : dict
+        :func:`stream_batch` (or ``core._batch``) of the step.
+
+    Returns
+    -------
+    dict
+        ``{term: {"ata": (P, P), "aty": (P,), "yty": ()}}`` for the terms ``linear``,
+        ``field`` and ``energy``, float64 on the CPU.
+    """
+    basis = _Basis(net, manifold)
+    count = batch["dirs"].shape[0]
+    root = 1.0 / math.sqrt(count)
+    out = {}
+    with torch.no_grad():
+        states = {
+            "linear": (_probe_state(basis, config, p, d, root / config.kappa)
+                       for p, d in zip(batch["psi"], batch["dirs"], strict=True)),
+            "field": (_field_state(basis, config, u, q, root)
+                      for u, q in zip(batch["u"], batch["near"], strict=True)),
+            "energy": (_energy_state(basis, u, float(config.kappa * t), root)
+                       for u, t in zip(batch["u"], batch["bregman"], strict=True)),
+        }
+        for term in TERMS:
+            sums = None
+            for ata, aty, yty in states[term]:
+                sums = (ata, aty, yty) if sums is None else tuple(
+                    s + x for s, x in zip(sums, (ata, aty, yty), strict=True))
+            out[term] = {"ata": sums[0], "aty": sums[1], "yty": sums[2]}
+    return out
