@@ -493,7 +493,7 @@ def _fit_template(net, geometry, manifold, target, config: FitConfig, ckpt: Path
     history, step0 = train_template(
         net, config, residuals, ckpt, resume, progress,
         lambda step: to_device(_batch(manifold, config, step), dev),
-        lambda path: load_checkpoint(path, config), FitInterrupted, FitFailed)
+        lambda path: load_checkpoint(path, config), FitInterrupted, FitFailed, target=target)
     with torch.no_grad():
         net.transport = Transport.fit(geometry, target.u0, net.tau, net.activation)
     return FitResult(net, config, history, time.perf_counter() - start, step0)
