@@ -235,7 +235,8 @@ def simulate(network: HopfieldNetwork, u0: torch.Tensor, duration: float, dt: fl
              atol: float = 1e-9, progress: bool | None = None,
              diagnostics: bool = True, dtype: torch.dtype = torch.float64,
              check_every: int = 50, state_limit: float = 1e6, backend: str = "auto",
-             device: str | torch.device = "cpu", current=None) -> SimulationResult:
+             device: str | torch.device = "cpu", current=None,
+             reference: bool = True) -> SimulationResult:
     """Simulate a batch of states.
 
     Parameters
@@ -284,6 +285,9 @@ def simulate(network: HopfieldNetwork, u0: torch.Tensor, duration: float, dt: fl
         External input ``I(t)``: a callable of the time returning a tensor broadcastable to
         ``(B, *shape)`` (e.g. a sensory cue, :mod:`neurodyn.spatial.cues`); such a run takes the
         torch path.
+    reference : bool
+        With a velocity, integrate it into ``result.reference`` (a loop over the steps); False
+        leaves it None (a caller that decodes the states itself needs none).
     threads : int or None
         torch CPU threads during the call (None: 1, as the command line's ``--threads``,
         or the enclosing call's choice); the caller's count is restored afterwards.
@@ -328,7 +332,7 @@ def simulate(network: HopfieldNetwork, u0: torch.Tensor, duration: float, dt: fl
     if diagnostics:
         for name in SimulationResult._LAZY:
             getattr(result, name)
-    if velocity is not None:
+    if velocity is not None and reference:
         # unwrap the start so that reference and decoded differ only by the error
         result.reference = reference_phase(velocity, times, dt,
                                            result.decoded[0].to(torch.float64).cpu()).to(device)
