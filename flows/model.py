@@ -188,6 +188,12 @@ def resolve_device(device: str | torch.device) -> torch.device:
 
 MODEL_FORMAT = "flows-model-2"
 
+#: Earlier model formats that :func:`upgrade_blob` converts on load, with what changed since.
+LEGACY_MODEL_FORMATS = {
+    "flows-model-1": "the built-in field only, its weights as top-level 'W' and 'A' and a spec "
+                     "without 'classes' (before user modules and class labels)",
+}
+
 
 def model_blob(field: nn.Module, config: dict) -> dict:
     """What ``model.pt`` holds: the field's kind and spec, its tensors and the training config.
@@ -201,7 +207,7 @@ def model_blob(field: nn.Module, config: dict) -> dict:
     state = {k: v.detach().cpu().clone() for k, v in field.state_dict().items()}
     if isinstance(field, TwoLayerReLUField):
         return {"format": MODEL_FORMAT, "kind": "builtin", "spec": field.spec.to_dict(),
-                "state_dict": state, "config": config}
+                "state_dict": state, "config": config, **_provenance()}
     if not isinstance(field, ModuleField):
         raise FlowsError(f"field={type(field).__name__} cannot be saved; expected a "
                          "TwoLayerReLUField or a ModuleField")
@@ -210,7 +216,60 @@ def model_blob(field: nn.Module, config: dict) -> dict:
             "args": config.get("model_args") or {} if named else None,
             "classes": field.classes, "dim": field.dim}
     return {"format": MODEL_FORMAT, "kind": "module", "spec": spec, "state_dict": state,
-            "config": config}
+            "config": config, **_provenance()}
+
+
+def _provenance() -> dict:
+    """The library version and, when it runs from a checkout, the commit that wrote a model."""
+    from _runkit.rundir import git_commit, library_version
+
+    commit = git_commit()
+    return {"library_version": library_version(), **({"git_commit": commit} if commit else {})}
+
+
+def upgrade_blob(blob: object, what: str = "model") -> dict:
+    """A model file's contents in today's format (:data:`MODEL_FORMAT`).
+
+    Files of an earlier format (:data:`LEGACY_MODEL_FORMATS`) are converted: ``flows-model-1``
+    held the built-in two-layer field's ``W`` (m, p) and ``A`` (m, d) at the top level and a
+    spec without ``classes``; it becomes a ``builtin`` model with ``classes=0`` and the same
+    tensors (the field's parameterisation is unchanged since). Today's files pass unchanged.
+
+    Parameters
+    ----------
+    blob : dict
+        What the file holds (loaded with ``weights_only=True``).
+    what : str
+        The file as named in errors.
+
+    Returns
+    -------
+    dict
+        ``{"format": MODEL_FORMAT, "kind", "spec", "state_dict", "config", ...}``; a converted
+        file also has ``"converted_from"`` (its original format).
+
+    Examples
+    --------
+    >>> old = {"format": "flows-model-1", "W": torch.zeros(8, 4), "A": torch.zeros(8, 2),
+    ...        "spec": {"dim": 2, "width": 8, "regime": "practice", "normalize": False,
+    ...                 "fourier": 0}, "config": {"data": "moons"}}
+    >>> new = upgrade_blob(old)
+    >>> new["format"], new["kind"], new["spec"]["classes"], sorted(new["state_dict"])
+    ('flows-model-2', 'builtin', 0, ['A', 'W'])
+    """
+    fmt = blob.get("format") if isinstance(blob, dict) else None
+    if fmt == MODEL_FORMAT:
+        return blob
+    if fmt == "flows-model-1":
+        spec = blob.get("spec")
+        if not isinstance(spec, dict):
+            raise FlowsError(f"{what} is a damaged flows-model-1 file: its spec is missing")
+        return {"format": MODEL_FORMAT, "kind": "builtin", "spec": {"classes": 0, **spec},
+                "state_dict": {"W": blob.get("W"), "A": blob.get("A")},
+                "config": blob.get("config"), "converted_from": fmt}
+    known = ", ".join([MODEL_FORMAT, *LEGACY_MODEL_FORMATS])
+    raise FlowsError(f"{what} is not a flows model file (format {fmt!r}; this version reads "
+                     f"{known})")
 
 
 def check_trusted(target: str, trust: Iterable[str] = (), what: str = "model") -> None:
@@ -269,7 +328,8 @@ def check_declared_width(spec, state: object, what: str = "model") -> None:
 
 def field_from_blob(blob: dict, model: nn.Module | None = None, what: str = "model",
                     trust: Iterable[str] = ()) -> nn.Module:
-    """Rebuild the field saved by :func:`model_blob`.
+    """Rebuild the field saved by :func:`model_blob` (or by an earlier version: files of
+    :data:`LEGACY_MODEL_FORMATS` are converted by :func:`upgrade_blob`).
 
     A user module is rebuilt by importing its recorded class (the user's code, not anything in
     the file) with the recorded arguments, or is the given ``model`` (needed when it was trained
@@ -277,8 +337,7 @@ def field_from_blob(blob: dict, model: nn.Module | None = None, what: str = "mod
     """
     from .field import FieldSpec, TwoLayerReLUField
 
-    if not isinstance(blob, dict) or blob.get("format") != MODEL_FORMAT:
-        raise FlowsError(f"{what} is not a flows model file of this version")
+    blob = upgrade_blob(blob, what)
     spec = blob["spec"]
     if blob["kind"] == "builtin":
         declared = FieldSpec(**spec)

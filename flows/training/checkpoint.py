@@ -16,7 +16,7 @@ import torch
 
 from _runkit import BadInput, atomic_torch_save, safe_torch_load, write_json
 
-from ..model import MODEL_FORMAT, field_from_blob, model_blob
+from ..model import MODEL_FORMAT, field_from_blob, model_blob, upgrade_blob
 
 __all__ = ["atomic_save", "atomic_write_json", "load", "save_model", "load_model",
            "LoadedModel", "MODEL_FORMAT"]
@@ -101,8 +101,10 @@ def load_model(path: str | Path, model: torch.nn.Module | None = None,
     """Load ``model.pt`` (or a directory holding it): a :class:`LoadedModel` (``.field``, the
     training ``.config`` dict), which unpacks as the pair ``(field, config)``.
 
-    A user module is rebuilt by importing its recorded class (or is ``model``) and filled with
-    the saved tensors; nothing in the file is executed (:func:`flows.model.field_from_blob`).
+    Files of an earlier format (``flows-model-1``) are converted on load
+    (:func:`flows.model.upgrade_blob`). A user module is rebuilt by importing its recorded
+    class (or is ``model``) and filled with the saved tensors; nothing in the file is executed
+    (:func:`flows.model.field_from_blob`).
     A recorded class whose module is not imported yet is imported only if ``trust`` names the
     module (or a package holding it): importing runs the module's code.
 
@@ -118,9 +120,9 @@ def load_model(path: str | Path, model: torch.nn.Module | None = None,
     >>> field, cfg = loaded
     """
     path = _model_file(Path(path))
-    blob = load(path, what="model")
+    what = f"model={str(path)!r}"
+    blob = upgrade_blob(load(path, what="model"), what)  # earlier formats are converted
     config = blob.get("config")
     if not isinstance(config, dict):
         raise BadInput(f"model={str(path)!r} is damaged: its config is missing")
-    return LoadedModel(field_from_blob(blob, model, what=f"model={str(path)!r}", trust=trust),
-                       config)
+    return LoadedModel(field_from_blob(blob, model, what=what, trust=trust), config)
