@@ -1,15 +1,20 @@
 """Decoding error and diffusion of grid-cell runs on a real trajectory (bench/grid_tanni.sh).
 
-For each run directory OUT/cue and OUT/nocue: each module's path-integration error (median,
-95th percentile, final), the command's wall time, CPU time (user + system: the measure that
-survives a loaded machine) and peak resident memory (OUT/<run>.time from
-``/usr/bin/time -v``) and, for the run without cues, the bump's diffusion measured against the
-theory: with independent noise ``sigma dW`` on every ``u_i`` the phase diffuses with
-``D_psi`` (:func:`neurodyn.analysis.drift.diffusion_tensor_theory`, rad^2 per network time
-unit), so the position error of a module with wave vectors ``K`` diffuses with
-``D_x = K^-1 D_psi K^-T / unit`` (m^2/s) and ``E|e(t + L) - e(t)|^2 = 2 tr(D_x) L``. The
-measured increments over non-overlapping windows of ``L`` seconds give the estimate, with a
-95% bootstrap interval over windows.
+For each run directory OUT/cue and OUT/nocue:
+
+- the error of the three modules decoded together without the start position (track.npz's
+  ``decoded_joint``, or :func:`neurodyn.spatial.gridcells.joint.joint_decode` of the saved phases
+  for a run written before it existed): median, 95th percentile, maximum;
+- each module's path-integration error (median, 95th percentile, final);
+- the command's wall time, CPU time (user + system: the measure that survives a loaded machine)
+  and peak resident memory (OUT/<run>.time from ``/usr/bin/time -v``);
+- the control, for the run without cues: the noise was set so that each module's position error
+  diffuses with ``D = tr(D_x)`` (metrics.json's ``noise_calibration``, from
+  :func:`neurodyn.spatial.gridcells.calibration.module_diffusion`), so its increments over a lag
+  ``L`` have ``E|e(t + L) - e(t)|^2 = 2 D L``: the root-mean-square increment over
+  non-overlapping windows of ``L`` = 10, 60, 300 and 900 s against ``sqrt(2 D L)``, with a 95%
+  bootstrap interval over windows, and ``D`` fitted over those lags with an intercept (the
+  decoding jitter of the bump's non-zero modes adds a constant).
 
     python bench/grid_tanni_report.py OUT MODEL_DIR
 """
@@ -22,9 +27,11 @@ from pathlib import Path
 
 import numpy as np
 
-from neurodyn.analysis.drift import diffusion_tensor_theory
 from neurodyn.io import load_model
-from neurodyn.spatial.phases import wave_vectors
+from neurodyn.spatial.gridcells.calibration import module_diffusion
+from neurodyn.spatial.gridcells.joint import joint_decode
+
+LAGS = (10.0, 60.0, 300.0, 900.0)
 
 
 def _time(path: Path) -> dict:
@@ -41,14 +48,51 @@ def _time(path: Path) -> dict:
     return out
 
 
-def _diffusion(err: np.ndarray, dt: float, lag_s: float, seed: int = 0):
-    """``mean |e(t + L) - e(t)|^2 / (2 L)`` over non-overlapping windows, with a 95% bootstrap
-    interval (m^2/s)."""
+def _increments(err: np.ndarray, dt: float, lag_s: float, seed: int = 0) -> dict:
+    """RMS increment of the error vector over non-overlapping windows of ``lag_s``, with a 95%
+    bootstrap interval over windows (m)."""
     k = max(1, int(round(lag_s / dt)))
     inc = err[k::k] - err[:-k:k]
-    sq = (inc ** 2).sum(axis=1) / (2 * k * dt)
+    sq = (inc ** 2).sum(axis=1)
     boot = np.random.default_rng(seed).choice(sq, size=(2000, sq.size)).mean(axis=1)
-    return float(sq.mean()), [float(x) for x in np.percentile(boot, [2.5, 97.5])], int(sq.size)
+    lo, hi = np.sqrt(np.percentile(boot, [2.5, 97.5]))
+    return {"lag_s": lag_s, "rms_m": float(np.sqrt(sq.mean())), "ci95_m": [float(lo), float(hi)],
+            "windows": int(sq.size)}
+
+
+def _control(err: np.ndarray, dt: float, d_theory: float, duration: float) -> dict:
+    """Increments at :data:`LAGS` against ``sqrt(2 D L)``, and ``D`` fitted with an
+    intercept (m^2/s)."""
+    rows = []
+    for lag in LAGS:
+        if lag * 4 > duration:
+            continue
+        row = _increments(err, dt, lag)
+        row["theory_sqrt_2DL_m"] = float(np.sqrt(2 * d_theory * lag))
+        lo, hi = row["ci95_m"]
+        row["theory_inside_ci"] = bool(lo <= row["theory_sqrt_2DL_m"] <= hi)
+        rows.append(row)
+    fit = None
+    if len(rows) >= 2:
+        lags = np.array([r["lag_s"] for r in rows])
+        msd = np.array([r["rms_m"] ** 2 for r in rows])
+        slope, icpt = np.polyfit(lags, msd, 1)
+        fit = {"D_fit_cm2_per_s": float(1e4 * slope / 2), "intercept_m2": float(icpt)}
+    return {"theory_D_cm2_per_s": 1e4 * d_theory, "lags": rows, "fit": fit}
+
+
+def _joint(run: Path, track, config: dict) -> np.ndarray:
+    if "decoded_joint" in track.files:
+        return track["decoded_joint"]
+    arena = config.get("arena_m") or [config["box_m"]] * 2
+    phases = np.transpose(track["phases"], (1, 0, 2))
+    return joint_decode(phases, track["spacing"], arena, config["dt_s"],
+                        config["orientation_rad"], config["lattice"]).position
+
+
+def _stats(err: np.ndarray) -> dict:
+    return {"median_error_m": float(np.median(err)), "p95_error_m": float(np.percentile(err, 95)),
+            "max_error_m": float(err.max()), "final_error_m": float(err[-1])}
 
 
 def report(out: Path, model: Path) -> dict:
@@ -59,30 +103,25 @@ def report(out: Path, model: Path) -> dict:
         if not (run / "track.npz").exists():
             continue
         track = np.load(run / "track.npz")
-        config = json.loads((run / "config.json").read_text())["config"]
-        timing = json.loads((run / "timing.json").read_text())
+        config = json.loads((run / "config.json").read_text())
+        config = {**config.get("config", {}), **config}
         metrics = json.loads((run / "metrics.json").read_text())
-        unit = config["tau_seconds"] / float(net.tau)
-        d_psi = diffusion_tensor_theory(net, config["noise"])
+        noise = config["noise"]
+        d_theory = module_diffusion(net, track["spacing"], noise, config["orientation_rad"],
+                                    config["tau_seconds"])
+        joint = np.linalg.norm(_joint(run, track, config) - track["position"], axis=1)
         mods = []
         for m, s in enumerate(track["spacing"]):
             err_vec = track["decoded_modules"][m] - track["position"]
-            err = np.linalg.norm(err_vec, axis=1)
-            kinv = np.linalg.inv(wave_vectors(float(s), config["orientation_rad"],
-                                              config["lattice"])[:2])
-            d_x = float(np.trace(kinv @ d_psi @ kinv.T)) / unit  # tr(D_x), m^2/s
-            row = {"spacing_m": float(s), "median_error_m": float(np.median(err)),
-                   "p95_error_m": float(np.percentile(err, 95)),
-                   "final_error_m": float(err[-1]), "theory_trD_m2_per_s": d_x,
-                   "sqrt_2Dt_at_end_m": float(np.sqrt(2 * d_x * track["t"][-1]))}
-            for lag in (1.0, 10.0, 60.0):
-                if lag * 4 > track["t"][-1]:
-                    continue
-                est, ci, n = _diffusion(err_vec, config["dt_s"], lag)
-                row[f"measured_trD_lag{lag:g}s"] = {"value": est, "ci95": ci, "windows": n}
+            row = {"spacing_m": float(s), **_stats(np.linalg.norm(err_vec, axis=1))}
+            if name == "nocue":
+                row["control"] = _control(err_vec, config["dt_s"], float(d_theory[m]),
+                                          config["duration_s"])
             mods.append(row)
-        rows[name] = {"duration_s": config["duration_s"], "sim_wall_s": timing["wall_time_s"],
-                      **_time(out / f"{name}.time"), "tracking": metrics.get("tracking"),
+        rows[name] = {"duration_s": config["duration_s"], **_time(out / f"{name}.time"),
+                      "joint": _stats(joint), "joint_metrics": metrics.get("joint"),
+                      "noise_calibration": metrics.get("noise_calibration"),
+                      "tracking": metrics.get("tracking"),
                       "fraction_grid": metrics.get("fraction_grid"), "modules": mods}
     return rows
 

@@ -108,16 +108,24 @@ def _add_run_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--spacing", type=float, default=0.5, help="grid spacing (m)")
     p.add_argument("--trajectory", default=None,
                    help="positions (steps, 2) in metres: FILE.npy sampled every --dt, or "
-                        "FILE.npz with 'position' (and optionally 't'); or a real rat session "
+                        "FILE.npz with 'position'; tracking with its own times, FILE.npz with "
+                        "'t' and 'pos' (or 'position') or FILE.csv with columns t,x,y, cleaned "
+                        "and resampled like the sessions (--dt default: its median interval); "
+                        "or a real rat session "
                         "of RatInABox (extra 'data'): sargolini (600 s, 1 m box) or tanni "
                         "(7323 s, 3.5 x 2.5 m arena in a 3.5 m box), its tracking resampled to "
                         "--dt with jumps dropped and gaps bridged (reported in metrics.json)")
     p.add_argument("--max-speed", type=positive, default=2.0,
-                   help="with --trajectory sargolini|tanni: a tracked sample farther from the "
+                   help="with tracking (a session or a file with times): a tracked sample "
+                        "farther from the "
                         "last accepted one than this speed allows is a jump and dropped (m/s)")
     p.add_argument("--dt", type=float, default=None,
                    help="sampling interval of the trajectory (s; default 0.02 for generated "
                         "exploration, required for a .npy file)")
+    p.add_argument("--arena", type=_point, default=None, metavar="W,H",
+                   help="sides of a rectangular arena [0, W] x [0, H] in the box (m): tracking "
+                        "is clipped into it and its walls give the boundary cue (default: the "
+                        "session's, 3.5,2.5 for tanni, else the box)")
     p.add_argument("--seed", type=int, default=0, help="seeds the trajectory and the panel")
     add_device_argument(p)
     p.add_argument("--modules", type=_float_list, default=None,
@@ -149,6 +157,11 @@ def _add_noise_arguments(p: argparse.ArgumentParser) -> None:
     d.add_argument("--noise", type=nonnegative, default=0.0,
                    help="additive noise on u: sigma in potential units per sqrt(tau) (0: none; "
                         "> 0 integrates by Euler-Maruyama)")
+    d.add_argument("--diffusion", type=positive, default=None, metavar="CM2_PER_S",
+                   help="set the noise by the diffusion D of every module's position error "
+                        "(cm^2/s; the RMS error grows like sqrt(2 D t)), from the bump's "
+                        "diffusion theory: one sigma per module, stated in metrics.json "
+                        "(noise_calibration); instead of --noise")
     d.add_argument("--method", choices=FIXED_METHODS, default=None,
                    help="fixed-step integrator (default rk4 without noise, euler with --noise, "
                         "which needs it)")
@@ -206,6 +219,8 @@ def _trajectory(args, sheet: int) -> Trajectory:
     box = Box(_positive("--box", args.box))
     if args.trajectory in RECORDED:
         return _recorded(args, sheet)
+    if args.trajectory is not None and _is_tracking(Path(args.trajectory)):
+        return _tracking_file(args, sheet, box)
     if args.trajectory is None:
         duration = 600.0 if args.duration is None else _positive("--duration", args.duration)
         dt = 0.02 if args.dt is None else _positive("--dt", args.dt)
@@ -236,6 +251,40 @@ def _trajectory(args, sheet: int) -> Trajectory:
     return traj
 
 
+def _is_tracking(path: Path) -> bool:
+    """A .csv, or a .npz holding times 't' (tracking to clean and resample)."""
+    if path.suffix.lower() == ".csv":
+        return True
+    if path.suffix.lower() != ".npz" or not path.is_file():
+        return False
+    try:
+        with np.load(path, allow_pickle=False) as data:
+            return "t" in data.files and ("pos" in data.files or "position" in data.files)
+    except (OSError, ValueError):
+        return False
+
+
+def _tracking_file(args, sheet: int, box: Box) -> Trajectory:
+    """A tracking file on the clock --dt (default its median interval), cleaned like the
+    sessions; the report goes to ``args.tracking``."""
+    from ..spatial.gridcells.checks import _positive
+    from ..spatial.gridcells.recorded import file_trajectory
+
+    path = Path(args.trajectory)
+    if not path.exists():
+        raise FileNotFoundError(f"--trajectory {path}: no such file")
+    dt = None if args.dt is None else _positive("--dt", args.dt)
+    duration = None if args.duration is None else _positive("--duration", args.duration)
+    try:
+        traj, report = file_trajectory(path, dt, box, arena=args.arena,
+                                       max_speed=args.max_speed, duration=duration)
+    except ValueError as exc:
+        raise ValueError(f"--trajectory {path}: {exc}") from None
+    _check_run_memory(args, sheet, traj.steps)
+    args.tracking = report.to_dict()
+    return traj
+
+
 def _recorded(args, sheet: int) -> Trajectory:
     """RatInABox's session named by ``--trajectory`` on the clock ``--dt`` (default 0.02 s);
     the tracking report goes to ``args.tracking``."""
@@ -247,17 +296,40 @@ def _recorded(args, sheet: int) -> Trajectory:
     _check_run_memory(args, sheet, (duration or RECORDED[args.trajectory]) / dt + 1.0)
     traj, report = recorded_trajectory(args.trajectory, dt, duration=duration,
                                        max_speed=args.max_speed)
+    if args.arena is None:
+        args.arena = tuple(report.arena_m)
     args.tracking = report.to_dict()
     return traj
 
 
 def _method(args) -> str:
+    noisy = args.noise > 0 or args.diffusion is not None
+    if args.noise > 0 and args.diffusion is not None:
+        raise BadInput(f"--diffusion={args.diffusion:g}: sets the noise; leave out --noise")
     if args.method is None:
-        return "euler" if args.noise > 0 else "rk4"
-    if args.noise > 0 and args.method != "euler":
+        return "euler" if noisy else "rk4"
+    if noisy and args.method != "euler":
         raise BadInput(f"--method={args.method}: --noise > 0 needs --method euler "
                        "(Euler-Maruyama)")
     return args.method
+
+
+def _noise(args, network, spacing: float) -> tuple:
+    """``sigma`` (one, or one per module for --diffusion) and the calibration's numbers."""
+    if args.diffusion is None:
+        return args.noise, None
+    from ..spatial.gridcells.calibration import module_diffusion, noise_for_diffusion
+
+    spacings = args.modules or [spacing]
+    ori = math.radians(args.orientation)
+    sig = noise_for_diffusion(network, spacings, 1e-4 * args.diffusion, ori, args.tau_seconds)
+    d = module_diffusion(network, spacings, sig, ori, args.tau_seconds)
+    return sig, {"target_D_cm2_per_s": args.diffusion,
+                 "definition": "D = tr(D_x): E|e(t)|^2 = 2 D t for the position error e of a "
+                               "module alone (neurodyn.spatial.gridcells.calibration)",
+                 "modules": [{"spacing_m": float(s), "sigma": float(x),
+                              "theory_D_cm2_per_s": float(1e4 * dd)}
+                             for s, x, dd in zip(spacings, sig, d, strict=True)]}
 
 
 def _cues(args, box: Box) -> dict:
@@ -302,6 +374,7 @@ def _grid_cells(args) -> dict:
     if args.gain_sd > 0 or args.threshold_sd > 0 or args.weight_sd > 0:
         network = heterogeneous(network, disorder)
     spacing = _positive("--spacing", args.spacing)
+    noise, calibration = _noise(args, network, spacing)
     # the simulation is long: --out is claimed first, so a bad or busy --out is refused at once
     with open_run(args, "grid-cells") as run:
         state = run.path(CHECKPOINT)
@@ -311,13 +384,16 @@ def _grid_cells(args) -> dict:
             network, traj, spacing=spacing, orientation=math.radians(args.orientation),
             modules=args.modules, tau_seconds=args.tau_seconds, dt_network=args.dt_network,
             cells=args.cells, bins=args.bins, seed=args.seed, progress=None,
-            all_cells=args.all_cells, lattice=args.lattice, method=method, noise=args.noise,
+            all_cells=args.all_cells, lattice=args.lattice, method=method, noise=noise,
             shuffles=args.shuffles, min_shift=args.min_shift, device=args.device,
-            checkpoint=state, checkpoint_every=60.0 * args.checkpoint_every, **cues)
+            checkpoint=state, checkpoint_every=60.0 * args.checkpoint_every,
+            arena=args.arena, **cues)
         result.config["heterogeneity"] = disorder.to_dict()
         if getattr(args, "tracking", None) is not None:
             result.config["trajectory"] = args.tracking["source"]
             result.metrics["tracking"] = args.tracking
+        if calibration is not None:
+            result.metrics["noise_calibration"] = calibration
         write_grid_cells(result, run.out)
         # one config.json shape: the run's resolved parameters next to the command line's
         run.config = {"arguments": args_config(args), **result.config}

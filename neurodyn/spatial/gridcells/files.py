@@ -27,7 +27,8 @@ def write_grid_cells(result: GridCellsResult, out_dir: str | Path,
 
     - ``track.npz``: ``t`` (steps,) s; ``position``, ``decoded`` (steps, 2) m (primary module);
       also ``error`` (steps,) m, ``phases`` (modules, steps, 2) rad, ``decoded_modules``
-      (modules, steps, 2) m, ``spacing`` (modules,) m.
+      (modules, steps, 2) m, ``spacing`` (modules,) m, and ``decoded_joint`` (steps, 2) m
+      with several modules (decoded together without the start position).
     - ``ratemaps.npz``: ``maps`` (cells, bins, bins) (primary module, NaN where unvisited),
       ``x_edges``, ``y_edges`` (bins + 1,) m, ``occupancy`` (bins, bins) samples, ``cells``
       (cells, 2) sheet indices, ``module_maps`` (modules, cells, bins, bins), the scores
@@ -60,7 +61,8 @@ def write_grid_cells(result: GridCellsResult, out_dir: str | Path,
         out / "track.npz", t=result.t, position=result.position, decoded=result.decoded,
         error=result.error, phases=np.stack([m.phases for m in mods]),
         decoded_modules=np.stack([m.decoded for m in mods]),
-        spacing=np.array([m.spacing for m in mods]))
+        spacing=np.array([m.spacing for m in mods]),
+        **({} if result.joint is None else {"decoded_joint": result.joint.position}))
     arrays = {
         "maps": result.maps.maps, "x_edges": result.maps.x_edges,
         "y_edges": result.maps.y_edges, "occupancy": result.maps.occupancy,

@@ -11,8 +11,8 @@ RatInABox's wheel ships two tracked sessions (``ratinabox/data/<name>.npz`` with
   path joins it over the gap);
 - **gaps** -- an interval between consecutive accepted samples longer than ``1.5`` times the
   median sampling interval (missed frames, and the dropped jumps);
-- **the box** -- positions a few cm outside the arena's walls (the tracked LED is above the head)
-  are clipped onto the walls.
+- **the arena** -- positions a few cm outside the arena's walls (the tracked LED is above the
+  head) are clipped onto the walls (a rectangle ``width x height`` inside the square box).
 
 The accepted samples are then interpolated linearly onto the run's clock ``t_n = n dt`` from the
 first sample, so gaps are crossed on straight lines at constant speed. :class:`TrackingReport`
@@ -32,11 +32,13 @@ from _runkit.checks import check_installed
 from ..agent import Box, Trajectory
 from ..positions import load_positions, ratinabox_arrays
 
-__all__ = ["RECORDED", "TrackingReport", "clean_tracking", "resample_tracking",
-           "recorded_trajectory"]
+__all__ = ["RECORDED", "ARENAS", "TrackingReport", "clean_tracking", "resample_tracking",
+           "recorded_trajectory", "read_tracking", "file_trajectory"]
 
 #: RatInABox's sessions: name -> side of the square box holding the arena (m).
 RECORDED = {"sargolini": 1.0, "tanni": 3.5}
+#: RatInABox's sessions: name -> the arena's sides along x and y (m); Tanni's is rectangular.
+ARENAS = {"sargolini": (1.0, 1.0), "tanni": (3.5, 2.5)}
 
 #: an interval longer than this many median intervals is a gap
 GAP_FACTOR = 1.5
@@ -74,6 +76,8 @@ class TrackingReport:
         The run's sampling interval (s).
     duration_s : float
         Duration of the resampled trajectory (s).
+    arena_m : tuple of float
+        The arena's sides ``(width, height)`` (m) the positions were clipped into.
     """
 
     source: str
@@ -89,6 +93,7 @@ class TrackingReport:
     max_speed: float
     dt: float
     duration_s: float
+    arena_m: tuple = ()
 
     def to_dict(self) -> dict:
         """The report as a JSON-ready dict."""
@@ -172,7 +177,8 @@ def _checked_track(t, position) -> tuple[np.ndarray, np.ndarray]:
 
 def resample_tracking(t, position, dt: float, box: Box, *, max_speed: float = 2.0,
                       relock: float = 1.0, duration: float | None = None,
-                      source: str = "array") -> tuple[Trajectory, TrackingReport]:
+                      source: str = "array", arena: tuple[float, float] | None = None
+                      ) -> tuple[Trajectory, TrackingReport]:
     """A tracked trajectory cleaned (:func:`clean_tracking`), clipped into ``box`` and
     interpolated onto the clock ``n dt`` from its first sample.
 
@@ -185,13 +191,16 @@ def resample_tracking(t, position, dt: float, box: Box, *, max_speed: float = 2.
     dt : float
         The run's sampling interval (s), > 0.
     box : Box
-        The arena; accepted positions outside it are clipped onto its walls.
+        The square box holding the arena.
     max_speed, relock : float
         The jump filter's speed (m/s) and relock time (s).
     duration : float or None
         Keep the first ``duration`` s (default: all).
     source : str
         Where the tracking came from (recorded in the report).
+    arena : tuple of float or None
+        The arena's sides ``(width, height)`` (m, at most the box's side; default the box):
+        accepted positions outside ``[0, width] x [0, height]`` are clipped onto its walls.
 
     Returns
     -------
@@ -211,6 +220,7 @@ def resample_tracking(t, position, dt: float, box: Box, *, max_speed: float = 2.
             (math.isfinite(dt) and dt > 0):
         raise ValueError(f"dt={dt!r}: must be a finite number > 0")
     t, pos = _checked_track(t, position)
+    sides = check_arena(arena, box)
     t = t - t[0]
     if duration is not None:
         if not (isinstance(duration, (int, float)) and math.isfinite(duration) and duration > 0):
@@ -221,7 +231,7 @@ def resample_tracking(t, position, dt: float, box: Box, *, max_speed: float = 2.
         t, pos = t[within], pos[within]
     keep, counts = clean_tracking(t, pos, max_speed, relock)
     tk = t[keep]
-    clipped = np.clip(pos[keep], 0.0, box.size)
+    clipped = np.clip(pos[keep], 0.0, np.asarray(sides))
     moved = np.linalg.norm(clipped - pos[keep], axis=1)
     end = t[-1] if duration is None else float(duration)
     steps = int(math.floor(end / dt + 1e-9)) + 1
@@ -233,8 +243,31 @@ def resample_tracking(t, position, dt: float, box: Box, *, max_speed: float = 2.
     report = TrackingReport(
         source=source, samples=int(t.size), sampling_s=float(np.median(np.diff(t))),
         clipped=int((moved > 0).sum()), max_clip_m=float(moved.max()),
-        max_speed=float(max_speed), dt=float(dt), duration_s=float(grid[-1]), **counts)
+        max_speed=float(max_speed), dt=float(dt), duration_s=float(grid[-1]),
+        arena_m=tuple(sides), **counts)
     return traj, report
+
+
+def check_arena(arena, box: Box) -> tuple[float, float]:
+    """The arena's sides ``(width, height)`` (m): ``arena`` checked to be two finite numbers in
+    ``(0, box.size]`` (``ValueError`` naming it), or the box's when None.
+
+    Examples
+    --------
+    >>> check_arena(None, Box(2.0)), check_arena((2.0, 1.5), Box(2.0))
+    ((2.0, 2.0), (2.0, 1.5))
+    """
+    if arena is None:
+        return (box.size, box.size)
+    try:
+        sides = tuple(float(x) for x in arena)
+    except (TypeError, ValueError):
+        sides = ()
+    if len(sides) != 2 or not all(math.isfinite(x) and 0 < x <= box.size + 1e-12
+                                  for x in sides):
+        raise ValueError(f"arena={arena!r}: needs (width, height) in metres, each > 0 and at "
+                         f"most the box's side {box.size:g}")
+    return sides
 
 
 def recorded_trajectory(name: str, dt: float = 0.02, *, duration: float | None = None,
@@ -278,4 +311,99 @@ def recorded_trajectory(name: str, dt: float = 0.02, *, duration: float | None =
         raise FileNotFoundError(f"{path}: the installed ratinabox does not ship {name}.npz")
     t, pos = ratinabox_arrays(str(path))
     return resample_tracking(t, pos, dt, Box(RECORDED[name]), max_speed=max_speed,
-                             relock=relock, duration=duration, source=f"ratinabox:{name}")
+                             relock=relock, duration=duration, source=f"ratinabox:{name}",
+                             arena=ARENAS[name])
+
+
+def read_tracking(path) -> tuple[np.ndarray, np.ndarray]:
+    r"""Tracking times and positions from a file: a ``.npz`` with ``t`` (s) and ``pos`` or
+    ``position`` (m), or a ``.csv`` with columns ``t, x, y`` (a header naming them is optional;
+    without one the first three columns are taken in that order).
+
+    Parameters
+    ----------
+    path : str or Path
+        The file.
+
+    Returns
+    -------
+    t : ndarray, shape (T,)
+    position : ndarray, shape (T, 2)
+
+    Raises
+    ------
+    ValueError
+        Another suffix, missing arrays or columns, text that is not numbers.
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> f = pathlib.Path(tempfile.mkdtemp()) / "track.csv"
+    >>> _ = f.write_text("t,x,y\n0,0.1,0.2\n0.03,0.11,0.2\n")
+    >>> t, x = read_tracking(f)
+    >>> t.tolist(), x.shape
+    ([0.0, 0.03], (2, 2))
+    """
+    path = str(path)
+    suffix = path.rsplit(".", 1)[-1].lower() if "." in path else ""
+    if suffix == "npz":
+        with np.load(path, allow_pickle=False) as data:
+            key = "pos" if "pos" in data.files else "position"
+            if "t" not in data.files or key not in data.files:
+                raise ValueError(f"{path}: a tracking .npz needs arrays 't' and 'pos' (or "
+                                 f"'position'), found {sorted(data.files)}")
+            return np.asarray(data["t"], dtype=float), np.asarray(data[key], dtype=float)
+    if suffix != "csv":
+        raise ValueError(f"{path}: tracking must be a .npz (t, pos) or .csv (t, x, y) file")
+    with open(path, encoding="utf-8") as fh:
+        lines = [ln.strip() for ln in fh if ln.strip()]
+    head = [c.strip().lower() for c in lines[0].split(",")] if lines else []
+    named = bool(head) and not _numeric(head[0])
+    cols = [head.index(c) for c in ("t", "x", "y")] if named and {"t", "x", "y"} <= set(head) \
+        else [0, 1, 2]
+    try:
+        rows = np.array([[float(r.split(",")[c]) for c in cols]
+                         for r in lines[int(named):]], dtype=float).reshape(-1, 3)
+    except (ValueError, IndexError):
+        raise ValueError(f"{path}: every row needs numbers in the columns t, x, y") from None
+    return rows[:, 0], rows[:, 1:]
+
+
+def _numeric(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
+
+
+def file_trajectory(path, dt: float | None, box: Box, *, arena=None, max_speed: float = 2.0,
+                    relock: float = 1.0, duration: float | None = None
+                    ) -> tuple[Trajectory, TrackingReport]:
+    """A tracking file (:func:`read_tracking`) cleaned and resampled like RatInABox's sessions.
+
+    Parameters
+    ----------
+    path : str or Path
+        ``.npz`` (``t``, ``pos``) or ``.csv`` (``t, x, y``).
+    dt : float or None
+        The run's sampling interval (s); None: the file's median interval.
+    box : Box
+        The square box holding the arena.
+    arena : tuple of float or None
+        The arena's ``(width, height)`` (m; default the box).
+    max_speed, relock : float
+        The jump filter (:func:`clean_tracking`).
+    duration : float or None
+        Keep the first ``duration`` s.
+
+    Returns
+    -------
+    Trajectory, TrackingReport
+        The report's ``source`` is the path.
+    """
+    t, pos = read_tracking(path)
+    t, pos = _checked_track(t, pos)
+    step = float(np.median(np.diff(t))) if dt is None else dt
+    return resample_tracking(t, pos, step, box, max_speed=max_speed, relock=relock,
+                             duration=duration, source=str(path), arena=arena)

@@ -142,6 +142,8 @@ class GridCellsResult:
     wall_time : seconds spent integrating the network.
     config : the parameters of the run (JSON-serialisable).
     metrics : summary numbers (JSON-serialisable); see :func:`run_grid_cells`.
+    joint : the modules decoded together without the start position
+        (:class:`~neurodyn.spatial.gridcells.joint.JointTrack`), or None for one module.
     """
 
     trajectory: Trajectory
@@ -153,6 +155,7 @@ class GridCellsResult:
     wall_time: float
     config: dict = field(default_factory=dict)
     metrics: dict = field(default_factory=dict)
+    joint: object = None
 
     @property
     def t(self) -> np.ndarray:
@@ -227,4 +230,19 @@ def run_metrics(result: GridCellsResult, nfe: int, dt_net: float) -> dict:
         "n_modules": len(per),
         "modules": per,
     })
+    if result.joint is not None:
+        out["joint"] = joint_metrics(result.joint, result.position, duration)
     return out
+
+
+def joint_metrics(joint, position: np.ndarray, duration: float) -> dict:
+    """The error of the jointly decoded track (median, 95th percentile, maximum, final, in m)
+    against the true ``position`` ``(T, 2)``, and its tracking counts."""
+    err = np.linalg.norm(joint.position - position, axis=1)
+    return {"median_error_m": float(np.median(err)), "p95_error_m": float(np.percentile(err, 95)),
+            "max_error_m": float(err.max()), "final_error_m": float(err[-1]),
+            "lost_samples": int(joint.lost), "relocks": int(joint.relocks),
+            "resolution_m": float(joint.resolution),
+            "method": "modules decoded together without the start position: the summed von "
+                      "Mises likelihood over a grid covering the arena, then tracked "
+                      "(neurodyn.spatial.gridcells.joint)"}

@@ -49,6 +49,7 @@ from ..phases import phase_track_to_positions, phase_velocity, position_to_phase
 from ..ratemaps import RateMaps
 from .checkpoint import load_run_state, run_identity, save_run_state
 from .checks import _check_network, _check_trajectory, _modules, _positive
+from .joint import joint_decode
 from .network import (
     DEFAULT_DT_NETWORK,
     STABILITY_LIMIT,
@@ -56,6 +57,7 @@ from .network import (
     connectivity_row,
     network_step,
 )
+from .recorded import check_arena
 from .results import GRIDNESS_THRESHOLD, GridCellsResult, ModuleResult, null_shift, run_metrics
 from .segments import (
     _MapAccumulator,
@@ -106,7 +108,7 @@ def run_grid_cells(
     all_cells: bool = False,
     lattice: str | None = None,
     method: str = "rk4",
-    noise: float = 0.0,
+    noise: float | list[float] = 0.0,
     keep_rates: bool = False,
     boundary_cue: tuple[float, float] | None = None,
     landmark_cue: tuple[float, float, float, float] | None = None,
@@ -115,6 +117,7 @@ def run_grid_cells(
     device: str = "cpu",
     checkpoint: str | Path | None = None,
     checkpoint_every: float = 300.0,
+    arena: tuple[float, float] | None = None,
 ) -> GridCellsResult:
     """Path integration of an agent's trajectory by a torus network; rate maps and gridness.
 
@@ -171,13 +174,16 @@ def run_grid_cells(
     method : str
         Fixed-step integrator of :func:`neurodyn.dynamics.simulation.simulate` (``rk4``,
         ``midpoint``, ``euler``); ``noise > 0`` needs ``euler`` (Euler-Maruyama).
-    noise : float
+    noise : float or list of float
         ``sigma`` of additive noise on ``u`` per square root of network time (seeded by ``seed``, a
-        fresh stream per segment).
+        fresh stream per piece of a segment), or one ``sigma`` per module (the modules are then
+        simulated one by one; :func:`~neurodyn.spatial.gridcells.calibration.noise_for_diffusion`
+        gives those of a stated diffusion).
     keep_rates : bool
         Keep the panel's rates over time (``ModuleResult.rates``, (steps, cells)).
     boundary_cue : tuple of float or None
-        ``(strength, distance)``: while the agent is within ``distance`` m of a wall, a landmark
+        ``(strength, distance)``: while the agent is within ``distance`` m of a wall of the
+        arena, a landmark
         input of that strength (:mod:`neurodyn.spatial.cues`) pulls each module's bump to the phase
         ``K x`` of the true position (a boundary encounter resets the integrator).
     landmark_cue : tuple of float or None
@@ -197,6 +203,9 @@ def run_grid_cells(
         (:mod:`neurodyn.spatial.gridcells.checkpoint`); one of another run is refused.
     checkpoint_every : float
         Simulated seconds between checkpoints (> 0).
+    arena : tuple of float or None
+        ``(width, height)`` (m) of a rectangular arena ``[0, width] x [0, height]`` inside the box
+        (default the box): its walls give the boundary cue.
     threads : int or None
         torch CPU threads during the call (None: 1, as the command line's ``--threads``,
         or the enclosing call's choice); the caller's count is restored afterwards.
@@ -211,7 +220,9 @@ def run_grid_cells(
         (classic >= 0.8 whatever the null), ``gridness_median``, ``score_90_median``,
         ``measured_spacing_m``,
         ``measured_orientation_deg`` for the primary module, the same per module under
-        ``modules``, and ``wall_time_s``, ``duration_s``, ``dt_network_tau``, ``nfe``.
+        ``modules``, with several modules ``joint`` (their track decoded together without the
+        start position: :func:`~neurodyn.spatial.gridcells.joint.joint_decode`), and
+        ``wall_time_s``, ``duration_s``, ``dt_network_tau``, ``nfe``.
 
     Raises
     ------
@@ -233,7 +244,7 @@ def run_grid_cells(
     """
     g, spacings, tau_seconds, dt_max, shift = _checked_arguments(
         network, trajectory, lattice, spacing, modules, orientation, tau_seconds, dt_network,
-        cells, bins, method, noise, boundary_cue, landmark_cue, shuffles, min_shift)
+        cells, bins, method, noise, boundary_cue, landmark_cue, shuffles, min_shift, arena)
 
     dt_s = float(trajectory.dt)
     unit = tau_seconds / network.tau  # seconds per network time unit
@@ -249,17 +260,23 @@ def run_grid_cells(
     config = _run_config(g, trajectory, spacings, orientation, tau_seconds, dt_max,
                          (dt_net / network.tau, substeps, lam), cells, bins, seed, method,
                          all_cells, noise, dev, (boundary_cue, landmark_cue), shuffles, shift)
+    if arena is not None:
+        config["arena_m"] = [float(a) for a in arena]
     saver = None if checkpoint is None else _Checkpointer(
         Path(checkpoint), _positive("checkpoint_every", checkpoint_every), run_identity(
             network, trajectory, {**config, "device": None, "keep_rates": keep_rates}))
     nfe, wall = _simulate_segments(
         network, u, record, vel_net, dt_sample, dt_net, substeps, method=method, noise=noise,
-        seed=seed, cues=(boundary_cue, landmark_cue), spacings=spacings,
+        seed=seed, cues=(boundary_cue, landmark_cue, arena), spacings=spacings,
         orientation=orientation, device=dev, progress=progress, saver=saver)
     results = _module_results(record, spacings, orientation, g.lattice, bins, shuffles, shift,
                               seed, keep_rates)
     result = GridCellsResult(trajectory, results, cell_idx, g.lattice, float(orientation),
                              _fixed_connectivity(network, seed), wall, config)
+    if len(spacings) > 1:
+        side = trajectory.box.size
+        result.joint = joint_decode(record.phases, spacings, arena or (side, side),
+                                    float(trajectory.dt), orientation, g.lattice)
     result.metrics = run_metrics(result, nfe, dt_net / network.tau)
     return result
 
@@ -274,7 +291,9 @@ def _run_config(g, trajectory: Trajectory, spacings, orientation, tau_seconds, d
             "tau_seconds": tau_seconds, "dt_network_max_tau": dt_max,
             "dt_network_tau": dt_net_tau, "substeps": substeps,
             "jacobian_min_eigenvalue": lam, "cells": int(cells), "bins": int(bins),
-            "seed": seed, "method": method, "all_cells": all_cells, "noise": float(noise),
+            "seed": seed, "method": method, "all_cells": all_cells,
+            "noise": [float(x) for x in noise] if isinstance(noise, (list, tuple))
+            else float(noise),
             "device": str(dev),
             "boundary_cue": None if boundary_cue is None else list(boundary_cue),
             "landmark_cue": None if landmark_cue is None else list(landmark_cue),
@@ -290,7 +309,7 @@ def _fixed_connectivity(network: HopfieldNetwork, seed: int) -> np.ndarray:
 
 def _checked_arguments(network: HopfieldNetwork, trajectory: Trajectory, lattice, spacing, modules,
                        orientation, tau_seconds, dt_network, cells, bins, method, noise,
-                       boundary_cue, landmark_cue, shuffles, min_shift):
+                       boundary_cue, landmark_cue, shuffles, min_shift, arena=None):
     """Check :func:`run_grid_cells`' arguments (``ValueError`` naming the first bad one); return
     the torus geometry, the module spacings, ``tau_seconds``, the largest network step and the
     null's smallest shift (None without shuffles)."""
@@ -300,8 +319,9 @@ def _checked_arguments(network: HopfieldNetwork, trajectory: Trajectory, lattice
     _check_orientation(orientation)
     tau_seconds = _positive("tau_seconds", tau_seconds)
     dt_max = _positive("dt_network", DEFAULT_DT_NETWORK if dt_network is None else dt_network)
-    _check_panel_and_method(g, cells, bins, method, noise)
-    check_cues(boundary_cue, landmark_cue, trajectory.box)
+    _check_panel_and_method(g, cells, bins, method, noise, len(spacings))
+    sides = None if arena is None else check_arena(arena, trajectory.box)
+    check_cues(boundary_cue, landmark_cue, trajectory.box, sides)
     if isinstance(shuffles, bool) or not isinstance(shuffles, (int, np.integer)) or shuffles < 0:
         raise ValueError(f"shuffles={shuffles!r}: must be an integer >= 0")
     shift = null_shift(trajectory, min_shift) if shuffles > 0 else None
@@ -315,7 +335,7 @@ def _check_orientation(orientation) -> None:
         raise ValueError(f"orientation={orientation!r}: must be a finite angle in radians")
 
 
-def _check_panel_and_method(g, cells, bins, method: str, noise) -> None:
+def _check_panel_and_method(g, cells, bins, method: str, noise, modules: int = 1) -> None:
     """Raise ``ValueError`` for a panel that does not fit the sheet ``g``, too few rate-map
     bins, a method that is not fixed-step, or noise that is negative or not Euler-Maruyama."""
     if isinstance(cells, bool) or not isinstance(cells, (int, np.integer)) or \
@@ -327,10 +347,13 @@ def _check_panel_and_method(g, cells, bins, method: str, noise) -> None:
     if method not in ("euler", "midpoint", "rk4"):
         raise ValueError(f"method={method!r}: choose a fixed-step method, one of "
                          "('euler', 'midpoint', 'rk4')")
-    if isinstance(noise, bool) or not isinstance(noise, (int, float)) or \
-            not (math.isfinite(noise) and noise >= 0):
-        raise ValueError(f"noise={noise!r}: must be a finite number >= 0")
-    if noise > 0 and method != "euler":
+    sigmas = list(noise) if isinstance(noise, (list, tuple)) else [noise]
+    if isinstance(noise, (list, tuple)) and len(sigmas) != modules:
+        raise ValueError(f"noise={noise!r}: give one sigma per module ({modules})")
+    if not all(not isinstance(x, bool) and isinstance(x, (int, float)) and math.isfinite(x)
+               and x >= 0 for x in sigmas):
+        raise ValueError(f"noise={noise!r}: must be a finite number >= 0 (or one per module)")
+    if max(sigmas) > 0 and method != "euler":
         raise ValueError(f"method={method!r}: noise > 0 needs method='euler' (Euler-Maruyama)")
 
 
@@ -513,25 +536,58 @@ def _simulate_segments(network: HopfieldNetwork, u: torch.Tensor, record: _Recor
 
 def _segment(network: HopfieldNetwork, u: torch.Tensor, record: _Recording,
              vel_net: torch.Tensor, first: int, last: int, gain, dt_sample: float,
-             dt_net: float, substeps: int, *, method: str, noise: float, seed: int,
+             dt_net: float, substeps: int, *, method: str, noise, seed: int,
              spacings: list[float], orientation: float, device: torch.device):
     """Simulate samples ``first..last`` from ``u`` into ``record``; the last state and the
-    function evaluations."""
-    trajectory = record.trajectory
-    n = last - first
-    vseg = ArrayVelocity(vel_net[2 * first:2 * last + 1], dt_sample / 2)
+    function evaluations. The samples without a cue run on the compiled path, those with one on
+    the torch path with the cue current (:func:`_cue_pieces`); one ``sigma`` per module
+    simulates the modules one by one."""
+    per_module = isinstance(noise, (list, tuple))
+    groups = [slice(m, m + 1) for m in range(len(spacings))] if per_module else [slice(None)]
+    decoded, rates, nfe = [], [], 0
+    for a, b, on in _cue_pieces(gain, first, last):
+        outs = []
+        for i, sl in enumerate(groups):
+            sigma = float(noise[i]) if per_module else float(noise)
+            tag = (seed * 1_000_003 + a) * (16 if per_module else 1) + (i + 1) * per_module
+            outs.append(_piece(network, u[sl], record.trajectory, vel_net[:, sl], a, b,
+                               gain if on else None, dt_sample, dt_net, substeps, method,
+                               sigma, tag, spacings[sl], orientation, device))
+        u = torch.cat([o[0] for o in outs], dim=0)
+        keep = slice(0 if a == first else 1, None)
+        decoded.append(torch.cat([o[1] for o in outs], dim=1)[keep])
+        rates.append(torch.cat([o[2] for o in outs], dim=1)[keep])
+        nfe += sum(o[3] for o in outs)
+    record.add(first, last, torch.cat(decoded).numpy(), torch.cat(rates))
+    return u, nfe
+
+
+def _cue_pieces(gain, first: int, last: int) -> list[tuple[int, int, bool]]:
+    """Samples ``first..last`` cut where the cue turns on or off: ``(a, b, on)`` pieces whose
+    intervals ``[a, b)`` all have the cue on, or all off (one piece without cues)."""
+    if gain is None:
+        return [(first, last, False)]
+    on = gain[first:last] != 0
+    cuts = [first] + [first + int(i) + 1 for i in np.flatnonzero(on[1:] != on[:-1])] + [last]
+    return [(a, b, bool(on[a - first])) for a, b in zip(cuts[:-1], cuts[1:], strict=True)]
+
+
+def _piece(network, u, trajectory, vel_net, a: int, b: int, gain, dt_sample, dt_net, substeps,
+           method, sigma: float, tag: int, spacings, orientation, device):
+    """Samples ``a..b`` of the modules in ``u``: the last state, the decoded phases
+    ``(b - a + 1, M, 2)``, the rates ``(b - a + 1, M, N)`` and the function evaluations."""
+    vseg = ArrayVelocity(vel_net[2 * a:2 * b + 1], dt_sample / 2)
     cur = None if gain is None else cue_current(
-        network, gain, trajectory, first, last, spacings, orientation, dt_sample)
+        network, gain, trajectory, a, b, spacings, orientation, dt_sample)
     if cur is not None and device.type != "cpu":
         cur = (lambda c: lambda t: c(t).to(device))(cur)
-    tr = simulate(network, u, n * dt_sample, dt_net, method=method, velocity=vseg,
-                  save_every=substeps, progress=False, diagnostics=False,
-                  noise=noise, seed=(seed * 1_000_003 + first) if noise > 0 else None,
-                  current=cur, device=device)
-    u = tr.u[-1]
+    tr = simulate(network, u, (b - a) * dt_sample, dt_net, method=method, velocity=vseg,
+                  save_every=substeps, progress=False, diagnostics=False, noise=sigma,
+                  seed=tag if sigma > 0 else None, current=cur, device=device,
+                  reference=False)
+    last = tr.u[-1]
     tr = tr.cpu()
-    record.add(first, last, tr.decoded.numpy(), tr.r.reshape(tr.r.shape[0], len(spacings), -1))
-    return u, tr.nfe
+    return last, tr.decoded, tr.r.reshape(tr.r.shape[0], len(spacings), -1), tr.nfe
 
 
 def _module_results(record: _Recording, spacings: list[float], orientation: float,

@@ -33,8 +33,9 @@ def _finite(x) -> bool:
         and math.isfinite(float(x))
 
 
-def check_cues(boundary_cue, landmark_cue, box: Box) -> None:
-    """Raise ``ValueError`` naming the cue whose numbers are malformed."""
+def check_cues(boundary_cue, landmark_cue, box: Box, arena=None) -> None:
+    """Raise ``ValueError`` naming the cue whose numbers are malformed (a landmark must lie in
+    the arena ``(width, height)``, default the box)."""
     if boundary_cue is not None:
         if len(tuple(boundary_cue)) != 2 or not all(_finite(x) for x in boundary_cue) \
                 or not (boundary_cue[0] >= 0 and boundary_cue[1] > 0):
@@ -45,19 +46,26 @@ def check_cues(boundary_cue, landmark_cue, box: Box) -> None:
                 or not (landmark_cue[0] >= 0 and landmark_cue[3] > 0):
             raise ValueError(f"landmark_cue={landmark_cue!r}: needs (strength, x, y, radius) "
                              "with strength >= 0 (units of u) and radius > 0 (m)")
-        if not bool(box.contains(np.array([landmark_cue[1:3]], dtype=float))[0]):
+        w, h = (box.size, box.size) if arena is None else arena
+        x, y = float(landmark_cue[1]), float(landmark_cue[2])
+        if not (bool(box.contains(np.array([[x, y]]))[0]) and x <= w and y <= h):
+            where = "box" if arena is None else "arena"
             raise ValueError(f"landmark_cue={landmark_cue!r}: the landmark ({landmark_cue[1]}, "
-                             f"{landmark_cue[2]}) m lies outside the box [0, {box.size}]^2 m")
+                             f"{landmark_cue[2]}) m lies outside the {where} [0, {w:g}] x "
+                             f"[0, {h:g}] m")
 
 
-def cue_gain(trajectory: Trajectory, boundary_cue, landmark_cue) -> np.ndarray | None:
-    """Cue strength at every sample (``(steps,)``), or None when no cue is ever on."""
+def cue_gain(trajectory: Trajectory, boundary_cue, landmark_cue, arena=None
+             ) -> np.ndarray | None:
+    """Cue strength at every sample (``(steps,)``), or None when no cue is ever on; the walls
+    of the boundary cue are those of the arena ``(width, height)`` (default the box)."""
     pos = trajectory.position
     gain = np.zeros(pos.shape[0])
     if boundary_cue is not None:
         strength, distance = (float(x) for x in boundary_cue)
         size = trajectory.box.size
-        gain += strength * (np.minimum(pos, size - pos).min(axis=1) < distance)
+        sides = np.array([size, size] if arena is None else [float(a) for a in arena])
+        gain += strength * (np.minimum(pos, sides - pos).min(axis=1) < distance)
     if landmark_cue is not None:
         strength, x, y, radius = (float(v) for v in landmark_cue)
         gain += strength * (np.hypot(pos[:, 0] - x, pos[:, 1] - y) < radius)
