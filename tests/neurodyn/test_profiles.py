@@ -22,6 +22,8 @@ from neurodyn.cli import main
 from neurodyn.dynamics.simulation import simulate
 from neurodyn.energies.template import TemplateEnergy, template_basis
 from neurodyn.experiments.capacity import capacity_study, resting_correlation
+from neurodyn.fitting import template as TF
+from neurodyn.fitting import template_jacobian as TJ
 from neurodyn.fitting.config import FitConfig
 from neurodyn.fitting.core import build_geometry, build_manifold, build_network, fit
 from neurodyn.fitting.profiles import profile_potentials
@@ -137,6 +139,93 @@ def test_torus_fit_learns_the_leak_coefficient():
     net = fit(cfg).network
     assert net.energy_fn.harmonics == 2 and abs(float(net.energy_fn.leak) - 1.0) < 0.05
     assert normal_spectrum(net, 2.0, tol=0.05).worst_relative < 0.05
+
+
+def _jacobian_setup(cfg):
+    """A batch, its residuals as a function of theta, and a theta off the solution."""
+    from neurodyn.fitting.core import _batch, _ResidualCall
+
+    m = build_manifold(cfg)
+    net = build_network(cfg, m)
+    rows = TJ.basis_rows(net.geometry, template_basis(net.geometry, net.energy_fn.harmonics))
+    b = _batch(m, cfg, 0)
+    call = _ResidualCall(net)
+    weights = {"linear": 1.0, "field": 0.1, "energy": 0.01}
+
+    def flat(th):
+        named = {"net.energy_fn.template": (th[1:] @ rows.b).reshape(net.geometry.shape),
+                 "net.energy_fn.leak": th[0]}
+        return TF._flat(torch.func.functional_call(call, named, (m, cfg, b), strict=False),
+                        weights)
+
+    gen = torch.Generator().manual_seed(3)
+    theta = torch.cat([torch.tensor([0.3], dtype=torch.float64), rows.b @ m.u0.reshape(-1)])
+    theta = theta + 0.05 * torch.randn(theta.shape, generator=gen, dtype=torch.float64)
+    return net, m, rows, b, flat, theta, weights
+
+
+JACOBIAN_CASES = [
+    FitConfig(n=24, profile="von-mises:2", kappa=2.0, bandwidth=6, batch=2),
+    FitConfig(geometry="torus", n=(8, 8), profile="asymmetric:0.5", kappa=0.5, bandwidth=2,
+              batch=1)]
+
+
+def _analytic(net, rows, theta, m, kappa, b, weights, r0):
+    """The weighted Jacobian ``(1 + P, M)`` of :func:`residual_jacobian` (its blocks' rows) and
+    the structured normal equations with ``J probe`` for a random probe."""
+    blocks = list(TJ.residual_jacobian(net.energy_fn, rows, theta, m, kappa, b))
+    dense = {k: [] for k in weights}
+    for blk in blocks:
+        term, jac = (blk.term, blk.dense(rows)) if isinstance(blk, TJ.Block) else blk[::2]
+        dense[term].append(weights[term] ** 0.5 * jac)
+    count, size = b["dirs"].shape[0], net.geometry.size
+    sizes = {"linear": count * size, "field": count * size, "energy": count}
+    probe = torch.randn(theta.shape, generator=torch.Generator().manual_seed(1),
+                        dtype=torch.float64)
+    a, g, jv = TJ.normal_equations(blocks, rows, weights, sizes, r0, probe)
+    return torch.cat([torch.cat(dense[k]) for k in weights]).T, a, g, jv, probe
+
+
+@pytest.mark.parametrize("cfg", JACOBIAN_CASES)
+def test_analytic_jacobian_matches_central_differences(cfg):
+    net, m, rows, b, flat, theta, weights = _jacobian_setup(cfg)
+    with torch.no_grad():
+        r0 = flat(theta)
+        h, eye = 1e-5, torch.eye(theta.numel(), dtype=torch.float64)
+        ref = torch.stack([(flat(theta + h * e) - flat(theta - h * e)) / (2 * h) for e in eye])
+        jac, a, g, jv, probe = _analytic(net, rows, theta, m, cfg.kappa, b, weights, r0)
+    assert jac.shape == ref.shape
+    assert float((jac - ref).norm() / ref.norm()) < 1e-8
+    # the normal equations by structure are those of the rows
+    assert float((a - ref @ ref.T).norm() / a.norm()) < 1e-8
+    assert float((g - ref @ r0).norm() / g.norm()) < 1e-8
+    assert float((jv - probe @ ref).norm() / jv.norm()) < 1e-7
+    # control: the Jacobian of other residuals (kappa off by half) is far from it
+    with torch.no_grad():
+        other, a_other, *_ = _analytic(net, rows, theta, m, 1.5 * cfg.kappa, b, weights, r0)
+    assert float((other - ref).norm() / ref.norm()) > 0.1
+    assert float((a_other - ref @ ref.T).norm() / a.norm()) > 0.1
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("cfg", JACOBIAN_CASES)
+def test_jacobian_check_falls_back_to_forward_mode(cfg):
+    net, m, rows, b, flat, theta, weights = _jacobian_setup(cfg)
+    with torch.no_grad():
+        r0 = flat(theta)
+    a_ref, g_ref = TF._forward_normal(flat, theta, r0)
+    normal = TJ.AnalyticNormal(net.energy_fn, rows, m, cfg.kappa, b, weights, 0,
+                               TF._forward_normal)
+    a, g = normal(flat, theta, r0)
+    assert normal.checked is True
+    assert float((a - a_ref).norm() / a_ref.norm()) < 1e-10
+    assert float((g - g_ref).norm() / g_ref.norm()) < 1e-10
+    # control: a Jacobian of other residuals (kappa off by half) fails the check, and the
+    # fit then takes the forward-mode one
+    wrong = TJ.AnalyticNormal(net.energy_fn, rows, m, 1.5 * cfg.kappa, b, weights, 0,
+                              TF._forward_normal)
+    a_w, _ = wrong(flat, theta, r0)
+    assert wrong.checked is False and torch.equal(a_w, a_ref)
 
 
 def test_template_model_round_trip(tmp_path):
