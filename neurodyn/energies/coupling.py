@@ -143,12 +143,28 @@ class PhaseLockEnergy(InteractionEnergy):
 
     def grad(self, r):
         g = self.geometry
-        zf = g.dft(r).flatten(-g.dim)
+        return g.idft(self.grad_spectrum(g.dft(r).flatten(-g.dim)))
+
+    def grad_spectrum(self, zf: torch.Tensor) -> torch.Tensor:
+        """The spectrum of :meth:`grad` from the flattened spectrum ``zf`` of the rates.
+
+        Nonzero on the terms' modes only; ``grad(r) = idft(grad_spectrum(dft(r).flatten()))``.
+
+        Parameters
+        ----------
+        zf : torch.Tensor, shape (..., prod(spectral_shape))
+            The rates' coefficients :meth:`Geometry.dft`, flattened over the modes.
+
+        Returns
+        -------
+        torch.Tensor, shape (..., *spectral_shape), complex
+        """
+        g = self.geometry
         where, adds = [], []  # every term's contributions, added into the spectrum at once
         for t, (a, xa, factors, xs, w) in enumerate(self._monomials(zf)):
             aw = w.abs()
             unit = torch.where(aw > 0, w / aw.clamp(min=torch.finfo(aw.dtype).tiny), 0)
-            c = self.coef[t].to(r.dtype)
+            c = self.coef[t].to(zf.real.dtype)
             prod_all = torch.ones_like(xa)
             for x, n in xs:
                 prod_all = prod_all * x**n
@@ -167,8 +183,8 @@ class PhaseLockEnergy(InteractionEnergy):
         # indices are summed in the order of the terms
         gz = torch.zeros_like(zf).index_add(-1, torch.tensor(where, device=zf.device),
                                             torch.stack(adds, -1))
-        gz = gz.reshape(zf.shape[:-1] + g.spectral_shape) / g.multiplicity(r.dtype, r.device)
-        return g.idft(gz)
+        return gz.reshape(zf.shape[:-1] + g.spectral_shape) / g.multiplicity(zf.real.dtype,
+                                                                               zf.device)
 
     def hvp(self, r, v):
         """Hessian-vector product: the forward-mode derivative of the closed-form :meth:`grad`

@@ -37,6 +37,7 @@ import torch
 from _runkit import BadInput
 
 from ..energies.amplitude import AmplitudeFourierEnergy
+from ..energies.coupling import PhaseLockEnergy
 from ..energies.seal import SealEnergy
 from ..geometry.populations import Torus
 from ..manifold import PROBES, TargetManifold, bregman, oblique_projection, probe_directions
@@ -246,8 +247,9 @@ class _Basis:
 
     def on_modes(self, x: torch.Tensor) -> torch.Tensor:
         """DFT of real sheets ``x (C, n1, n2)`` on the curvature modes only: ``(C, R * K)``."""
-        return torch.einsum("ri,cij,jk->crk", self.e1, x.to(torch.complex128),
-                            self.e2).flatten(1)
+        x = x.to(torch.float64)
+        cols = torch.complex(x @ self.e2.real, x @ self.e2.imag)  # (C, n1, K): no complex sheet
+        return (self.e1 @ cols).flatten(1)
 
 
 class _unit:
@@ -268,73 +270,135 @@ class _unit:
             self.part.coef.copy_(self.saved)
 
 
-def _gram(basis: _Basis, dense: list, y: torch.Tensor, sparse: torch.Tensor) -> tuple:
-    """``(A^T A, A^T y, y^T y)`` of one state whose columns are ``dense`` sheets (in theta's
-    order, first) and one-mode columns of values ``sparse`` (the curvature slots, last)."""
-    x = torch.stack(dense + [y]).flatten(1)  # (Pd + 1, N)
+def _gram(basis: _Basis, x: torch.Tensor, sparse: torch.Tensor) -> tuple:
+    """``(A^T A, A^T y, y^T y)`` of one state whose columns are the sheets ``x[:-1]`` (in
+    theta's order, first) and one-mode columns of values ``sparse`` (the curvature slots,
+    last), with ``y = x[-1]``."""
+    pd = x.shape[0] - 1
+    x = x.flatten(1)
     near = x @ x.T  # neuron space: exact
     xs = basis.sparse_spectra(sparse)  # (Ps, M)
     xm = basis.on_modes(x.reshape((-1,) + basis.g.shape))  # (Pd + 1, M)
     w = basis.weight
     cross = ((xm * w) @ torch.conj(xs).T).real  # (Pd + 1, Ps)
     ss = ((xs * w) @ torch.conj(xs).T).real
-    pd = len(dense)
     ata = torch.cat([torch.cat([near[:pd, :pd], cross[:pd]], 1),
                      torch.cat([cross[:pd].T, ss], 1)], 0)
     aty = torch.cat([near[:pd, pd], cross[pd]])
     return ata, aty, near[pd, pd]
 
 
+def _part_hvp(part, r, v, z, zv) -> torch.Tensor:
+    """``part.hvp(r, v)``; for phase locking, from its gradient's spectrum on a small torus.
+
+    The locking gradient's spectrum is a function of the coefficients of its few modes alone,
+    the same on every sheet that holds them (the sheet size cancels between ``N`` in ``F`` and
+    ``1/N`` in ``z``), so its forward-mode derivative is taken on an 8 x 8 (or just large
+    enough) copy and the result placed on those modes of the large sheet: a few numbers in
+    forward mode instead of full spectra (taken as two reverse-mode passes: the first use of
+    torch's forward mode costs 80 MB of resident memory).
+    """
+    if not isinstance(part, PhaseLockEnergy):
+        return part.hvp(r, v)
+    g = part.geometry
+    top = max(abs(int(x)) for k, fs in part.terms for w in [k] + [kb for kb, _ in fs] for x in w)
+    small = Torus(max(8, 2 * top + 2), max(8, 2 * top + 2), g.lattice)
+    lock = PhaseLockEnergy(small, part.terms)
+    with torch.no_grad():
+        lock.coef.copy_(part.coef)
+    big = torch.tensor(sorted({i for a, fs in part._index for i, _ in [a] + [b for b, _ in fs]}))
+    k = g.wavevectors().flatten(1)[:, big]  # stored modes: k2 >= 0
+    mine = torch.tensor([_small_index(small, kk) for kk in k.T.long().tolist()])
+
+    def on_small(zbig):
+        return torch.zeros(small.spectral_shape, dtype=zbig.dtype).flatten().index_copy(
+            0, mine, zbig)
+
+    zb, zt = z.flatten()[big], zv.flatten()[big]
+    with torch.enable_grad():  # J t as the derivative of J^T w in w (reverse mode twice)
+        x = torch.stack([zb.real, zb.imag]).requires_grad_(True)
+        out = lock.grad_spectrum(on_small(torch.complex(x[0], x[1]))).flatten()[mine]
+        out = torch.stack([out.real, out.imag])
+        w = torch.zeros_like(out, requires_grad=True)
+        (jw,) = torch.autograd.grad(out, x, w, create_graph=True)
+        (jt,) = torch.autograd.grad(jw, w, torch.stack([zt.real, zt.imag]))
+    dz = torch.complex(jt[0], jt[1])
+    out = torch.zeros(math.prod(g.spectral_shape), dtype=dz.dtype).index_copy(0, big, dz)
+    return g.idft(out.reshape(g.spectral_shape))
+
+
+def _small_index(small: Torus, k: list[int]) -> int:
+    """Flat index of the stored wave vector ``k`` in the half spectrum of ``small``."""
+    return (k[0] % small.shape[0]) * small.spectral_shape[1] + k[1]
+
+
+def _columns(basis: _Basis, shape) -> torch.Tensor:
+    """An empty ``(dense columns + 1, *shape)`` float64 buffer for one state's sheets."""
+    return torch.empty((len(basis.dense) + 1,) + tuple(shape), dtype=torch.float64)
+
+
 def _probe_state(basis: _Basis, config, psi: torch.Tensor, d: torch.Tensor, scale: float):
-    """Columns of the linear term at one probe: ``tau J d = -kappa P d`` (see ``_residuals``)."""
+    """Columns of the linear term at one probe: ``tau J d = -kappa P d`` (see ``_residuals``).
+
+    The spectral part of every column is ``-2 idft(c1 q)`` with one spectrum ``q`` per state;
+    sheets are released (or overwritten) as soon as they are used.
+    """
     g, act, m = basis.g, basis.act, basis.manifold
+    x = _columns(basis, d.shape)
     us = m.u_star(psi)
     dr = act.derivative(us)
-    rs, v = act(us), dr * d
+    tang = m.tangents(psi).flatten(0, -2)
+    x[-1] = oblique_projection(d.flatten()[None], tang[None],
+                               (dr.flatten()[:, None] * tang)[None]).reshape(d.shape)
+    del tang
+    rs = act(us)
+    del us
+    v = dr.mul_(d)
     z, zv = g.dft(rs), g.dft(v)
+    for col, (part, i) in enumerate(basis.dense):
+        with _unit(part, i):
+            x[col] = _part_hvp(part, rs, v, z, zv)
+    del rs, v
     a, yy = basis.amplitude(z)
     dp = 2 * (z.real * zv.real + z.imag * zv.imag)
-    s = basis.scale
-
-    def hvp(c1):  # the spectral Hessian-vector product of the anchor term alone
-        return -2 * g.idft((-c1 / (4 * s * a**3)) * dp * z + c1 / (2 * a) * zv)
-
-    tang = m.tangents(psi).flatten(0, -2)
-    pd = oblique_projection(d.flatten()[None], tang[None], (dr.flatten()[:, None] * tang)[None])
-    y = (d + hvp(basis.c1_zero) - config.kappa * pd.reshape(d.shape)) * scale
-    dense = []
-    for (part, i), c1 in zip(basis.dense, basis.c1, strict=True):
-        with _unit(part, i):
-            dense.append(-(part.hvp(rs, v) + hvp(c1)) * scale)
-    b, j = basis.bins, basis.power.to(torch.float64)
+    b, j, s = basis.bins, basis.power.to(torch.float64), basis.scale
     ab, yb, sb = a.flatten()[b], yy.flatten()[b], s.flatten()[b]
     f1 = yb**j / (2 * ab)
     f2 = (ab * j * yb ** (j - 1).clamp(min=0) - yb**j) / (4 * sb * ab**3)
     sparse = 2 * (f2 * dp.flatten()[b] * z.flatten()[b] + f1 * zv.flatten()[b]) * scale
-    return _gram(basis, dense, y, sparse)
+    del yy
+    q = zv.div_(2 * a)  # the anchor term's Hessian-vector product is -2 idft(c1 q)
+    q.sub_(z.mul_(dp.div_(4 * s * a**3)))
+    del z, dp, a
+    x[-1].mul_(-config.kappa).add_(d).add_(g.idft(basis.c1_zero * q).mul_(-2)).mul_(scale)
+    for col, c1 in enumerate(basis.c1):
+        x[col].add_(g.idft(c1 * q).mul_(-2)).mul_(-scale)
+    return _gram(basis, x, sparse)
 
 
 def _field_state(basis: _Basis, config, u: torch.Tensor, near: torch.Tensor, scale: float):
     """Columns of the field term at one perturbed state: ``tau f(u) = -kappa (u - u*)``."""
     g, act, net = basis.g, basis.act, basis.net
-    delta = u - basis.manifold.u_star(near)
-    scale = scale / (config.kappa * float(delta.norm()))
+    x = _columns(basis, u.shape)
+    x[-1] = u - basis.manifold.u_star(near)
+    scale = scale / (config.kappa * float(x[-1].norm()))
     r = act(u)
     z = g.dft(r)
-    a, yy = basis.amplitude(z)
-
-    def grad(c1):
-        return -2 * g.idft(c1 / (2 * a) * z)
-
-    b0 = net.energy_fn.bias
-    y = (u + grad(basis.c1_zero) - b0 - config.kappa * delta) * scale
-    dense = []
-    for (part, i), c1 in zip(basis.dense, basis.c1, strict=True):
+    for col, (part, i) in enumerate(basis.dense):
         with _unit(part, i):
-            dense.append(-(part.grad(r) + grad(c1)) * scale)
+            x[col] = part.grad(r)
+    del r
+    a, yy = basis.amplitude(z)
     b, j = basis.bins, basis.power.to(torch.float64)
     sparse = 2 * (yy.flatten()[b] ** j / (2 * a.flatten()[b])) * z.flatten()[b] * scale
-    return _gram(basis, dense, y, sparse)
+    del yy
+    q = z.div_(2 * a)  # the anchor term's gradient is -2 idft(c1 q)
+    del a
+    x[-1].mul_(-config.kappa).add_(u).add_(g.idft(basis.c1_zero * q).mul_(-2))
+    x[-1].sub_(net.energy_fn.bias).mul_(scale)
+    for col, c1 in enumerate(basis.c1):
+        x[col].add_(g.idft(c1 * q).mul_(-2)).mul_(-scale)
+    return _gram(basis, x, sparse)
 
 
 def _energy_state(basis: _Basis, u: torch.Tensor, target: float, scale: float):
