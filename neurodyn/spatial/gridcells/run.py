@@ -246,9 +246,8 @@ def run_grid_cells(
         network, trajectory, lattice, spacing, modules, orientation, tau_seconds, dt_network,
         cells, bins, method, noise, boundary_cue, landmark_cue, shuffles, min_shift, arena)
 
-    dt_s = float(trajectory.dt)
     unit = tau_seconds / network.tau  # seconds per network time unit
-    dt_sample = dt_s / unit  # sample interval in network time units
+    dt_sample = float(trajectory.dt) / unit  # sample interval in network time units
     dt_net, substeps, lam = network_step(network, dt_sample, dt_max, method)
     vel_net = _network_velocity(trajectory, spacings, orientation, g.lattice, unit)
 
@@ -259,9 +258,8 @@ def run_grid_cells(
                         (int(shuffles), shift, seed) if shuffles > 0 else None)
     config = _run_config(g, trajectory, spacings, orientation, tau_seconds, dt_max,
                          (dt_net / network.tau, substeps, lam), cells, bins, seed, method,
-                         all_cells, noise, dev, (boundary_cue, landmark_cue), shuffles, shift)
-    if arena is not None:
-        config["arena_m"] = [float(a) for a in arena]
+                         all_cells, noise, dev, (boundary_cue, landmark_cue, arena), shuffles,
+                         shift)
     saver = None if checkpoint is None else _Checkpointer(
         Path(checkpoint), _positive("checkpoint_every", checkpoint_every), run_identity(
             network, trajectory, {**config, "device": None, "keep_rates": keep_rates}))
@@ -273,19 +271,25 @@ def run_grid_cells(
                               seed, keep_rates)
     result = GridCellsResult(trajectory, results, cell_idx, g.lattice, float(orientation),
                              _fixed_connectivity(network, seed), wall, config)
-    if len(spacings) > 1:
-        side = trajectory.box.size
-        result.joint = joint_decode(record.phases, spacings, arena or (side, side),
-                                    float(trajectory.dt), orientation, g.lattice)
+    result.joint = _joint(record, spacings, arena, orientation, g.lattice)
     result.metrics = run_metrics(result, nfe, dt_net / network.tau)
     return result
+
+
+def _joint(record, spacings: list[float], arena, orientation: float, lattice: str):
+    """Several modules decoded together over the arena (default the box), or None for one."""
+    if len(spacings) < 2:
+        return None
+    tr = record.trajectory
+    return joint_decode(record.phases, spacings, arena or (tr.box.size,) * 2, float(tr.dt),
+                        orientation, lattice)
 
 
 def _run_config(g, trajectory: Trajectory, spacings, orientation, tau_seconds, dt_max, step,
                 cells, bins, seed, method, all_cells, noise, dev, cues, shuffles, shift) -> dict:
     """The resolved parameters of a run (``config.json``); ``step`` is ``(dt_network_tau,
-    substeps, jacobian_min_eigenvalue)`` and ``cues`` ``(boundary_cue, landmark_cue)``."""
-    (dt_net_tau, substeps, lam), (boundary_cue, landmark_cue) = step, cues
+    substeps, jacobian_min_eigenvalue)`` and ``cues`` ``(boundary_cue, landmark_cue, arena)``."""
+    (dt_net_tau, substeps, lam), (boundary_cue, landmark_cue, arena) = step, cues
     dt_s = float(trajectory.dt)
     return {"spacing": spacings[0], "modules": spacings, "orientation_rad": orientation,
             "tau_seconds": tau_seconds, "dt_network_max_tau": dt_max,
@@ -299,7 +303,8 @@ def _run_config(g, trajectory: Trajectory, spacings, orientation, tau_seconds, d
             "landmark_cue": None if landmark_cue is None else list(landmark_cue),
             "shuffles": int(shuffles), "min_shift_s": shift, "lattice": g.lattice,
             "sheet": list(g.shape), "box_m": trajectory.box.size, "dt_s": dt_s,
-            "duration_s": float(trajectory.t[-1] - trajectory.t[0]), "steps": trajectory.steps}
+            "duration_s": float(trajectory.t[-1] - trajectory.t[0]), "steps": trajectory.steps,
+            **({} if arena is None else {"arena_m": [float(a) for a in arena]})}
 
 
 def _fixed_connectivity(network: HopfieldNetwork, seed: int) -> np.ndarray:
