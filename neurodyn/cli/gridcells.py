@@ -93,6 +93,9 @@ def register(sub) -> argparse.ArgumentParser:
     _add_noise_arguments(p)
     _add_cue_arguments(p)
     _add_null_arguments(p)
+    p.add_argument("--nwb", action="store_true",
+                   help="also write activity.nwb: positions and rate maps in NWB (needs the "
+                        "nwb extra)")
     p.set_defaults(func=command(_grid_cells))
     return p
 
@@ -183,6 +186,9 @@ def _add_cue_arguments(p: argparse.ArgumentParser) -> None:
     c.add_argument("--cue-at", type=_point, default=None, metavar="X,Y",
                    help="landmark position (m); default none: the cue is on near the walls "
                         "(boundary encounters)")
+    c.add_argument("--cue-walls", action="store_true",
+                   help="with --cue-at: the arena's walls give the cue too (within "
+                        "--cue-distance of a wall)")
     c.add_argument("--cue-distance", type=positive, default=0.1,
                    help="distance from a wall, or radius around --cue-at, within which the cue "
                         "is on (m)")
@@ -342,7 +348,8 @@ def _cues(args, box: Box) -> dict:
     if not bool(box.contains(np.array([args.cue_at]))[0]):
         raise BadInput(f"--cue-at={args.cue_at[0]:g},{args.cue_at[1]:g}: the landmark must lie "
                        f"inside the box [0, {box.size:g}] x [0, {box.size:g}] m")
-    return {"landmark_cue": (args.cue_strength, *args.cue_at, args.cue_distance)}
+    walls = {"boundary_cue": (args.cue_strength, args.cue_distance)} if args.cue_walls else {}
+    return {"landmark_cue": (args.cue_strength, *args.cue_at, args.cue_distance), **walls}
 
 
 def _grid_cells(args) -> dict:
@@ -375,6 +382,7 @@ def _grid_cells(args) -> dict:
         network = heterogeneous(network, disorder)
     spacing = _positive("--spacing", args.spacing)
     noise, calibration = _noise(args, network, spacing)
+    _nwb(args)  # refused before the run without pynwb
     # the simulation is long: --out is claimed first, so a bad or busy --out is refused at once
     with open_run(args, "grid-cells") as run:
         state = run.path(CHECKPOINT)
@@ -399,4 +407,16 @@ def _grid_cells(args) -> dict:
         run.config = {"arguments": args_config(args), **result.config}
         write_json(run.record(), run.path("config.json"))
         state.unlink(missing_ok=True)
+        _nwb(args, run.out)
     return result.metrics
+
+
+def _nwb(args, out=None) -> None:
+    """With ``--nwb``: refuse the run without pynwb (``out`` None), or write
+    ``OUT/activity.nwb``."""
+    if args.nwb and out is None:
+        check_installed("pynwb", "nwb", "--nwb (an NWB file of the run)")
+    elif args.nwb:
+        from ..interop import export_run_nwb
+
+        export_run_nwb(out)
