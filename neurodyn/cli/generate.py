@@ -42,6 +42,19 @@ def register(sub) -> argparse.ArgumentParser:
                    help="training steps of each flow")
     p.add_argument("--relax", type=positive, default=4.0,
                    help="relaxation time of method (c), tau (4 / kappa leaves 2%% of the distance)")
+    src = p.add_mutually_exclusive_group()
+    src.add_argument("--data", default=None,
+                     help="recorded counts (.npz/.nwb) of a fit-activity --model (ring): states "
+                          "are its windowed rates on the model's neurons, not noise-driven runs")
+    src.add_argument("--trajectory", default=None, choices=("sargolini", "tanni", "synthetic"),
+                     help="drive the network by this trajectory's heading (ring) or lattice "
+                          "phase (torus, --spacing) with noise --noise, instead of noise alone")
+    p.add_argument("--window", type=positive_int, default=5,
+                   help="with --data: odd number of bins pooled per state")
+    p.add_argument("--tau", type=positive, default=0.1,
+                   help="with --trajectory: seconds per unit of the network's time")
+    p.add_argument("--spacing", type=positive, default=0.5,
+                   help="with --trajectory on a torus: grid spacing of the module (m)")
     p.add_argument("--seed", type=int, default=0, help="seeds every random draw")
     p.set_defaults(func=command(_generate))
     return p
@@ -56,11 +69,19 @@ def _generate(args) -> dict:
         raise BadInput(f"--held={args.held}: at most a third of --count={args.count}")
     if not math.isfinite(args.relax):
         raise BadInput(f"--relax={args.relax}: must be finite")
-    network = load_network(args.model)
-    if network.manifold is None:
-        raise BadInput(f"--model={args.model!r}: the network has no target manifold")
+    if args.data is None:
+        network = load_network(args.model)
+        if network.manifold is None:
+            raise BadInput(f"--model={args.model!r}: the network has no target manifold")
+    if args.window % 2 == 0:
+        raise BadInput(f"--window={args.window}: must be odd")
     with open_run(args, "generate") as run:
-        states = population_states(network, args.count, args.noise, seed=args.seed)
+        if args.data is not None:
+            network, states = _recorded(args)
+        elif args.trajectory is not None:
+            states = _driven(network, args)
+        else:
+            states = population_states(network, args.count, args.noise, seed=args.seed)
         samples: dict = {}
         res = compare_generators(network, states, args.held, args.steps, args.train_steps,
                                  args.relax, args.seed, samples=samples)
@@ -70,6 +91,22 @@ def _generate(args) -> dict:
         run.write_json("metrics.json", metrics)
         run.write_json("timing.json", {"seconds": seconds})
     return {**metrics, "seconds": seconds}
+
+
+def _recorded(args):
+    from ..generative.sources import recorded_states
+
+    return recorded_states(args.model, args.data, args.count, args.window, args.seed)
+
+
+def _driven(network, args):
+    from ..datasets import rat_trajectory
+    from ..generative.sources import driven_states
+
+    name = "sargolini" if args.trajectory == "synthetic" else args.trajectory
+    tr = rat_trajectory(name, dt=0.02, seed=args.seed, synthetic=args.trajectory == "synthetic")
+    return driven_states(network, tr, args.count, args.noise, args.tau, spacing=args.spacing,
+                         seed=args.seed)
 
 
 def _figure(network, samples: dict):

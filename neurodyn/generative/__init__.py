@@ -1,6 +1,7 @@
 """Generative models of population activity that keep the attractor.
 
-:mod:`.states` samples noisy population states of a fitted network (the data); :mod:`.methods`
+:mod:`.states` samples noisy population states of a fitted network (the data), :mod:`.sources`
+states driven by a trajectory or recorded counts put on a fitted model's neurons; :mod:`.methods`
 generates new states three ways (ambient flow matching on the states; Riemannian flow matching on
 the decoded coordinate mapped through the manifold with a learned normal variability; ambient
 flow matching followed by relaxation under the network's own dynamics); :mod:`.metrics` judges
@@ -18,4 +19,5 @@ __getattr__, __dir__, __all__ = lazy_names(__name__, {
     "methods": ("Generated", "generate_ambient", "generate_riemannian", "relax_states"),
     "metrics": ("GeneratedMetrics", "judge_states"),
     "compare": ("GenerationComparison", "compare_generators"),
+    "sources": ("driven_states", "recorded_states", "trajectory_coordinate"),
 })

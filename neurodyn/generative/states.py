@@ -29,12 +29,18 @@ class PopulationStates:
         Relative distance of each state's potentials to the manifold (its normal noise).
     noise : float
         ``sigma`` of the noise that drove the states (nan for states given from elsewhere).
+    covariate : torch.Tensor or None, shape (n, dim)
+        The coordinate the states should carry, known from outside the network: the driving
+        trajectory's heading or lattice phase (:func:`~.sources.driven_states`), or the
+        coordinate decoded from recorded counts by maximum likelihood
+        (:func:`~.sources.recorded_states`); None for noise-driven states.
     """
 
     rates: torch.Tensor
     phases: torch.Tensor
     distance: torch.Tensor
     noise: float
+    covariate: torch.Tensor | None = None
 
     def __len__(self) -> int:
         return int(self.rates.shape[0])
@@ -45,8 +51,9 @@ class PopulationStates:
 
     def subset(self, index: torch.Tensor) -> PopulationStates:
         """The states at ``index`` (a 1-D integer tensor)."""
+        cov = None if self.covariate is None else self.covariate[index]
         return PopulationStates(self.rates[index], self.phases[index], self.distance[index],
-                                self.noise)
+                                self.noise, cov)
 
 
 def locate(network: HopfieldNetwork, rates: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
@@ -119,4 +126,4 @@ def shuffled_states(states: PopulationStates, seed: int = 0) -> PopulationStates
     n, cells = states.rates.shape
     idx = torch.argsort(torch.rand(n, cells, generator=g), dim=0)
     return PopulationStates(torch.gather(states.rates, 0, idx), states.phases,
-                            states.distance, math.nan)
+                            states.distance, math.nan, states.covariate)
