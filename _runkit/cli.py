@@ -127,10 +127,9 @@ from .errors import BadInput, RunFailed, exit_code, release_start
 from .files import to_jsonable
 from .rundir import _ARGV
 
-__all__ = ["cli_main", "add_sweep_arguments", "sweep_options", "catch_interrupts", "interrupted",
-           "check_interrupt", "progress", "in_notebook", "notebook_figure", "with_threads",
-           "written_summary",
-           "DEFAULT_THREADS"]
+__all__ = ["cli_main", "add_sweep_arguments", "sweep_options", "sweep_workers", "catch_interrupts",
+           "interrupted", "check_interrupt", "progress", "in_notebook", "notebook_figure",
+           "with_threads", "written_summary", "expand_config", "DEFAULT_THREADS"]
 
 #: torch CPU threads of a library call that names none (the command lines' ``--threads`` default)
 DEFAULT_THREADS = 1
@@ -443,7 +442,8 @@ class HelpFormatter(argparse.ArgumentDefaultsHelpFormatter):
 
 def _prepare(parser: argparse.ArgumentParser) -> None:
     """Usage errors raise ``BadInput``; ``--debug`` is accepted everywhere; every parser's help
-    is formatted by :class:`HelpFormatter`."""
+    is formatted by :class:`HelpFormatter`; every command with ``--out`` (it records its run in
+    a ``config.json``) takes ``--config`` (:func:`expand_config`)."""
     for i, p in enumerate(_all_parsers(parser)):
         p.error = _refuse  # type: ignore[method-assign]
         p.formatter_class = HelpFormatter
@@ -451,6 +451,134 @@ def _prepare(parser: argparse.ArgumentParser) -> None:
             p.add_argument("--debug", action="store_true",
                            default=False if i == 0 else argparse.SUPPRESS,
                            help="on an error, print its traceback before the one-line message")
+        if "--out" in p._option_string_actions and "--config" not in p._option_string_actions:
+            p.add_argument("--config", metavar="FILE", default=argparse.SUPPRESS,
+                           help="rerun the run recorded in FILE (its config.json, or the .json "
+                                "beside a sample): its command line, then the options given "
+                                "here, which override it (give another --out for a new run)")
+
+
+def _command_path(parser: argparse.ArgumentParser, argv: Sequence[str]
+                  ) -> tuple[list[str], list[str], list[str], argparse.ArgumentParser]:
+    """Split ``argv`` into the options before the sub-commands, the sub-command names, the
+    tokens after them, and the innermost sub-command's parser."""
+    action, leaf, at, end = _subparser_action(parser), parser, [], 0
+    for i, token in enumerate(argv):
+        if action is None:
+            break
+        if token in action.choices:
+            at.append(i)
+            leaf = action.choices[token]
+            action, end = _subparser_action(leaf), i + 1
+    path = [argv[i] for i in at]
+    before = [t for i, t in enumerate(argv[:end]) if i not in at]
+    return before, path, list(argv[end:]), leaf
+
+
+def _split_tokens(leaf: argparse.ArgumentParser, tokens: Sequence[str]
+                  ) -> tuple[list[str], list[str]]:
+    """The positional tokens and the option tokens (with their values) among a sub-command's
+    arguments."""
+    positional, options = [], []
+    i = 0
+    while i < len(tokens):
+        token = tokens[i]
+        name, eq, _ = token.partition("=")
+        action = leaf._option_string_actions.get(name) if token.startswith("-") else None
+        if action is None:
+            (options if token.startswith("-") else positional).append(token)
+            i += 1
+            continue
+        if eq or action.nargs == 0:
+            taken = [token]
+        elif action.nargs in (None, "?") or isinstance(action.nargs, int):
+            count = 1 if action.nargs in (None, "?") else action.nargs
+            taken = tokens[i:i + 1 + count]
+            if action.nargs == "?" and len(taken) > 1 and taken[1].startswith("-"):
+                taken = taken[:1]
+        else:  # "*" or "+": values up to the next option
+            j = i + 1
+            while j < len(tokens) and not tokens[j].startswith("-"):
+                j += 1
+            taken = tokens[i:j]
+        options.extend(taken)
+        i += len(taken)
+    return positional, options
+
+
+def _take_config(argv: list[str]) -> str | None:
+    """Remove ``--config FILE`` (or ``--config=FILE``) from ``argv``; return FILE."""
+    for i, token in enumerate(argv):
+        if token.startswith("--config="):
+            del argv[i]
+            return token.partition("=")[2]
+        if token == "--config":
+            if i + 1 == len(argv) or argv[i + 1].startswith("-"):
+                raise BadInput("--config needs a FILE: a run's config.json")
+            value = argv[i + 1]
+            del argv[i:i + 2]
+            return value
+    return None
+
+
+def expand_config(prog: str, parser: argparse.ArgumentParser, argv: Sequence[str]) -> list[str]:
+    """The command line that ``--config FILE`` stands for: the run's recorded one, then ours.
+
+    ``FILE`` is a run's ``config.json`` (or a sample's ``.json``), whose ``argv`` is the command
+    line it ran. The result is that command line's options before the sub-command, ours, the
+    recorded sub-command (ours may stop short of it: ``flows experiment --config FILE``), our
+    positional arguments (or else the recorded ones), the recorded options, and ours last, so
+    that an option given here overrides the recorded one. The expanded line is what the rerun
+    records, so its ``config.json`` reruns in turn. Without ``--config``, ``argv`` is returned
+    as it is.
+
+    Raises
+    ------
+    BadInput
+        ``FILE`` is missing or not a run record, was written by another command, or by a run
+        started from Python (no command line recorded).
+
+    Examples
+    --------
+    >>> import json, tempfile, pathlib
+    >>> p = argparse.ArgumentParser(prog="demo")
+    >>> sub = p.add_subparsers(dest="command")
+    >>> run = sub.add_parser("run")
+    >>> _ = run.add_argument("--out"); _ = run.add_argument("--n", type=int, default=1)
+    >>> f = pathlib.Path(tempfile.mkdtemp()) / "config.json"
+    >>> _ = f.write_text(json.dumps({"command": "demo run", "argv": ["run", "--n", "5",
+    ...                                                            "--out", "a"]}))
+    >>> expand_config("demo", p, ["run", "--config", str(f), "--out", "b"])
+    ['run', '--n', '5', '--out', 'a', '--out', 'b']
+    """
+    argv = list(argv)
+    file = _take_config(argv)
+    if file is None:
+        return argv
+    globals_, path, rest, _ = _command_path(parser, argv)
+    recorded = _recorded_argv(file, " ".join([prog, *path]))
+    rec_globals, rec_path, rec_rest, leaf = _command_path(parser, recorded)
+    positional, options = _split_tokens(leaf, rest)
+    rec_positional, rec_options = _split_tokens(leaf, rec_rest)
+    return [*rec_globals, *globals_, *rec_path, *(positional or rec_positional), *rec_options,
+            *options]
+
+
+def _recorded_argv(file: str, command: str) -> list[str]:
+    """The command line recorded in a run's ``config.json``, checked to be ``command``'s."""
+    from .files import read_json
+
+    record = read_json(file, what="--config")
+    if not isinstance(record, dict) or not isinstance(record.get("command"), str):
+        raise BadInput(f"--config={file!r} is not a run's config.json (it has no command)")
+    if not (record["command"] == command or record["command"].startswith(command + " ")):
+        raise BadInput(f"--config={file!r} records a {record['command']!r} run; rerun it with "
+                       f"{record['command']} --config {file}")
+    recorded = record.get("argv")
+    if not (isinstance(recorded, list) and all(isinstance(t, str) for t in recorded)):
+        raise BadInput(f"--config={file!r} records no command line (a run started from Python "
+                       f"records argv null); rerun it from Python with its 'config'")
+    return recorded
 
 
 def _command(prog: str, parser: argparse.ArgumentParser, argv: Sequence[str]) -> str:
@@ -582,6 +710,9 @@ def cli_main(prog: str, parser: argparse.ArgumentParser,
     try:
         release_start()
         try:
+            argv = expand_config(prog, parser, argv)  # --config FILE: the recorded run's line
+            _ARGV.set(tuple(argv))
+            command = _command(prog, parser, argv)
             args = parser.parse_args(argv)
         except SystemExit as stop:  # --help, --version
             return int(stop.code or 0) if not isinstance(stop.code, str) else 2
@@ -743,3 +874,21 @@ def sweep_options(args: argparse.Namespace) -> dict:
     """
     return {"workers": getattr(args, "workers", None),
             "scheduler": getattr(args, "scheduler", None)}
+
+
+def sweep_workers(args: argparse.Namespace) -> int | None:
+    """The worker processes a sweep runs on, as its ``config.json`` records them: ``--workers``;
+    without it one per core (a local Dask cluster), or 0 (cells in this process) without the
+    ``cluster`` extra; None with ``--scheduler`` (that scheduler's workers).
+
+    >>> sweep_workers(argparse.Namespace(workers=2, scheduler=None))
+    2
+    >>> sweep_workers(argparse.Namespace(workers=None, scheduler="tcp://h:8786")) is None
+    True
+    """
+    import importlib.util
+
+    workers, scheduler = getattr(args, "workers", None), getattr(args, "scheduler", None)
+    if workers is not None or scheduler is not None:
+        return workers
+    return (os.cpu_count() or 1) if importlib.util.find_spec("distributed") else 0

@@ -101,7 +101,8 @@ def run_stopping_experiment(out: str | Path, ns: list[int] = RISK_NS,
                        seed=0, n_eval=1)
     ds = _closed_form_data(data, ns, k, width, n_test)
     config = {"kind": "stopping", "ns": ns, "seeds": seeds, "data": data, "width": width,
-              "k": k, "steps": steps, "lr": lr, "n_test": n_test, "protocols": protocols,
+              "k": k, "steps": steps, "lr": base.resolved().lr, "n_test": n_test,
+              "protocols": protocols,
               "targets": targets}
     with RunDir(out, command="flows experiment stopping", config=config,
                 seed=seeds[0]) as run:
@@ -177,7 +178,7 @@ def run_ntk_gap_experiment(out: str | Path, widths: list[int] = (256, 1024, 4096
     dim = load_dataset(data, name="data").dim
     check_terms(_sized(theory_sweep_bytes(n, k, max(widths), dim, 1, kernel=True), {}))
     config = {"kind": "ntk-gap", "widths": widths, "seeds": seeds, "data": data, "n": n,
-              "k": k, "steps": steps, "lr": lr}
+              "k": k, "steps": steps, "lr": base.resolved().lr}
     with RunDir(out, command="flows experiment ntk-gap", config=config, seed=seeds[0]) as run:
         res = gap_sweep(widths, base, seeds, _sweep_in(sweep, run.out))
         figs = {"ntk_gap_seeds.png": plot_gap_seeds(res)}

@@ -57,6 +57,11 @@ def _check_theory(data: str, n: int, k: int, steps: int, lr: float | None, seed:
     return load_dataset(data, name="data").dim
 
 
+
+def _theory_lr(data: str, lr: float | None) -> float:
+    """The learning rate a theory run uses (``None``: the theory regime's default)."""
+    return TrainConfig(data=data, regime="theory", lr=lr).resolved().lr
+
 @with_threads
 def run_width_experiment(out: str | Path, widths: list[int], data: str = "moons", n: int = 256,
                          k: int = 4, steps: int = 500, lr: float | None = None, seed: int = 0,
@@ -74,7 +79,7 @@ def run_width_experiment(out: str | Path, widths: list[int], data: str = "moons"
     _check_sweep_options(sweep)
     check_terms(theory_sweep_bytes(n, k, max(widths), dim, kernel=True))
     config = {"kind": "width", "widths": widths, "data": data, "n": n, "k": k, "steps": steps,
-              "lr": lr, "sample_steps": sample_steps}
+              "lr": _theory_lr(data, lr), "sample_steps": sample_steps}
     with RunDir(out, command="flows experiment width", config=config, seed=seed) as run:
         try:
             res = width_experiment(widths, data, n, k, steps, lr, seed, sample_steps,
@@ -107,7 +112,7 @@ def run_samples_experiment(out: str | Path, ns: list[int], data: str = "moons",
     _check_sweep_options(sweep)
     check_terms(theory_sweep_bytes(max(ns), k, width, dim))
     config = {"kind": "samples", "ns": ns, "data": data, "width": width, "k": k,
-              "steps": steps, "lr": lr, "sample_steps": sample_steps}
+              "steps": steps, "lr": _theory_lr(data, lr), "sample_steps": sample_steps}
     with RunDir(out, command="flows experiment samples", config=config, seed=seed) as run:
         try:
             res = samples_experiment(ns, data, width, k, steps, lr, seed, sample_steps,

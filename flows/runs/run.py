@@ -32,7 +32,14 @@ from ..path import get_path
 from ..plotting.runs import class_figures, training_figures
 from ..sampling.ode import METHODS, SamplingDiverged
 from ..training.checkpoint import load, save_model
-from ..training.loop import CHECKPOINT, TrainConfig, build_model, prepare_data, train
+from ..training.loop import (
+    CHECKPOINT,
+    TrainConfig,
+    build_model,
+    default_workers,
+    prepare_data,
+    train,
+)
 from ..training.loop import FORMAT as CHECKPOINT_FORMAT
 from .experiments import ExperimentRun, run_samples_experiment, run_width_experiment
 from .measure import FieldEvaluation, evaluate_field, reference_for, sample_field
@@ -111,8 +118,10 @@ def run_training(config: TrainConfig, out: str | Path, fresh: bool = False,
     if not fresh:
         check_resumable(Path(out) / CHECKPOINT, cfg)
     resolve_device(device)
-    record = {**cfg.to_dict(), "solver": method, "sample_steps": sample_steps,
-              "workers": workers, "device": str(device), "guidance": guidance}
+    record = {**cfg.to_dict(), "solver": method, "sample_steps": sample_steps,  # as run:
+              "source": cfg.source or "normal",  # None is N(0, I)
+              "workers": default_workers(cfg.coupling) if workers is None else workers,
+              "device": str(device), "guidance": guidance}
     with RunDir(out, command="flows train", config=record, seed=cfg.seed, fresh=fresh) as run:
         if fresh:  # start over: nothing of the earlier run stays beside the new config
             for name in (CHECKPOINT, *TRAINING_OUTPUTS):

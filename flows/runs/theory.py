@@ -147,7 +147,8 @@ def run_risk_experiment(out: str | Path, ns: list[int] = RISK_NS,
                        seed=0, n_eval=max(1, n_samples))
     _check_risk_data(data, ns, k, width, n_test, n_samples)
     config = {"kind": "risk", "ns": ns, "seeds": seeds, "data": data, "width": width, "k": k,
-              "steps": steps, "lr": lr, "n_test": n_test, "n_samples": n_samples}
+              "steps": steps, "lr": base.resolved().lr, "n_test": n_test,
+              "n_samples": n_samples}
     point = {"n_test": n_test, "samples": n_samples > 0}
     if n_samples:
         point["n_samples"] = n_samples

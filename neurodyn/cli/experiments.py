@@ -9,6 +9,7 @@ from _runkit import BadInput
 
 from ._common import (
     PERTURBATIONS,
+    args_config,
     check_states_memory,
     experiment_parser,
     load_network,
@@ -85,7 +86,10 @@ def _speed_gain(args) -> dict:
     network = load_network(args.model)
     if network.manifold is None:
         raise BadInput("--model: the model has no target manifold to start the bump on")
-    with open_run(args, "speed-gain") as run:
+    from ..experiments.speed import DEFAULT_VELOCITIES
+
+    config = {**args_config(args), "velocities": list(velocities or DEFAULT_VELOCITIES)}
+    with open_run(args, "speed-gain", config=config) as run:
         return speed_gain_run(network, run.out, args.velocity_coupling, args.coupling_width,
                               velocities, args.duration, args.tolerance, dt_max=args.dt)
 

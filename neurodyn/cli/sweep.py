@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import math
 
-from _runkit.cli import add_sweep_arguments, sweep_options
+from _runkit.cli import add_sweep_arguments, sweep_options, sweep_workers
 from _runkit.sweep import run_sweep
 
 from ..experiments.sweeps import SWEEPS
@@ -87,7 +87,8 @@ def _sweep(args) -> dict:
     def figures(rows, folder):
         save_figure(plot_sweep(rows, x, spec.y, series), folder / f"{spec.y}_vs_{x}.png")
 
-    config = {**args_config(args), "grid_resolved": grid, "fixed": fixed}
+    config = {**args_config(args), "grid_resolved": grid, "fixed": fixed,
+              "workers": sweep_workers(args)}
     with open_run(args, f"sweep {args.kind}", config=config) as run:
         res = run_sweep(spec.cell, grid, run.out, fixed=fixed, seed=args.seed, figures=figures,
                         **sweep_options(args))
