@@ -12,8 +12,10 @@ reads the same files (:func:`~neurodyn.spatial.positions.ratinabox_arrays` reads
 NWB (via ``pynwb``, the optional extra ``nwb``): :func:`write_nwb` stores positions as a
 ``SpatialSeries`` in ``Position`` (processing module ``behavior``), population activity as a
 ``TimeSeries`` ``rates`` (steps, cells) and rate maps as ``Images`` ``rate_maps`` (one
-``GrayscaleImage`` per cell, NaN where unvisited), both in the processing module
-``grid_cells``; :func:`read_nwb` reads them back with pynwb.
+``GrayscaleImage`` per cell, NaN where unvisited), both in the processing module ``misc``
+(``grid_cells`` in files of earlier versions), with a subject and keywords, as NWB's best
+practices ask (``nwbinspector`` finds nothing critical or best-practice in them);
+:func:`read_nwb` reads them back with pynwb.
 """
 
 from __future__ import annotations
@@ -27,7 +29,8 @@ import numpy as np
 from .spatial.agent import Box, Trajectory
 from .spatial.positions import load_positions, ratinabox_arrays
 
-__all__ = ["ratinabox_arrays", "from_ratinabox", "write_nwb", "read_nwb"]
+__all__ = ["ratinabox_arrays", "from_ratinabox", "write_nwb", "read_nwb", "export_run_nwb",
+           "SIMULATED_SUBJECT"]
 
 
 def from_ratinabox(source, box: Box | None = None) -> Trajectory:
@@ -74,10 +77,28 @@ def _pynwb():
     return pynwb
 
 
+#: The subject of a simulated file, which NWB and its inspector require: no animal was
+#: recorded; the model stands for a rat (its agent moves like one: a rat's trajectory, recorded
+#: or simulated by RatInABox), so the species is the rat's, the sex unknown ("U") and the age
+#: an open interval ("P0D/": unknown).
+SIMULATED_SUBJECT = {
+    "subject_id": "simulated-agent", "species": "Rattus norvegicus", "sex": "U", "age": "P0D/",
+    "description": "simulated: no animal was recorded; the model stands for a rat",
+}
+
+
 def write_nwb(path, t, position, rates=None, rate_maps=None, x_edges=None,
               description: str = "neurodyn simulation", session_start_time=None,
-              identifier: str | None = None) -> str:
+              identifier: str | None = None, subject: dict | None = None,
+              keywords: tuple[str, ...] = ("simulation", "continuous attractor network",
+                                           "grid cells", "path integration"),
+              experimenter: str | None = None, institution: str | None = None) -> str:
     """Write positions, population activity and rate maps to an NWB file.
+
+    The file follows NWB's best practices as ``nwbinspector`` checks them: a subject
+    (:data:`SIMULATED_SUBJECT` unless given), units ``meters``, a sampling rate instead of
+    timestamps when the times are regular (to 1e-9 of a step), and the schema's module names
+    (``behavior`` for the position, ``misc`` for the population).
 
     Parameters
     ----------
@@ -85,9 +106,9 @@ def write_nwb(path, t, position, rates=None, rate_maps=None, x_edges=None,
         Output ``.nwb`` file (overwritten).
     t : array_like, shape (steps,)
         Times in seconds.
-    position : array_like, shape (steps, 2)
-        Positions in metres.
-    rates : array_like or None, shape (steps, cells)
+    position : array_like or None, shape (steps, 2)
+        Positions in metres (None: no agent, e.g. a simulation of the network alone).
+    rates : array_like or None, shape (steps, cells) or (steps, runs, cells)
         Rates.
     rate_maps : array_like or None, shape (cells, bins, bins)
         Rate maps (``[cell, iy, ix]``).
@@ -96,55 +117,95 @@ def write_nwb(path, t, position, rates=None, rate_maps=None, x_edges=None,
     description : str
         Session description.
     session_start_time : datetime.datetime or None
-        A timezone-aware datetime (default: the Unix epoch, so that the same inputs give the same
-        file contents).
+        A timezone-aware datetime (default: now, when the simulated session is written).
     identifier : str or None
         The file's identifier (default: a UUID derived from the data).
+    subject : dict or None
+        Keyword arguments of ``pynwb.file.Subject`` (default :data:`SIMULATED_SUBJECT`).
+    keywords : tuple of str
+        The file's keywords.
+    experimenter, institution : str or None
+        Who ran the simulation, and where ("Last, First"); left out when None (the inspector
+        then suggests them: only the user knows).
 
     Returns
     -------
     str : the path written.
     """
     pynwb = _pynwb()
-    from pynwb.base import Images
     from pynwb.behavior import Position, SpatialSeries
-    from pynwb.image import GrayscaleImage
+    from pynwb.file import Subject
 
     t = np.asarray(t, dtype=float)
-    position = np.asarray(position, dtype=float)
-    if t.ndim != 1 or position.shape != (t.size, 2):
+    position = None if position is None else np.asarray(position, dtype=float)
+    if t.ndim != 1 or (position is not None and position.shape != (t.size, 2)):
         raise ValueError(f"position: shape {position.shape}; expected ({t.size}, 2) like t")
-    start = session_start_time or datetime(1970, 1, 1, tzinfo=timezone.utc)
+    start = session_start_time or datetime.now(timezone.utc).replace(microsecond=0)
     if identifier is None:
-        identifier = str(uuid.uuid5(uuid.NAMESPACE_OID, f"{t.size}:{position.sum():.17g}"))
+        total = (position if position is not None else np.asarray(rates, dtype=float)).sum()
+        identifier = str(uuid.uuid5(uuid.NAMESPACE_OID, f"{t.size}:{total:.17g}"))
     nwb = pynwb.NWBFile(session_description=description, identifier=identifier,
-                        session_start_time=start)
-    behavior = nwb.create_processing_module("behavior", "agent position in the box")
-    pos = Position(name="Position")
-    pos.add_spatial_series(SpatialSeries(
-        name="position", data=position, timestamps=t, unit="m",
-        reference_frame="(0, 0) is the box corner; x, y in metres"))
-    behavior.add(pos)
-    mod = nwb.create_processing_module("grid_cells", "simulated population activity")
+                        session_start_time=start, keywords=list(keywords),
+                        experiment_description=f"{description}: positions of the agent, the "
+                        "network's rates and their rate maps (neurodyn)",
+                        subject=Subject(**(SIMULATED_SUBJECT if subject is None else subject)),
+                        experimenter=experimenter, institution=institution)
+    if position is not None:
+        behavior = nwb.create_processing_module("behavior", "agent position in the box")
+        pos = Position(name="Position")
+        pos.add_spatial_series(SpatialSeries(
+            name="position", data=position, unit="meters", **_times(t),
+            description="position of the agent in the box, x and y (steps, 2)",
+            reference_frame="(0, 0) is the box corner; x, y in metres"))
+        behavior.add(pos)
+    mod = nwb.create_processing_module("misc", "simulated population activity")
     if rates is not None:
         rates = np.asarray(rates, dtype=float)
-        if rates.ndim != 2 or rates.shape[0] != t.size:
-            raise ValueError(f"rates: shape {rates.shape}; expected ({t.size}, cells)")
-        mod.add(pynwb.TimeSeries(name="rates", data=rates, timestamps=t, unit="rate (a.u.)",
-                                 description="network rates r = phi(u), (steps, cells)"))
+        if rates.ndim not in (2, 3) or rates.shape[0] != t.size:
+            raise ValueError(f"rates: shape {rates.shape}; expected ({t.size}, cells) or "
+                             f"({t.size}, runs, cells)")
+        shape = "(steps, cells)" if rates.ndim == 2 else "(steps, runs, cells)"
+        mod.add(pynwb.TimeSeries(name="rates", data=rates, unit="rate (a.u.)", **_times(t),
+                                 description=f"network rates r = phi(u), {shape}"))
     if rate_maps is not None:
-        maps = np.asarray(rate_maps, dtype=float)
-        if maps.ndim != 3:
-            raise ValueError(f"rate_maps: shape {maps.shape}; expected (cells, bins, bins)")
-        edges = "" if x_edges is None else f"; bin edges (m): {np.asarray(x_edges).tolist()}"
-        images = [GrayscaleImage(name=f"cell_{i:04d}", data=m,
-                                 description="mean rate per bin [iy, ix], NaN unvisited")
-                  for i, m in enumerate(maps)]
-        mod.add(Images(name="rate_maps", images=images,
-                       description=f"rate maps, one image per cell{edges}"))
+        mod.add(_rate_images(rate_maps, x_edges))
     with pynwb.NWBHDF5IO(os.fspath(path), "w") as io:
         io.write(nwb)
     return os.fspath(path)
+
+
+def _times(t: np.ndarray) -> dict:
+    """``starting_time`` and ``rate`` when ``t`` is regular to 1e-9 of a step (what NWB
+    prefers), else ``timestamps``."""
+    if t.size > 2:
+        step = (t[-1] - t[0]) / (t.size - 1)
+        if step > 0 and np.abs(t[0] + np.arange(t.size) * step - t).max() <= 1e-9 * step:
+            return {"starting_time": float(t[0]), "rate": float(1.0 / step)}
+    return {"timestamps": t}
+
+
+def _rate_images(rate_maps, x_edges):
+    """The rate maps as ``Images``, one ``GrayscaleImage`` per cell."""
+    from pynwb.base import Images
+    from pynwb.image import GrayscaleImage
+
+    maps = np.asarray(rate_maps, dtype=float)
+    if maps.ndim != 3:
+        raise ValueError(f"rate_maps: shape {maps.shape}; expected (cells, bins, bins)")
+    edges = "" if x_edges is None else f"; bin edges (m): {np.asarray(x_edges).tolist()}"
+    images = [GrayscaleImage(name=f"cell_{i:04d}", data=m,
+                             description="mean rate per bin [iy, ix], NaN unvisited")
+              for i, m in enumerate(maps)]
+    return Images(name="rate_maps", images=images,
+                  description=f"rate maps, one image per cell{edges}")
+
+
+def _read_times(series) -> np.ndarray:
+    """A series' times: its timestamps, or ``starting_time + i / rate``."""
+    if series.timestamps is not None:
+        return np.asarray(series.timestamps[:])
+    n = len(series.data)
+    return series.starting_time + np.arange(n) * (1.0 / series.rate)
 
 
 def read_nwb(path) -> dict:
@@ -152,19 +213,55 @@ def read_nwb(path) -> dict:
 
     Returns
     -------
-    dict with ``t``, ``position`` and, when present, ``rates`` and ``rate_maps`` (arrays).
+    dict with ``t`` and, when present, ``position``, ``rates`` and ``rate_maps`` (arrays).
     """
     pynwb = _pynwb()
     out = {}
     with pynwb.NWBHDF5IO(os.fspath(path), "r") as io:
         nwb = io.read()
-        ss = nwb.processing["behavior"]["Position"].spatial_series["position"]
-        out["t"] = np.asarray(ss.timestamps[:])
-        out["position"] = np.asarray(ss.data[:])
-        mod = nwb.processing["grid_cells"]
+        mod = nwb.processing["misc" if "misc" in nwb.processing else "grid_cells"]  # or older
+        if "behavior" in nwb.processing:
+            ss = nwb.processing["behavior"]["Position"].spatial_series["position"]
+            out["t"] = _read_times(ss)
+            out["position"] = np.asarray(ss.data[:])
         if "rates" in mod.data_interfaces:
+            out["t"] = _read_times(mod["rates"])
             out["rates"] = np.asarray(mod["rates"].data[:])
         if "rate_maps" in mod.data_interfaces:
             imgs = mod["rate_maps"].images
             out["rate_maps"] = np.stack([np.asarray(imgs[k].data[:]) for k in sorted(imgs)])
     return out
+
+
+def export_run_nwb(out, tau_seconds: float = 0.01) -> str:
+    """Write ``OUT/activity.nwb`` (:func:`write_nwb`) from the arrays of a run directory.
+
+    A grid-cell run (``track.npz``, ``ratemaps.npz``): the agent's positions and the cells'
+    rate maps. A simulation (``trajectory.npz``): the rates of every run, ``(steps, runs,
+    cells)`` (a torus sheet flattened row by row), at times ``t * tau_seconds``.
+
+    Parameters
+    ----------
+    out : str or Path
+        The run directory.
+    tau_seconds : float
+        Seconds per unit of network time (a simulation's times are in tau).
+
+    Returns
+    -------
+    str
+        The path written.
+    """
+    from pathlib import Path
+
+    out = Path(out)
+    if (out / "track.npz").exists():
+        with np.load(out / "track.npz") as track, np.load(out / "ratemaps.npz") as maps:
+            return write_nwb(out / "activity.nwb", track["t"], track["position"],
+                             rate_maps=maps["maps"], x_edges=maps["x_edges"],
+                             description="neurodyn grid-cell path integration")
+    with np.load(out / "trajectory.npz") as run:
+        rates = run["r"].reshape(run["r"].shape[0], run["r"].shape[1], -1)
+        return write_nwb(out / "activity.nwb", run["t"] * tau_seconds, None, rates=rates,
+                         description="neurodyn simulation of a fitted attractor network",
+                         keywords=("simulation", "continuous attractor network"))

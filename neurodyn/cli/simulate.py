@@ -6,11 +6,13 @@ import argparse
 import math
 
 from _runkit import BadInput
+from _runkit.checks import check_installed
 
 from ._common import (
     METHODS,
     PERTURBATIONS,
     add_device_argument,
+    args_config,
     check_states_memory,
     command,
     load_network,
@@ -89,11 +91,20 @@ def _simulate(args) -> dict:
     elif args.velocity_file is not None:
         velocity = ArrayVelocity(load_velocity_array(args.velocity_file, "--velocity-file"), dt)
         _check_velocity(velocity, "--velocity-file", duration, dt, u0.shape[0], g.dim)
-    with open_run(args, "simulate") as run:
-        return simulate_run(network, u0, duration, dt, run.out, method=args.method,
-                            velocity=velocity, noise=args.noise, save_every=args.save_every,
-                            seed=args.seed, progress=None,
-                            device=args.device)
+    resolved = {"method": args.method or ("euler" if args.noise > 0 else "rk4"),  # as run
+                "strength_max": args.strength if args.strength_max is None else args.strength_max}
+    if args.nwb:
+        check_installed("pynwb", "nwb", "--nwb (an NWB file of the activity)")
+    with open_run(args, "simulate", config={**args_config(args), **resolved}) as run:
+        metrics = simulate_run(network, u0, duration, dt, run.out, method=args.method,
+                               velocity=velocity, noise=args.noise, save_every=args.save_every,
+                               seed=args.seed, progress=None,
+                               device=args.device)
+        if args.nwb:
+            from ..interop import export_run_nwb
+
+            export_run_nwb(run.out, args.tau_seconds)
+        return metrics
 
 
 def register(sub) -> argparse.ArgumentParser:
@@ -133,6 +144,9 @@ def register(sub) -> argparse.ArgumentParser:
     s.add_argument("--save-every", type=positive_int, default=10,
                    help="steps between saved states")
     s.add_argument("--seed", type=int, default=0, help="seeds perturbations and noise")
+    s.add_argument("--nwb", action="store_true",
+                   help="also write activity.nwb: the rates of every run in NWB, times in "
+                        "seconds through --tau-seconds (needs the nwb extra)")
     add_device_argument(s)
     s.set_defaults(func=command(_simulate))
     return s
