@@ -44,7 +44,7 @@ from typing import Any
 
 from .files import to_jsonable
 
-__all__ = ["Result", "artifact", "require_pandas"]
+__all__ = ["Result", "artifact", "require_pandas", "require_xarray"]
 
 
 def artifact(**kwargs: Any) -> Any:
@@ -136,6 +136,28 @@ class Result:
             return pd.DataFrame(rows, index=[k[0] for k in keys])
         return pd.DataFrame(rows, index=pd.MultiIndex.from_tuples(keys))
 
+    def to_xarray(self):
+        """The table of :meth:`to_pandas` as an ``xarray.Dataset`` (needs xarray, extra
+        ``xarray``): one variable per column along the dimension ``row`` (its names as
+        coordinates; ``row_0``, ``row_1``, ... for rows nested under groups).
+
+        Returns
+        -------
+        xarray.Dataset
+
+        Raises
+        ------
+        ImportError
+            xarray is not installed (the message says how to install it).
+        """
+        require_xarray(f"{type(self).__name__}.to_xarray()")
+        table = self.to_pandas()
+        if table.index.nlevels > 1:
+            table.index = table.index.set_names([f"row_{i}" for i in range(table.index.nlevels)])
+        else:
+            table.index.name = "row"
+        return table.to_xarray()
+
 
 def _result_fields(cls: type) -> dict[str, type]:
     """The fields of ``cls`` typed as a :class:`Result` (alone or in a union such as
@@ -186,6 +208,27 @@ def require_pandas(what: str):
         raise ImportError(f"{what} needs pandas, which is not installed: pip install pandas"
                           ) from exc
     return pandas
+
+
+def require_xarray(what: str):
+    """The ``xarray`` module, or ImportError saying that ``what`` needs it and how to install it
+    (xarray is optional: labelled arrays for analysis, not needed to run anything).
+
+    Parameters
+    ----------
+    what : str
+        The call that needs xarray (named in the message).
+
+    Returns
+    -------
+    module
+    """
+    try:
+        import xarray
+    except ImportError as exc:
+        raise ImportError(f"{what} needs xarray, which is not installed: pip install "
+                          "'neurodyn-flows[xarray]' (or pip install xarray)") from exc
+    return xarray
 
 
 def _is_row(value: Any) -> bool:

@@ -53,7 +53,7 @@ from typing import Any
 from .cli import progress as progress_bar
 from .errors import BadInput, RunFailed
 from .files import atomic_write_bytes, atomic_write_text, read_json, to_jsonable, write_json
-from .results import require_pandas
+from .results import require_pandas, require_xarray
 from .seeds import check_seed
 
 __all__ = ["SweepResult", "cell_seed", "config_key", "grid_cells", "grid_points", "local_cluster",
@@ -132,6 +132,17 @@ class SweepResult:
         pandas.DataFrame
         """
         return require_pandas("SweepResult.to_pandas()").DataFrame(self.rows)
+
+    def to_xarray(self):
+        """The table as an ``xarray.Dataset`` with one dimension ``run`` (one cell each, in
+        grid order) and one variable per column; needs xarray (extra ``xarray``).
+
+        Returns
+        -------
+        xarray.Dataset
+        """
+        require_xarray("SweepResult.to_xarray()")
+        return self.to_pandas().rename_axis("run").to_xarray()
 
     def to_dict(self) -> dict:
         """Summary for ``metrics.json``: what the configuration determines (a resumed sweep

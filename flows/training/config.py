@@ -266,3 +266,16 @@ class TrainResult:
 
         pd = require_pandas("TrainResult.to_pandas()")
         return pd.DataFrame({"loss": self.losses.detach().cpu().numpy()}).rename_axis("step")
+
+    def to_xarray(self):
+        """The training loss per step as an ``xarray.Dataset`` (variable ``loss``, dimension
+        ``step``); needs xarray (extra ``xarray``).
+
+        Returns
+        -------
+        xarray.Dataset
+        """
+        from _runkit.results import require_xarray
+
+        require_xarray("TrainResult.to_xarray()")
+        return self.to_pandas().to_xarray()

@@ -149,6 +149,40 @@ class SimulationResult:
         cols.update({name: decoded[:, i] for i, name in enumerate(names)})
         return pd.DataFrame({k: v.detach().numpy() for k, v in cols.items()})
 
+    def to_xarray(self):
+        """The saved states as an ``xarray.Dataset`` with dimensions ``time``, ``run`` and
+        ``neuron`` (a torus sheet flattened row by row) and ``axis`` (the decoded phase's
+        coordinates); needs xarray (extra ``xarray``).
+
+        Returns
+        -------
+        xarray.Dataset
+            ``u`` and ``r`` (time, run, neuron); ``energy`` and ``distance`` (time, run);
+            ``decoded`` and, with velocity input, ``reference`` (time, run, axis); coordinate
+            ``time`` (the saved times ``t``); attributes ``method``, ``dt``, ``backend``,
+            ``nfe`` and ``shape`` (the population's shape).
+        """
+        from _runkit.results import require_xarray
+
+        xr = require_xarray("SimulationResult.to_xarray()")
+        run = self.cpu()
+        steps, batch = run.u.shape[:2]
+
+        def arr(x, *tail):
+            return x.detach().reshape(steps, batch, *tail).numpy()
+
+        data = {"u": (("time", "run", "neuron"), arr(run.u, -1)),
+                "r": (("time", "run", "neuron"), arr(run.r, -1)),
+                "energy": (("time", "run"), arr(run.energy)),
+                "distance": (("time", "run"), arr(run.distance)),
+                "decoded": (("time", "run", "axis"), arr(run.decoded, -1))}
+        if run.reference is not None:
+            data["reference"] = (("time", "run", "axis"), arr(run.reference, -1))
+        attrs = {"method": self.method, "dt": float(self.dt), "backend": self.backend,
+                 "nfe": int(self.nfe), "shape": list(self.u.shape[2:])}
+        return xr.Dataset(data, coords={"time": run.t.detach().numpy(),
+                                        "run": range(batch)}, attrs=attrs)
+
     def path_error(self) -> torch.Tensor:
         """Wrapped error ``decoded - reference`` per axis, ``(T, B, dim)`` (needs velocity)."""
         if self.reference is None:

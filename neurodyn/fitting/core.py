@@ -39,7 +39,7 @@ import torch
 from _runkit import BadInput, RunFailed
 from _runkit.cli import with_threads
 from _runkit.files import check_like
-from _runkit.results import require_pandas
+from _runkit.results import require_pandas, require_xarray
 
 from ..activation import Logistic
 from ..dynamics.device import check_device
@@ -106,6 +106,17 @@ class FitResult:
         """
         pd = require_pandas("FitResult.to_pandas()")
         return pd.DataFrame(self.history).rename_axis("step")
+
+    def to_xarray(self):
+        """Each term's loss per step as an ``xarray.Dataset`` (dimension ``step``, one variable
+        per term); needs xarray (extra ``xarray``).
+
+        Returns
+        -------
+        xarray.Dataset
+        """
+        require_xarray("FitResult.to_xarray()")
+        return self.to_pandas().to_xarray()
 
 
 def build_geometry(config: FitConfig) -> Geometry:
