@@ -42,8 +42,9 @@ from ..energies.seal import SealEnergy
 from ..geometry.populations import Torus
 from ..manifold import PROBES, TargetManifold, bregman, oblique_projection, probe_directions
 
-__all__ = ["normal_equations", "stream_batch", "nearest_point_local", "check_streamable",
-           "DENSE_DESIGN_MAX_NEURONS"]
+__all__ = ["normal_equations", "stream_batch", "StreamedBatch", "nearest_point_local",
+           "check_streamable",
+           "ModeLock", "DENSE_DESIGN_MAX_NEURONS"]
 
 #: sheets larger than this are fitted with the streamed design by default (``design="auto"``)
 DENSE_DESIGN_MAX_NEURONS = 64 * 64
@@ -124,12 +125,13 @@ def nearest_point_local(manifold: TargetManifold, u: torch.Tensor, refine: int =
     return torch.remainder(psi, 2 * math.pi)
 
 
-def stream_batch(manifold: TargetManifold, config, step: int) -> dict:
-    """The states of :func:`neurodyn.fitting.core._batch` for ``step``, drawn the same way.
+class StreamedBatch:
+    """The states of :func:`neurodyn.fitting.core._batch` for one step, drawn the same way but
+    held as the generator's states: a kind's probes or perturbed states are drawn again when
+    they are used (:meth:`dirs`, :meth:`u`), so the batch costs no sheet while it waits.
 
-    The nearest points are found one state at a time by :func:`nearest_point_local`; the
-    dictionary holds ``psi``, ``dirs``, ``u``, ``near`` and ``bregman`` (the nearest bumps
-    ``u*(near)`` are rebuilt per state where they are used).
+    The nearest points and Bregman divergences are computed once, one state at a time, by
+    :func:`nearest_point_local`.
 
     Parameters
     ----------
@@ -139,26 +141,77 @@ def stream_batch(manifold: TargetManifold, config, step: int) -> dict:
         The fit's config (``seed``, ``batch``, ``strength``).
     step : int
         The step whose batch to draw.
-
-    Returns
-    -------
-    dict of torch.Tensor
     """
-    g = manifold.geometry
-    gen = torch.Generator().manual_seed((config.seed * 1_000_003 + step) % 2**64)
-    psi = g.random_phase(config.batch * len(PROBES), gen)
-    parts = psi.split(config.batch)
-    dirs = torch.cat([probe_directions(manifold, p, k, gen)
-                      for p, k in zip(parts, PROBES, strict=True)])
-    low = 0.1 * config.strength
-    s = low + (config.strength - low) * torch.rand(len(psi), generator=gen, dtype=psi.dtype)
-    u = torch.cat([probe_directions(manifold, p, k, gen)
-                   for p, k in zip(parts, PROBES, strict=True)])
-    for i in range(len(psi)):  # in place: one extra sheet at a time
-        u[i] = manifold.u_star(psi[i]) + float(s[i] * manifold.norm) * u[i]
-    near = torch.stack([nearest_point_local(manifold, x) for x in u])
-    breg = torch.stack([bregman(manifold, x, p) for x, p in zip(u, near, strict=True)])
-    return {"psi": psi, "dirs": dirs, "u": u, "near": near, "bregman": breg}
+
+    def __init__(self, manifold: TargetManifold, config, step: int):
+        g = manifold.geometry
+        self.manifold = manifold
+        gen = torch.Generator().manual_seed((config.seed * 1_000_003 + step) % 2**64)
+        self.psi = g.random_phase(config.batch * len(PROBES), gen)
+        self.parts = self.psi.split(config.batch)
+        self._dirs, self._fdirs = [], []
+        for kind, p in zip(PROBES, self.parts, strict=True):
+            self._dirs.append(gen.get_state())
+            probe_directions(manifold, p, kind, gen)  # advances the generator as _batch does
+        low = 0.1 * config.strength
+        s = low + (config.strength - low) * torch.rand(len(self.psi), generator=gen,
+                                                       dtype=self.psi.dtype)
+        self.s = s.split(config.batch)
+        for kind, p in zip(PROBES, self.parts, strict=True):
+            self._fdirs.append(gen.get_state())
+            probe_directions(manifold, p, kind, gen)
+        near, breg = [], []
+        for i in range(len(PROBES)):
+            for x in self.u(i):
+                near.append(nearest_point_local(manifold, x))
+                breg.append(bregman(manifold, x, near[-1]))
+        self.near, self.bregman = torch.stack(near), torch.stack(breg)
+
+    def _draw(self, state: torch.Tensor, i: int) -> torch.Tensor:
+        gen = torch.Generator()
+        gen.set_state(state)
+        return probe_directions(self.manifold, self.parts[i], PROBES[i], gen)
+
+    def dirs(self, i: int) -> torch.Tensor:
+        """The probe directions of kind ``PROBES[i]``: ``(batch, *shape)``."""
+        return self._draw(self._dirs[i], i)
+
+    def u(self, i: int) -> torch.Tensor:
+        """The perturbed states of kind ``PROBES[i]``: ``(batch, *shape)``."""
+        u = self._draw(self._fdirs[i], i)
+        for j, (p, s) in enumerate(zip(self.parts[i], self.s[i], strict=True)):
+            u[j] = self.manifold.u_star(p) + float(s * self.manifold.norm) * u[j]
+        return u
+
+    def materialize(self) -> dict:
+        """Every state at once, as :func:`neurodyn.fitting.core._batch` returns them (without
+        ``us_near``)."""
+        kinds = range(len(PROBES))
+        return {"psi": self.psi, "dirs": torch.cat([self.dirs(i) for i in kinds]),
+                "u": torch.cat([self.u(i) for i in kinds]), "near": self.near,
+                "bregman": self.bregman}
+
+
+def stream_batch(manifold: TargetManifold, config, step: int) -> StreamedBatch:
+    """The batch of ``step`` (:class:`StreamedBatch`), for :func:`normal_equations`."""
+    return StreamedBatch(manifold, config, step)
+
+
+def _kinds(batch):
+    """``(psi, dirs, u, near, bregman)`` per kind of a :class:`StreamedBatch` or of the dict
+    of :func:`neurodyn.fitting.core._batch`, drawn as they are used."""
+    if isinstance(batch, StreamedBatch):
+        size = len(batch.parts[0])
+        for i in range(len(PROBES)):
+            sl = slice(i * size, (i + 1) * size)
+            yield (batch.parts[i], lambda i=i: batch.dirs(i), lambda i=i: batch.u(i),
+                   batch.near[sl], batch.bregman[sl])
+        return
+    size = batch["psi"].shape[0] // len(PROBES)
+    for i in range(len(PROBES)):
+        sl = slice(i * size, (i + 1) * size)
+        yield (batch["psi"][sl], lambda sl=sl: batch["dirs"][sl], lambda sl=sl: batch["u"][sl],
+               batch["near"][sl], batch["bregman"][sl])
 
 
 # ---------------------------------------------------------------------------- the columns
@@ -288,48 +341,88 @@ def _gram(basis: _Basis, x: torch.Tensor, sparse: torch.Tensor) -> tuple:
     return ata, aty, near[pd, pd]
 
 
-def _part_hvp(part, r, v, z, zv) -> torch.Tensor:
-    """``part.hvp(r, v)``; for phase locking, from its gradient's spectrum on a small torus.
+class ModeLock:
+    """A phase-locking energy evaluated on its own few modes of a large sheet.
 
-    The locking gradient's spectrum is a function of the coefficients of its few modes alone,
-    the same on every sheet that holds them (the sheet size cancels between ``N`` in ``F`` and
-    ``1/N`` in ``z``), so its forward-mode derivative is taken on an 8 x 8 (or just large
-    enough) copy and the result placed on those modes of the large sheet: a few numbers in
-    forward mode instead of full spectra (taken as two reverse-mode passes: the first use of
-    torch's forward mode costs 80 MB of resident memory).
+    The locking energy, its gradient's spectrum and their derivatives are functions of the
+    coefficients of the terms' modes alone, the same on every sheet that holds those modes (the
+    sheet size cancels between ``N`` in ``F`` and ``1/N`` in ``z``). They are evaluated on an
+    8 x 8 (or just large enough) copy; the large sheet only supplies and receives the values at
+    ``index`` (flat indices into its half spectrum). Derivatives are taken in reverse mode (the
+    first use of torch's forward mode costs 80 MB of resident memory).
+
+    Parameters
+    ----------
+    part : PhaseLockEnergy
+        The locking energy of the large sheet (its coefficients are copied).
+
+    Examples
+    --------
+    >>> lock = PhaseLockEnergy(Torus(32, 32))
+    >>> _ = lock.coef.data.fill_(2.0)
+    >>> r = 0.5 + 0.2 * torch.rand(32, 32, dtype=torch.float64,
+    ...                            generator=torch.Generator().manual_seed(0))
+    >>> small = ModeLock(lock)
+    >>> zf = lock.geometry.dft(r).flatten()
+    >>> gz = torch.zeros_like(zf).index_copy(0, small.index, small.grad(zf[small.index]))
+    >>> bool(torch.allclose(lock.geometry.idft(gz.reshape(32, 17)), lock.grad(r)))
+    True
     """
+
+    def __init__(self, part: PhaseLockEnergy):
+        g = part.geometry
+        top = max(abs(int(x)) for k, fs in part.terms for w in [k] + [kb for kb, _ in fs]
+                  for x in w)
+        side = max(8, 2 * top + 2)
+        self.small = Torus(side, side, g.lattice)
+        self.lock = PhaseLockEnergy(self.small, part.terms)
+        with torch.no_grad():
+            self.lock.coef.copy_(part.coef)
+        self.size = g.size
+        self.index = torch.tensor(sorted({i for a, fs in part._index
+                                          for i, _ in [a] + [b for b, _ in fs]}))
+        k = g.wavevectors().flatten(1)[:, self.index].long()  # stored modes: k2 >= 0
+        h = self.small.spectral_shape[1]
+        self.mine = torch.tensor([(k1 % side) * h + k2 for k1, k2 in k.T.tolist()])
+
+    def _on_small(self, zb: torch.Tensor) -> torch.Tensor:
+        full = torch.zeros(math.prod(self.small.spectral_shape), dtype=zb.dtype)
+        return full.index_copy(0, self.mine, zb)
+
+    def grad(self, zb: torch.Tensor) -> torch.Tensor:
+        """The gradient's spectrum on ``index`` from the rates' coefficients ``zb`` there."""
+        with torch.no_grad():
+            return self.lock.grad_spectrum(self._on_small(zb)).flatten()[self.mine]
+
+    def value(self, zb: torch.Tensor) -> torch.Tensor:
+        """The energy ``N sum_t gamma_t (|w_t| - Re w_t)`` of the large sheet."""
+        with torch.no_grad():
+            val = sum(c * (w.abs() - w.real) for c, (*_, w) in
+                      zip(self.lock.coef.to(zb.real.dtype),
+                          self.lock._monomials(self._on_small(zb)), strict=True))
+        return self.size * val
+
+    def hvp(self, zb: torch.Tensor, zt: torch.Tensor) -> torch.Tensor:
+        """The derivative of :meth:`grad` along the coefficients ``zt`` of the direction."""
+        with torch.enable_grad():  # J t as the derivative of J^T w in w
+            x = torch.stack([zb.real, zb.imag]).detach().requires_grad_(True)
+            out = self.lock.grad_spectrum(self._on_small(torch.complex(x[0], x[1])))
+            out = out.flatten()[self.mine]
+            out = torch.stack([out.real, out.imag])
+            w = torch.zeros_like(out, requires_grad=True)
+            (jw,) = torch.autograd.grad(out, x, w, create_graph=True)
+            (jt,) = torch.autograd.grad(jw, w, torch.stack([zt.real, zt.imag]))
+        return torch.complex(jt[0], jt[1])
+
+
+def _part_hvp(part, r, v, z, zv) -> torch.Tensor:
+    """``part.hvp(r, v)``; phase locking through :class:`ModeLock` (a few modes)."""
     if not isinstance(part, PhaseLockEnergy):
         return part.hvp(r, v)
-    g = part.geometry
-    top = max(abs(int(x)) for k, fs in part.terms for w in [k] + [kb for kb, _ in fs] for x in w)
-    small = Torus(max(8, 2 * top + 2), max(8, 2 * top + 2), g.lattice)
-    lock = PhaseLockEnergy(small, part.terms)
-    with torch.no_grad():
-        lock.coef.copy_(part.coef)
-    big = torch.tensor(sorted({i for a, fs in part._index for i, _ in [a] + [b for b, _ in fs]}))
-    k = g.wavevectors().flatten(1)[:, big]  # stored modes: k2 >= 0
-    mine = torch.tensor([_small_index(small, kk) for kk in k.T.long().tolist()])
-
-    def on_small(zbig):
-        return torch.zeros(small.spectral_shape, dtype=zbig.dtype).flatten().index_copy(
-            0, mine, zbig)
-
-    zb, zt = z.flatten()[big], zv.flatten()[big]
-    with torch.enable_grad():  # J t as the derivative of J^T w in w (reverse mode twice)
-        x = torch.stack([zb.real, zb.imag]).requires_grad_(True)
-        out = lock.grad_spectrum(on_small(torch.complex(x[0], x[1]))).flatten()[mine]
-        out = torch.stack([out.real, out.imag])
-        w = torch.zeros_like(out, requires_grad=True)
-        (jw,) = torch.autograd.grad(out, x, w, create_graph=True)
-        (jt,) = torch.autograd.grad(jw, w, torch.stack([zt.real, zt.imag]))
-    dz = torch.complex(jt[0], jt[1])
-    out = torch.zeros(math.prod(g.spectral_shape), dtype=dz.dtype).index_copy(0, big, dz)
+    g, lock = part.geometry, ModeLock(part)
+    dz = lock.hvp(z.flatten()[lock.index], zv.flatten()[lock.index])
+    out = torch.zeros(math.prod(g.spectral_shape), dtype=dz.dtype).index_copy(0, lock.index, dz)
     return g.idft(out.reshape(g.spectral_shape))
-
-
-def _small_index(small: Torus, k: list[int]) -> int:
-    """Flat index of the stored wave vector ``k`` in the half spectrum of ``small``."""
-    return (k[0] % small.shape[0]) * small.spectral_shape[1] + k[1]
 
 
 def _columns(basis: _Basis, shape) -> torch.Tensor:
@@ -442,8 +535,8 @@ def normal_equations(net, manifold: TargetManifold, config, batch: dict) -> dict
         The target manifold.
     config : FitConfig
         The fit's config (``kappa``).
-    batch : dict
-        :func:`stream_batch` (or ``core._batch``) of the step.
+    batch : StreamedBatch or dict
+        :func:`stream_batch` (or the dict of ``core._batch``) of the step.
 
     Returns
     -------
@@ -452,22 +545,20 @@ def normal_equations(net, manifold: TargetManifold, config, batch: dict) -> dict
         ``field`` and ``energy``, float64 on the CPU.
     """
     basis = _Basis(net, manifold)
-    count = batch["dirs"].shape[0]
+    count = len(batch.psi) if isinstance(batch, StreamedBatch) else batch["dirs"].shape[0]
     root = 1.0 / math.sqrt(count)
-    out = {}
+    sums = {term: None for term in TERMS}
+
+    def add(term, parts):
+        sums[term] = parts if sums[term] is None else tuple(
+            s + x for s, x in zip(sums[term], parts, strict=True))
+
     with torch.no_grad():
-        states = {
-            "linear": (_probe_state(basis, config, p, d, root / config.kappa)
-                       for p, d in zip(batch["psi"], batch["dirs"], strict=True)),
-            "field": (_field_state(basis, config, u, q, root)
-                      for u, q in zip(batch["u"], batch["near"], strict=True)),
-            "energy": (_energy_state(basis, u, float(config.kappa * t), root)
-                       for u, t in zip(batch["u"], batch["bregman"], strict=True)),
-        }
-        for term in TERMS:
-            sums = None
-            for ata, aty, yty in states[term]:
-                sums = (ata, aty, yty) if sums is None else tuple(
-                    s + x for s, x in zip(sums, (ata, aty, yty), strict=True))
-            out[term] = {"ata": sums[0], "aty": sums[1], "yty": sums[2]}
-    return out
+        for psi, dirs, us, near, breg in _kinds(batch):
+            for p, d in zip(psi, dirs(), strict=True):
+                add("linear", _probe_state(basis, config, p, d, root / config.kappa))
+            for u, q, t in zip(us(), near, breg, strict=True):
+                add("field", _field_state(basis, config, u, q, root))
+                add("energy", _energy_state(basis, u, float(config.kappa * t), root))
+    return {term: dict(zip(("ata", "aty", "yty"), sums[term], strict=True)) for term in TERMS}
+
