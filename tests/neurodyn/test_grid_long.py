@@ -69,10 +69,13 @@ def test_cli_tracking_file_reaches_the_run_with_its_report(net, tmp_path):
     out = tmp_path / "run"
     assert main(["grid-cells", "--model", str(tmp_path / "m"), "--out", str(out), "--trajectory",
                  str(tmp_path / "walk.npz"), "--dt", "0.02", "--cells", "4",
-                 "--shuffles", "0"]) == 0
+                 "--shuffles", "0", "--cue-strength", "0.5", "--cue-at", "0.5,0.5",
+                 "--cue-walls"]) == 0
     metrics = json.loads((out / "metrics.json").read_text())
     assert metrics["tracking"]["jumps"] == 1 and metrics["tracking"]["dt"] == 0.02
     assert metrics["final_error_m"] < 0.01
+    config = json.loads((out / "config.json").read_text())["config"]
+    assert config["boundary_cue"] == [0.5, 0.1] and config["landmark_cue"] == [0.5, 0.5, 0.5, 0.1]
 
 
 def test_rectangular_arena_wall_cue():
