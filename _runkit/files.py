@@ -152,7 +152,8 @@ def atomic_savez(path: str | Path, compressed: bool = True, **arrays: Any) -> No
 
 def atomic_save_figure(fig: Figure, path: str | Path, **savefig: Any) -> None:
     """``fig.savefig`` to ``path`` atomically, in the format of its suffix (``.png``, ``.pdf``,
-    ``.svg``; PNG without one); ``savefig`` are further keywords (``dpi=``).
+    ``.svg``; PNG without one); ``savefig`` are further keywords (``dpi=``). A PNG is also
+    written as SVG beside it when the environment sets ``RUNKIT_SVG=1`` (:data:`SVG_ENV`).
 
     >>> import tempfile, pathlib
     >>> from matplotlib.figure import Figure
@@ -163,6 +164,14 @@ def atomic_save_figure(fig: Figure, path: str | Path, **savefig: Any) -> None:
     """
     fmt = Path(path).suffix.lstrip(".").lower() or "png"
     _atomic(path, lambda fh: fig.savefig(fh, format=fmt, **savefig))
+    if fmt == "png" and os.environ.get(SVG_ENV) == "1":  # a vector copy for the results page
+        _atomic(Path(path).with_suffix(".svg"), lambda fh: fig.savefig(fh, format="svg"))
+
+
+#: environment variable: "1" makes every PNG figure written by the library (this module's
+#: :func:`atomic_save_figure`, :meth:`_runkit.rundir.RunDir.write_figures`) also written as SVG
+#: beside it (the demos' runner sets it for the results page)
+SVG_ENV = "RUNKIT_SVG"
 
 
 def to_jsonable(obj: Any) -> Any:

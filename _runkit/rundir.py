@@ -46,7 +46,7 @@ from pathlib import Path
 from typing import Any
 
 from .errors import BadInput
-from .files import atomic_write_bytes, read_json, to_jsonable, write_json
+from .files import SVG_ENV, atomic_write_bytes, read_json, to_jsonable, write_json
 
 __all__ = ["RunDir", "out_lock", "run_record", "library_version", "git_commit", "CONFIG_KEYS",
            "current_argv"]
@@ -308,7 +308,8 @@ class RunDir:
         return path
 
     def write_figures(self, figures: Mapping[str, Any], dpi: int = 120) -> list[str]:
-        """Write each ``{name: matplotlib Figure}`` as PNG to ``out / name`` (atomically).
+        """Write each ``{name: matplotlib Figure}`` as PNG to ``out / name`` (atomically; also
+        as SVG beside it when the environment sets ``RUNKIT_SVG=1``).
 
         Returns
         -------
@@ -319,4 +320,8 @@ class RunDir:
             buf = io.BytesIO()
             fig.savefig(buf, format="png", dpi=dpi)
             atomic_write_bytes(buf.getvalue(), self.path(name))
+            if os.environ.get(SVG_ENV) == "1":  # and as SVG beside it (for the results page)
+                buf = io.BytesIO()
+                fig.savefig(buf, format="svg")
+                atomic_write_bytes(buf.getvalue(), self.path(name).with_suffix(".svg"))
         return list(figures)

@@ -31,6 +31,7 @@ import json
 import math
 import os
 import sys
+import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -44,12 +45,13 @@ __all__ = [
     "format_value",
     "read_section",
     "write_section",
+    "notebook_sections",
     "main",
 ]
 
 SECTION_FILE = "section.json"
 METRICS_FILE = "metrics.json"
-_SECTION_KEYS = ("title", "description", "figures", "metrics", "command")
+_SECTION_KEYS = ("title", "description", "figures", "metrics", "command", "links")
 
 MetricValue = float | int | str | bool | None
 
@@ -70,6 +72,9 @@ class Section:
         Flat table of key numbers; floats are shown with 4 significant digits.
     command : str
         Shell command that reproduces the section's outputs.
+    links : dict of str to str or Path
+        Further files of the section, ``{label: path}`` like ``figures`` (an executed notebook,
+        its rendering); shown as links under the figures.
     """
 
     title: str
@@ -77,6 +82,7 @@ class Section:
     figures: list[str | Path] = field(default_factory=list)
     metrics: dict[str, MetricValue] = field(default_factory=dict)
     command: str = ""
+    links: dict[str, str] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if not isinstance(self.title, str) or not self.title.strip():
@@ -175,6 +181,9 @@ def write_section(out_dir: str | Path, section: Section) -> Path:
         "metrics": section.metrics,
         "command": section.command,
     }
+    if section.links:
+        payload["links"] = {label: _relative_inside(out_dir, f, "section.links").as_posix()
+                            for label, f in section.links.items()}
     path = out_dir / SECTION_FILE
     tmp = path.with_suffix(".json.tmp")
     tmp.write_text(json.dumps(payload, indent=2, allow_nan=True) + "\n", encoding="utf-8")
@@ -201,12 +210,15 @@ def read_section(path: str | Path, root: str | Path | None = None) -> Section:
     figures = [
         _relative_inside(root, base / f, f"{path}: figures") for f in data.get("figures", [])
     ]
+    links = {label: _relative_inside(root, base / f, f"{path}: links").as_posix()
+             for label, f in data.get("links", {}).items()}
     return Section(
         title=data["title"],
         description=data.get("description", ""),
         figures=figures,
         metrics=data.get("metrics", {}),
         command=data.get("command", ""),
+        links=links,
     )
 
 
@@ -372,12 +384,20 @@ def _section_html(index: int, section: Section, out_dir: Path, embed: bool) -> s
             # ones (rate-map rows, autocorrelograms) take a row of their own
             wide = ' class="wide"' if width > 2 * height else ""
             size = f' style="flex: 0 1 {width}px"' if width else ""
+            svg = rel.with_suffix(".svg")
+            vector = (f' <a href="{_esc(_image_src(out_dir, svg, False))}">SVG</a>'
+                      if (out_dir / svg).is_file() else "")
             parts.append(
                 f'<figure{wide}{size}><a href="{src}" title="open at full size"><img src="{src}" '
                 f'alt="{_esc(alt)}" loading="eager"></a><figcaption>{_esc(_caption(rel))} '
-                f'<span class="muted">({_esc(rel.as_posix())})</span></figcaption></figure>'
+                f'<span class="muted">({_esc(rel.as_posix())}){vector}</span></figcaption>'
+                "</figure>"
             )
         parts.append("</div>")
+    if section.links:
+        items = " · ".join(f'<a href="{_esc(_image_src(out_dir, Path(f), False))}">{_esc(k)}</a>'
+                           for k, f in section.links.items())
+        parts.append(f'<p class="links">{items}</p>')
     if section.metrics:
         parts.append('<table class="metrics"><tbody>')
         for key, value in section.metrics.items():
@@ -476,6 +496,137 @@ def build_report(
     return path
 
 
+# ----------------------------------------------------------------------------------------------
+# the tutorial notebooks
+
+NOTEBOOKS = Path(__file__).resolve().parents[1] / "notebooks"
+
+
+def notebook_sections(out_dir: str | Path, notebooks: str | Path = NOTEBOOKS,
+                      timeout: int = 900) -> list[Path]:
+    """Execute each tutorial notebook and give it a section of the page.
+
+    Each ``notebooks/*.ipynb`` runs as a reader runs it (nbclient, a fresh ``python3`` kernel,
+    from the repository root); into ``OUT/notebook_<name>/`` go its figures (the PNG outputs,
+    ``figure_1.png``, ...), the executed notebook and ``index.html``, a rendering of its text,
+    code and outputs, and a ``section.json`` that links them. Needs nbclient, nbformat and
+    ipykernel (the ``dev`` extra); nothing heavier.
+
+    Parameters
+    ----------
+    out_dir : path
+        The results folder.
+    notebooks : path
+        The folder of the notebooks.
+    timeout : int
+        Seconds a cell may run.
+
+    Returns
+    -------
+    list of Path
+        The ``section.json`` files written.
+    """
+    import nbclient
+    import nbformat
+
+    out_dir, written = Path(out_dir).resolve(), []
+    for path in sorted(Path(notebooks).glob("*.ipynb")):
+        nb = nbformat.read(path, as_version=4)
+        start = time.perf_counter()
+        nbclient.NotebookClient(nb, timeout=timeout, kernel_name="python3", resources={
+            "metadata": {"path": str(Path(notebooks).resolve().parent)}}).execute()
+        seconds = time.perf_counter() - start
+        folder = out_dir / f"notebook_{path.stem}"
+        folder.mkdir(parents=True, exist_ok=True)
+        figures = _notebook_figures(nb, folder)
+        nbformat.write(nb, folder / path.name)
+        (folder / "index.html").write_text(_notebook_page(nb, path.name), encoding="utf-8")
+        title, intro = _notebook_intro(nb)
+        written.append(write_section(folder, Section(
+            title=f"Notebook: {title}", description=intro, figures=figures,
+            metrics={"code cells": sum(c.cell_type == "code" for c in nb.cells),
+                     "figures": len(figures), "executed in (s)": round(seconds, 1)},
+            command=f"jupyter lab notebooks/{path.name}",
+            links={"the notebook, rendered": folder / "index.html",
+                   "executed .ipynb": folder / path.name})))
+    return written
+
+
+def _notebook_figures(nb, folder: Path) -> list[Path]:
+    """Write each PNG output as ``figure_N.png``; the output records its file name."""
+    figures = []
+    for cell in nb.cells:
+        for output in cell.get("outputs", []) if cell.cell_type == "code" else []:
+            data = output.get("data", {})
+            if "image/png" in data:
+                figures.append(folder / f"figure_{len(figures) + 1}.png")
+                figures[-1].write_bytes(base64.b64decode(data["image/png"]))
+                output.setdefault("metadata", {})["filename"] = figures[-1].name
+    return figures
+
+
+def _notebook_intro(nb) -> tuple[str, str]:
+    """The first heading and the first paragraph of a notebook's first markdown cell."""
+    cells = [c for c in nb.cells if c.cell_type == "markdown"]
+    blocks = cells[0].source.strip().split("\n\n") if cells else ["Notebook"]
+    title = blocks[0].lstrip("#").strip()
+    return title, (blocks[1].replace("\n", " ") if len(blocks) > 1 else "")
+
+
+def _notebook_page(nb, name: str) -> str:
+    """A notebook's text, code and outputs as one HTML page (figures linked from beside it)."""
+    body = []
+    for cell in nb.cells:
+        if cell.cell_type == "markdown":
+            body.append(_markdown_html(cell.source))
+        elif cell.cell_type == "code":
+            body.append(f'<pre class="code"><code>{_esc(cell.source)}</code></pre>')
+            body.extend(_output_html(o) for o in cell.get("outputs", []))
+    return (f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8"><title>{_esc(name)}'
+            f"</title><style>{_CSS} pre.code {{ border-left: 3px solid #8ab; }} "
+            "pre.out { background: #fff; border: 1px solid #eee; }</style></head><body>\n"
+            f'<p class="muted"><a href="../index.html">results</a> / {_esc(name)}, executed</p>'
+            + "\n".join(body) + "\n</body></html>\n")
+
+
+def _output_html(output) -> str:
+    """One output of a code cell: a figure, a table, text or an error."""
+    data = output.get("data", {})
+    if "image/png" in data:
+        return f'<img src="{_esc(output["metadata"]["filename"])}" alt="figure">'
+    if "text/html" in data:  # tables from to_pandas(), written by pandas
+        return f'<div class="out">{data["text/html"]}</div>'
+    text = data.get("text/plain") or output.get("text") or "\n".join(output.get("traceback", []))
+    return f'<pre class="out">{_esc(text)}</pre>'
+
+
+def _markdown_html(text: str) -> str:
+    """The markdown of a notebook's text cells: headings, lists, code blocks, paragraphs,
+    inline code, bold and links (what the tutorials use), everything else as plain text."""
+    import re
+
+    def inline(line: str) -> str:
+        line = _esc(line)
+        line = re.sub(r"`([^`]+)`", r"<code>\1</code>", line)
+        line = re.sub(r"\*\*([^*]+)\*\*", r"<strong>\1</strong>", line)
+        return re.sub(r"\[([^\]]+)\]\(([^)\s]+)\)", r'<a href="\2">\1</a>', line)
+
+    out = []
+    for block in re.split(r"\n\s*\n", text.strip()):
+        lines = block.splitlines()
+        if block.startswith("```"):
+            out.append(f"<pre><code>{_esc(chr(10).join(lines[1:-1]))}</code></pre>")
+        elif block.startswith("#"):
+            level = min(len(block) - len(block.lstrip("#")), 6)
+            out.append(f"<h{level}>{inline(block.lstrip('#').strip())}</h{level}>")
+        elif all(line.lstrip().startswith(("- ", "* ")) for line in lines):
+            items = "".join(f"<li>{inline(line.lstrip()[2:])}</li>" for line in lines)
+            out.append(f"<ul>{items}</ul>")
+        else:
+            out.append(f"<p>{inline(' '.join(lines))}</p>")
+    return "\n".join(out)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """``python demos/report.py --out results [--embed]``: rebuild the page from the demos."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -484,9 +635,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--embed", action="store_true", help="embed images as data URIs instead of linking them"
     )
+    parser.add_argument("--notebooks", action="store_true",
+                        help="execute the tutorial notebooks (nbclient) and add them to the page")
     args = parser.parse_args(argv)
     if not args.out.is_dir():
         parser.error(f"--out {str(args.out)!r} is not a folder; run the demos first")
+    if args.notebooks:
+        notebook_sections(args.out)
     sections = collect_sections(args.out)
     summary = args.out / "run_all.json"
     quick = summary.is_file() and bool(json.loads(summary.read_text()).get("quick"))

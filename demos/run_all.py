@@ -22,7 +22,13 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
-from report import Section, build_report, collect_sections, write_section  # noqa: E402
+from report import (  # noqa: E402
+    Section,
+    build_report,
+    collect_sections,
+    notebook_sections,
+    write_section,
+)
 
 # name, script, title, description, {label: dotted metric path}
 DEMOS = [
@@ -203,13 +209,25 @@ def _run(name: str, script: str, out: Path, quick: bool) -> dict:
     cmd = [sys.executable, str(HERE / script), "--out", str((out / name).resolve())]
     if quick:
         cmd.append("--quick")
-    env = dict(os.environ, OMP_NUM_THREADS="1", MKL_NUM_THREADS="1")
+    # RUNKIT_SVG: the library's figure writers add an SVG beside each PNG (linked on the page)
+    env = dict(os.environ, OMP_NUM_THREADS="1", MKL_NUM_THREADS="1", RUNKIT_SVG="1")
     start = time.perf_counter()
     proc = subprocess.run(cmd, capture_output=True, text=True, cwd=HERE.parent, env=env)
     return {"name": name, "returncode": proc.returncode, "seconds": time.perf_counter() - start,
             "stderr": proc.stderr[-4000:], "command": " ".join(["python", f"demos/{script}",
                                                                "--out", str(out / name)]
                                                               + (["--quick"] if quick else []))}
+
+
+def _notebooks(out: Path) -> None:
+    """Execute the tutorial notebooks onto the page (:func:`report.notebook_sections`)."""
+    try:
+        start = time.perf_counter()
+        done = notebook_sections(out)
+    except ImportError as err:  # nbclient, nbformat and ipykernel come with the dev extra
+        print(f"notebooks left off the page: {err}", flush=True)
+        return
+    print(f"notebooks: {len(done)} executed in {time.perf_counter() - start:.0f} s", flush=True)
 
 
 def _in_tour_order(sections: list) -> list:
@@ -252,6 +270,8 @@ def main(argv: list[str] | None = None) -> dict:
     p.add_argument("--quick", action="store_true", help="tiny sizes (for the tests)")
     p.add_argument("--jobs", type=int, default=2, help="demos run at the same time")
     p.add_argument("--only", default=None, help="comma-separated demo names")
+    p.add_argument("--no-notebooks", action="store_true",
+                   help="leave the tutorial notebooks off the page (they run unless --quick)")
     args = p.parse_args(argv)
     names = [d[0] for d in DEMOS]
     chosen = names if args.only is None else args.only.split(",")
@@ -279,6 +299,8 @@ def main(argv: list[str] | None = None) -> dict:
     for d in demos:
         if runs[d[0]]["returncode"] == 0:
             _section(args.out, d, runs[d[0]])
+    if not (args.quick or args.no_notebooks):
+        _notebooks(args.out)
     page = build_report(args.out, _in_tour_order(collect_sections(args.out)), quick=args.quick)
     summary = {"seconds": time.perf_counter() - start, "page": str(page), "failed": failed,
                "quick": args.quick,
