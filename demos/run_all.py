@@ -270,8 +270,8 @@ def main(argv: list[str] | None = None) -> dict:
     p.add_argument("--quick", action="store_true", help="tiny sizes (for the tests)")
     p.add_argument("--jobs", type=int, default=2, help="demos run at the same time")
     p.add_argument("--only", default=None, help="comma-separated demo names")
-    p.add_argument("--no-notebooks", action="store_true",
-                   help="leave the tutorial notebooks off the page (they run unless --quick)")
+    p.add_argument("--notebooks", choices=("auto", "on", "off"), default="auto",
+                   help="execute the tutorial notebooks onto the page (auto: unless --quick)")
     args = p.parse_args(argv)
     names = [d[0] for d in DEMOS]
     chosen = names if args.only is None else args.only.split(",")
@@ -299,7 +299,7 @@ def main(argv: list[str] | None = None) -> dict:
     for d in demos:
         if runs[d[0]]["returncode"] == 0:
             _section(args.out, d, runs[d[0]])
-    if not (args.quick or args.no_notebooks):
+    if args.notebooks == "on" or (args.notebooks == "auto" and not args.quick):
         _notebooks(args.out)
     page = build_report(args.out, _in_tour_order(collect_sections(args.out)), quick=args.quick)
     summary = {"seconds": time.perf_counter() - start, "page": str(page), "failed": failed,
