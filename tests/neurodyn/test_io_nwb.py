@@ -41,6 +41,7 @@ def test_write_nwb_has_no_findings(tmp_path):
     assert ("BEST_PRACTICE_VIOLATION", "check_subject_species_exists") in findings(odd)
 
 
+@pytest.mark.slow
 def test_cli_exports_leave_only_what_the_user_must_give(tmp_path):
     assert main(["fit", "torus", "--out", str(tmp_path / "torus"), "--n", "12", "12",
                  "--steps", "2"]) == 0
