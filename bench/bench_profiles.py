@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import time
 from concurrent.futures import ProcessPoolExecutor
 
@@ -34,7 +35,7 @@ def cell(job: tuple) -> dict:
 
     geometry, profile, kappa, harmonics, steps, exact = job
     n = 128 if geometry == "ring" else (32, 32)
-    start = time.perf_counter()
+    start, cpu = time.perf_counter(), time.process_time()
     cfg = FitConfig(geometry=geometry, n=n, profile=profile, kappa=kappa, bandwidth=harmonics,
                     steps=steps, seed=0)
     if exact:
@@ -44,7 +45,7 @@ def cell(job: tuple) -> dict:
             net.energy_fn.leak.fill_(kappa - 1)
     else:
         net = fit(cfg, progress=False).network
-    fit_s = time.perf_counter() - start
+    fit_s, fit_cpu = time.perf_counter() - start, time.process_time() - cpu
     rep = attraction_report(net, kappa, tol=0.05)
     ns = rep.normal_spectrum
     decay = rep.decay
@@ -61,7 +62,9 @@ def cell(job: tuple) -> dict:
            "decay_worst_relative_all": rep.decay_worst_relative,
            "energy_ok": all(decay.energy_ok.values()),
            "rate_correlation": resting_correlation(net),
-           "fit_seconds": fit_s, "seconds": time.perf_counter() - start}
+           "fit_seconds": fit_s, "fit_cpu_seconds": fit_cpu,
+           "seconds": time.perf_counter() - start, "cpu_seconds": time.process_time() - cpu,
+           "load_average": os.getloadavg()[0]}
     dim = 1 if geometry == "ring" else 2
     out["accepted"] = bool(out["spectrum_worst_relative"] <= 0.05
                            and out["fixed_point_residual"] <= 1e-4
@@ -96,7 +99,9 @@ def main(argv=None) -> int:
                   f"fp={row['fixed_point_residual']:.1e} field={row['field_error_max']:.1e} "
                   f"decay={row['decay_worst_relative_white_smooth_odd']:.1e} "
                   f"corr={row['rate_correlation']:.6f} ok={row['accepted']} "
-                  f"({row['seconds']:.0f} s)", flush=True)
+                  f"(fit {row['fit_seconds']:.0f} s, {row['fit_cpu_seconds']:.0f} s CPU; "
+                  f"all {row['seconds']:.0f} s, {row['cpu_seconds']:.0f} s CPU; "
+                  f"load {row['load_average']:.1f})", flush=True)
             with open(args.out, "w") as f:
                 json.dump(rows, f, indent=1)
     print(f"{sum(r['accepted'] for r in rows)} of {len(rows)} cells meet every criterion")

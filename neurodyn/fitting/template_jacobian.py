@@ -222,7 +222,8 @@ def residual_jacobian(energy: TemplateEnergy, rows: Rows, theta: torch.Tensor, t
     kappa : float
         The requested normal rate.
     batch : dict
-        One sampled batch of the fit (``psi``, ``dirs``, ``u``, ``us_near``, ``bregman``).
+        One sampled batch of the fit (``psi``, ``dirs``, ``u``, ``us_near``, ``bregman``; the
+        perturbed states ``u`` may be fewer than the probes ``dirs``).
 
     Yields
     ------
@@ -239,10 +240,12 @@ def residual_jacobian(energy: TemplateEnergy, rows: Rows, theta: torch.Tensor, t
     delta = (u - batch["us_near"]).flatten(1).norm(dim=-1)
     for i in range(0, count, per):
         sl = slice(i, i + per)
-        c = len(dirs[sl])
-        lin = torch.full((c,), 1 / (kappa * count**0.5), dtype=u.dtype, device=u.device)
+        lin = torch.full((len(dirs[sl]),), 1 / (kappa * count**0.5), dtype=u.dtype,
+                         device=u.device)
         yield _linear_block(et, rows, target.u_star(batch["psi"][sl]), dirs[sl], lin,
                             i * g.size)
+    for i in range(0, u.shape[0], per):  # (as many as the probes, or fewer: trimmed)
+        sl = slice(i, i + per)
         yield _field_block(et, rows, u[sl], 1 / (kappa * delta[sl] * count**0.5), i * g.size)
     scale = 1 / (kappa * batch["bregman"] * count**0.5)
     yield "energy", 0, _energy_rows(et, rows, u, target.u0) * scale.unsqueeze(-1)
@@ -365,9 +368,9 @@ class AnalyticNormal:
         if self.checked is None:
             gen = torch.Generator().manual_seed(self.seed)
             probe = torch.randn(theta.numel(), generator=gen, dtype=theta.dtype).to(theta.device)
-        count = self.batch["dirs"].shape[0]
+        count, states = self.batch["dirs"].shape[0], self.batch["u"].shape[0]
         size = self.energy.geometry.size
-        sizes = {"linear": count * size, "field": count * size, "energy": count}
+        sizes = {"linear": count * size, "field": states * size, "energy": states}
         with torch.no_grad():
             a, grad, jv = normal_equations(
                 residual_jacobian(self.energy, self.rows, theta, self.target, self.kappa,

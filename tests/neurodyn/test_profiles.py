@@ -228,6 +228,18 @@ def test_jacobian_check_falls_back_to_forward_mode(cfg):
     assert wrong.checked is False and torch.equal(a_w, a_ref)
 
 
+def test_trimming_leaves_out_only_outlying_perturbed_states():
+    batch = {"psi": torch.zeros(3, 1), "dirs": torch.ones(3, 4),
+             "u": torch.arange(3.0).reshape(3, 1).expand(3, 4), "near": torch.zeros(3, 1),
+             "us_near": torch.zeros(3, 4), "bregman": torch.ones(3)}
+    field = torch.tensor([1e-6, 2e-6, 1.0]).repeat_interleave(4)  # one state far off
+    out = TF._trimmed(batch, field, 4)
+    assert out["u"][:, 0].tolist() == [0.0, 1.0] and len(out["bregman"]) == 2
+    assert out["dirs"].shape == (3, 4)  # the probes of the normal field stay
+    # control: within TRIM times the median nothing is left out
+    assert TF._trimmed(batch, torch.tensor([1e-6, 2e-6, 5e-5]).repeat_interleave(4), 4) is batch
+
+
 def test_template_model_round_trip(tmp_path):
     net = exact_network("asymmetric:0.5", 2.0, n=32)
     save_model(net, tmp_path / "model.pt")
