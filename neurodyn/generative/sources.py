@@ -160,7 +160,7 @@ def recorded_states(model, data, count: int | None = None, window: int = 5,
     ----------
     model : str or Path
         The model folder of ``neurodyn fit-activity`` (``model.pt`` and ``cells.npz``; ring).
-    data : str, Path or dict
+    data : str or Path or dict
         The activity file (:func:`neurodyn.inference.read_activity`) or its arrays.
     count : int or None
         States kept, equally spaced in time (None: every bin where all cells were observed).
