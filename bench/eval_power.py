@@ -13,7 +13,8 @@ points per sampler:
 Tests (p < ``--alpha`` counts as flagged): permutation two-sample tests of the samples against
 R (:func:`flows.evaluation.twosample.permutation_test`, ``--permutations`` splits each) for W2,
 sliced W, energy distance, ridge Hotelling, k-NN precision and recall (k = 3), the log
-variance ratio and the chi-square of k-means bin counts; and Meehan et al.'s data-copying
+variance ratio, the chi-square of k-means bin counts, the chi-square of the stored feature
+classifier's predicted classes and the classifier-feature FD; and Meehan et al.'s data-copying
 test against T with R held out (:func:`flows.evaluation.copying.data_copying`). The table
 gives, per (sampler, test), the fraction of repetitions flagged, and in the last column the
 fraction flagged by any test.
@@ -34,7 +35,7 @@ from flows.evaluation.copying import data_copying
 from flows.evaluation.twosample import permutation_test
 
 TESTS = ("w2", "sliced", "energy", "hotelling", "precision", "recall", "variance", "bins",
-         "copying")
+         "classes", "fd", "copying")
 SAMPLERS = ("fresh", "drop-one-class", "shrink 0.8", "copies + noise", "shift 0.05")
 
 

@@ -31,7 +31,8 @@ METHODS = ("euler", "midpoint", "rk4", "dopri5")
 #: :data:`flows.evaluation.distances.METRICS`
 METRICS = ("w2", "w1", "sinkhorn", "sliced", "fd")
 #: :data:`flows.evaluation.report.EVAL_METRICS` and ``TRAIN_METRICS``
-EVAL_METRICS = METRICS + ("energy", "hotelling", "precision", "recall", "variance", "bins")
+EVAL_METRICS = METRICS + ("energy", "hotelling", "precision", "recall", "variance", "bins",
+                          "classes")
 TRAIN_METRICS = ("memorization", "copying")
 #: :data:`flows.evaluation.nearest.NULL_RATE`
 NULL_RATE = 0.02

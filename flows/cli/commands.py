@@ -115,6 +115,9 @@ def _add_training_options(t) -> None:
     opt(t, "--ema", "decay of an exponential moving average of the weights (practice "
                     "regime), e.g. 0.999; the average is saved and sampled; 0: none",
         type=float)
+    opt(t, "--ema-warmup", "with --ema: the decay of update n is min(EMA, n / (n + 9)), so the "
+                           "average covers about the last tenth of the steps early in a run",
+        action="store_true")
     opt(t, "--time-sampling", "distribution of the training times t (practice regime): "
                               "uniform, logit-normal or logit-normal:MEAN,STD")
     opt(t, "--clip-grad", "clip the global norm of the gradient to this value before each "
@@ -196,7 +199,9 @@ def add_eval(sub) -> None:
     e.add_argument("--metric", choices=EVAL_METRICS + TRAIN_METRICS, default="w2",
                    help="distance in data units (sinkhorn: squared units); energy distance; "
                         "ridge Hotelling mean shift; k-NN precision or recall; log variance "
-                        "ratio; bins: chi-square of k-means cell counts; memorization: "
+                        "ratio; bins: chi-square of k-means cell counts; classes: "
+                        "chi-square of the feature classifier's predicted classes (images); "
+                        "memorization: "
                         "fraction of samples whose nearest training point "
                         "is closer than c times the second nearest (see --criterion, "
                         "--null-rate; with --reference also the data-copying p-value); "

@@ -39,6 +39,14 @@ Statistics (:data:`STATISTICS`):
   fall in each of K = :data:`BINS` k-means cells of the pool (the cells are fitted once on the
   pooled points, seeded, so they are the same for every split); the binning test of Richardson
   and Weiss (2018, "On GANs and GMMs", NeurIPS) that sees a sampler dropping or thinning a mode.
+- ``classes``: the same chi-square on the 2 x 10 table of the classes that the stored feature
+  classifier of :mod:`flows.evaluation.features` predicts (image data of dimension 64, 196 or
+  784 only): a sampler that drops or thins a digit class changes one column of the table by
+  about a tenth of the samples, which the class labels see directly where k-means cells of the
+  raw pixels, fitted to the pool, split that class among cells shared with others. The
+  classifier is a fixed function of each point, so the permutation p-value stays valid.
+- ``fd``: the classifier-feature Frechet distance (:func:`flows.evaluation.features.
+  frechet_distance` of the features of the same classifier; image data only).
 """
 
 from __future__ import annotations
@@ -64,12 +72,13 @@ from .distances import _emd2_checked, _pair
 from .entropic import sinkhorn_result
 
 STATISTICS = ("w2", "w1", "sinkhorn", "sliced", "energy", "hotelling", "precision", "recall",
-              "variance", "bins")
+              "variance", "bins", "classes", "fd")
 """Statistics :func:`permutation_test` knows by name."""
 
 ALTERNATIVE = {"w2": "greater", "w1": "greater", "sinkhorn": "greater", "sliced": "greater",
                "energy": "greater", "hotelling": "greater", "precision": "less", "recall": "less",
-               "variance": "two-sided", "bins": "greater"}
+               "variance": "two-sided", "bins": "greater", "classes": "greater",
+               "fd": "greater"}
 """The direction in which each named statistic shows a defect."""
 
 BINS = 20
@@ -166,6 +175,8 @@ def _split_fn(name: str, z: np.ndarray, n: int, k: int, seed: int, reg: float = 
         cells = kmeans_cells(zt, min(BINS, z.shape[0]), seed)
         lab = torch.cdist(zt, cells).argmin(1).numpy()
         return lambda ia, ib: _chi_square(lab[ia], lab[ib], cells.shape[0])
+    if name in ("classes", "fd"):
+        return _classifier_split(name, z)
     if name == "hotelling":
         cov = np.atleast_2d(np.cov(z.T))
         weight = np.linalg.inv(cov + max(np.trace(cov) / z.shape[1], 1e-12) * np.eye(z.shape[1]))
@@ -193,6 +204,25 @@ def _split_fn(name: str, z: np.ndarray, n: int, k: int, seed: int, reg: float = 
     if name == "precision":
         return lambda ia, ib: _coverage(dist[np.ix_(ia, ib)], _knn_radii(dist[np.ix_(ib, ib)], k))
     return lambda ia, ib: _coverage(dist[np.ix_(ib, ia)], _knn_radii(dist[np.ix_(ia, ia)], k))
+
+
+def _classifier_split(name: str, z: np.ndarray) -> Split:
+    """The ``classes`` or ``fd`` statistic of image points z (r, d) (see the module)."""
+    from .features import (
+        CLASSES,
+        FEATURE_DATA,
+        feature_classifier,
+        frechet_distance,
+        image_features,
+    )
+
+    feats = image_features(z)  # refuses dimensions without a classifier
+    if name == "fd":
+        return lambda ia, ib: frechet_distance(feats[ia], feats[ib])
+    model, _ = feature_classifier(FEATURE_DATA[z.shape[1]])
+    with torch.no_grad():
+        lab = model.head(torch.from_numpy(feats).float()).argmax(1).numpy()
+    return lambda ia, ib: _chi_square(lab[ia], lab[ib], CLASSES)
 
 
 def two_sample_statistic(x: torch.Tensor | np.ndarray, y: torch.Tensor | np.ndarray,

@@ -76,6 +76,10 @@ class TrainConfig:
         the average (:mod:`flows.training.ema`) is what the run returns, saves as the model
         and samples from. 0 (the default) trains without one and leaves it out of
         :meth:`to_dict`.
+    ema_warmup : bool
+        With ``ema``: the decay of update n is min(ema, n / (n + 9)), a window that grows with
+        the run (:mod:`flows.training.ema`); False (the default, left out of :meth:`to_dict`):
+        the constant decay.
     time_sampling : str
         Distribution of the training times (practice regime, :mod:`flows.training.times`):
         "uniform" (the default, left out of :meth:`to_dict`), "logit-normal" or
@@ -109,6 +113,7 @@ class TrainConfig:
     label_dropout: float = 0.1
     ot_solver: str = "auto"
     ema: float = 0.0
+    ema_warmup: bool = False
     time_sampling: str = "uniform"
     clip_grad: float | None = None
 
@@ -138,6 +143,9 @@ class TrainConfig:
         if check_decay(self.ema) and self.regime == "theory":
             raise FlowsError(f"ema={self.ema!r} is not allowed in the theory regime; its "
                              "guarantees are about the last iterate")
+        if not isinstance(self.ema_warmup, bool) or (self.ema_warmup and not self.ema):
+            raise FlowsError(f"ema_warmup={self.ema_warmup!r} is not allowed; it is True or "
+                             "False, and True needs an ema decay")
         self._check_training_options()
         if self.regime == "theory" and self.coupling != "independent":
             raise FlowsError(f"coupling={self.coupling!r} is not allowed in the theory regime; "
@@ -202,11 +210,12 @@ class TrainConfig:
         )
 
     def to_dict(self) -> dict:
-        """Plain dict (JSON-serialisable); ``ema``, ``time_sampling`` and ``clip_grad`` only
-        when they differ from their defaults, so configs and checkpoints of runs without them
-        read as before."""
+        """Plain dict (JSON-serialisable); ``ema``, ``ema_warmup``, ``time_sampling`` and
+        ``clip_grad`` only when they differ from their defaults, so configs and checkpoints of
+        runs without them read as before."""
         d = asdict(self)
-        for name, off in (("ema", 0.0), ("time_sampling", "uniform"), ("clip_grad", None)):
+        for name, off in (("ema", 0.0), ("ema_warmup", False), ("time_sampling", "uniform"),
+                          ("clip_grad", None)):
             if d[name] == off:
                 del d[name]
         return d
@@ -236,6 +245,9 @@ class TrainResult:
         Theory regime: the same objective on held-out points with fresh draws.
     classes : int
         Number of classes K (0: unconditional).
+    last_iterate : torch.nn.Module or None
+        With ``ema``: the field at the last step (``field`` is then the average), so that one
+        run compares the two at equal steps; None otherwise.
     """
 
     field: nn.Module
@@ -247,6 +259,7 @@ class TrainResult:
     initial_W: torch.Tensor | None
     test_loss: float | None = None
     classes: int = 0
+    last_iterate: nn.Module | None = None
 
     def __repr__(self) -> str:
         c = self.config

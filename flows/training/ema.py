@@ -7,6 +7,14 @@ moments), so early steps are not pulled toward the initial weights and the weigh
 The accumulator and n are all the state, so a run resumed from a checkpoint holding them
 continues the average exactly. Sampling and evaluation use the average; training continues
 from the last iterate.
+
+With ``warmup`` the decay of update n (n = 1, 2, ...) is beta_n = min(beta, n / (n + 9)) (the
+schedule (1 + t) / (10 + t) of step t = n - 1, as in TensorFlow's ExponentialMovingAverage
+with ``num_updates``): the average then covers about the last tenth of the steps taken until
+that window reaches 1 / (1 - beta) steps (n near 9 / (1 - beta), 8,991 steps at 0.999), so
+that early in a run it does not reach back to weights far from the current ones. The weights
+are then w_i = (1 - beta_i) prod_{i < j <= n} beta_j, divided by their sum 1 - prod_{j <= n}
+beta_j (the same bias correction; beta_1 = 0.1, so it is close to 1 from the start).
 """
 
 from __future__ import annotations
@@ -48,6 +56,8 @@ class WeightAverage:
         The trained field; its floating-point ``state_dict`` entries are averaged.
     decay : float
         beta in (0, 1).
+    warmup : bool
+        Use the decay min(beta, n / (n + 9)) at update n (see the module).
 
     Examples
     --------
@@ -60,30 +70,45 @@ class WeightAverage:
     2.3333332538604736
     """
 
-    def __init__(self, field: nn.Module, decay: float) -> None:
+    def __init__(self, field: nn.Module, decay: float, warmup: bool = False) -> None:
         self.field = field
         self.decay = check_decay(decay)
+        self.warmup = bool(warmup)
         if self.decay == 0:
             raise FlowsError("ema=0 means no average; do not build a WeightAverage")
         state = field.state_dict()
         self.keys = _averaged_keys(field)
         self.acc = {k: torch.zeros_like(state[k]) for k in self.keys}
         self.n = 0
+        self.kept = 1.0  # prod_{j <= n} beta_j, the weight still missing from the average
+
+    def decay_at(self, n: int) -> float:
+        """The decay beta_n of update ``n`` >= 1: beta, or min(beta, n / (n + 9)) with warm-up.
+
+        Examples
+        --------
+        >>> avg = WeightAverage(nn.Linear(1, 1), 0.999, warmup=True)
+        >>> avg.decay_at(1), avg.decay_at(91), avg.decay_at(100_000)
+        (0.1, 0.91, 0.999)
+        """
+        return min(self.decay, n / (n + 9)) if self.warmup else self.decay
 
     @torch.no_grad()
     def update(self) -> None:
         """Fold the field's current weights into the average (one training step)."""
         state = self.field.state_dict()
-        for k in self.keys:
-            self.acc[k].mul_(self.decay).add_(state[k], alpha=1 - self.decay)
         self.n += 1
+        beta = self.decay_at(self.n)
+        for k in self.keys:
+            self.acc[k].mul_(beta).add_(state[k], alpha=1 - beta)
+        self.kept *= beta
 
     def averaged(self) -> dict[str, torch.Tensor]:
         """The average theta_bar_n by state key (the current weights before any update)."""
         state = self.field.state_dict()
         if self.n == 0:
             return {k: state[k].detach().clone() for k in self.keys}
-        c = 1 - self.decay**self.n
+        c = 1 - self.kept
         return {k: self.acc[k] / c for k in self.keys}
 
     def averaged_field(self) -> nn.Module:
@@ -110,3 +135,6 @@ class WeightAverage:
         for k in self.keys:
             self.acc[k].copy_(state["acc"][k])
         self.n = int(state["n"])
+        self.kept = 1.0
+        for n in range(1, self.n + 1):
+            self.kept *= self.decay_at(n)

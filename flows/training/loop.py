@@ -171,7 +171,7 @@ def train(config: TrainConfig, out_dir: str | Path | None = None, resume: bool =
     builtin = isinstance(field, TwoLayerReLUField)
     initial_W = field.W.detach().cpu().clone() if builtin else None
     opt = _optimizer(cfg, field)
-    avg = WeightAverage(field, cfg.ema) if cfg.ema else None
+    avg = WeightAverage(field, cfg.ema, cfg.ema_warmup) if cfg.ema else None
     losses = torch.empty(cfg.steps)
     step, elapsed = 0, 0.0
     ckpt = Path(out_dir) / CHECKPOINT if out_dir is not None else None
@@ -198,9 +198,10 @@ def train(config: TrainConfig, out_dir: str | Path | None = None, resume: bool =
     test_loss = None
     if theory and step == cfg.steps:
         test_loss = theory_test_loss(cfg, splits, source, field)
+    last = None if avg is None else field
     field = field if avg is None else avg.averaged_field()
     return TrainResult(field, cfg, losses[:step].clone(), step, elapsed, step == cfg.steps,
-                       initial_W, test_loss, classes)
+                       initial_W, test_loss, classes, last)
 
 
 def _optimizer(cfg: TrainConfig, field):

@@ -68,6 +68,25 @@ def test_bin_counts_chi_square_closed_form_and_a_dropped_mode():
     assert permutation_test(fresh, y, "bins", 99).p_value > 0.01
 
 
+def test_predicted_class_chi_square_sees_a_dropped_digit():
+    from flows.errors import FlowsError
+
+    x, labels = load_digits()
+    perm = torch.randperm(x.shape[0], generator=torch.Generator().manual_seed(3))
+    ref, rest = x[perm[:300]], perm[300:]
+    assert two_sample_statistic(ref, ref, "classes") == 0.0
+    dropped = x[rest[labels[rest] != 3][:300]]
+    fresh = x[rest[-300:]]
+    assert permutation_test(dropped, ref, "classes", 99).p_value == 0.01
+    assert permutation_test(fresh, ref, "classes", 99).p_value > 0.01  # the i.i.d. control
+    # the FD of the same classifier's features as a statistic: the metric's value
+    from flows.evaluation.features import classifier_fd
+
+    assert two_sample_statistic(dropped, ref, "fd") == pytest.approx(classifier_fd(dropped, ref))
+    with pytest.raises(FlowsError, match="dimension 64, 196, 784"):
+        two_sample_statistic(torch.zeros(5, 2), torch.zeros(5, 2), "classes")
+
+
 def test_data_copying_flags_exact_copies_and_not_fresh_data():
     g = torch.Generator().manual_seed(3)
     train, held = torch.randn(600, 8, generator=g), torch.randn(300, 8, generator=g)
