@@ -97,8 +97,57 @@ def _design(phi: np.ndarray, modes: int) -> tuple[np.ndarray, list[str], list[in
     return np.stack(cols, -1), names, [0] + [2 * k - 1 for k in range(1, modes + 1)]
 
 
+def _pairs(modes: int, torus: bool) -> list[tuple[int, int, tuple[int, int]]]:
+    """``(cos column, sin column, (n_a, n_b))`` of each rotating pair of :func:`_design`: the
+    pair's angle is ``n_a psi_a + n_b psi_b`` (ring: ``k psi``)."""
+    if torus:
+        return [(1, 4, (1, 0)), (2, 5, (0, 1)), (3, 6, (1, -1))]
+    return [(2 * k - 1, 2 * k, (k, 0)) for k in range(1, modes + 1)]
+
+
+def _separable(phi: np.ndarray):
+    """``(theta, psi)`` with ``phi = theta[None] - psi[:, None]`` (per axis), or None."""
+    theta = phi[0]
+    psi = phi[0, :1] - phi[:, 0]
+    ok = np.abs(np.sin(0.5 * (phi - (theta[None] - psi[:, None])))).max() < 1e-9
+    return (theta, psi) if ok else None
+
+
+def _fast_amplitudes(e, theta, psi, weights, modes):
+    """Amplitudes and projections of fully observed bins: the normal equations of every bin
+    are those at ``psi = 0`` rotated, ``a(theta - psi) = R(psi) a(theta)`` with ``R`` a rotation
+    of each (cos, sin) pair, so ``coef_t = R(psi_t) M^{-1} A_0^T W e_t``."""
+    A0, _, _ = _design(theta[None], modes)
+    A0 = A0[0]
+    M = A0.T @ (weights[:, None] * A0) + 1e-9 * np.eye(A0.shape[1])
+    gamma = np.linalg.solve(M, (e @ (weights[:, None] * A0)).T).T
+    proj = gamma @ A0.T
+    coef = gamma.copy()
+    torus = theta.ndim == 2
+    for c, s_, (na, nb) in _pairs(modes, torus):
+        ang = na * psi[:, 0] + nb * psi[:, 1] if torus else na * psi
+        C, S = np.cos(ang), np.sin(ang)
+        coef[:, c] = C * gamma[:, c] + S * gamma[:, s_]
+        coef[:, s_] = C * gamma[:, s_] - S * gamma[:, c]
+    return coef, proj
+
+
+def _general_amplitudes(e, phi, weights, modes):
+    A, _, _ = _design(phi, modes)
+    w = np.where(np.isfinite(e), weights[None, :], 0.0)
+    e = np.where(np.isfinite(e), e, 0.0)
+    AtW = A * w[..., None]
+    lhs = np.einsum("tcm,tcn->tmn", AtW, A) + 1e-9 * np.eye(A.shape[-1])
+    coef = np.linalg.solve(lhs, np.einsum("tcm,tc->tm", AtW, e)[..., None])[..., 0]
+    return coef, np.einsum("tcm,tm->tc", A, coef)
+
+
 def mode_amplitudes(residual, phi, weights, modes: int = 3, chunk: int = 20000):
     """Per-bin weighted least-squares amplitudes of the bump-frame modes.
+
+    Where ``phi`` is ``theta_i - psi_t`` (every caller's case) the bins in which every cell
+    was observed are solved at once by rotating one set of normal equations (exact; see
+    :func:`_fast_amplitudes`), the others bin by bin.
 
     Parameters
     ----------
@@ -121,19 +170,32 @@ def mode_amplitudes(residual, phi, weights, modes: int = 3, chunk: int = 20000):
     names : list of str
     reported : list of int
         Columns whose rates are reported.
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> theta, psi = rng.uniform(0, 6.3, 30), rng.uniform(0, 6.3, 5)
+    >>> phi = theta[None] - psi[:, None]
+    >>> e = 0.3 * np.cos(2 * phi) - 0.1
+    >>> a, proj, names, rep = mode_amplitudes(e, phi, np.ones(30), modes=3)
+    >>> names[3], np.round(a[:, 3], 6).tolist()[:2], np.round(a[:, 0], 6).tolist()[:2]
+    ('cos2', [0.3, 0.3], [-0.1, -0.1])
     """
     T = residual.shape[0]
-    amps, proj = None, np.zeros(residual.shape)
+    _, names, reported = _design(phi[:1], modes)
+    amps = np.zeros((T, len(names)))
+    proj = np.zeros(residual.shape)
+    frame = _separable(phi)
     for s in range(0, T, chunk):
-        A, names, reported = _design(phi[s:s + chunk], modes)
         e = residual[s:s + chunk]
-        w = np.where(np.isfinite(e), weights[None, :], 0.0)
-        e = np.where(np.isfinite(e), e, 0.0)
-        AtW = A * w[..., None]
-        lhs = np.einsum("tcm,tcn->tmn", AtW, A) + 1e-9 * np.eye(A.shape[-1])
-        coef = np.linalg.solve(lhs, np.einsum("tcm,tc->tm", AtW, e)[..., None])[..., 0]
-        amps = coef if amps is None else np.vstack([amps, coef])
-        proj[s:s + chunk] = np.einsum("tcm,tm->tc", A, coef)
+        full = np.isfinite(e).all(1) if frame is not None else np.zeros(e.shape[0], bool)
+        if full.any():
+            rows = np.flatnonzero(full) + s
+            amps[rows], proj[rows] = _fast_amplitudes(e[full], frame[0], frame[1][rows],
+                                                      weights, modes)
+        if not full.all():
+            rows = np.flatnonzero(~full) + s
+            amps[rows], proj[rows] = _general_amplitudes(e[~full], phi[rows], weights, modes)
     return amps, proj, names, reported
 
 
