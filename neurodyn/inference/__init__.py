@@ -21,7 +21,7 @@ __getattr__, __dir__, __all__ = lazy_names(__name__, {
     "cells": ("RingCells", "place_ring_cells", "binned_curves", "profile_values"),
     "torus": ("TorusCells", "place_torus_cells", "estimate_lattice"),
     "coordinate": ("activity_betti", "ring_coordinate", "smoothed_activity"),
-    "decode": ("decode_ml", "windowed", "wrapped"),
+    "decode": ("decode_ml", "windowed", "wrapped", "bump_frame"),
     "relaxation": ("ModeRates", "mode_amplitudes", "relaxation_rates"),
     "energy": ("learn_energy", "resting_profile_correlation", "profile_supported"),
     "files": ("read_activity", "save_cells", "load_cells", "decode_file"),

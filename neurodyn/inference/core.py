@@ -14,7 +14,9 @@ is one, the covariate (heading for a ring, position for a torus):
 4. decoding by maximum likelihood (:mod:`.decode`), cross-validated over ``folds`` contiguous
    blocks (cells fitted without the block, the block decoded), against the covariate or, without
    it, against the coordinate of the whole fit;
-5. the normal relaxation rates per mode (:mod:`.relaxation`) and the bump's diffusion about the
+5. the normal relaxation rates per mode (:mod:`.relaxation`; the residual about the bump at
+   :func:`~.decode.bump_frame` with a covariate, at each bin's decoding without) and the
+   bump's diffusion about the
    covariate (:func:`neurodyn.analysis.drift.diffusion_estimate` on the residual
    ``psi_hat - covariate`` of the windowed decoding, less the decoder's bias as a function of
    the covariate, cut into blocks of ``block`` seconds, lags 0.5 .. 2 s: past the decoding
@@ -37,8 +39,8 @@ from scipy.ndimage import uniform_filter1d
 
 from ..analysis.drift import DiffusionEstimate, diffusion_estimate
 from .cells import place_ring_cells, profile_values
-from .coordinate import activity_betti, ring_coordinate
-from .decode import decode_ml, wrapped
+from .coordinate import SMOOTH, activity_betti, ring_coordinate
+from .decode import _debiased, bump_frame, decode_ml, wrapped
 from .relaxation import ModeRates, mode_amplitudes, relaxation_rates
 
 __all__ = ["ActivityFit", "fit_activity", "GEOMETRIES", "EXPECTED_BETTI", "FLUCTUATION_SHARE"]
@@ -216,27 +218,6 @@ def _unwrapped_residual(decoded, covariate, dt, smooth: float = 2.0) -> np.ndarr
     return centre + np.clip(wrapped(r - centre), -0.49 * np.pi, 0.49 * np.pi)
 
 
-def _debiased(decoded, covariate, bins: int = 60) -> np.ndarray:
-    """The decoded coordinate less its mean error as a function of the covariate (the
-    decoder's bias where cells are sparse): ``bins`` sectors of a ring, ``bins / 5`` squared
-    phase bins of a torus (the bias depends on both phases)."""
-    r = wrapped(decoded - covariate)
-    c = np.mod(covariate, 2 * np.pi)
-    if r.ndim == 1:
-        idx, size = np.minimum((c * bins / (2 * np.pi)).astype(int), bins - 1), bins
-    else:
-        side = max(2, bins // 5)
-        ij = np.minimum((c * side / (2 * np.pi)).astype(int), side - 1)
-        idx, size = ij[:, 0] * side + ij[:, 1], side * side
-    z = np.exp(1j * r)
-    bias = [np.angle(np.bincount(idx, z[:, a].real if r.ndim > 1 else z.real, size)
-                     + 1j * np.bincount(idx, z[:, a].imag if r.ndim > 1 else z.imag, size))
-            for a in range(1 if r.ndim == 1 else r.shape[1])]
-    if r.ndim == 1:
-        return decoded - bias[0][idx]
-    return decoded - np.stack([b[idx] for b in bias], axis=1)
-
-
 def _diffusion(decoded, covariate, dt, block, seed):
     """``D`` of the residual ``decoded - covariate`` (per axis), blocks as independent runs;
     the decoder's bias as a function of the covariate removed first."""
@@ -252,7 +233,8 @@ def _diffusion(decoded, covariate, dt, block, seed):
 
 
 def fit_activity(counts, dt: float, geometry: str = "ring", covariate=None, *, bins: int = 60,
-                 harmonics: int = 12, window: int = 5, folds: int = 5, smooth: float = 0.1,
+                 harmonics: int = 12, window: int = 5, folds: int = 5,
+                 smooth: float | None = None,
                  modes: int = 3, rounds: int = 3, tau: float = 0.1, block: float = 30.0,
                  spacing: float | None = None, orientation: float | None = None,
                  topology: bool = True, seed: int = 0) -> ActivityFit:
@@ -276,8 +258,9 @@ def fit_activity(counts, dt: float, geometry: str = "ring", covariate=None, *, b
         Odd number of bins pooled per decoded bin.
     folds : int
         Blocks of the cross-validated decoding.
-    smooth : float
-        Smoothing (s) of the activity for its topology and first coordinate.
+    smooth : float or None
+        Smoothing (s) of the activity for its topology and first coordinate; None: the
+        geometry's (:data:`~.coordinate.SMOOTH`: 0.1 s ring, 0.2 s torus).
     modes : int
         Highest harmonic of the ring's bump-frame modes.
     rounds : int
@@ -313,7 +296,8 @@ def fit_activity(counts, dt: float, geometry: str = "ring", covariate=None, *, b
         parts = fit_torus_parts(x, dt, covariate, bins=bins, harmonics=harmonics, window=window,
                                 folds=folds, spacing=spacing, orientation=orientation)
     else:
-        parts = _fit_ring_parts(x, dt, covariate, bins, harmonics, window, folds, smooth,
+        parts = _fit_ring_parts(x, dt, covariate, bins, harmonics, window, folds,
+                                SMOOTH["ring"] if smooth is None else smooth,
                                 rounds, modes)
     cells, coord, errors, chance, residual, phi, psi, lattice, reference = parts
     weights = cells.gain**2 / np.maximum(np.mean(cells.rates(psi[:: max(1, len(psi) // 5000)]),
@@ -363,6 +347,9 @@ def _fit_ring_parts(x, dt, covariate, bins, harmonics, window, folds, smooth, ro
 
     errors = _cross_validated(x, dt, reference, folds, place, decode,
                               lambda a, b: np.abs(wrapped(a - b)))
-    psi = decode_ml(x, dt, cells.rates(grid), grid, 1)
+    if covariate is None:
+        psi = decode_ml(x, dt, cells.rates(grid), grid, 1)
+    else:
+        psi = bump_frame(decoded, covariate, dt)
     residual, phi = _ring_residual(x, dt, cells, psi)
     return cells, decoded, errors, np.pi / 2, residual, phi, psi, {}, covariate

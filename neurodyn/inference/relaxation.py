@@ -2,7 +2,9 @@ r"""Normal relaxation rates per mode from the autocorrelation of the activity's 
 manifold.
 
 Each cell's normalised residual ``e_i(t) = (n_i(t) / dt - b_i) / g_i - p(psi_t - theta_i)`` (the
-distance of the bin's activity from the fitted manifold at the decoded point, cell by cell) is
+distance of the bin's activity from the fitted manifold at the bump's position ``psi_t``, cell
+by cell; with a covariate ``psi_t`` is :func:`~.decode.bump_frame`, without one the bin's own
+decoding) is
 projected, bin by bin, on bump-frame modes by weighted least squares (weights ``g_i^2 /
 lambda_i``, the inverse Poisson variances): ring ``cos k phi`` and ``sin k phi`` for ``k <=
 modes`` with ``phi_i = theta_i - psi_t``; torus the constant and the three fundamental cosines
@@ -18,6 +20,13 @@ rounds from ``max_lag``; a fit of ``log C`` would have to drop the lags where no
 negative and so bias the rate down). The rates of the cosine modes (even in the
 bump frame) are reported; they are orthogonal to the tangent, so the decoding error does not
 enter them to first order. Intervals: a bootstrap over contiguous blocks of the recording.
+
+How close this comes to the truth is set by the data: on the 600 s ring of
+:mod:`neurodyn.datasets` (71 cells, fluctuation 0.06 per mode against a Poisson floor five to
+eight times its variance per bin) this least-squares fit scatters by 6 to 11% (sd over
+simulated series), as much as the exact Gaussian (Whittle) likelihood of an Ornstein-Uhlenbeck
+amplitude under white noise, which is efficient; ``L = 2 / (lambda dt)`` is its best window
+(``1 / (lambda dt)`` and ``5 / (lambda dt)`` scatter more).
 
 The fraction of the lag-1 autocovariance of the residual (summed over cells with the same
 weights) that the modes carry says whether the fluctuations are those of an attractor (a few

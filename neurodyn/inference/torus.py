@@ -23,7 +23,7 @@ import numpy as np
 
 from ..spatial.phases import phase_to_position_delta, position_to_phase
 from ..spatial.ratemaps import autocorrelogram
-from .decode import decode_ml, wrapped
+from .decode import bump_frame, decode_ml, wrapped
 
 __all__ = ["TorusCells", "torus_profile_values", "place_torus_cells", "estimate_lattice",
            "fit_torus_parts"]
@@ -267,7 +267,7 @@ def fit_torus_parts(x, dt, position, bins=60, harmonics=12, window=5, folds=5, s
         dec = decode_ml(x[lo:hi], dt, c.rates(mesh), grid, window)
         errors[lo:hi] = _phase_error_m(dec, coord[lo:hi], spacing, orientation)
     decoded = decode_ml(x, dt, cells.rates(mesh), grid, window)
-    psi = decode_ml(x, dt, cells.rates(mesh), grid, 1)
+    psi = bump_frame(decoded, coord, dt)
     phi = cells.preferred[None] - psi[:, None, :]
     residual = (x / dt - cells.baseline) / cells.gain - torus_profile_values(cells.profile, -phi)
     rng = np.random.default_rng(0)
