@@ -127,16 +127,15 @@ def _track(of, kf, moved, x0, newton: tuple, patience: int, search):
     ``newton`` is ``(res, steps, w, h)``, ``patience`` the lost samples before a relock and
     ``search`` the global estimate of some rows of phases."""
     res, steps, w, h = newton
-    kk, obs, mv = kf.tolist(), of.tolist(), moved.tolist()
+    kk = kf.tolist()
     half = 0.5 * len(kk)
-    out = np.empty((len(obs), 2))
+    out = np.empty((of.shape[0], 2))
     x, y = float(x0[0]), float(x0[1])
     lost = run = relocks = 0
     cos, sin = math.cos, math.sin
-    for t, o in enumerate(obs):
-        if t:
-            x += mv[t][0] - mv[t - 1][0]
-            y += mv[t][1] - mv[t - 1][1]
+    step = np.diff(moved, axis=0, prepend=moved[:1])
+    for t, o, (mx, my) in _rows(of, step):
+        x, y = x + mx, y + my
         for _ in range(steps):
             gx = gy = hxx = hxy = hyy = 0.0
             for (kx, ky), ob in zip(kk, o, strict=True):
@@ -162,6 +161,15 @@ def _track(of, kf, moved, x0, newton: tuple, patience: int, search):
             run = 0
         out[t] = (x, y)
     return out, lost, relocks
+
+
+def _rows(of: np.ndarray, step: np.ndarray, block: int = 8192):
+    """``(t, phases, displacement)`` of every sample as Python floats, a block at a time (a
+    whole long run's rows as Python objects would take a hundred bytes per number)."""
+    for a in range(0, of.shape[0], block):
+        for i, (o, m) in enumerate(zip(of[a:a + block].tolist(), step[a:a + block].tolist(),
+                                       strict=True)):
+            yield a + i, o, m
 
 
 def _grid_search(of: np.ndarray, kf: np.ndarray, w: float, h: float, res: float,
