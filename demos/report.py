@@ -581,12 +581,30 @@ def _notebook_page(nb, name: str) -> str:
             body.append(_markdown_html(cell.source))
         elif cell.cell_type == "code":
             body.append(f'<pre class="code"><code>{_esc(cell.source)}</code></pre>')
-            body.extend(_output_html(o) for o in cell.get("outputs", []))
+            body.extend(_output_html(o) for o in _merged_streams(cell.get("outputs", [])))
     return (f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8"><title>{_esc(name)}'
             f"</title><style>{_CSS} pre.code {{ border-left: 3px solid #8ab; }} "
             "pre.out { background: #fff; border: 1px solid #eee; }</style></head><body>\n"
             f'<p class="muted"><a href="../index.html">results</a> / {_esc(name)}, executed</p>'
             + "\n".join(body) + "\n</body></html>\n")
+
+
+def _merged_streams(outputs) -> list:
+    """Consecutive outputs of one stream as one, each line as a terminal leaves it (a progress
+    bar's updates, separated by carriage returns, end as its last state)."""
+    merged: list = []
+    for output in outputs:
+        if (output.get("output_type") == "stream" and merged
+                and merged[-1].get("output_type") == "stream"
+                and merged[-1].get("name") == output.get("name")):
+            merged[-1] = {**merged[-1], "text": merged[-1]["text"] + output["text"]}
+        else:
+            merged.append(output)
+    for i, output in enumerate(merged):
+        if output.get("output_type") == "stream":
+            lines = [line.rsplit("\r", 1)[-1] for line in output["text"].split("\n")]
+            merged[i] = {**output, "text": "\n".join(lines)}
+    return merged
 
 
 def _output_html(output) -> str:
@@ -597,7 +615,7 @@ def _output_html(output) -> str:
     if "text/html" in data:  # tables from to_pandas(), written by pandas
         return f'<div class="out">{data["text/html"]}</div>'
     text = data.get("text/plain") or output.get("text") or "\n".join(output.get("traceback", []))
-    return f'<pre class="out">{_esc(text)}</pre>'
+    return f'<pre class="out">{_esc(text)}</pre>' if text.strip() else ""
 
 
 def _markdown_html(text: str) -> str:

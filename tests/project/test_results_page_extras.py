@@ -49,7 +49,8 @@ NOTEBOOK = {
          "# A tiny tutorial\n\nIt draws `one` line, **bold**, [a link](https://example.org)."},
         {"cell_type": "code", "id": "plot", "metadata": {}, "execution_count": None, "outputs": [],
          "source": "import matplotlib.pyplot as plt\nfig, ax = plt.subplots()\n"
-                   "ax.plot([0, 1], [0, 1]);\nprint('hello')"},
+                   "ax.plot([0, 1], [0, 1]);\nprint('hello')\nimport sys\n"
+                   "_ = sys.stderr.write('bar 1/2\\rbar 2/2\\n')"},
         {"cell_type": "markdown", "id": "list", "metadata": {}, "source": "- first\n- second"},
     ],
     "metadata": {"kernelspec": {"name": "python3", "display_name": "Python 3",
@@ -72,6 +73,8 @@ def test_notebooks_are_executed_onto_the_page(tmp_path):
     assert '<img src="figure_1.png"' in rendered and "<code>one</code>" in rendered
     assert "<strong>bold</strong>" in rendered and "<li>second</li>" in rendered
     assert "hello" in rendered  # the printed output, executed
+    outputs = rendered.split("</code></pre>", 1)[1]  # after the cell's code
+    assert "bar 2/2" in outputs and "bar 1/2" not in outputs  # a bar ends as its last state
     page = report.build_report(out, report.collect_sections(out)).read_text()
     assert "Notebook: A tiny tutorial" in page and "notebook_01_tiny/figure_1.png" in page
     assert 'href="notebook_01_tiny/index.html"' in page
