@@ -74,7 +74,14 @@ def main(argv: list[str] | None = None) -> dict:
     for prof in PROFILES:
         curve = res.curve(prof)
         steps[prof] = [a[1] / b[1] for a, b in zip(curve, curve[1:], strict=False)]
+    summary = {f"{prof.split(':')[0].replace('-', '_')}_fall_per_step": steps[prof]
+               for prof in PROFILES}
+    summary["ablation_min_ratio"] = min(r["ablated_field_error"] / r["field_error"]
+                                        for r in res.rows)
+    summary.update({f"control_{c['profile'].split(':')[0].replace('-', '_')}_spectrum_error":
+                    c["spectrum_error"] for c in res.control})
     metrics = {"n": n, "kappa": kappa, "rows": res.rows, "control": res.control,
+               "summary": summary,
                "field_error_fall_per_step": steps,
                "ablation_ratio": {r["profile"] + f" K={r['harmonics']}":
                                   r["ablated_field_error"] / r["field_error"] for r in res.rows},
