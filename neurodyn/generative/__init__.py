@@ -18,6 +18,6 @@ __getattr__, __dir__, __all__ = lazy_names(__name__, {
     "states": ("PopulationStates", "population_states", "shuffled_states"),
     "methods": ("Generated", "generate_ambient", "generate_riemannian", "relax_states"),
     "metrics": ("GeneratedMetrics", "judge_states"),
-    "compare": ("GenerationComparison", "compare_generators"),
+    "compare": ("GenerationComparison", "compare_generators", "equal_time"),
     "sources": ("driven_states", "recorded_states", "trajectory_coordinate"),
 })

@@ -21,7 +21,7 @@ from .methods import generate_ambient, generate_riemannian, relax_states
 from .metrics import GeneratedMetrics, judge_states
 from .states import PopulationStates, population_states, shuffled_states
 
-__all__ = ["GenerationComparison", "compare_generators", "METHODS"]
+__all__ = ["GenerationComparison", "compare_generators", "equal_time", "METHODS"]
 
 METHODS = ("ambient", "riemannian", "relaxed")
 
@@ -35,8 +35,8 @@ class GenerationComparison(Result):
     methods : dict
         ``{"ambient" | "riemannian" | "relaxed": GeneratedMetrics}``.
     cost : dict
-        Per method: ``nfe`` (flow-field evaluations per sample), ``network_evaluations`` and
-        ``seconds`` (training and sampling).
+        Per method: ``nfe`` (flow-field evaluations per sample), ``network_evaluations``,
+        ``seconds`` and ``cpu_seconds`` (training and sampling, wall and this process's CPU).
     energy_rise : float
         Largest relative energy rise along the relaxations (descent holds below 1e-9).
     control_betti : tuple of int
@@ -99,6 +99,51 @@ def compare_generators(network: HopfieldNetwork, states: PopulationStates | None
     if samples is not None:
         samples.update({k: g.rates for k, g in gen.items()}, held=test.rates, control=control.rates)
     cost = {k: {"nfe": g.nfe, "network_evaluations": g.network_evaluations,
-                "seconds": g.seconds} for k, g in gen.items()}
+                "seconds": g.seconds, "cpu_seconds": g.cpu_seconds} for k, g in gen.items()}
     return GenerationComparison(judged, cost, gen["relaxed"].energy_rise, control_betti, held,
                                 len(train))
+
+
+def equal_time(network: HopfieldNetwork, states: PopulationStates,
+               comparison: GenerationComparison, held: int = 400, steps: int = 5,
+               train_steps: int = 1500, seed: int = 0) -> dict:
+    """(a) and (b) again, each trained for as many steps as fit in the CPU time (c) took in
+    ``comparison`` (its ambient training plus the relaxation), at the same ``2 steps`` flow
+    evaluations: the three methods at equal cost. The steps are scaled by the measured CPU
+    time per step (a second time if the first rescaled run misses the budget by more than 25%,
+    as fixed costs can make it), so the match is approximate: the ``cpu_seconds`` returned say
+    how close.
+
+    Parameters
+    ----------
+    network : HopfieldNetwork
+    states : PopulationStates
+        The states ``comparison`` was computed from.
+    comparison : GenerationComparison
+        From :func:`compare_generators` with the same ``held``, ``steps``, ``train_steps``,
+        ``seed``.
+    held, steps, train_steps : int
+    seed : int
+
+    Returns
+    -------
+    dict
+        ``{"ambient" | "riemannian": {"train_steps", "cpu_seconds", "nfe", "metrics"}}``;
+        ``metrics`` a :class:`GeneratedMetrics` dict.
+    """
+    held = check_int("held", held, lo=2)
+    test, train = states.subset(torch.arange(held)), states.subset(torch.arange(held, len(states)))
+    budget = comparison.cost["relaxed"]["cpu_seconds"]
+    out = {}
+    for name, k in (("ambient", train_steps), ("riemannian", max(1, train_steps // 2))):
+        spent = comparison.cost[name]["cpu_seconds"]
+        for attempt in range(2):  # again if fixed costs made the first guess miss by 25%
+            if attempt and abs(spent / budget - 1) <= 0.25:
+                break
+            k = max(1, int(round(k * budget / max(spent, 1e-9))))
+            g = (generate_ambient(train, held, steps, k, seed=seed) if name == "ambient" else
+                 generate_riemannian(network, train, held, steps, k, seed=seed))
+            spent = g.cpu_seconds
+        out[name] = {"train_steps": k, "cpu_seconds": spent, "nfe": g.nfe,
+                     "metrics": judge_states(network, g.rates, test, train, seed=seed).to_dict()}
+    return out

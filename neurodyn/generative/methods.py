@@ -44,6 +44,8 @@ class Generated:
         Evaluations of the network's own field per state (relaxation; 0 otherwise).
     seconds : float
         Wall time of training and sampling.
+    cpu_seconds : float
+        CPU time of this process for the same (the comparable cost on shared cores).
     energy_rise : float
         Largest rise of the network energy between saved steps of a relaxation, relative to the
         energy's range (nan without relaxation); <= 1e-9 means descent held.
@@ -54,6 +56,7 @@ class Generated:
     network_evaluations: int = 0
     seconds: float = 0.0
     energy_rise: float = math.nan
+    cpu_seconds: float = 0.0
 
 
 def generate_ambient(states: PopulationStates, n: int, steps: int = 5, train_steps: int = 1500,
@@ -63,7 +66,7 @@ def generate_ambient(states: PopulationStates, n: int, steps: int = 5, train_ste
     import flows
     from flows.data import Splits, source_for
 
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     x = states.rates.to(torch.float32)
     mean, scale = x.mean(0), x.std(0).mean().clamp_min(1e-12)
     z = (x - mean) / scale
@@ -77,7 +80,8 @@ def generate_ambient(states: PopulationStates, n: int, steps: int = 5, train_ste
     z0 = torch.randn(check_int("n", n, lo=1), z.shape[1], generator=g)
     out = flows.integrate(res.field, z0, method="midpoint", steps=steps)
     rates = (out.x * scale + mean).to(torch.float64)
-    return Generated(rates, out.nfe, 0, time.perf_counter() - t0)
+    return Generated(rates, out.nfe, 0, time.perf_counter() - t0,
+                     cpu_seconds=time.process_time() - c0)
 
 
 def _residual_model(network: HopfieldNetwork, states: PopulationStates, rank: int):
@@ -116,7 +120,7 @@ def generate_riemannian(network: HopfieldNetwork, states: PopulationStates, n: i
     sampled coordinate)."""
     from flows.riemannian import sample_torus_flow, train_torus_flow
 
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     flow = train_torus_flow(states.phases, steps=train_steps, batch=128,
                             seed=derive_seed(seed, "riemannian") % 2**63)
     psi, nfe = sample_torus_flow(flow, n, steps=steps, seed=derive_seed(seed, "rfm-source"))
@@ -128,7 +132,8 @@ def generate_riemannian(network: HopfieldNetwork, states: PopulationStates, n: i
     res = _normal_part(network, mean + z @ comps + rest * e).reshape(n, *network.geometry.shape)
     u = network.manifold.u_star(psi) + network.geometry.shift(res, psi)
     rates = network.activation(u).reshape(n, -1)
-    return Generated(rates, nfe, 0, time.perf_counter() - t0)
+    return Generated(rates, nfe, 0, time.perf_counter() - t0,
+                     cpu_seconds=time.process_time() - c0)
 
 
 def relax_states(network: HopfieldNetwork, generated: Generated, relax: float = 2.0,
@@ -137,7 +142,7 @@ def relax_states(network: HopfieldNetwork, generated: Generated, relax: float = 
     energy is audited along every relaxation."""
     from ..dynamics.simulation import simulate
 
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     lo, hi = _rate_range(network)
     eps = 1e-6 * (hi - lo)
     u0 = network.activation.inverse(generated.rates.clamp(lo + eps, hi - eps))
@@ -148,4 +153,5 @@ def relax_states(network: HopfieldNetwork, generated: Generated, relax: float = 
     rise = float(((e[1:] - e[:-1]).clamp_min(0) / span).max())
     steps = int(round(relax / dt))
     return Generated(tr.r[-1].reshape(len(u0), -1).to(torch.float64), generated.nfe, 4 * steps,
-                     generated.seconds + time.perf_counter() - t0, rise)
+                     generated.seconds + time.perf_counter() - t0, rise,
+                     generated.cpu_seconds + time.process_time() - c0)

@@ -8,7 +8,7 @@ from matplotlib.figure import Figure
 
 from _runkit.cli import notebook_figure
 
-__all__ = ["plot_generated"]
+__all__ = ["plot_generated", "plot_method_table", "method_rows"]
 
 _TITLES = {"held": "held-out data", "ambient": "(a) ambient flow",
            "riemannian": "(b) Riemannian flow", "relaxed": "(c) ambient + relaxation",
@@ -44,4 +44,73 @@ def plot_generated(samples: dict, phases: dict) -> Figure:
         ax.set_xlabel("PC 1 of held-out rates")
     np.atleast_1d(axes)[0].set_ylabel("PC 2")
     fig.colorbar(sc, ax=axes, label="decoded coordinate (rad)")
+    return notebook_figure(fig)
+
+
+_SHORT = {"ambient": "(a) ambient", "riemannian": "(b) Riemannian", "relaxed": "(c) relaxed"}
+
+
+def method_rows(comparison: dict, equal_time: dict) -> list[dict]:
+    """Rows of the methods' table: each method at its default training (equal flow
+    evaluations) and, for (a) and (b), retrained to the CPU time of (c) (equal cost).
+
+    Parameters
+    ----------
+    comparison : dict
+        :meth:`~neurodyn.generative.GenerationComparison.to_dict` of one comparison.
+    equal_time : dict
+        From :func:`neurodyn.generative.equal_time` on the same states.
+
+    Returns
+    -------
+    list of dict
+        ``method``, ``budget``, ``nfe``, ``network_evaluations``, ``train_steps`` (None where
+        the default), ``cpu_seconds``, ``distance_ratio``, ``betti``, ``w2_ratio``.
+    """
+    rows = []
+    for name, m in comparison["methods"].items():
+        c = comparison["cost"][name]
+        rows.append({"method": _SHORT[name], "budget": "equal NFE", "nfe": c["nfe"],
+                     "network_evaluations": c["network_evaluations"], "train_steps": None,
+                     "cpu_seconds": c.get("cpu_seconds"), "distance_ratio": m["distance_ratio"],
+                     "betti": tuple(m["betti"]), "w2_ratio": m["w2_ratio"]})
+    for name, e in equal_time.items():
+        m = e["metrics"]
+        rows.append({"method": _SHORT[name], "budget": "equal CPU time", "nfe": e["nfe"],
+                     "network_evaluations": 0, "train_steps": e["train_steps"],
+                     "cpu_seconds": e["cpu_seconds"], "distance_ratio": m["distance_ratio"],
+                     "betti": tuple(m["betti"]), "w2_ratio": m["w2_ratio"]})
+    return rows
+
+
+def plot_method_table(rows: list[dict], title: str = "") -> Figure:
+    """The methods' table (:func:`method_rows`) drawn as a figure.
+
+    Parameters
+    ----------
+    rows : list of dict
+        From :func:`method_rows`.
+    title : str
+        Drawn above the table.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+    """
+    head = ["method", "budget", "flow NFE", "network evals", "train steps", "CPU s",
+            "distance / floor", "Betti", "W2 / floor"]
+    cells = [[r["method"], r["budget"], str(r["nfe"]), str(r["network_evaluations"]),
+              "default" if r["train_steps"] is None else str(r["train_steps"]),
+              "" if r["cpu_seconds"] is None else f"{r['cpu_seconds']:.1f}",
+              f"{r['distance_ratio']:.3g}", str(tuple(r["betti"])), f"{r['w2_ratio']:.3g}"]
+             for r in rows]
+    fig = Figure(figsize=(10.5, 0.3 * (len(rows) + 1) + 0.5), layout="constrained")
+    ax = fig.subplots()
+    ax.axis("off")
+    table = ax.table(cellText=cells, colLabels=head, cellLoc="center", bbox=(0, 0, 1, 1))
+    table.auto_set_font_size(False)
+    table.set_fontsize(9)
+    table.auto_set_column_width(list(range(len(head))))
+    if title:
+        ax.set_title(title, fontsize=10)
     return notebook_figure(fig)

@@ -51,3 +51,19 @@ def test_three_generators_on_the_128_ring():
         assert m.distance_ratio <= 1.5 and m.betti == (1, 1, 0)
     assert b.w2_ratio <= 1.2
     assert res.energy_rise < 1e-9 and res.control_betti[:2] != (1, 1)
+
+
+def test_equal_time_table_puts_the_methods_side_by_side(ring):
+    from neurodyn.generative import equal_time
+    from neurodyn.plotting.generative import method_rows, plot_method_table
+
+    net, s = ring
+    small = s.subset(torch.arange(360))
+    res = compare_generators(net, small, held=120, steps=5, train_steps=40, seed=0)
+    eq = equal_time(net, small, res, held=120, steps=5, train_steps=40, seed=0)
+    assert set(eq) == {"ambient", "riemannian"}
+    assert all(e["nfe"] == 10 and e["train_steps"] >= 1 for e in eq.values())
+    rows = method_rows(res.to_dict(), eq)
+    assert [r["budget"] for r in rows] == ["equal NFE"] * 3 + ["equal CPU time"] * 2
+    assert rows[2]["network_evaluations"] == 160 and rows[0]["network_evaluations"] == 0
+    assert len(plot_method_table(rows).axes[0].tables[0].get_celld()) == 9 * 6
