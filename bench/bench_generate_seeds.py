@@ -83,7 +83,7 @@ def main(argv=None) -> dict:
     p.add_argument("--geometry", choices=("ring", "torus"), default="ring")
     p.add_argument("--seeds", type=int, default=20)
     p.add_argument("--first-seed", type=int, default=0, dest="first_seed")
-    p.add_argument("--train-steps", type=int, default=1500)
+    p.add_argument("--train-steps", type=int, default=4500)
     p.add_argument("--jsonl", default=None, help="append each seed's row to this file")
     p.add_argument("--summarize", default=None,
                    help="only print the summary of the rows in this .jsonl file")

@@ -57,11 +57,11 @@ def main(argv: list[str] | None = None) -> dict:
     quick = args.quick
     ring = fitted(FitConfig(n=48 if quick else 128, seed=args.seed), cache)[0]
     metrics = {"ring": _one(ring, 600 if quick else 2000, 150 if quick else 400,
-                            300 if quick else 1500, args.seed, args.out, "ring")}
+                            300 if quick else 4500, args.seed, args.out, "ring")}
     figures = ["ring_generated.png", "ring_methods.png"]
     if not quick:
         torus = fitted(FitConfig(geometry="torus", seed=args.seed), cache)[0]
-        metrics["torus"] = _one(torus, 2000, 400, 1500, args.seed, args.out, "torus")
+        metrics["torus"] = _one(torus, 2000, 400, 4500, args.seed, args.out, "torus")
         figures += ["torus_generated.png", "torus_methods.png"]
     metrics["figures"] = figures
     metrics["seconds"] = time.perf_counter() - start

@@ -38,7 +38,7 @@ def register(sub) -> argparse.ArgumentParser:
     p.add_argument("--noise", type=positive, default=0.2, help="noise sigma on u of the data")
     p.add_argument("--steps", type=positive_int, default=5,
                    help="midpoint steps of every sampler (2 field evaluations each)")
-    p.add_argument("--train-steps", type=positive_int, default=1500, dest="train_steps",
+    p.add_argument("--train-steps", type=positive_int, default=4500, dest="train_steps",
                    help="training steps of each flow")
     p.add_argument("--relax", type=positive, default=4.0,
                    help="relaxation time of method (c), tau (4 / kappa leaves 2%% of the distance)")

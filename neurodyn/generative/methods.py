@@ -59,7 +59,7 @@ class Generated:
     cpu_seconds: float = 0.0
 
 
-def generate_ambient(states: PopulationStates, n: int, steps: int = 5, train_steps: int = 1500,
+def generate_ambient(states: PopulationStates, n: int, steps: int = 5, train_steps: int = 4500,
                      width: int = 512, seed: int = 0) -> Generated:
     """(a) Flow matching on the standardised rates, ``steps`` midpoint steps (``2 steps``
     field evaluations)."""
