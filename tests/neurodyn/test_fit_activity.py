@@ -8,9 +8,22 @@ import numpy as np
 import pytest
 
 from neurodyn.cli import main
-from neurodyn.datasets import identity_shuffled, rat_trajectory, ring_activity, time_shifted
+from neurodyn.datasets import (
+    identity_shuffled,
+    rat_trajectory,
+    ring_activity,
+    time_shifted,
+    torus_activity,
+)
 from neurodyn.datasets.ground_truth import _ou
-from neurodyn.inference import fit_activity, place_ring_cells, relaxation_rates, wrapped
+from neurodyn.inference import (
+    fit_activity,
+    mode_amplitudes,
+    place_ring_cells,
+    relaxation_rates,
+    wrapped,
+)
+from neurodyn.inference.relaxation import _general_amplitudes
 
 
 @pytest.fixture(scope="module")
@@ -47,6 +60,26 @@ def test_relaxation_rate_of_an_ou_amplitude_under_white_noise():
     assert np.all(np.abs(r.rate[:2] / 8.0 - 1) < 0.15)
     assert np.all((r.low[:2] < 8.0) & (8.0 < r.high[:2]))
     assert r.significant.tolist() == [True, True, False]  # white noise relaxes at no rate
+
+
+@pytest.mark.parametrize("torus", [False, True])
+def test_rotated_mode_amplitudes_equal_the_per_bin_solve(torus):
+    rng = np.random.default_rng(3)
+    shape = (25, 2) if torus else (25,)
+    theta = rng.uniform(0, 2 * np.pi, shape)
+    psi = rng.uniform(0, 2 * np.pi, (300,) + shape[1:])
+    phi = theta[None] - psi[:, None]
+    e = rng.normal(size=(300, 25))
+    e[::4, 3] = np.nan  # some bins miss a cell: those take the per-bin path
+    w = rng.uniform(0.5, 2.0, 25)
+    amps, proj, _, _ = mode_amplitudes(e, phi, w, modes=3)
+    ref, ref_proj = _general_amplitudes(e, phi, w, 3)
+    assert np.allclose(amps, ref, atol=1e-10) and np.allclose(proj, ref_proj, atol=1e-10)
+    # control: angles that are not theta_i - psi_t all take the per-bin path, still exact
+    bent = phi + rng.normal(0, 0.1, phi.shape)
+    amps2, _, _, _ = mode_amplitudes(e, bent, w, modes=3)
+    assert np.allclose(amps2, _general_amplitudes(e, bent, w, 3)[0], atol=1e-10)
+    assert not np.allclose(amps2, amps, atol=1e-3)
 
 
 def test_verdict_on_an_attractor_and_its_destroyed_controls(small_ring):
@@ -137,3 +170,23 @@ def test_demo_quick(tmp_path):
     assert verdicts["data"]["attractor"] and verdicts["no covariate"]["attractor"]
     assert not any(verdicts[n]["attractor"] for n in ("time-shifted", "identity-shuffled",
                                                        "feed-forward"))
+
+
+@pytest.mark.slow
+def test_torus_on_the_sargolini_trajectory():
+    """One grid module, 71 of 100 cells, 600 s (skipped without ratinabox): the torus's Betti
+    numbers from the activity alone, phases and held-out decoding; time-shifted cells have no
+    torus."""
+    from neurodyn.inference.coordinate import torus_betti
+
+    tr = rat_trajectory("sargolini", dt=0.02)
+    if not tr.real:
+        pytest.skip("ratinabox is not installed")
+    d = torus_activity(trajectory=tr, seed=1)
+    fit = fit_activity(d.counts, d.dt, "torus", d.position, seed=1)
+    assert fit.betti == (1, 2, 1) and fit.attractor
+    assert fit.cv_error < 0.03
+    e = wrapped(fit.cells.preferred - d.truth.preferred)
+    e = wrapped(e - np.angle(np.mean(np.exp(1j * e), axis=0)))
+    assert np.median(np.hypot(e[:, 0], e[:, 1])) < 0.1
+    assert torus_betti(time_shifted(d.counts, seed=9), d.dt, seed=1)["betti"] != (1, 2, 1)
