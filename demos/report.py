@@ -661,6 +661,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.notebooks:
         notebook_sections(args.out)
     sections = collect_sections(args.out)
+    try:  # the README tour's order, as run_all builds the page (its folder is ours)
+        from run_all import _in_tour_order
+
+        sections = _in_tour_order(sections)
+    except ImportError:
+        pass
     summary = args.out / "run_all.json"
     quick = summary.is_file() and bool(json.loads(summary.read_text()).get("quick"))
     path = build_report(args.out, sections, title=args.title, embed_images=args.embed,
