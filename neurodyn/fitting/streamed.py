@@ -38,6 +38,7 @@ from _runkit import BadInput
 
 from ..energies.amplitude import AmplitudeFourierEnergy
 from ..energies.coupling import PhaseLockEnergy
+from ..energies.pointwise import PointwiseEnergy
 from ..energies.seal import SealEnergy
 from ..geometry.populations import Torus
 from ..manifold import PROBES, TargetManifold, bregman, oblique_projection, probe_directions
@@ -494,27 +495,52 @@ def _field_state(basis: _Basis, config, u: torch.Tensor, near: torch.Tensor, sca
     return _gram(basis, x, sparse)
 
 
+#: rows of the sheet per chunk of the energy term's sums over neurons
+_ROWS = 64
+
+
+def _pointwise_value(part: PointwiseEnergy, i: int, r: torch.Tensor) -> torch.Tensor:
+    """``sum h(r)`` of basis function ``i`` of a pointwise energy (its ``forward`` with the
+    unit coefficient ``e_i``), on any block of neurons."""
+    if i == 0:
+        return part.activation.integral(part._potential(r)).sum()
+    return part.width * (((r - part.lo) / part.width) ** (i + 1)).sum() / (i + 1)
+
+
 def _energy_state(basis: _Basis, u: torch.Tensor, target: float, scale: float):
-    """The energy term's row at one perturbed state: ``E(u) - E(M) = kappa B``."""
+    """The energy term's row at one perturbed state: ``E(u) - E(M) = kappa B``; the sums over
+    neurons are taken in blocks of :data:`_ROWS` rows."""
     g, act, net = basis.g, basis.act, basis.net
     u0 = basis.manifold.u0
-    r, r0 = act(u), act(u0)
-    yy, yy0 = basis.amplitude(g.dft(r))[1], basis.amplitude(g.dft(r0))[1]
-    mult, s = basis.mult, basis.scale
+    z, z0 = g.dft(act(u)), g.dft(act(u0))
+    b, j = basis.bins, basis.power.to(torch.float64)
+    yy, yy0 = basis.amplitude(z)[1], basis.amplitude(z0)[1]
+    f0 = (yy.flatten()[b] ** (j + 1) - yy0.flatten()[b] ** (j + 1)) / (j + 1)
+    dy = yy.sub_(yy0).mul_(basis.mult * basis.scale)
+    del yy0
 
     def spec(c1):  # -N sum_k m_k f_k, f_k = s c1 y, at u minus at u0
-        return -g.size * ((mult * s * c1 * (yy - yy0)).sum())
+        return -g.size * (dy * c1).sum()
 
-    bias = net.bias.to(u.dtype)
-    rise = (spec(basis.c1_zero) - (bias * (r - r0)).sum()
-            + act.integral(u).sum() - act.integral(u0).sum())
-    row = []
-    for (part, i), c1 in zip(basis.dense, basis.c1, strict=True):
-        with _unit(part, i):
-            row.append(part(r) - part(r0) + spec(c1))
-    b, j = basis.bins, basis.power.to(torch.float64)
-    f0 = (yy.flatten()[b] ** (j + 1) - yy0.flatten()[b] ** (j + 1)) / (j + 1)
-    row = torch.cat([torch.stack(row), -g.size * mult.flatten()[b] * s.flatten()[b] * f0])
+    bias = float(net.bias)
+    rest = torch.zeros((), dtype=torch.float64)
+    row = torch.zeros(len(basis.dense), dtype=torch.float64)
+    for lo in range(0, g.shape[0], _ROWS):
+        uc, u0c = u[lo:lo + _ROWS], u0[lo:lo + _ROWS]
+        rc, r0c = act(uc), act(u0c)
+        rest += (act.integral(uc) - act.integral(u0c) - bias * (rc - r0c)).sum()
+        for col, (part, i) in enumerate(basis.dense):
+            if isinstance(part, PointwiseEnergy):
+                row[col] += _pointwise_value(part, i, rc) - _pointwise_value(part, i, r0c)
+    for col, ((part, i), c1) in enumerate(zip(basis.dense, basis.c1, strict=True)):
+        if isinstance(part, PhaseLockEnergy):
+            with _unit(part, i):
+                lock = ModeLock(part)
+            idx = lock.index
+            row[col] += lock.value(z.flatten()[idx]) - lock.value(z0.flatten()[idx])
+        row[col] += spec(c1)
+    rise = spec(basis.c1_zero) + rest
+    row = torch.cat([row, -g.size * basis.mult.flatten()[b] * basis.scale.flatten()[b] * f0])
     row, y = row * scale / target, -(rise - target) * scale / target
     return torch.outer(row, row), row * y, y * y
 
@@ -544,7 +570,8 @@ def normal_equations(net, manifold: TargetManifold, config, batch: dict) -> dict
         ``{term: {"ata": (P, P), "aty": (P,), "yty": ()}}`` for the terms ``linear``,
         ``field`` and ``energy``, float64 on the CPU.
     """
-    basis = _Basis(net, manifold)
+    with torch.no_grad():  # no graph of the coefficients (they require grad)
+        basis = _Basis(net, manifold)
     count = len(batch.psi) if isinstance(batch, StreamedBatch) else batch["dirs"].shape[0]
     root = 1.0 / math.sqrt(count)
     sums = {term: None for term in TERMS}
