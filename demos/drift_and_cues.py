@@ -30,6 +30,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 from _models import cache_dir, demo_parser, fitted  # noqa: E402
 
+from _runkit.files import atomic_save_figure  # noqa: E402
 from neurodyn.analysis.bump_motion import from_manifold  # noqa: E402
 from neurodyn.analysis.drift import (  # noqa: E402
     diffusion_estimate,
@@ -102,21 +103,21 @@ def main(argv: list[str] | None = None) -> dict:
                      "diffusion_ratio_range": [min(r["ratio"] for r in acc),
                                                max(r["ratio"] for r in acc)]}
     fig = plot_diffusion_ratios(rows)
-    fig.savefig(out / "diffusion_vs_theory.png", dpi=110)
+    atomic_save_figure(fig, out / "diffusion_vs_theory.png", dpi=110)
 
     ring = nets[64 if q else 128]
     anch = landmark_anchoring(ring, noise=0.3, strength=0.05,
                               duration=100.0 if q else 2000.0, runs=8 if q else 32,
                               velocity="ou:0.05:10:0.2", seed=args.seed)
     metrics["anchoring"] = anch.metrics
-    plot_anchoring(anch).savefig(out / "anchoring.png", dpi=110)
+    atomic_save_figure(plot_anchoring(anch), out / "anchoring.png", dpi=110)
 
     conf = cue_conflict(ring, strengths=(0.01, 0.1, 1.0) if q else
                         (0.003, 0.01, 0.03, 0.1, 0.3, 1.0, 3.0),
                         rotation=math.pi / 2, window=10.0 if q else 50.0,
                         runs=4 if q else 16, noise=0.05, seed=args.seed)
     metrics["conflict"] = conf.to_dict()
-    plot_conflict(conf).savefig(out / "cue_conflict.png", dpi=110)
+    atomic_save_figure(plot_conflict(conf), out / "cue_conflict.png", dpi=110)
     metrics["seconds"] = time.perf_counter() - start
     write_json(metrics, out / "metrics.json")
     _section(out, metrics, argv)

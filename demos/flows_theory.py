@@ -24,6 +24,7 @@ import torch
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _models import demo_parser, finish  # noqa: E402
 
+from _runkit.files import atomic_save_figure  # noqa: E402
 from flows.plotting.theory import (
     plot_excess_vs_n,
     plot_generalization_bound,
@@ -46,7 +47,7 @@ QUICK = {"widths": [64, 256], "n": 16, "k": 2, "steps": 30, "width_lr": 0.5, "ns
 
 
 def _save(fig, out: Path, name: str) -> str:
-    fig.savefig(out / name, dpi=120)
+    atomic_save_figure(fig, out / name, dpi=120)
     return name
 
 

@@ -30,6 +30,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 from _models import cache_dir, demo_parser, fitted  # noqa: E402
 
+from _runkit.files import atomic_save_figure  # noqa: E402
 from neurodyn.analysis.drift import integration_horizon  # noqa: E402
 from neurodyn.fitting.core import FitConfig  # noqa: E402
 from neurodyn.io import write_json  # noqa: E402
@@ -82,14 +83,14 @@ def joint_decoding(net, q: bool, seed: int, out: Path) -> dict:
                              {"median": [100 * r["median_error_m"] for r in rows],
                               "95th percentile": [100 * r["p95_error_m"] for r in rows]},
                              "decoding error (cm)", "3 modules, 2 m box, no start position")
-    fig.savefig(out / "joint_decoding.png", dpi=110)
+    atomic_save_figure(fig, out / "joint_decoding.png", dpi=110)
     fig = plot_against_noise([c["phase_noise"] for c in code],
                              {"median (cm)": [100 * c["median_error_m"] for c in code],
                               "catastrophic (%)": [100 * c["catastrophic_fraction"]
                                                    for c in code]},
                              "error", "the code alone: ideal phases + phase noise")
     fig.axes[0].set_xlabel("phase noise s.d. (rad)")
-    fig.savefig(out / "code_range.png", dpi=110)
+    atomic_save_figure(fig, out / "code_range.png", dpi=110)
     return {"network": rows, "code": code}
 
 
@@ -113,7 +114,7 @@ def noisy_maps(hexnet, sqnet, q: bool, seed: int, out: Path) -> dict:
         maps = rate_maps(traj.position, m.rates, Box(1.0), 20, smoothing=SMOOTHING_BINS)
         fig = plot_rate_maps(maps, cells=np.arange(min(8, cells)), ncols=8)
         fig.suptitle(f"smoothed rate maps, noise sigma = {noise:g}")
-        fig.savefig(out / f"ratemaps_noise_{noise:g}.png", dpi=90)
+        atomic_save_figure(fig, out / f"ratemaps_noise_{noise:g}.png", dpi=90)
     res = _run(sqnet, traj, (0.5,), 0.0, cells, seed)
     sq = shuffled_gridness(traj.position, res.modules[0].rates, dt, Box(1.0),
                            shuffles=shuffles, min_shift=shift, seed=seed)
@@ -122,9 +123,10 @@ def noisy_maps(hexnet, sqnet, q: bool, seed: int, out: Path) -> dict:
                               "shuffled 95th percentile": [r["threshold"] for r in rows],
                               "fraction above it": [r["fraction_grid"] for r in rows]},
                              "gridness / fraction", "hex torus, 1 m box: gridness vs noise")
-    fig.savefig(out / "gridness_vs_noise.png", dpi=110)
-    plot_null(classes[noises[0]], label="hex, no noise").savefig(out / "null_hex.png", dpi=110)
-    plot_null(sq, label="square control").savefig(out / "null_square.png", dpi=110)
+    atomic_save_figure(fig, out / "gridness_vs_noise.png", dpi=110)
+    atomic_save_figure(plot_null(classes[noises[0]], label="hex, no noise"), out / "null_hex.png",
+                       dpi=110)
+    atomic_save_figure(plot_null(sq, label="square control"), out / "null_square.png", dpi=110)
     return {"hex": rows, "square_control": sq.summary()}
 
 

@@ -34,6 +34,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 from _models import cache_dir, demo_parser, fitted  # noqa: E402
 
+from _runkit.files import atomic_save_figure  # noqa: E402
 from neurodyn.analysis.diagnostics import energy_audit  # noqa: E402
 from neurodyn.analysis.drift import unwrap_track  # noqa: E402
 from neurodyn.dynamics.heterogeneity import Heterogeneity, heterogeneous  # noqa: E402
@@ -86,7 +87,7 @@ def _figures(rows, t, drifts, out: Path) -> list[str]:
         ax.set_xlabel("time (tau)")
     np.atleast_1d(axes)[0].set_ylabel("drift from the start phase (rad)")
     fig.suptitle(f"resting bumps from {STARTS} start phases, no input, no noise")
-    fig.savefig(out / "resting_drift.png", dpi=110)
+    atomic_save_figure(fig, out / "resting_drift.png", dpi=110)
 
     fig = Figure(figsize=(5.6, 3.6), layout="constrained")
     ax = fig.subplots()
@@ -98,7 +99,7 @@ def _figures(rows, t, drifts, out: Path) -> list[str]:
     ax.set_xlabel("disorder sd (gain, threshold and interaction)")
     ax.legend(fontsize=8)
     ax.set_title("disorder pins the bump")
-    fig.savefig(out / "disorder_summary.png", dpi=110)
+    atomic_save_figure(fig, out / "disorder_summary.png", dpi=110)
     return ["resting_drift.png", "disorder_summary.png"]
 
 
