@@ -190,3 +190,18 @@ def test_torus_on_the_sargolini_trajectory():
     e = wrapped(e - np.angle(np.mean(np.exp(1j * e), axis=0)))
     assert np.median(np.hypot(e[:, 0], e[:, 1])) < 0.1
     assert torus_betti(time_shifted(d.counts, seed=9), d.dt, seed=1)["betti"] != (1, 2, 1)
+
+
+def test_torus_bars_counted_above_their_widest_gap_and_the_null():
+    from neurodyn.analysis.topology import Homology
+    from neurodyn.inference.coordinate import _betti_above
+
+    def bars(*life):
+        return np.array([[0.0, v] for v in life]).reshape(-1, 2)
+
+    torus = Homology((bars(np.inf, 0.38, 0.37), bars(0.60, 0.46, 0.27, 0.24, 0.05),
+                      bars(0.49, 0.15, 0.04)), 2.5, 0.1, np.arange(3), 300)
+    floor = [0.8, 0.36, 0.11]  # the longest bars of the time-shifted nulls
+    assert _betti_above(torus, floor) == (1, 2, 1)  # the third, shorter loop is not counted
+    # control: the same bars against a null as long as the torus's loops count nothing
+    assert _betti_above(torus, [0.8, 0.61, 0.5]) == (1, 0, 0)
