@@ -5,7 +5,12 @@ For each run directory OUT/cue and OUT/nocue:
 - the error of the three modules decoded together without the start position (track.npz's
   ``decoded_joint``, or :func:`neurodyn.spatial.gridcells.joint.joint_decode` of the saved phases
   for a run written before it existed): median, 95th percentile, maximum;
-- each module's path-integration error (median, 95th percentile, final);
+- each module's path-integration error (median, 95th percentile, final; a cue that pulls a
+  module more than half a period counts a whole period here) and its phase error modulo the
+  lattice (``|K^-1 wrap(psi - K x)|``, what the joint decoder reads);
+- where the joint error is large, whether the true position explains the phases less well than
+  the decoded one (then no decoder of these phases could do better there), and the joint error
+  against the time since the last cue;
 - the command's wall time, CPU time (user + system: the measure that survives a loaded machine)
   and peak resident memory (OUT/<run>.time from ``/usr/bin/time -v``);
 - the control, for the run without cues: the noise was set so that each module's position error
@@ -28,8 +33,10 @@ from pathlib import Path
 import numpy as np
 
 from neurodyn.io import load_model
+from neurodyn.spatial.decoding import module_phases, module_wave_vectors
 from neurodyn.spatial.gridcells.calibration import module_diffusion
 from neurodyn.spatial.gridcells.joint import joint_decode
+from neurodyn.spatial.phases import wave_vectors
 
 LAGS = (10.0, 60.0, 300.0, 900.0)
 
@@ -81,13 +88,52 @@ def _control(err: np.ndarray, dt: float, d_theory: float, duration: float) -> di
     return {"theory_D_cm2_per_s": 1e4 * d_theory, "lags": rows, "fit": fit}
 
 
-def _joint(run: Path, track, config: dict) -> np.ndarray:
-    if "decoded_joint" in track.files:
-        return track["decoded_joint"]
+def _joint(track, config: dict) -> tuple[np.ndarray, dict]:
+    """The jointly decoded track (recomputed from the phases) and its diagnostics."""
     arena = config.get("arena_m") or [config["box_m"]] * 2
     phases = np.transpose(track["phases"], (1, 0, 2))
-    return joint_decode(phases, track["spacing"], arena, config["dt_s"],
-                        config["orientation_rad"], config["lattice"]).position
+    res = joint_decode(phases, track["spacing"], arena, config["dt_s"],
+                       config["orientation_rad"], config["lattice"])
+    k = module_wave_vectors(track["spacing"], config["orientation_rad"], config["lattice"])
+    of = module_phases(phases, config["lattice"]).reshape(phases.shape[0], -1)
+    ll_true = np.cos(of - track["position"] @ k.reshape(-1, 2).T).sum(axis=1)
+    bad = np.linalg.norm(res.position - track["position"], axis=1) > 0.1
+    return res.position, {"lost_samples": res.lost, "relocks": res.relocks,
+                          "fraction_above_10cm": float(bad.mean()),
+                          "truth_less_likely_where_above_10cm": float(
+                              np.mean(ll_true[bad] < res.loglik[bad])) if bad.any() else None}
+
+
+def _phase_error(track, config: dict, m: int) -> dict:
+    """Module ``m``'s phase error modulo the lattice, in metres."""
+    s = float(track["spacing"][m])
+    kk = wave_vectors(s, config["orientation_rad"], config["lattice"])[:2]
+    d = track["phases"][m] - track["position"] @ kk.T
+    d = (d + np.pi) % (2 * np.pi) - np.pi
+    e = np.linalg.norm(d @ np.linalg.inv(kk).T, axis=1)
+    return {"median_m": float(np.median(e)), "p95_m": float(np.percentile(e, 95))}
+
+
+def _since_cue(track, config: dict, err: np.ndarray) -> list:
+    """The joint error against the time since the agent was last within the cue's distance of
+    a wall: the share of samples and the median and 95th percentile error per interval."""
+    cue = config.get("boundary_cue")
+    if not cue:
+        return []
+    w, h = config.get("arena_m") or [config["box_m"]] * 2
+    x = track["position"]
+    near = np.minimum.reduce([x[:, 0], w - x[:, 0], x[:, 1], h - x[:, 1]]) < cue[1]
+    idx = np.arange(near.size)
+    last = np.maximum.accumulate(np.where(near, idx, -1))
+    since = np.where(last >= 0, (idx - last) * config["dt_s"], np.inf)
+    rows = []
+    for lo, hi in ((0, 1), (1, 10), (10, 30), (30, 60), (60, np.inf)):
+        sel = (since >= lo) & (since < hi)
+        if sel.any():
+            rows.append({"since_cue_s": [lo, hi], "share": float(sel.mean()),
+                         "median_error_m": float(np.median(err[sel])),
+                         "p95_error_m": float(np.percentile(err[sel], 95))})
+    return rows
 
 
 def _stats(err: np.ndarray) -> dict:
@@ -109,17 +155,20 @@ def report(out: Path, model: Path) -> dict:
         noise = config["noise"]
         d_theory = module_diffusion(net, track["spacing"], noise, config["orientation_rad"],
                                     config["tau_seconds"])
-        joint = np.linalg.norm(_joint(run, track, config) - track["position"], axis=1)
+        decoded, diagnostics = _joint(track, config)
+        joint = np.linalg.norm(decoded - track["position"], axis=1)
         mods = []
         for m, s in enumerate(track["spacing"]):
             err_vec = track["decoded_modules"][m] - track["position"]
-            row = {"spacing_m": float(s), **_stats(np.linalg.norm(err_vec, axis=1))}
+            row = {"spacing_m": float(s), **_stats(np.linalg.norm(err_vec, axis=1)),
+                   "phase_error": _phase_error(track, config, m)}
             if name == "nocue":
                 row["control"] = _control(err_vec, config["dt_s"], float(d_theory[m]),
                                           config["duration_s"])
             mods.append(row)
         rows[name] = {"duration_s": config["duration_s"], **_time(out / f"{name}.time"),
-                      "joint": _stats(joint), "joint_metrics": metrics.get("joint"),
+                      "joint": {**_stats(joint), **diagnostics},
+                      "joint_since_cue": _since_cue(track, config, joint),
                       "noise_calibration": metrics.get("noise_calibration"),
                       "tracking": metrics.get("tracking"),
                       "fraction_grid": metrics.get("fraction_grid"), "modules": mods}
