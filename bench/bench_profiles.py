@@ -9,7 +9,8 @@ amplitude perturbations), the fixed-point residual and the resting bump's correl
 requested rates (:func:`neurodyn.experiments.capacity.resting_correlation`). Cells run in
 parallel processes, one torch thread each. ``--exact`` writes the closed-form solution
 (template ``kappa u*``, leak coefficient ``kappa - 1``) instead of fitting: what the family can
-reach on the lattice, separately from what the fit learns.
+reach on the lattice, separately from what the fit learns. Each row records the fit's and the
+whole cell's wall and CPU seconds and the load average (the machine may be shared).
 
     python bench/bench_profiles.py --out /tmp/profiles.json [--geometry ring] [--workers 2]
 """
