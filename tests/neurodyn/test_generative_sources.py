@@ -86,3 +86,26 @@ def test_generate_command_takes_the_sources(recorded, tmp_path, source):
     m = json.loads((out / "metrics.json").read_text())
     assert set(m["methods"]) == {"ambient", "riemannian", "relaxed"}
     assert (out / "generated.png").exists()
+
+
+@pytest.mark.slow
+def test_driven_states_follow_the_lattice_phase_on_the_torus():
+    torus = fit(FitConfig(geometry="torus"), progress=False).network
+    tr = rat_trajectory(dt=0.02, duration=300.0, synthetic=True, seed=0)
+    s = driven_states(torus, tr, 200, noise=0.2, spacing=0.5, seed=1)
+    assert s.phases.shape == (200, 2)
+    err = log_map(s.phases, s.covariate).norm(dim=1)
+    assert float(err.median()) < 0.1
+    far = driven_states(torus, rat_trajectory(dt=0.02, duration=300.0, synthetic=True, seed=5),
+                        200, noise=0.2, spacing=0.5, seed=1)
+    assert float(log_map(far.phases, s.covariate).norm(dim=1).median()) > 0.5
+
+
+@pytest.mark.slow
+def test_recorded_states_of_a_fit_activity_model(tmp_path):
+    tr = rat_trajectory(dt=0.02, duration=300.0, synthetic=True, seed=0)
+    ring_activity(cells=60, recorded=40, trajectory=tr, seed=0).save(tmp_path / "d.npz")
+    assert main(["fit-activity", "ring", "--data", str(tmp_path / "d.npz"), "--out",
+                 str(tmp_path / "m"), "--n", "48"]) == 0
+    net, s = recorded_states(tmp_path / "m", tmp_path / "d.npz", count=1500)
+    assert _median_error(s.phases, s.covariate) < 0.3
