@@ -152,8 +152,9 @@ class PhaseLockEnergy(InteractionEnergy):
 
         Parameters
         ----------
-        zf : torch.Tensor, shape (..., prod(spectral_shape))
-            The rates' coefficients :meth:`Geometry.dft`, flattened over the modes.
+        zf : torch.Tensor, shape (..., K)
+            The rates' coefficients :meth:`Geometry.dft`, flattened over the ``K`` stored
+            modes.
 
         Returns
         -------

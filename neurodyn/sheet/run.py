@@ -76,8 +76,10 @@ def large_torus(n: int = 1024, steps: int = 1000, dt: float = 0.1,
     ----------
     n : int
         Sheet side (``n x n`` neurons).
-    steps, dt : int, float
-        RK4 steps and step size (units of ``tau``).
+    steps : int
+        RK4 steps.
+    dt : float
+        Step size (units of ``tau``).
     dtype : torch.dtype
         The relaxation's dtype (the fit and the zero modes run in float64).
     fit_steps, batch : int
