@@ -28,6 +28,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 from _models import demo_parser  # noqa: E402
 
+from _runkit.files import atomic_save_figure  # noqa: E402
 from neurodyn.datasets import identity_shuffled, ring_activity, time_shifted  # noqa: E402
 from neurodyn.datasets.trajectories import rat_trajectory  # noqa: E402
 from neurodyn.inference import fit_activity, profile_values, smoothed_activity  # noqa: E402
@@ -187,7 +188,7 @@ def main(argv=None):
                "decoding_error.png": _error_figure(tr, d, fits["data"]),
                "controls.png": _controls_figure(fits)}
     for name, fig in figures.items():
-        fig.savefig(out / name, dpi=110)
+        atomic_save_figure(fig, out / name, dpi=110)
     metrics = _metrics(tr, d, fits, energy)
     metrics["seconds"] = time.perf_counter() - start
     write_json(metrics, out / "metrics.json")
