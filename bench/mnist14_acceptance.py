@@ -8,30 +8,36 @@ the real-vs-real floor, EMA of weights over seeds, and a figure of samples by cl
 - Classifier FD: the same field trained on ``mnist14`` (the images), ``n`` samples (midpoint,
   20 steps) against ``n`` test images, beside the FD between the ``n`` first validation and
   test images (two real subsets); features from :mod:`flows.evaluation.features`.
-- EMA: the ``mnist14`` training with ``ema=0.999`` and without, at equal steps, over
-  ``--seeds`` seeds; the relative FD change per seed and on average.
+- EMA: one ``mnist14`` training per decay in ``--emas`` (a trailing ``w``: the warm-up decay
+  min(beta, n / (n + 9))), each giving the average and its own last iterate ("plain"), so
+  both are compared at equal steps on the same trajectory; over ``--seeds`` seeds (from
+  ``--first-seed``), the relative FD change per seed and on average.
 
 Every training is timed in CPU seconds of this process (``time.process_time``) and on the
-wall; the numbers go to ``<out>/mnist14.json`` (``<part>-<emas>.json`` with ``--part``) and the
-figure to ``<out>/samples_by_class.png``. ``--part model|control|fd`` runs one part, so that the
-parts can run side by side. Needs ``make mnist``. One thread per process.
+wall; the numbers go to ``<out>/mnist14.json`` (``<part>-<emas>[-<tag>].json`` with ``--part``)
+and the figure to ``<out>/samples_by_class.png``. ``--part model|control|fd`` runs one part,
+so that the parts can run side by side. ``--lr``, ``--n-train``, ``--time-sampling``,
+``--coupling``, ``--conv`` (ConvField channels) and ``--sample-steps`` are the levers of the
+FD. Needs ``make mnist``. One thread per process.
 
-Measured (one run each, on a shared two-core machine; CPU seconds of the training alone):
+Measured (on a shared two-core machine at load 20-30; CPU seconds of the training alone):
 
-- defaults (width 512, batch 256, 3,000 steps, lr 0.03 with cosine decay, ~22-25 CPU s per
+- defaults (width 512, batch 256, 3,000 steps, lr 0.03 with cosine decay, ~19-25 CPU s per
   training): excess risk 54.6 +- 0.4 (model) against 133.1 +- 1.0 (shuffled targets), 2.4x;
-  FD 13.8, 12.6, 14.9 (seeds 0-2, mean 13.8) against 2.56 between 1,000 validation and 1,000
-  test images (5.4x the floor; the feature classifier's validation accuracy is 0.965); with
-  ``ema=0.999`` at the same 3,000 steps the FD is 29.2, 19.7, 28.8: 87% worse on average (56%
-  to 111%), not better;
-
-      nice -n 5 .venv/bin/python bench/mnist14_acceptance.py --out results/mnist14
-
+  FD 13.8, 12.6, 14.9 (seeds 0-2) against 2.56 between 1,000 validation and 1,000 test images
+  (5.4x; the feature classifier's validation accuracy is 0.965);
 - ``--part model`` and ``--part control`` with ``--excess-width 1024 --excess-steps 10000``
   (120 CPU s each): excess risk 13.49 +- 0.16 against 131.2 +- 1.0, 9.7x;
-- ``--part fd --width 1024 --steps 10000 --seeds 1`` with ``--emas 0`` and ``--emas 0.999``
-  side by side (115-119 CPU s each): FD 5.15 (2.01x the floor 2.56) without EMA, 5.26 with
-  (2% worse).
+- levers at width 1024, 5,000 steps, seed 0 (52 CPU s each), FD over the floor: uniform times
+  2.37, logit-normal 6.37, OT coupling 2.99, all 50,000 training images 2.52; 50 midpoint
+  steps instead of 20 change the FD by < 0.1%;
+- FD, 3 seeds, ``--part fd --width 1024 --steps 10000 --emas 0,0.999w --sample-steps 20,50``
+  (one process per seed with ``--seeds 1 --first-seed S``; 108-109 CPU s per training):
+  5.15, 5.02, 5.00 (2.01, 1.96, 1.95x the floor 2.56; mean 5.06, 1.97x);
+- EMA at equal steps, 3 seeds: at 3,000 steps (``--part fd --emas 0,0.999,0.999w``) the
+  constant 0.999 makes the FD 87% worse (29.2, 19.7, 28.8 against 13.8, 12.6, 14.9), the
+  warm-up 0.3% better (13.7, 12.7, 14.9); at 10,000 steps (width 1024) the warm-up changes it
+  by +1.5%, -0.7%, -0.4% (5.23, 4.98, 4.98).
 """
 
 from __future__ import annotations
@@ -81,10 +87,10 @@ def shuffled_control(cfg: TrainConfig):
     return field
 
 
-def sample(field, n: int, seed: int) -> torch.Tensor:
+def sample(field, n: int, seed: int, steps: int = 20) -> torch.Tensor:
     x0 = torch.randn(n, 196, generator=torch.Generator().manual_seed(seed))
     with torch.no_grad():
-        return integrate(field, x0, "midpoint", 20).x
+        return integrate(field, x0, "midpoint", steps).x
 
 
 def excess_part(cfg: TrainConfig, n_test: int, which: str) -> dict:
@@ -99,33 +105,47 @@ def excess_part(cfg: TrainConfig, n_test: int, which: str) -> dict:
 
 
 def fd_part(cfg: TrainConfig, seeds: int, n: int, out: Path,
-            emas: tuple[float, ...] = (0.0, 0.999)) -> dict:
+            emas: tuple[str, ...] = ("0", "0.999"), sample_steps: tuple[int, ...] = (20,),
+            first_seed: int = 0) -> dict:
+    """FD of the last iterate ("plain") and of each EMA ("ema_<spec>", spec a decay with a
+    trailing "w" for the warm-up schedule) per seed: one training per decay, whose last
+    iterate is the plain field (the average does not change the iterates)."""
     test, _ = load_mnist("test", 14)
     valid, _ = load_mnist("valid", 14)
     f_test = image_features(test[:n])
     floor = frechet_distance(image_features(valid[:n]), f_test)
+    specs = [e for e in emas if float(e.rstrip("w"))] or ["0"]
     runs = []
-    for seed in range(seeds):
+    for seed in range(first_seed, first_seed + seeds):
         row = {"seed": seed}
-        for ema in emas:
-            run_cfg = replace(cfg, seed=seed, ema=ema)
+        for spec in specs:
+            ema = float(spec.rstrip("w"))
+            run_cfg = replace(cfg, seed=seed, ema=ema, ema_warmup=spec.endswith("w"))
             res, cpu, wall = _timed(lambda c=run_cfg: train(c, progress=False))
-            x = sample(res.field, n, 10_000 + seed)
-            key = "ema" if ema else "plain"
-            row[key] = {"fd": frechet_distance(image_features(x), f_test), "cpu_s": cpu,
-                        "wall_s": wall}
-            if seed == 0 and ema == emas[0]:
-                _figure(x, out / "samples_by_class.png")
-        if len(emas) == 2:
-            row["ema_change"] = row["ema"]["fd"] / row["plain"]["fd"] - 1
+            fields = {f"ema_{spec}": res.field} if ema else {}
+            if "plain" not in row and "0" in emas:
+                fields["plain"] = res.last_iterate if ema else res.field
+            for key, field in fields.items():
+                row[key] = {"train_cpu_s": cpu, "train_wall_s": wall}
+                for k in sample_steps:
+                    x, scpu, _ = _timed(lambda k=k, f=field, s=seed: sample(f, n, 10_000 + s, k))
+                    row[key] |= {f"fd_{k}": frechet_distance(image_features(x), f_test),
+                                 f"sample_cpu_s_{k}": scpu}
+                    if seed == first_seed and key == "plain" and k == sample_steps[0]:
+                        _figure(x, out / "samples_by_class.png")
+                row[key]["fd"] = row[key][f"fd_{sample_steps[0]}"]
+        for key in [k for k in row if k.startswith("ema_")]:
+            if "plain" in row:
+                row[f"change_{key}"] = row[key]["fd"] / row["plain"]["fd"] - 1
         runs.append(row)
         print(json.dumps(row), flush=True)
-    key = "plain" if 0.0 in emas else "ema"
-    fds = [r[key]["fd"] for r in runs]
-    return {"fd_floor_real_subsets": floor, "runs": runs,
-            "fd_mean": float(np.mean(fds)), "fd_over_floor": float(np.mean(fds)) / floor,
-            "ema_change_mean": float(np.mean([r["ema_change"] for r in runs]))
-            if len(emas) == 2 else None,
+    summary = {key: float(np.mean([r[key]["fd"] for r in runs]))
+               for key in runs[0] if key == "plain" or key.startswith("ema_")}
+    changes = {key: float(np.mean([r[key] for r in runs]))
+               for key in runs[0] if key.startswith("change_")}
+    return {"fd_floor_real_subsets": floor, "runs": runs, "fd_mean": summary,
+            "fd_over_floor": {k: v / floor for k, v in summary.items()},
+            "ema_change_mean": changes,
             "classifier_accuracy": feature_classifier("mnist14")[1]}
 
 
@@ -163,7 +183,18 @@ def main() -> None:
     p.add_argument("--excess-width", type=int, default=512, dest="excess_width")
     p.add_argument("--excess-steps", type=int, default=3000, dest="excess_steps")
     p.add_argument("--emas", default="0,0.999",
-                   help="EMA decays of the FD runs (0: none); two give the EMA change")
+                   help="EMA decays of the FD runs, comma-separated (0: the last iterate; a "
+                        "trailing w: the warm-up decay min(EMA, n / (n + 9)) at update n)")
+    p.add_argument("--first-seed", type=int, default=0, dest="first_seed")
+    p.add_argument("--lr", type=float, default=0.03)
+    p.add_argument("--n-train", type=int, default=20_000, dest="n_train")
+    p.add_argument("--time-sampling", default="uniform", dest="time_sampling")
+    p.add_argument("--coupling", default="independent")
+    p.add_argument("--conv", type=int, default=0,
+                   help="channels of flows.nets.conv.ConvField instead of the two-layer field")
+    p.add_argument("--sample-steps", default="20", dest="sample_steps",
+                   help="midpoint steps of the FD samples, comma-separated (the first is 'fd')")
+    p.add_argument("--tag", default="", help="suffix of the output file name")
     p.add_argument("--part", choices=("all", "model", "control", "fd"), default="all",
                    help="run one part only (model, control: the excess risks; fd: the FD and "
                         "EMA runs), writing <part>.json")
@@ -171,7 +202,11 @@ def main() -> None:
     torch.set_num_threads(1)
     a.out.mkdir(parents=True, exist_ok=True)
     common = dict(width=a.width, steps=a.steps, batch=a.batch, n_eval=1000,
-                  checkpoint_every=a.steps)
+                  checkpoint_every=a.steps, lr=a.lr, n_train=a.n_train,
+                  time_sampling=a.time_sampling, coupling=a.coupling)
+    fd_extra = {}
+    if a.conv:
+        fd_extra = dict(model="flows.nets.conv:ConvField", model_args={"channels": a.conv})
     t0, c0 = time.perf_counter(), time.process_time()
     result = {"settings": vars(a) | {"out": str(a.out)}}
     gmm_cfg = TrainConfig(data="mnist14-gmm", **common | dict(
@@ -184,13 +219,17 @@ def main() -> None:
         result["control_over_model"] = (result["control"]["excess"]["value"]
                                         / result["model"]["excess"]["value"])
     if a.part in ("all", "fd"):
-        emas = tuple(float(e) for e in a.emas.split(","))
-        result["fd"] = fd_part(TrainConfig(data="mnist14", **common), a.seeds, a.n, a.out, emas)
+        emas = tuple(a.emas.split(","))
+        steps = tuple(int(k) for k in a.sample_steps.split(","))
+        result["fd"] = fd_part(TrainConfig(data="mnist14", **common, **fd_extra), a.seeds, a.n,
+                               a.out, emas, steps, a.first_seed)
         print(json.dumps({k: result["fd"][k] for k in (
             "fd_floor_real_subsets", "fd_mean", "fd_over_floor", "ema_change_mean")}))
     result["total_cpu_s"] = time.process_time() - c0
     result["total_wall_s"] = time.perf_counter() - t0
     name = "mnist14.json" if a.part == "all" else f"{a.part}-{a.emas}.json"
+    if a.tag:
+        name = name.replace(".json", f"-{a.tag}.json")
     (a.out / name).write_text(json.dumps(result, indent=1))
 
 
