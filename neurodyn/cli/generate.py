@@ -43,10 +43,11 @@ def register(sub) -> argparse.ArgumentParser:
     p.add_argument("--relax", type=positive, default=4.0,
                    help="relaxation time of method (c), tau (4 / kappa leaves 2%% of the distance)")
     src = p.add_mutually_exclusive_group()
-    src.add_argument("--data", default=None,
+    src.add_argument("--data", default="",
                      help="recorded counts (.npz/.nwb) of a fit-activity --model (ring): states "
                           "are its windowed rates on the model's neurons, not noise-driven runs")
-    src.add_argument("--trajectory", default=None, choices=("sargolini", "tanni", "synthetic"),
+    src.add_argument("--trajectory", default="none",
+                     choices=("none", "sargolini", "tanni", "synthetic"),
                      help="drive the network by this trajectory's heading (ring) or lattice "
                           "phase (torus, --spacing) with noise --noise, instead of noise alone")
     p.add_argument("--window", type=positive_int, default=5,
@@ -69,16 +70,16 @@ def _generate(args) -> dict:
         raise BadInput(f"--held={args.held}: at most a third of --count={args.count}")
     if not math.isfinite(args.relax):
         raise BadInput(f"--relax={args.relax}: must be finite")
-    if args.data is None:
+    if not args.data:
         network = load_network(args.model)
         if network.manifold is None:
             raise BadInput(f"--model={args.model!r}: the network has no target manifold")
     if args.window % 2 == 0:
         raise BadInput(f"--window={args.window}: must be odd")
     with open_run(args, "generate") as run:
-        if args.data is not None:
+        if args.data:
             network, states = _recorded(args)
-        elif args.trajectory is not None:
+        elif args.trajectory != "none":
             states = _driven(network, args)
         else:
             states = population_states(network, args.count, args.noise, seed=args.seed)
