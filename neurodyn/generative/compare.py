@@ -71,11 +71,11 @@ def compare_generators(network: HopfieldNetwork, states: PopulationStates | None
         Midpoint steps of every flow's sampler (``2 steps`` evaluations).
     train_steps : int
         Training steps of each ambient flow (the Riemannian flow takes half). The coordinate
-        distribution of the ambient samples, which relaxation (c) inherits (it moves the
-        decoded coordinate by about 0.06 rad RMS and lowers the W2 slightly), converges slowly
-        with training and not with evaluations: intrinsic W2 over its floor 1.91 / 1.21 / 1.15
-        at 1,500 steps and 1.41 / 1.07 / 0.78 at 4,500 on three ring seeds, the same at 10 and
-        100 evaluations; hence 4,500 by default.
+        distribution of the ambient samples, which relaxation (c) inherits (on the ring it
+        moves the decoded coordinate by about 0.06 rad RMS and lowers the W2 slightly),
+        converges slowly with training and not with evaluations: intrinsic W2 over its floor
+        1.91 / 1.21 / 1.15 at 1,500 steps and 1.41 / 1.07 / 0.78 at 4,500 on three ring seeds,
+        the same at 10 and 100 evaluations; hence 4,500 by default.
     relax : float
         Relaxation time (tau) of method (c); the distance to the manifold falls like
         ``exp(-kappa t)``, so ``4 / kappa`` brings it below 2% of where it started.
