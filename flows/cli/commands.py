@@ -116,7 +116,8 @@ def _add_training_options(t) -> None:
                     "regime), e.g. 0.999; the average is saved and sampled; 0: none",
         type=float)
     opt(t, "--ema-warmup", "with --ema: the decay of update n is min(EMA, n / (n + 9)), so the "
-                           "average covers about the last tenth of the steps early in a run",
+                           "average covers about the last tenth of the steps early in a run "
+                           "(default: off, a constant decay)",
         action="store_true")
     opt(t, "--time-sampling", "distribution of the training times t (practice regime): "
                               "uniform, logit-normal or logit-normal:MEAN,STD")

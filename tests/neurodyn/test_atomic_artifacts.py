@@ -46,7 +46,8 @@ def test_grid_cell_arrays_failing_keep_the_previous_npz(tmp_path, monkeypatch):
     before = old.read_bytes()
     module = SimpleNamespace(phases=np.zeros((3, 2)), decoded=np.zeros((3, 2)), spacing=0.5)
     result = SimpleNamespace(t=np.zeros(3), position=np.zeros((3, 2)),
-                             decoded=np.zeros((3, 2)), error=np.zeros(3), modules=[module])
+                             decoded=np.zeros((3, 2)), error=np.zeros(3), modules=[module],
+                             joint=None)
     monkeypatch.setattr(np, "savez_compressed", broken_writer)
     with pytest.raises(OSError, match="disk full"):
         write_grid_cells(result, tmp_path)
