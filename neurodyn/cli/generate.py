@@ -44,8 +44,9 @@ def register(sub) -> argparse.ArgumentParser:
                    help="relaxation time of method (c), tau (4 / kappa leaves 2%% of the distance)")
     src = p.add_mutually_exclusive_group()
     src.add_argument("--data", default="",
-                     help="recorded counts (.npz/.nwb) of a fit-activity --model (ring): states "
-                          "are its windowed rates on the model's neurons, not noise-driven runs")
+                     help="recorded counts (.npz/.nwb) of a fit-activity --model (ring or torus): "
+                          "states are its windowed rates on the model's neurons, not "
+                          "noise-driven runs")
     src.add_argument("--trajectory", default="none",
                      choices=("none", "sargolini", "tanni", "synthetic"),
                      help="drive the network by this trajectory's heading (ring) or lattice "

@@ -8,8 +8,11 @@
   model's neurons through its fitted manifold. Each recorded cell's windowed rate is normalised
   by its fitted gain and baseline (``y_i = (rate_i - b_i) / g_i``, the shared profile's value,
   0 to 1 on the bump), interpolated (periodically, linearly) over the cells' preferred angles
-  onto the network's neurons, clipped to the profile's range [0, 1] and mapped onto the rate
-  range of the network's bump, as the fit maps the profile onto its target
+  onto the network's neurons -- on a torus piecewise linearly over a Delaunay triangulation of
+  the cells' preferred phases and their periodic images, laid out on the sheet with the
+  lattice's axes (:meth:`~neurodyn.geometry.Torus.metric`) -- clipped to the profile's range
+  [0, 1] and mapped onto the rate range of the network's bump, as the fit maps the profile onto
+  its target
   (:mod:`neurodyn.inference.energy`). The maximum-likelihood
   coordinate of the counts (:func:`neurodyn.inference.decode_file`) is kept beside the
   states' nearest manifold coordinate.
@@ -151,6 +154,37 @@ def _on_neurons(y: np.ndarray, preferred: np.ndarray, n: int) -> np.ndarray:
     return yy[:, hi - 1] * (1 - f) + yy[:, hi] * f
 
 
+def _on_sheet(y: np.ndarray, preferred: np.ndarray, geometry) -> np.ndarray:
+    """Values ``y`` ``(T, cells)`` at cells' phases ``(cells, 2)``, interpolated piecewise
+    linearly (Delaunay triangles of the cells and their eight periodic images, on the sheet's
+    axes) at the phases of a torus's neurons: ``(T, n1 n2)``.
+
+    Examples
+    --------
+    >>> from neurodyn.geometry.populations import Torus
+    >>> sheet = Torus(8, 8, "hex")
+    >>> pref = np.random.default_rng(0).uniform(0, 2 * np.pi, (400, 2))
+    >>> out = _on_sheet(np.cos(pref[:, 0] - pref[:, 1])[None], pref, sheet)
+    >>> a, b = sheet.coords().reshape(2, -1).numpy()
+    >>> bool(np.abs(out[0] - np.cos(a - b)).max() < 0.1)   # 400 cells: within 0.1 everywhere
+    True
+    """
+    from scipy.spatial import Delaunay
+
+    c = float(geometry.metric()[0, 1])
+    axes = np.array([[1.0, 0.0], [c, math.sqrt(1.0 - c * c)]])  # rows e1, e2 on the sheet
+    shifts = 2 * math.pi * np.array([(a, b) for a in (-1, 0, 1) for b in (-1, 0, 1)], float)
+    pts = (np.mod(preferred, 2 * math.pi)[None] + shifts[:, None]).reshape(-1, 2)
+    tri = Delaunay(pts @ axes)
+    grid = geometry.coords().reshape(2, -1).T.numpy() @ axes
+    simplex = tri.find_simplex(grid)
+    T = tri.transform[simplex]  # (n, 3, 2): inverse affine map and the last vertex
+    b = np.einsum("nij,nj->ni", T[:, :2], grid - T[:, 2])
+    w = np.concatenate([b, 1.0 - b.sum(1, keepdims=True)], axis=1)  # barycentric, (n, 3)
+    cell = tri.simplices[simplex] % len(preferred)  # (n, 3) cell of each vertex
+    return np.einsum("tnk,nk->tn", y[:, cell], w)
+
+
 def recorded_states(model, data, count: int | None = None, window: int = 5,
                     seed: int = 0) -> tuple[HopfieldNetwork, PopulationStates]:
     """The recorded counts of a ``fit-activity`` model on the model's neurons (module
@@ -159,7 +193,8 @@ def recorded_states(model, data, count: int | None = None, window: int = 5,
     Parameters
     ----------
     model : str or Path
-        The model folder of ``neurodyn fit-activity`` (``model.pt`` and ``cells.npz``; ring).
+        The model folder of ``neurodyn fit-activity`` (``model.pt`` and ``cells.npz``; ring
+        or torus).
     data : str or Path or dict
         The activity file (:func:`neurodyn.inference.read_activity`) or its arrays.
     count : int or None
@@ -182,9 +217,10 @@ def recorded_states(model, data, count: int | None = None, window: int = 5,
 
     network = load_model(model, "model").network
     cells, info = load_cells(model, "model")
-    if info["geometry"] != "ring" or network.geometry.dim != 1:
-        raise BadInput(f"model={str(model)!r}: recorded states are built for ring models only "
-                       f"(this one is a {info['geometry']})")
+    dim = 1 if info["geometry"] == "ring" else 2
+    if network.geometry.dim != dim:
+        raise BadInput(f"model={str(model)!r}: cells of a {info['geometry']} beside a network "
+                       f"of dimension {network.geometry.dim}")
     data = read_activity(data, "data") if not isinstance(data, dict) else data
     if data["counts"].shape[1] != info["used"].size:
         raise BadInput(f"data: {data['counts'].shape[1]} cells; the model was fitted to "
@@ -197,9 +233,11 @@ def recorded_states(model, data, count: int | None = None, window: int = 5,
             raise BadInput(f"count={count}: the record has {len(rows)} fully observed bins")
         rows = rows[np.linspace(0, len(rows) - 1, count).round().astype(int)]
     y = (sums[rows] / (seen[rows] * data["dt"]) - cells.baseline) / cells.gain
-    bump = network.activation(network.manifold.u_star(torch.zeros(1, 1, dtype=torch.float64)))
+    bump = network.activation(network.manifold.u_star(torch.zeros(1, dim, dtype=torch.float64)))
     lo, hi = float(bump.min()), float(bump.max())
-    y = np.clip(_on_neurons(y, cells.preferred, network.geometry.size), 0.0, 1.0)
+    y = (_on_neurons(y, cells.preferred, network.geometry.size) if dim == 1
+         else _on_sheet(y, cells.preferred, network.geometry))
+    y = np.clip(y, 0.0, 1.0)
     rates = torch.as_tensor(lo + (hi - lo) * y)
     decoded = decode_file(cells, info, data, window)[rows]
     order = torch.randperm(len(rates), generator=torch.Generator().manual_seed(
