@@ -33,10 +33,10 @@ import torch
 
 from flows.riemannian import intrinsic_w2, log_map
 from neurodyn import FitConfig, fit
-from neurodyn.generative import compare_generators, population_states
+from neurodyn.generative import ATTRACTOR_BETTI, compare_generators, population_states
 from neurodyn.generative.states import locate
 
-BETTI = {"ring": (1, 1, 0), "torus": (1, 2, 1)}
+BETTI = {"ring": ATTRACTOR_BETTI[1], "torus": ATTRACTOR_BETTI[2]}
 HELD = 400
 
 

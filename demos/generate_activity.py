@@ -7,6 +7,7 @@ Every sampler takes 10 field evaluations (5 midpoint steps). Each is judged agai
 states (normal distance against the data's noise floor, Betti numbers, intrinsic W2 of the
 decoded coordinate against its i.i.d. floor, tuning curves, correlations, memorization); a flow
 trained on shuffled states is the control that must not produce the attractor's topology. The
+barcodes of every set (``*_barcodes.png``) show the topology the Betti numbers count; the
 table (``*_methods.png``, ``equal_time`` in the metrics) puts the three side by side at equal
 flow evaluations and, with (a) and (b) retrained to the CPU time (c) took, at equal cost (CPU
 time, not wall time: the cores may be shared; on an idle core the two agree).
@@ -27,9 +28,15 @@ from _models import cache_dir, demo_parser, finish, fitted  # noqa: E402
 
 from neurodyn.fitting.core import FitConfig
 from neurodyn.generative.compare import compare_generators, equal_time
+from neurodyn.generative.metrics import ATTRACTOR_BETTI, state_homology
 from neurodyn.generative.states import locate, population_states
 from neurodyn.plotting import save_figure
-from neurodyn.plotting.generative import method_rows, plot_generated, plot_method_table
+from neurodyn.plotting.generative import (
+    method_rows,
+    plot_generated,
+    plot_generated_barcodes,
+    plot_method_table,
+)
 
 
 def _one(network, count: int, held: int, train_steps: int, seed: int, out: Path, name: str):
@@ -39,6 +46,9 @@ def _one(network, count: int, held: int, train_steps: int, seed: int, out: Path,
                              samples=samples)
     phases = {k: locate(network, r)[0] for k, r in samples.items()}
     save_figure(plot_generated(samples, phases), out / f"{name}_generated.png")
+    homologies = {k: state_homology(r, seed=seed) for k, r in samples.items()}
+    save_figure(plot_generated_barcodes(homologies, ATTRACTOR_BETTI[network.geometry.dim]),
+                out / f"{name}_barcodes.png")
     eq = equal_time(network, states, res, held, train_steps=train_steps, seed=seed)
     d = res.to_dict()
     save_figure(plot_method_table(method_rows(d, eq), f"{name}: 10 flow evaluations each; "
@@ -58,11 +68,11 @@ def main(argv: list[str] | None = None) -> dict:
     ring = fitted(FitConfig(n=48 if quick else 128, seed=args.seed), cache)[0]
     metrics = {"ring": _one(ring, 600 if quick else 2000, 150 if quick else 400,
                             300 if quick else 4500, args.seed, args.out, "ring")}
-    figures = ["ring_generated.png", "ring_methods.png"]
+    figures = ["ring_generated.png", "ring_barcodes.png", "ring_methods.png"]
     if not quick:
         torus = fitted(FitConfig(geometry="torus", seed=args.seed), cache)[0]
         metrics["torus"] = _one(torus, 2000, 400, 4500, args.seed, args.out, "torus")
-        figures += ["torus_generated.png", "torus_methods.png"]
+        figures += ["torus_generated.png", "torus_barcodes.png", "torus_methods.png"]
     metrics["figures"] = figures
     metrics["seconds"] = time.perf_counter() - start
     return finish(metrics, args.out)

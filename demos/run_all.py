@@ -134,7 +134,8 @@ DEMOS = [
      "flow matching on the decoded coordinate mapped through the manifold with a learned normal "
      "variability, (c) ambient samples relaxed by the network; 10 field evaluations each. "
      "Normal distance over the data's own, Betti numbers, intrinsic W2 over its i.i.d. floor; "
-     "a flow trained on shuffled states is the control. The tables (*_methods.png) give the "
+     "a flow trained on shuffled states is the control; *_barcodes.png shows each set's "
+     "persistence barcode. The tables (*_methods.png) give the "
      "three at equal evaluations and at equal CPU time ((a), (b) retrained to the time of (c)).",
      {"ring (b): Betti": "ring.methods.riemannian.betti",
       "ring (b): distance / floor": "ring.methods.riemannian.distance_ratio",

@@ -90,7 +90,8 @@ def _generate(args) -> dict:
         metrics = res.to_dict()
         seconds = {k: c.pop("seconds") for k, c in metrics["cost"].items()}
         cpu = {k: c.pop("cpu_seconds") for k, c in metrics["cost"].items()}
-        run.write_figures({"generated.png": _figure(network, samples)})
+        run.write_figures({"generated.png": _figure(network, samples),
+                           "barcodes.png": _barcodes(network, samples, args.seed)})
         run.write_json("metrics.json", metrics)
         run.write_json("timing.json", {"seconds": seconds, "cpu_seconds": cpu})
     return {**metrics, "seconds": seconds}
@@ -110,6 +111,14 @@ def _driven(network, args):
     tr = rat_trajectory(name, dt=0.02, seed=args.seed, synthetic=args.trajectory == "synthetic")
     return driven_states(network, tr, args.count, args.noise, args.tau, spacing=args.spacing,
                          seed=args.seed)
+
+
+def _barcodes(network, samples: dict, seed: int):
+    from ..generative.metrics import ATTRACTOR_BETTI, state_homology
+    from ..plotting.generative import plot_generated_barcodes
+
+    homologies = {k: state_homology(r, seed=seed) for k, r in samples.items()}
+    return plot_generated_barcodes(homologies, ATTRACTOR_BETTI[network.geometry.dim])
 
 
 def _figure(network, samples: dict):

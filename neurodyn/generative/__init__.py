@@ -17,7 +17,7 @@ from _runkit.lazy import lazy_names
 __getattr__, __dir__, __all__ = lazy_names(__name__, {
     "states": ("PopulationStates", "population_states", "shuffled_states"),
     "methods": ("Generated", "generate_ambient", "generate_riemannian", "relax_states"),
-    "metrics": ("GeneratedMetrics", "judge_states"),
+    "metrics": ("GeneratedMetrics", "judge_states", "state_homology", "ATTRACTOR_BETTI"),
     "compare": ("GenerationComparison", "compare_generators", "equal_time"),
     "sources": ("driven_states", "recorded_states", "trajectory_coordinate"),
 })

@@ -25,7 +25,10 @@ from _runkit import Result
 from ..network import HopfieldNetwork
 from .states import PopulationStates, locate
 
-__all__ = ["GeneratedMetrics", "judge_states"]
+__all__ = ["GeneratedMetrics", "judge_states", "state_homology", "ATTRACTOR_BETTI"]
+
+#: Betti numbers (to dimension 2) of the attractor, by the manifold's dimension: ring, torus
+ATTRACTOR_BETTI = {1: (1, 1, 0), 2: (1, 2, 1)}
 
 
 @dataclass(frozen=True)
@@ -83,6 +86,16 @@ def _corr(rates: torch.Tensor) -> torch.Tensor:
     return torch.nan_to_num(c)
 
 
+def state_homology(rates: torch.Tensor, maxdim: int = 2, seed: int = 0):
+    """Persistent homology of population states ``(n, N)`` as the judge computes it (Rips on
+    at most 200 landmark states, to ``maxdim``): a :class:`~neurodyn.analysis.topology.Homology`
+    whose ``betti_numbers`` are the ``betti`` of :func:`judge_states`."""
+    from ..analysis.topology import persistent_homology
+
+    return persistent_homology(rates.to(torch.float64).numpy(), maxdim=maxdim, max_points=200,
+                               seed=seed)
+
+
 def judge_states(network: HopfieldNetwork, rates: torch.Tensor, held: PopulationStates,
                  train: PopulationStates, maxdim: int | None = None, bins: int | None = None,
                  seed: int = 0) -> GeneratedMetrics:
@@ -95,14 +108,13 @@ def judge_states(network: HopfieldNetwork, rates: torch.Tensor, held: Population
     from flows import memorization
     from flows.riemannian import intrinsic_floor, intrinsic_w2
 
-    from ..analysis.topology import betti_numbers, persistent_homology
+    from ..analysis.topology import betti_numbers
 
     dim = held.phases.shape[1]
     bins = bins or (16 if dim == 1 else 6)
     psi, dist = locate(network, rates)
     floor_d = float(held.distance.median())
-    hom = persistent_homology(rates.numpy(), maxdim=2 if maxdim is None else maxdim,
-                              max_points=200, seed=seed)
+    hom = state_homology(rates, 2 if maxdim is None else maxdim, seed)
     w2 = intrinsic_w2(psi, held.phases)
     w2_floor, w2_std = intrinsic_floor(train.phases, len(held), pairs=20, seed=seed)
     fresh = train.subset(torch.arange(len(held)))

@@ -8,7 +8,7 @@ from matplotlib.figure import Figure
 
 from _runkit.cli import notebook_figure
 
-__all__ = ["plot_generated", "plot_method_table", "method_rows"]
+__all__ = ["plot_generated", "plot_generated_barcodes", "plot_method_table", "method_rows"]
 
 _TITLES = {"held": "held-out data", "ambient": "(a) ambient flow",
            "riemannian": "(b) Riemannian flow", "relaxed": "(c) ambient + relaxation",
@@ -44,6 +44,39 @@ def plot_generated(samples: dict, phases: dict) -> Figure:
         ax.set_xlabel("PC 1 of held-out rates")
     np.atleast_1d(axes)[0].set_ylabel("PC 2")
     fig.colorbar(sc, ax=axes, label="decoded coordinate (rad)")
+    return notebook_figure(fig)
+
+
+def plot_generated_barcodes(homologies: dict, expected: tuple) -> Figure:
+    """Barcodes of held-out and generated states side by side, one panel per set (every
+    dimension stacked, the longest bars, the judge's long-bar threshold dashed), each titled
+    with its Betti numbers against the attractor's ``expected`` ones.
+
+    Parameters
+    ----------
+    homologies : dict
+        ``{name: Homology}`` (:func:`neurodyn.generative.metrics.state_homology`), names as in
+        :func:`plot_generated`.
+    expected : tuple of int
+        The attractor's Betti numbers ((1, 1, 0) ring, (1, 2, 1) torus).
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+    """
+    from ..analysis.topology import betti_numbers
+    from .topology import plot_barcode
+
+    names = [k for k in _TITLES if k in homologies]
+    fig = Figure(figsize=(3.2 * len(names), 4.0), layout="constrained")
+    axes = np.atleast_1d(fig.subplots(1, len(names)))
+    for ax, name in zip(axes, names, strict=True):
+        betti = tuple(int(b) for b in betti_numbers(homologies[name]))
+        plot_barcode(homologies[name], ax=ax, max_bars=12)
+        flag = "" if betti == tuple(expected) else " - not the attractor's"
+        ax.set_title(f"{_TITLES[name]}\nBetti {betti}{flag}", fontsize=9)
+    for ax in axes[1:]:
+        ax.set_ylabel("")
     return notebook_figure(fig)
 
 

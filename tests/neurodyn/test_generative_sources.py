@@ -85,7 +85,7 @@ def test_generate_command_takes_the_sources(recorded, tmp_path, source):
                  "--held", "50", "--train-steps", "5", *extra]) == 0
     m = json.loads((out / "metrics.json").read_text())
     assert set(m["methods"]) == {"ambient", "riemannian", "relaxed"}
-    assert (out / "generated.png").exists()
+    assert (out / "generated.png").exists() and (out / "barcodes.png").exists()
 
 
 @pytest.mark.slow
