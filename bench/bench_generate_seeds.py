@@ -33,19 +33,33 @@ import torch
 
 from flows.riemannian import intrinsic_w2, log_map
 from neurodyn import FitConfig, fit
-from neurodyn.generative import ATTRACTOR_BETTI, compare_generators, population_states
+from neurodyn.analysis.topology import betti_numbers
+from neurodyn.generative import (
+    ATTRACTOR_BETTI,
+    compare_generators,
+    judge_states,
+    population_states,
+    state_homology,
+)
 from neurodyn.generative.states import locate
 
 BETTI = {"ring": ATTRACTOR_BETTI[1], "torus": ATTRACTOR_BETTI[2]}
 HELD = 400
 
 
-def _row(net, seed: int, train_steps: int) -> dict:
+def _row(net, seed: int, train_steps: int, keep: str | None = None) -> dict:
     t0, c0 = time.perf_counter(), time.process_time()
     states = population_states(net, 2000, seed=seed)
     samples: dict = {}
     res = compare_generators(net, states, HELD, train_steps=train_steps, seed=seed,
                              samples=samples)
+    if keep:  # every set's rates, float32, so the states can be judged again by other rules
+        from _runkit.files import atomic_savez
+
+        os.makedirs(keep, exist_ok=True)
+        sets = {**samples, "fresh": states.rates[HELD:2 * HELD]}
+        atomic_savez(os.path.join(keep, f"seed{seed}.npz"),
+                     **{k: v.to(torch.float32).numpy() for k, v in sets.items()})
     held, fresh = states.phases[:HELD], states.phases[HELD:2 * HELD]
     floor = res.methods["ambient"].w2_floor
     shift = log_map(locate(net, samples["ambient"])[0], locate(net, samples["relaxed"])[0])
@@ -60,6 +74,21 @@ def _row(net, seed: int, train_steps: int) -> dict:
                   "w2_ratio": round(m.w2_ratio, 3),
                   "w2_within_2std": bool(m.w2 <= m.w2_floor + 2 * m.w2_floor_std)}
     return row
+
+
+def _real_row(net, seed: int) -> dict:
+    """No generator: the Betti numbers the judge finds in the held-out states and in a fresh
+    real sample of the same size (the most any generator can reach), and the fresh sample's
+    W2 ratio."""
+    c0 = time.process_time()
+    states = population_states(net, 2000, seed=seed)
+    held, fresh = states.subset(torch.arange(HELD)), states.subset(torch.arange(HELD, 2 * HELD))
+    train = states.subset(torch.arange(HELD, len(states)))
+    m = judge_states(net, fresh.rates, held, train, seed=seed)
+    return {"seed": seed, "cpu_seconds": round(time.process_time() - c0, 1),
+            "held_betti": [int(b) for b in betti_numbers(state_homology(held.rates, seed=seed))],
+            "real_betti": list(m.betti), "real_w2_ratio": round(m.w2_ratio, 3),
+            "real_distance_ratio": round(m.distance_ratio, 3)}
 
 
 def sign_test(wins: int, n: int) -> float:
@@ -109,6 +138,12 @@ def main(argv=None) -> dict:
     p.add_argument("--first-seed", type=int, default=0, dest="first_seed")
     p.add_argument("--train-steps", type=int, default=4500)
     p.add_argument("--jsonl", default=None, help="append each seed's row to this file")
+    p.add_argument("--real-only", action="store_true", dest="real_only",
+                   help="train nothing: per seed, the Betti numbers of the held-out states and "
+                        "of a fresh real sample, and the fresh sample's W2 ratio")
+    p.add_argument("--keep", default=None,
+                   help="folder: write each seed's held-out, fresh and generated rates "
+                        "(seedS.npz) to judge them again")
     p.add_argument("--summarize", default=None,
                    help="only print the summary of the rows in this .jsonl file")
     args = p.parse_args(argv)
@@ -122,12 +157,20 @@ def main(argv=None) -> dict:
     net = fit(FitConfig(geometry=args.geometry), progress=False).network
     rows = []
     for seed in range(args.first_seed, args.first_seed + args.seeds):
-        rows.append(_row(net, seed, args.train_steps))
+        rows.append(_real_row(net, seed) if args.real_only
+                    else _row(net, seed, args.train_steps, args.keep))
         print(json.dumps(rows[-1]), flush=True)
         if args.jsonl:
             with open(args.jsonl, "a") as f:
                 f.write(json.dumps(rows[-1]) + "\n")
-    summary = summarize(rows, args.geometry)
+    if args.real_only:
+        want = list(BETTI[args.geometry])
+        summary = {"geometry": args.geometry, "seeds": len(rows),
+                   "held_betti_ok": sum(r["held_betti"] == want for r in rows),
+                   "real_betti_ok": sum(r["real_betti"] == want for r in rows),
+                   "real_w2_ok": sum(r["real_w2_ratio"] <= 1.2 for r in rows)}
+    else:
+        summary = summarize(rows, args.geometry)
     print(json.dumps(summary, indent=1))
     return summary
 

@@ -2,6 +2,7 @@
 fresh real sample (the sign test against scipy's exact binomial test)."""
 
 import importlib.util
+import json
 from pathlib import Path
 
 import pytest
@@ -40,3 +41,16 @@ def test_summary_counts_and_pairs_each_seed_with_its_real_sample(bench):
     # the tie (seed 3) is dropped: 2 of 4 above the real sample
     assert s["riemannian"]["w2_above_real"] == 2 and s["riemannian"]["w2_sign_test_p"] == 1.0
     assert s["median_real_w2_ratio"] == 1.0 and s["riemannian"]["median_w2_ratio"] == 1.1
+
+
+@pytest.mark.slow  # fits the 128-ring and judges 2,000 states (~20 s CPU)
+def test_real_only_reads_the_data_without_training(bench, tmp_path):
+    """--real-only trains nothing: the held-out and a fresh real ring sample are rings, and the
+    fresh sample's W2 ratio is that of two real samples (about 1)."""
+    out = tmp_path / "real.jsonl"
+    s = bench.main(["--geometry", "ring", "--real-only", "--seeds", "1", "--jsonl", str(out)])
+    row = json.loads(out.read_text())
+    assert row["held_betti"] == row["real_betti"] == [1, 1, 0]
+    assert 0.4 < row["real_w2_ratio"] < 2.5 and 0.9 < row["real_distance_ratio"] < 1.1
+    assert s == {"geometry": "ring", "seeds": 1, "held_betti_ok": 1, "real_betti_ok": 1,
+                 "real_w2_ok": int(row["real_w2_ratio"] <= 1.2)}
