@@ -92,9 +92,27 @@ def _generate(args) -> dict:
         cpu = {k: c.pop("cpu_seconds") for k, c in metrics["cost"].items()}
         run.write_figures({"generated.png": _figure(network, samples),
                            "barcodes.png": _barcodes(network, samples, args.seed)})
+        _write_states(run, states.rates[args.held:], samples)
         run.write_json("metrics.json", metrics)
         run.write_json("timing.json", {"seconds": seconds, "cpu_seconds": cpu})
     return {**metrics, "seconds": seconds}
+
+
+def _write_states(run, train, samples: dict) -> None:
+    """``states.npy``: the training states (float32, one row per state; ``flows train --data``
+    takes it); ``generated.npz``: held-out, generated and control states by name."""
+    import io
+
+    import numpy as np
+    import torch
+
+    from _runkit.files import atomic_savez, atomic_write_bytes
+
+    buf = io.BytesIO()
+    np.save(buf, train.to(torch.float32).numpy())
+    atomic_write_bytes(buf.getvalue(), run.path("states.npy"))
+    atomic_savez(run.path("generated.npz"),
+                 **{k: v.to(torch.float32).numpy() for k, v in samples.items()})
 
 
 def _recorded(args):

@@ -86,6 +86,15 @@ def test_generate_command_takes_the_sources(recorded, tmp_path, source):
     m = json.loads((out / "metrics.json").read_text())
     assert set(m["methods"]) == {"ambient", "riemannian", "relaxed"}
     assert (out / "generated.png").exists() and (out / "barcodes.png").exists()
+    assert np.load(out / "states.npy").shape == (100, 48)  # --count less --held
+    assert set(np.load(out / "generated.npz")) == {"held", "ambient", "riemannian", "relaxed",
+                                                   "control"}
+    if source == "data":  # the states are a flows data set as they are
+        from flows.cli import main as flows_main
+
+        assert flows_main(["train", "--data", str(out / "states.npy"), "--out",
+                           str(tmp_path / "flow"), "--steps", "3", "--width", "16",
+                           "--n-eval", "50"]) == 0
 
 
 @pytest.mark.slow
