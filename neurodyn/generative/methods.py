@@ -147,7 +147,8 @@ def relax_states(network: HopfieldNetwork, generated: Generated, relax: float = 
     eps = 1e-6 * (hi - lo)
     u0 = network.activation.inverse(generated.rates.clamp(lo + eps, hi - eps))
     u0 = u0.reshape(-1, *network.geometry.shape)
-    tr = simulate(network, u0, relax, dt, method="rk4", save_every=1, progress=False)
+    tr = simulate(network, u0, relax, dt, method="rk4", save_every=1, progress=False,
+                  diagnostics=False)  # only the energy is read (lazily): no manifold distances
     e = tr.energy  # (T, n)
     span = (e.max(0).values - e.min(0).values).clamp_min(1e-300)
     rise = float(((e[1:] - e[:-1]).clamp_min(0) / span).max())
