@@ -171,6 +171,8 @@ def _on_sheet(y: np.ndarray, preferred: np.ndarray, geometry) -> np.ndarray:
     """
     from scipy.spatial import Delaunay
 
+    if len(preferred) < 3:
+        raise BadInput(f"model: {len(preferred)} cells cannot span a torus (3 or more needed)")
     c = float(geometry.metric()[0, 1])
     axes = np.array([[1.0, 0.0], [c, math.sqrt(1.0 - c * c)]])  # rows e1, e2 on the sheet
     shifts = 2 * math.pi * np.array([(a, b) for a in (-1, 0, 1) for b in (-1, 0, 1)], float)
@@ -178,6 +180,8 @@ def _on_sheet(y: np.ndarray, preferred: np.ndarray, geometry) -> np.ndarray:
     tri = Delaunay(pts @ axes)
     grid = geometry.coords().reshape(2, -1).T.numpy() @ axes
     simplex = tri.find_simplex(grid)
+    if (simplex < 0).any():  # the periodic images cover the sheet unless the cells are degenerate
+        raise BadInput("model: the cells' phases do not span the torus (collinear or repeated)")
     T = tri.transform[simplex]  # (n, 3, 2): inverse affine map and the last vertex
     b = np.einsum("nij,nj->ni", T[:, :2], grid - T[:, 2])
     w = np.concatenate([b, 1.0 - b.sum(1, keepdims=True)], axis=1)  # barycentric, (n, 3)

@@ -156,3 +156,11 @@ def test_recorded_states_on_the_torus(tmp_path):
     assert float(log_map(b.phases, b.covariate).norm(dim=1).median()) > 0.9  # measured 1.18
     with pytest.raises(BadInput, match="cells of a ring beside a network of dimension 2"):
         recorded_states(folder("r", cells.preferred[:, 0], "ring"), tmp_path / "d.npz", 600)
+
+
+def test_too_few_torus_cells_are_refused():
+    from neurodyn.generative.sources import _on_sheet
+    from neurodyn.geometry.populations import Torus
+
+    with pytest.raises(BadInput, match="2 cells cannot span a torus"):
+        _on_sheet(np.ones((1, 2)), np.zeros((2, 2)), Torus(8, 8, "hex"))
