@@ -345,10 +345,27 @@ def _mode_fit(g: Geometry, r: torch.Tensor, y: torch.Tensor, reg: float):
     # the mean mode with the constant: y0 = lambda_0 r0 + N c, r0 and y0 real, per state
     zero = (0,) * g.dim
     r0, y0 = rh[(slice(None),) + zero].real, yh[(slice(None),) + zero].real
-    a = torch.stack([r0, torch.full_like(r0, float(g.size))], dim=1)
-    sol = torch.linalg.lstsq(a, y0[:, None]).solution[:, 0]
-    lam[zero] = sol[0]
-    return lam, float(sol[1])
+    lam0, c = _line_fit(r0.tolist(), y0.tolist(), float(g.size))
+    lam[zero] = lam0
+    return lam, c
+
+
+def _line_fit(x: list, y: list, n: float) -> tuple[float, float]:
+    """Least squares ``y_i ~ a x_i + n c`` in closed form with exactly rounded sums (the
+    same bits on every run, unlike a LAPACK solve whose blocking follows memory alignment);
+    the minimum-norm solution when every ``x_i`` is equal.
+
+    >>> _line_fit([1.0, 2.0, 3.0], [5.0, 7.0, 9.0], 4.0)     # y = 2 x + 4 * 0.75
+    (2.0, 0.75)
+    """
+    m = len(x)
+    xm, ym = math.fsum(x) / m, math.fsum(y) / m
+    sxx = math.fsum((v - xm) ** 2 for v in x)
+    if sxx <= 1e-300:  # rows (x, n) all equal: the minimum-norm solution
+        scale = ym / (xm * xm + n * n)
+        return xm * scale, n * scale
+    a = math.fsum((u - xm) * (v - ym) for u, v in zip(x, y, strict=True)) / sxx
+    return a, (ym - a * xm) / n
 
 
 def _apply(g: Geometry, lam: torch.Tensor, r: torch.Tensor) -> torch.Tensor:
