@@ -40,6 +40,6 @@ __getattr__, __dir__, __all__ = lazy_names(__name__, {
     "landscape": ("EnergyLandscape", "energy_landscape"),
     "embedding": ("Embedding", "pca", "isomap", "subsample"),
     "topology": ("Homology", "TopologyDependencyError", "persistent_homology", "betti_numbers",
-        "long_bar_thresholds"),
+        "long_bar_thresholds", "ATTRACTOR_BETTI"),
     "survey": ("ManifoldSurvey", "survey_manifold", "MIN_SURVEY_SAMPLES"),
 })

@@ -33,7 +33,11 @@ __all__ = [
     "persistent_homology",
     "betti_numbers",
     "long_bar_thresholds",
+    "ATTRACTOR_BETTI",
 ]
+
+#: Betti numbers (to dimension 2) of the attractor manifold, by its dimension: ring, torus
+ATTRACTOR_BETTI = {1: (1, 1, 0), 2: (1, 2, 1)}
 
 class TopologyDependencyError(ImportError):
     """Raised when the optional dependency ripser is not installed."""

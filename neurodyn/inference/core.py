@@ -38,6 +38,7 @@ import numpy as np
 from scipy.ndimage import uniform_filter1d
 
 from ..analysis.drift import DiffusionEstimate, diffusion_estimate
+from ..analysis.topology import ATTRACTOR_BETTI
 from .cells import place_ring_cells, profile_values
 from .coordinate import SMOOTH, activity_betti, ring_coordinate
 from .decode import _debiased, bump_frame, decode_ml, wrapped
@@ -47,7 +48,8 @@ __all__ = ["ActivityFit", "fit_activity", "GEOMETRIES", "EXPECTED_BETTI", "FLUCT
 
 GEOMETRIES = ("ring", "torus")
 #: Betti numbers of the manifold of each geometry
-EXPECTED_BETTI = {"ring": (1, 1), "torus": (1, 2, 1)}
+#: the ring's topology is read to dimension 1, the torus's to dimension 2
+EXPECTED_BETTI = {"ring": ATTRACTOR_BETTI[1][:2], "torus": ATTRACTOR_BETTI[2]}
 #: least share of the lag-1 residual autocovariance the bump-frame modes must carry
 FLUCTUATION_SHARE = 0.5
 #: grid of decoded angles per axis
