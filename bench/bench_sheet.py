@@ -8,19 +8,28 @@ Sections (all by default; pick with ``--only``):
   the zero modes at the fitted bump; CPU and wall seconds of each phase, the peak resident
   memory (``ru_maxrss``) beside the estimate, and the load average.
 - ``throughput``: neuron-updates per second (neurons x RK4 steps / second) of
-  :class:`neurodyn.sheet.SheetField` in float32 at 32^2, 64^2, ..., 1,024^2, against the numpy
-  FFT floor: a plain ``numpy.fft.rfft2`` + ``irfft2`` of the same float32 sheet per RK4 stage
-  (four per step), timed alternately in the same run; reported as the ratio of times (ours /
-  floor). The network is the built one (anchored slopes, unfitted coefficients): a step's
-  operations do not depend on the coefficients' values.
+  :class:`neurodyn.sheet.SheetField` in float32 at 32^2, 64^2, ..., 1,024^2, stepped as
+  :func:`neurodyn.sheet.relax` steps it (:func:`neurodyn.sheet.rk4_steps`, the compiled path
+  where it applies) and by the torch reference (:func:`neurodyn.sheet.relaxation._rk4_step`),
+  against the numpy FFT floor: a plain ``numpy.fft.rfft2`` + ``irfft2`` of the same float32
+  sheet per RK4 stage (four per step), the three timed alternately in the same run; reported as
+  ratios of times (``ratio``: ours / floor, ``reference_ratio``: the reference / floor). The
+  network is the built one (anchored slopes, unfitted coefficients): a step's operations do not
+  depend on the coefficients' values.
 - ``float32``: a 64 x 64 fit (streamed design), 1,000 RK4 steps from the same perturbed state
   in float32 and float64: the largest difference of the final states relative to the
   state's range, of the decoded positions, and each run's audit.
 - ``canns``: canns' ``CANN2D`` (dense ``N x N`` recurrent matrix) at lengths 32, 64, 128, ...:
   its matrix's memory checked against what is available before it is built, Euler steps timed
-  where it fits (neuron-updates per second), and the size where it stops.
+  where it fits (neuron-updates per second), alternately with the sheet's RK4 steps at the same
+  size (``sheet_over_canns``: the sheet's time per neuron update over canns'; an RK4 step is
+  four field evaluations, canns' Euler step one), and the size where it stops.
 
-Usage: python bench/bench_sheet.py [--out DIR] [--n 1024] [--steps 1000] [--only SECTION ...]
+Each timing is the best of ``repeat`` wall-clock runs; the process's CPU seconds of the same runs
+are reported beside (``cpu_ratio``), less sensitive to a loaded machine.
+
+Usage: python bench/bench_sheet.py [--out DIR] [--n 1024] [--steps 1000]
+       [--only SECTION[,SECTION] ...]
 """
 
 from __future__ import annotations
@@ -40,8 +49,7 @@ from _runkit import BadInput, check_memory
 from neurodyn.fitting.core import FitConfig, build_manifold, build_network, fit
 from neurodyn.fitting.streamed import nearest_point_local
 from neurodyn.manifold import probe_directions
-from neurodyn.sheet import SheetField, large_torus, relax
-from neurodyn.sheet.relaxation import _rk4_step
+from neurodyn.sheet import SheetField, large_torus, relax, rk4_steps
 
 SECTIONS = ("acceptance", "throughput", "float32", "canns")
 
@@ -64,20 +72,37 @@ def acceptance(n: int, steps: int) -> dict:
             "lanczos_iterations": modes.iterations, "load_average": os.getloadavg()}
 
 
-def _best(fn, repeat: int) -> float:
-    best = math.inf
-    for _ in range(repeat):
-        t = time.perf_counter()
+def _timed(fn) -> tuple[float, float]:
+    """Wall and CPU seconds of one call."""
+    wall, cpu = time.perf_counter(), time.process_time()
+    fn()
+    return time.perf_counter() - wall, time.process_time() - cpu
+
+
+def _alternated(fns: dict, repeat: int) -> dict:
+    """Best wall and CPU seconds of each function, the functions alternated ``repeat`` times
+    after one warm-up call each (so that all see the same load)."""
+    for fn in fns.values():
         fn()
-        best = min(best, time.perf_counter() - t)
+    best = {k: [math.inf, math.inf] for k in fns}
+    for _ in range(repeat):
+        for k, fn in fns.items():
+            wall, cpu = _timed(fn)
+            best[k] = [min(best[k][0], wall), min(best[k][1], cpu)]
     return best
 
 
-def _ours(field, u, steps):
+def _sheet(n: int):
+    """The built float32 ``n x n`` field and a state off its bump."""
+    cfg = FitConfig(geometry="torus", n=(n, n))
+    manifold = build_manifold(cfg)
+    field = SheetField(build_network(cfg, manifold), torch.float32)
+    return field, (manifold.u0 + 0.1).to(torch.float32)
+
+
+def _stepper(field, u, steps: int, path: str = "auto"):
     def run():
-        v = u
-        for _ in range(steps):
-            v = _rk4_step(field, v, 0.1)
+        rk4_steps(field, u, steps, path=path)
     return run
 
 
@@ -88,24 +113,26 @@ def _floor(x, steps):
     return run
 
 
-def throughput(sizes, steps: int = 5, repeat: int = 3) -> list[dict]:
+def _steps(n: int) -> int:
+    return max(1, int(5 * (1024 // n) ** 2 // 64))  # similar work per size
+
+
+def throughput(sizes, repeat: int = 3) -> list[dict]:
     """Neuron-updates per second against the numpy FFT floor, side by side per size."""
     out = []
     for n in sizes:
-        cfg = FitConfig(geometry="torus", n=(n, n))
-        manifold = build_manifold(cfg)
-        field = SheetField(build_network(cfg, manifold), torch.float32)
-        u = (manifold.u0 + 0.1).to(torch.float32)
-        reps = max(1, int(steps * (1024 // n) ** 2 // 64))  # similar work per size
-        ours, floor = _ours(field, u, reps), _floor(u.numpy().copy(), reps)
-        ours(), floor()  # warm up
-        t_ours, t_floor = math.inf, math.inf
-        for _ in range(repeat):  # alternated: both see the same load
-            t_ours = min(t_ours, _best(ours, 1))
-            t_floor = min(t_floor, _best(floor, 1))
+        field, u = _sheet(n)
+        reps = _steps(n)
+        t = _alternated({"ours": _stepper(field, u, reps),
+                         "reference": _stepper(field, u, reps, "torch"),
+                         "floor": _floor(u.numpy().copy(), reps)}, repeat)
         updates = n * n * reps
-        out.append({"n": n, "steps": reps, "updates_per_s": updates / t_ours,
-                    "floor_updates_per_s": updates / t_floor, "ratio": t_ours / t_floor})
+        out.append({"n": n, "steps": reps, "updates_per_s": updates / t["ours"][0],
+                    "reference_updates_per_s": updates / t["reference"][0],
+                    "floor_updates_per_s": updates / t["floor"][0],
+                    "ratio": t["ours"][0] / t["floor"][0],
+                    "reference_ratio": t["reference"][0] / t["floor"][0],
+                    "cpu_ratio": t["ours"][1] / t["floor"][1]})
     return out
 
 
@@ -127,8 +154,8 @@ def float32_vs_64(n: int = 64, steps: int = 1000) -> dict:
                                                 "ok": r.ok} for dt, r in runs.items()}}
 
 
-def _canns_time(bm, jnp, model, steps: int) -> float:
-    """Best of three timed runs of ``steps`` of canns' own update, jitted."""
+def _canns_run(bm, jnp, model, steps: int):
+    """``steps`` of canns' own update, jitted (compiled by the first call)."""
     inp = jnp.zeros(model.u.value.shape)
 
     def step(i):
@@ -140,12 +167,12 @@ def _canns_time(bm, jnp, model, steps: int) -> float:
         return model.u.value
 
     idx = jnp.arange(steps)
-    loop(idx).block_until_ready()
-    return _best(lambda: loop(idx).block_until_ready(), 3)
+    return lambda: loop(idx).block_until_ready()
 
 
-def canns_limit(lengths=(32, 64, 128, 256, 512, 1024), steps: int = 20) -> list[dict]:
-    """canns' CANN2D where its dense matrix fits (see the module docstring)."""
+def canns_limit(lengths=(32, 64, 128, 256, 512, 1024), steps: int = 20,
+                repeat: int = 3) -> list[dict]:
+    """canns' CANN2D where its dense matrix fits, timed beside the sheet (module docstring)."""
     try:
         import brainpy.math as bm
         import jax.numpy as jnp
@@ -162,11 +189,28 @@ def canns_limit(lengths=(32, 64, 128, 256, 512, 1024), steps: int = 20) -> list[
         except (BadInput, MemoryError, RuntimeError, ValueError) as err:
             out.append({"length": length, "neurons": length**2, "stopped": str(err)})
             break
-        t = _canns_time(bm, jnp, model, steps)
+        field, u = _sheet(length)
+        sheet_steps = max(steps, _steps(length))
+        t = _alternated({"canns": _canns_run(bm, jnp, model, steps),
+                         "sheet": _stepper(field, u, sheet_steps)}, repeat)
+        canns_per, sheet_per = t["canns"][0] / steps, t["sheet"][0] / sheet_steps
         out.append({"length": length, "neurons": length**2,
-                    "updates_per_s": length**2 * steps / t, "matrix_mb": need / 2 / 2**20})
+                    "updates_per_s": length**2 / canns_per, "matrix_mb": need / 2 / 2**20,
+                    "sheet_updates_per_s": length**2 / sheet_per,
+                    "sheet_over_canns": sheet_per / canns_per,
+                    "sheet_over_canns_cpu": (t["sheet"][1] / sheet_steps)
+                    / (t["canns"][1] / steps)})
         del model
     return out
+
+
+def _sections(values: list[str]) -> list[str]:
+    """``--only`` values, each one section or several joined by commas."""
+    names = [v for value in values for v in value.split(",") if v]
+    bad = sorted(set(names) - set(SECTIONS))
+    if bad:
+        raise SystemExit(f"--only: unknown sections {bad}; choose from {SECTIONS}")
+    return names
 
 
 def main(argv=None) -> dict:
@@ -174,8 +218,10 @@ def main(argv=None) -> dict:
     p.add_argument("--out", default=None)
     p.add_argument("--n", type=int, default=1024)
     p.add_argument("--steps", type=int, default=1000)
-    p.add_argument("--only", nargs="*", choices=SECTIONS, default=list(SECTIONS))
+    p.add_argument("--only", nargs="*", default=list(SECTIONS),
+                   help=f"sections, by name or joined by commas: {', '.join(SECTIONS)}")
     args = p.parse_args(argv)
+    args.only = _sections(args.only)
     torch.set_num_threads(1)
     res = {}
     if "acceptance" in args.only:  # first: its peak memory is the process's
@@ -184,8 +230,11 @@ def main(argv=None) -> dict:
     if "throughput" in args.only:
         res["throughput"] = throughput([2**k for k in range(5, int(math.log2(args.n)) + 1)])
         for row in res["throughput"]:
-            print(f"{row['n']:5d}^2  ours {row['updates_per_s']:.3g}/s  floor "
-                  f"{row['floor_updates_per_s']:.3g}/s  ratio {row['ratio']:.2f}", flush=True)
+            print(f"{row['n']:5d}^2  ours {row['updates_per_s']:.3g}/s  reference "
+                  f"{row['reference_updates_per_s']:.3g}/s  floor "
+                  f"{row['floor_updates_per_s']:.3g}/s  ratio {row['ratio']:.2f} "
+                  f"(reference {row['reference_ratio']:.2f}, cpu {row['cpu_ratio']:.2f})",
+                  flush=True)
     if "float32" in args.only:
         res["float32"] = float32_vs_64()
         print(json.dumps(res["float32"], indent=1), flush=True)

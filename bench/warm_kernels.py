@@ -23,7 +23,8 @@ from _runkit.kernels import kernel_cache_dir, kernel_files
 
 #: the modules whose kernels must all be compiled (kernel_files() are their sources)
 MODULES = ("flows.assignment._bits", "flows.assignment._auction_kernels",
-           "flows.assignment._matching_kernels", "neurodyn.dynamics._compiled.kernels")
+           "flows.assignment._matching_kernels", "neurodyn.dynamics._compiled.kernels",
+           "neurodyn.dynamics._compiled.sheet")
 
 
 def warm_assignment() -> None:
@@ -65,6 +66,21 @@ def warm_fastpath() -> None:
                  diagnostics=False)
 
 
+def warm_sheet() -> None:
+    """The compiled RK4 steps of a large sheet in float64 and float32, audited and not."""
+    import torch
+
+    from neurodyn.fitting.core import FitConfig, build_manifold, build_network
+    from neurodyn.sheet import SheetField, relax
+
+    cfg = FitConfig(geometry="torus", n=(8, 8))
+    manifold = build_manifold(cfg)
+    net = build_network(cfg, manifold)
+    for dtype in (torch.float64, torch.float32):
+        for audit in (True, False):
+            relax(SheetField(net, dtype), manifold.u0, 1, audit=audit, path="compiled")
+
+
 def uncompiled() -> list[str]:
     """Kernels of :data:`MODULES` with nothing in the cache folder (helpers inlined into their
     callers excepted). A kernel called only by other kernels is compiled, and cached, with them;
@@ -90,6 +106,7 @@ def main() -> int:
     start = time.perf_counter()
     warm_assignment()
     warm_fastpath()
+    warm_sheet()
     missing = uncompiled()
     print(f"{len(kernel_files())} kernel files, cache {kernel_cache_dir()}: "
           f"{time.perf_counter() - start:.1f} s")

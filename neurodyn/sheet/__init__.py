@@ -5,6 +5,8 @@ memory of a few dozen sheets.
   Hessian-vector product as per-mode tables (one ``rfft2``/``irfft2`` pair, float32 or float64);
 - :mod:`.relaxation` -- RK4 relaxation with the energy audited as it runs, and the Jacobian's zero
   modes found matrix-free (translation generators plus Lanczos);
+- :mod:`.fast` -- the same RK4 steps and energy compiled in one numba call,
+  where numba is installed and both sides are powers of two;
 - :mod:`.memory` -- the memory a sheet needs, refused before allocation when it does not fit;
 - :mod:`.run` -- :func:`~.run.large_torus`, all of it timed.
 
@@ -18,7 +20,7 @@ from _runkit.lazy import lazy_names
 
 __getattr__, __dir__, __all__ = lazy_names(__name__, {
     "field": ("SheetField",),
-    "relaxation": ("SheetRun", "relax", "ZeroModes", "zero_modes", "AUDIT_RTOL"),
+    "relaxation": ("SheetRun", "relax", "rk4_steps", "ZeroModes", "zero_modes", "AUDIT_RTOL"),
     "memory": ("sheet_memory", "check_sheet_memory"),
     "run": ("SheetReport", "large_torus"),
 })

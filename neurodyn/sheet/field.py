@@ -72,6 +72,7 @@ class SheetField:
         self.band = curved  # flat modes with a learned curvature
         self.band_coef = coef.flatten(0, 1)[curved].to(torch.float64)  # (M, D)
         self.lock = ModeLock(e.phaselock) if e.phaselock is not None else None
+        self.lock_part = e.phaselock  # the locking energy itself (the compiled path's tables)
         self._pointwise(e.pointwise)
 
     def _pointwise(self, part) -> None:

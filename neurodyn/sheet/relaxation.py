@@ -17,7 +17,12 @@ from _runkit import BadInput, Diverged
 
 from .field import SheetField
 
-__all__ = ["SheetRun", "relax", "ZeroModes", "zero_modes", "AUDIT_RTOL"]
+__all__ = ["SheetRun", "relax", "rk4_steps", "ZeroModes", "zero_modes", "AUDIT_RTOL", "PATHS"]
+
+#: how :func:`relax` and :func:`rk4_steps` integrate: ``compiled`` (:mod:`.fast`, one numba
+#: call for every step), ``torch`` (the reference, :func:`_rk4_step` step by step) or ``auto``
+#: (compiled where it applies)
+PATHS = ("auto", "compiled", "torch")
 
 #: default relative tolerance of the energy audit per dtype: ``E`` may rise by at most
 #: ``rtol * (1 + |E|)`` between steps (the rounding of a sum over the sheet)
@@ -80,8 +85,57 @@ def _rk4_step(field: SheetField, u: torch.Tensor, dt: float) -> torch.Tensor:
     return acc.add_(k, alpha=dt / 6)
 
 
+def _compiled(field: SheetField, path: str):
+    """The field's compiled stepper for ``path``, or None for the reference."""
+    from .fast import CompiledSteps, compiled_reason
+
+    if path not in PATHS:
+        raise BadInput(f"path={path!r}: choose one of {PATHS}")
+    reason = None if path == "torch" else compiled_reason(field)
+    if path == "compiled" and reason is not None:
+        raise BadInput(f"path='compiled': {reason}; use path='torch'")
+    if path == "torch" or reason is not None:
+        return None
+    if getattr(field, "_steps", None) is None:  # built once per field
+        field._steps = CompiledSteps(field)
+    return field._steps
+
+
+def rk4_steps(field: SheetField, u0: torch.Tensor, steps: int, dt: float = 0.1,
+              path: str = "auto") -> torch.Tensor:
+    """``steps`` classical RK4 steps from ``u0`` without the audit: the state after them.
+
+    Parameters
+    ----------
+    field : SheetField
+        The network's field.
+    u0 : torch.Tensor, shape (n1, n2)
+        The initial potentials (converted to the field's dtype; not modified).
+    steps : int
+        Number of steps (>= 0).
+    dt : float
+        Step size in units of time.
+    path : str
+        One of :data:`PATHS`.
+
+    Returns
+    -------
+    torch.Tensor, shape (n1, n2), in the field's dtype
+    """
+    stepper = _compiled(field, path)
+    if stepper is None:
+        u = u0.to(field.dtype)
+        with torch.no_grad():
+            for _ in range(steps):
+                u = _rk4_step(field, u, dt)
+        return u
+    u = u0.detach().to(field.dtype).clone().contiguous()
+    stepper.run(u.numpy(), steps, dt, audit=False)
+    return u
+
+
 def relax(field: SheetField, u0: torch.Tensor, steps: int, dt: float = 0.1,
-          audit: bool = True, rtol: float | None = None) -> SheetRun:
+          audit: bool = True, rtol: float | None = None, path: str = "auto") -> SheetRun:
     """Integrate ``tau du/dt = -u - grad F(phi(u)) + b`` by RK4, auditing the energy.
 
     Parameters
@@ -99,6 +153,10 @@ def relax(field: SheetField, u0: torch.Tensor, steps: int, dt: float = 0.1,
         holds the first and last values only.
     rtol : float or None
         The audit's tolerance (None: :data:`AUDIT_RTOL` of the dtype).
+    path : str
+        One of :data:`PATHS` (default: the compiled path where it applies). The compiled path
+        sums the energy's per-neuron terms in float64 from float64 values; the reference from
+        values in the field's dtype.
 
     Returns
     -------
@@ -114,22 +172,51 @@ def relax(field: SheetField, u0: torch.Tensor, steps: int, dt: float = 0.1,
     if not (isinstance(dt, (int, float)) and math.isfinite(dt) and dt > 0):
         raise BadInput(f"dt={dt!r}: must be a finite number > 0")
     rtol = AUDIT_RTOL[field.dtype] if rtol is None else float(rtol)
-    u = u0.to(field.dtype).clone()
-    energies = [field.energy(u)]
+    stepper = _compiled(field, path)
     cpu, wall = time.process_time(), time.perf_counter()
+    if stepper is not None:
+        u = u0.detach().to(field.dtype).clone().contiguous()
+        energies, bad = _compiled_steps(stepper, u.numpy(), steps, dt, audit)
+    else:
+        energies, u, bad = _reference_steps(field, u0.to(field.dtype), steps, dt, audit)
+    cpu, wall = time.process_time() - cpu, time.perf_counter() - wall
+    if bad is not None:
+        raise Diverged(f"relax: the state became non-finite at step {bad} "
+                       f"(t = {bad * dt:g}); lower dt={dt:g}", step=bad, parameter="dt")
+    e = torch.tensor(energies, dtype=torch.float64)
+    rise = (e[1:] - e[:-1]) / (1 + e[:-1].abs())
+    return SheetRun(u, e, max(float(rise.max()), 0.0), rtol, steps, float(dt), cpu, wall)
+
+
+def _reference_steps(field: SheetField, u: torch.Tensor, steps: int, dt: float,
+                     audit: bool) -> tuple[list, torch.Tensor, int | None]:
+    """The reference loop: the energies (every step, or first and last), the final state and
+    the step at which the energy became non-finite (None: never)."""
+    energies = [field.energy(u)]
     with torch.no_grad():
         for step in range(steps):
             u = _rk4_step(field, u, dt)
             if audit or step == steps - 1:
                 energies.append(field.energy(u))
                 if not math.isfinite(energies[-1]):
-                    raise Diverged(f"relax: the state became non-finite at step {step + 1} "
-                                   f"(t = {(step + 1) * dt:g}); lower dt={dt:g}",
-                                   step=step + 1, parameter="dt")
-    cpu, wall = time.process_time() - cpu, time.perf_counter() - wall
-    e = torch.tensor(energies, dtype=torch.float64)
-    rise = (e[1:] - e[:-1]) / (1 + e[:-1].abs())
-    return SheetRun(u, e, max(float(rise.max()), 0.0), rtol, steps, float(dt), cpu, wall)
+                    return energies, u, step + 1
+    return energies, u, None
+
+
+def _compiled_steps(stepper, u, steps: int, dt: float, audit: bool) -> tuple[list, int | None]:
+    """The compiled loop on ``u`` (in place): the energies as :func:`_reference_steps` keeps
+    them and the step at which the state or its energy became non-finite (None: never)."""
+    if audit:
+        taken, energies = stepper.run(u, steps, dt, audit=True)
+        energies = energies[:taken + 1].tolist()
+    else:
+        first = float(stepper.run(u, 0, dt, audit=True)[1][0])
+        taken, _ = stepper.run(u, steps, dt, audit=False)
+        energies = [first, float(stepper.run(u, 0, dt, audit=True)[1][0])]
+    if taken < steps:
+        return energies, taken
+    bad = next((i for i, e in enumerate(energies) if not math.isfinite(e)), None)
+    return energies, (steps if bad is not None and not audit else bad)
 
 
 @dataclass(frozen=True)

@@ -1,6 +1,6 @@
 """Large sheets: the streamed fit design against the dense one, the sheet's field against the
-network's, the energy audit, the matrix-free zero modes against the dense Jacobian, and the
-memory estimate's refusal before allocation."""
+network's, the energy audit, the compiled steps against the reference steps, the matrix-free
+zero modes against the dense Jacobian, and the memory estimate's refusal before allocation."""
 
 import math
 import resource
@@ -8,7 +8,7 @@ import resource
 import pytest
 import torch
 
-from _runkit import BadInput
+from _runkit import BadInput, Diverged
 from neurodyn.dynamics.simulation import simulate
 from neurodyn.fitting import core
 from neurodyn.fitting.core import TERMS, FitConfig, build_manifold, build_network, fit
@@ -18,7 +18,15 @@ from neurodyn.fitting.streamed import (
     stream_batch,
 )
 from neurodyn.manifold import nearest_point
-from neurodyn.sheet import SheetField, check_sheet_memory, large_torus, relax, zero_modes
+from neurodyn.sheet import (
+    SheetField,
+    check_sheet_memory,
+    large_torus,
+    relax,
+    rk4_steps,
+    zero_modes,
+)
+from neurodyn.sheet.fast import AVAILABLE as COMPILED
 
 
 def _dense_sums(net, manifold, cfg, batch):
@@ -115,6 +123,53 @@ def test_relaxation_is_rk4_on_the_network_and_its_energy_never_rises(fitted):
     assert float((run.u - ref.u[-1, 0]).abs().max()) < 1e-6  # the library's own run
     run32 = relax(SheetField(net, torch.float32), u0, 60, 0.1)
     assert run32.ok and float((run32.u.double() - run.u).abs().max()) < 1e-4
+
+
+@pytest.fixture(scope="module")
+def fitted32():
+    """A fitted 32 x 32 torus: pointwise, locking and curvature-band terms all nonzero."""
+    return fit(FitConfig(geometry="torus", n=(32, 32), steps=2, batch=1, kappa=1.5),
+               design="streamed", progress=False).network
+
+
+@pytest.mark.skipif(not COMPILED, reason="the compiled path needs numba")
+def test_compiled_steps_are_the_reference_steps(fitted32):
+    net = fitted32
+    e = net.energy_fn
+    assert e.pointwise is not None and e.phaselock is not None
+    assert float(e.phaselock.coef.detach().abs().min()) > 0 and len(SheetField(net).band) > 0
+    gen = torch.Generator().manual_seed(4)
+    u0 = net.manifold.u_star(torch.tensor([0.7, 2.1], dtype=torch.float64)) + 0.5 * torch.randn(
+        32, 32, dtype=torch.float64, generator=gen)
+    for dtype, tol in ((torch.float64, 1e-12), (torch.float32, 1e-5)):
+        field = SheetField(net, dtype)
+        fast = relax(field, u0, 40, 0.1, path="compiled")
+        ref = relax(field, u0, 40, 0.1, path="torch")
+        span = float(ref.u.max() - ref.u.min())
+        diff = float((fast.u.double() - ref.u.double()).abs().max())
+        assert diff <= tol * span, (dtype, diff)
+        moved = float((ref.u.double() - u0).abs().max())
+        assert moved > 1e3 * tol * span  # the runs went somewhere the tolerance can tell
+        # half the steps is far outside the tolerance: the comparison can fail
+        short = rk4_steps(field, u0, 20, 0.1, path="compiled").double()
+        assert float((short - ref.u.double()).abs().max()) > 100 * tol * span
+        de = float((fast.energy - ref.energy).abs().max())
+        assert fast.ok and ref.ok and de <= 10 * tol * float(ref.energy.abs().max()), de
+        assert torch.equal(rk4_steps(field, u0, 40, 0.1, path="compiled"), fast.u)
+        assert float(fast.energy[0] - fast.energy[-1]) > 1.0
+
+
+@pytest.mark.skipif(not COMPILED, reason="the compiled path needs numba")
+def test_compiled_path_stops_where_the_state_diverges_and_refuses_other_sides(fitted, fitted32):
+    field = SheetField(fitted32, torch.float32)
+    with pytest.raises(Diverged, match="non-finite at step"):
+        relax(field, fitted32.manifold.u0, 200, dt=60.0, path="compiled")
+    with pytest.raises(Diverged, match="non-finite at step"):
+        relax(field, fitted32.manifold.u0, 200, dt=60.0, path="torch")
+    with pytest.raises(BadInput, match="powers of two"):  # 24 x 24: the reference only
+        relax(SheetField(fitted, torch.float32), fitted.manifold.u0, 1, path="compiled")
+    with pytest.raises(BadInput, match="path="):
+        rk4_steps(field, fitted32.manifold.u0, 1, path="numba")
 
 
 def test_zero_modes_match_the_dense_jacobian(fitted):
