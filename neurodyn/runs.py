@@ -85,12 +85,15 @@ def fit_run(config: FitConfig, out: str | Path, fresh: bool = False,
 
 
 def _profile_metrics(network: HopfieldNetwork, config: FitConfig) -> dict:
-    """The fitted profile, the family, and how well the resting bump matches the requested
-    rates (:func:`~neurodyn.experiments.capacity.resting_correlation`)."""
+    """The fitted profile, the family, its band-edge content
+    (:func:`~neurodyn.fitting.profiles.band_edge_content`) and how well the bump the network
+    rests in matches the requested rates
+    (:func:`~neurodyn.experiments.capacity.resting_correlation`)."""
     from .experiments.capacity import resting_correlation
-    from .fitting.profiles import profile_label
+    from .fitting.profiles import band_edge_content, profile_label
 
-    out = {"name": profile_label(config.profile), "family": config.family}
+    out = {"name": profile_label(config.profile), "family": config.family,
+           "band_edge_content": band_edge_content(network.geometry, network.manifold.u0)}
     if config.family == "template":
         out["harmonics"] = network.energy_fn.harmonics
         out["leak"] = float(network.energy_fn.leak)

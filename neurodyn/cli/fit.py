@@ -41,13 +41,13 @@ def _fit(args) -> dict:
 def _config(args, n) -> FitConfig:
     """The fit's config from the parsed arguments, refused (naming the option) before the run
     directory is claimed when a value or the population size is out of range."""
-    from ..fitting.core import build_geometry, build_manifold
+    from ..fitting.core import build_geometry, fittable_manifold
 
     try:
         cfg = _make_config(args, n)
         geometry = build_geometry(cfg)
         check_memory("--n", 64.0 * geometry.size)  # before the target bump is allocated
-        build_manifold(cfg, geometry)  # a profile file is read and checked here
+        fittable_manifold(cfg, geometry)  # a profile file is read and checked here
         if cfg.family == "template":
             from ..fitting.template import template_harmonics
 

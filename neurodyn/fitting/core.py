@@ -58,12 +58,12 @@ from ..network import HopfieldNetwork, Transport
 from .checkpoint import checkpointed_steps, load_checkpoint, save_checkpoint, to_device
 from .config import FitConfig
 from .neural import train_neural
-from .profiles import profile_potentials
+from .profiles import check_fittable, profile_label, profile_potentials
 from .streamed import DENSE_DESIGN_MAX_NEURONS, normal_equations, stream_batch
 from .template import template_harmonics, train_template
 
 __all__ = ["FitConfig", "FitResult", "FitFailed", "FitInterrupted", "fit", "build_geometry",
-           "build_manifold", "build_network", "resolved_config", "TERMS"]
+           "build_manifold", "fittable_manifold", "build_network", "resolved_config", "TERMS"]
 
 TERMS = ("linear", "field", "energy")
 
@@ -144,6 +144,19 @@ def build_manifold(config: FitConfig, geometry: Geometry | None = None) -> Targe
         manifold = TargetManifold(geometry, act, profile_potentials(geometry, act, config.a,
                                                                     config.c, config.profile))
     _check_rate_slopes(manifold, config)
+    return manifold
+
+
+def fittable_manifold(config: FitConfig, geometry: Geometry | None = None) -> TargetManifold:
+    """:func:`build_manifold`, with a user's or named profile refused (``ValueError`` naming
+    ``profile=``) when it has more than one bump or too much band-edge content
+    (:func:`~neurodyn.fitting.profiles.check_fittable`); what :func:`fit` and ``neurodyn fit``
+    build, before anything is written."""
+    manifold = build_manifold(config, geometry)
+    if config.profile != "cosine":
+        check_fittable(manifold.geometry, manifold.u0, manifold.r_star(
+            torch.zeros(manifold.geometry.dim, dtype=torch.float64)), config.kappa,
+            f"profile={profile_label(config.profile)!r}")
     return manifold
 
 
@@ -421,7 +434,7 @@ def fit(config: FitConfig | None = None, out_dir: str | Path | None = None,
     start = time.perf_counter()
     dev = check_device(config.device)
     geometry = build_geometry(config)
-    manifold = build_manifold(config, geometry)  # on the CPU: draws the batches
+    manifold = fittable_manifold(config, geometry)  # on the CPU: draws the batches
     target = manifold.to(dev)
     net = build_network(config, manifold).to(dev)
     net.manifold, net.energy_fn._key = target, None  # new tensors: refresh the slopes

@@ -26,6 +26,22 @@ through ``p = -1 + 2 (f(x) - f(x_lo)) / (f(1) - f(x_lo))``:
 A user's profile is an array of RATES (``(N,)`` over the angles ``2 pi j / N`` for the ring,
 ``(n1, n2)`` for the torus), every value strictly inside the activation's range, not constant;
 ``u* = phi^{-1}(r)``. From the command line it is a ``.npy`` file.
+
+What a fit can reach (:func:`check_fittable`, before anything is written):
+
+- one bump: the rates above half their range form one connected region of the periodic
+  lattice (:func:`count_bumps`); two bumps make the template's nearest translate ambiguous and
+  the fit's loss leaves a sane range;
+- little content at the top of the lattice's band (:func:`band_edge_content`, ``c``): a bump
+  that the lattice barely resolves is pinned to the neurons. Fitted on the 128-neuron ring
+  (Gaussian rate bumps of floor 0.05 and peak 0.95, family template, the fit's own checks
+  against the network's attractor), the pinned tangent eigenvalue is
+  ``lambda ~ PINNING kappa (n c)^2`` (``n`` the longest side; :data:`PINNING` = 0.011, within
+  15% from c = 1.2e-3 to 4.8e-3 at kappa 1 and 3, and 0.009 on a 16-neuron ring), and a fit
+  fails its neutral count when ``lambda`` exceeds the check's tolerance 1e-3
+  (:data:`~neurodyn.analysis.attraction.NEUTRAL_TOL`): at kappa 1 fits passed at c = 2.0e-3
+  and failed from c = 2.9e-3. A profile whose predicted ``lambda`` exceeds that tolerance is
+  refused (:func:`max_edge_content`).
 """
 
 from __future__ import annotations
@@ -39,7 +55,16 @@ import torch
 from ..activation import Activation
 from ..geometry.populations import Geometry, Ring, Torus
 
-__all__ = ["NAMED_PROFILES", "check_profile_spec", "profile_label", "profile_potentials"]
+__all__ = ["NAMED_PROFILES", "check_profile_spec", "profile_label", "profile_potentials",
+           "count_bumps", "band_edge_content", "max_edge_content", "check_fittable",
+           "EDGE_FRACTION", "PINNING"]
+
+#: the top of the band: modes with ``max_a |k_a| / (n_a / 2) >= EDGE_FRACTION``
+EDGE_FRACTION = 0.75
+
+#: the measured pinning coefficient: tangent eigenvalue ``~ PINNING kappa (n c)^2`` (module
+#: docstring)
+PINNING = 0.011
 
 NAMED_PROFILES = ("cosine", "von-mises", "flat-top", "asymmetric")
 
@@ -214,3 +239,118 @@ def _cosine_coordinate(geometry: Geometry, t: list) -> tuple[torch.Tensor, float
     if geometry.lattice == "hex":
         return (torch.cos(t[0]) + torch.cos(t[1]) + torch.cos(t[0] - t[1]) - 1) / 2, -1.25
     return (torch.cos(t[0]) + torch.cos(t[1])) / 2, -1.0
+
+
+def count_bumps(geometry: Geometry, rates: torch.Tensor) -> int:
+    """The number of bumps: connected regions (8-neighbour on a torus) of the periodic lattice
+    where the rates exceed half their range.
+
+    Parameters
+    ----------
+    geometry : Geometry
+        The population.
+    rates : torch.Tensor, shape (*geometry.shape)
+
+    Returns
+    -------
+    int
+
+    Examples
+    --------
+    >>> th = Ring(64).coords()[0]
+    >>> count_bumps(Ring(64), torch.cos(th - 3.1)), count_bumps(Ring(64), torch.cos(2 * th))
+    (1, 2)
+    """
+    from scipy import ndimage
+
+    r = rates.detach().cpu().numpy()
+    mask = r > (r.max() + r.min()) / 2
+    labels, count = ndimage.label(mask, structure=np.ones((3,) * r.ndim))
+    parent = list(range(count + 1))
+
+    def root(a):
+        while parent[a] != a:
+            a = parent[a]
+        return a
+
+    for axis in range(r.ndim):  # join the regions that meet across each periodic edge
+        first, last = np.take(labels, 0, axis), np.take(labels, -1, axis)
+        for shift in ((-1, 0, 1) if r.ndim == 2 else (0,)):
+            for a, b in zip(first.ravel(), np.roll(last, shift).ravel(), strict=True):
+                if a and b:
+                    parent[root(a)] = root(b)
+    return len({root(a) for a in range(1, count + 1)})
+
+
+def band_edge_content(geometry: Geometry, u: torch.Tensor) -> float:
+    r"""The target potentials' content at the top of the lattice's band.
+
+    .. math:: \max_{k \in \text{edge}} |\hat u_k| \, / \max_{k \ne 0} |\hat u_k|,
+              \qquad \text{edge} = \{k : \max_a |k_a| / (n_a / 2) \ge 3/4\}
+
+    (:data:`EDGE_FRACTION`), with ``\hat u`` the population Fourier coefficients.
+
+    Parameters
+    ----------
+    geometry : Geometry
+        The population.
+    u : torch.Tensor, shape (*geometry.shape)
+        The target potentials.
+
+    Returns
+    -------
+    float
+
+    Examples
+    --------
+    >>> from neurodyn.activation import Logistic
+    >>> ring = Ring(128)
+    >>> wide = profile_potentials(ring, Logistic(), -2.0, 4.0, "von-mises:5")
+    >>> narrow = profile_potentials(ring, Logistic(), -2.0, 4.0, "von-mises:400")
+    >>> band_edge_content(ring, wide) < 1e-12, band_edge_content(ring, narrow) > 1e-2
+    (True, True)
+    """
+    z = geometry.dft(u.detach().cpu().to(torch.float64)).abs()
+    k = geometry.wavevectors().abs()
+    rel = torch.stack([k[a] / (geometry.shape[a] / 2) for a in range(geometry.dim)]).amax(0)
+    top = float(z[rel > 0].max())
+    return float(z[rel >= EDGE_FRACTION].max()) / top if top > 0 else 0.0
+
+
+def max_edge_content(geometry: Geometry, kappa: float) -> float:
+    """The largest band-edge content a fit at rate ``kappa`` accepts: where the predicted
+    pinning ``PINNING kappa (n c)^2`` reaches the neutral tolerance of the fit's check.
+
+    Examples
+    --------
+    >>> round(max_edge_content(Ring(128), 1.0), 5), round(max_edge_content(Ring(128), 3.0), 5)
+    (0.00236, 0.00136)
+    """
+    from ..analysis.attraction import NEUTRAL_TOL
+
+    return math.sqrt(NEUTRAL_TOL / (PINNING * kappa)) / max(geometry.shape)
+
+
+def check_fittable(geometry: Geometry, u: torch.Tensor, rates: torch.Tensor, kappa: float,
+                   label: str) -> None:
+    """Refuse a target bump a fit cannot reach (see the module docstring).
+
+    Raises
+    ------
+    ValueError
+        Naming ``profile=`` (``label``), the reason and the measured number.
+    """
+    bumps = count_bumps(geometry, rates)
+    if bumps != 1:
+        raise ValueError(f"{label}: {bumps} bumps (regions where the rates exceed half their "
+                         "range); a ring or torus attractor holds one bump")
+    edge, top = band_edge_content(geometry, u), max_edge_content(geometry, kappa)
+    if edge > top:
+        pinned = PINNING * kappa * (max(geometry.shape) * edge) ** 2
+        raise ValueError(
+            f"{label}: band-edge content {edge:.3g} (the target potentials' largest Fourier "
+            f"amplitude in the top quarter of the lattice's band, relative to the largest) "
+            f"pins the bump to the lattice: predicted tangent eigenvalue {pinned:.2g} / tau, "
+            f"above the neutral tolerance; at {max(geometry.shape)} neurons a side and "
+            f"kappa={kappa:g} a fit accepts up to {top:.3g}; widen the bump or use more "
+            "neurons")
