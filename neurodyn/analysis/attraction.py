@@ -12,13 +12,14 @@ nearest manifold point ``psi_hat`` minimises the leak's Bregman divergence
 Probe directions are built at a manifold point with their tangent part removed in that metric
 (``(De) . d = 0``), so that an exact network moves them at ``-kappa d / tau`` and nothing else.
 A fitted network rests on its OWN attractor, which lies near the target manifold but not on it
-(a learned template is exact only to the fit's precision: 1.4e-5 of ``||u*||`` for a Gaussian
-bump of width 0.8 rad on 128 neurons). :func:`attraction_report` therefore measures the spectrum,
-the field, the energy and the decay against that attractor (:func:`own_attractor`: the target
-bump relaxed by the network's own dynamics, and its exact translates), and reports its distance
-from the target manifold as a number of its own, the ``gap``: measured against the target, a
-perturbation of 1e-3 that decays by ``e^-6`` ends below a gap of 1.4e-5 and its late decay rate
-reads as the gap's, not the network's.
+(a learned template is exact only to the fit's precision: 3.8e-6 of ``||u*||`` for a Gaussian
+rate bump of width 0.8 rad on 128 neurons at kappa 1). :func:`attraction_report` therefore
+measures the spectrum, the field, the energy and the decay against that attractor
+(:func:`own_attractor`: the target bump relaxed by the network's own dynamics, and its exact
+translates), and reports its distance from the target manifold as a number of its own, the
+``gap``: measured against the target, a perturbation of 1e-3 that decays by ``e^-6`` ends
+below such a gap and its late decay rate reads as the gap's, not the network's (that fit read
+30% off kappa against the target, 1.3e-5 against its attractor).
 
 These geometric primitives (:data:`~neurodyn.manifold.PROBES`,
 :func:`~neurodyn.manifold.probe_directions`, :func:`~neurodyn.manifold.nearest_point`,
