@@ -16,7 +16,7 @@ from _runkit.cli import add_sweep_arguments, sweep_options, sweep_workers
 from _runkit.sweep import run_sweep
 
 from ..experiments.sweeps import SWEEPS
-from ._common import add_device_argument, args_config, command, open_run
+from ._common import add_device_argument, args_config, command, open_run, seed_arg
 
 __all__ = ["register", "parse_grid"]
 
@@ -122,7 +122,7 @@ def register(sub) -> None:
                    "listed above (kappa: kappa, n; diffusion: noise, n; drift: v, n)")
     p.add_argument("--fit-steps", type=int, default=None,
                    help="Adam steps of every cell's fit (default 300)")
-    p.add_argument("--seed", type=int, default=0, help="base seed of the cells' seeds")
+    p.add_argument("--seed", type=seed_arg, default=0, help="base seed of the cells' seeds")
     add_device_argument(p)
     add_sweep_arguments(p)
     p.set_defaults(func=command(_sweep))

@@ -28,6 +28,7 @@ from importlib import resources
 import numpy as np
 
 from _runkit.checks import check_installed
+from _runkit.files import load_arrays
 
 from ..agent import Box, Trajectory
 from ..positions import load_positions, ratinabox_arrays
@@ -347,12 +348,13 @@ def read_tracking(path) -> tuple[np.ndarray, np.ndarray]:
     path = str(path)
     suffix = path.rsplit(".", 1)[-1].lower() if "." in path else ""
     if suffix == "npz":
-        with np.load(path, allow_pickle=False) as data:
-            key = "pos" if "pos" in data.files else "position"
-            if "t" not in data.files or key not in data.files:
-                raise ValueError(f"{path}: a tracking .npz needs arrays 't' and 'pos' (or "
-                                 f"'position'), found {sorted(data.files)}")
-            return np.asarray(data["t"], dtype=float), np.asarray(data[key], dtype=float)
+        data = load_arrays(path, "tracking")  # BadInput: too large, damaged, not arrays
+        data = data if isinstance(data, dict) else {}
+        key = "pos" if "pos" in data else "position"
+        if "t" not in data or key not in data:
+            raise ValueError(f"{path}: a tracking .npz needs arrays 't' and 'pos' (or "
+                             f"'position'), found {sorted(data)}")
+        return np.asarray(data["t"], dtype=float), np.asarray(data[key], dtype=float)
     if suffix != "csv":
         raise ValueError(f"{path}: tracking must be a .npz (t, pos) or .csv (t, x, y) file")
     with open(path, encoding="utf-8") as fh:

@@ -72,6 +72,7 @@ __all__ = [
     "GridCellsResult",
     "ModuleResult",
     "run_grid_cells",
+    "check_grid_cells",
     "connectivity_row",
     "DEFAULT_DT_NETWORK",
     "GRIDNESS_THRESHOLD",
@@ -245,11 +246,8 @@ def run_grid_cells(
     g, spacings, tau_seconds, dt_max, shift = _checked_arguments(
         network, trajectory, lattice, spacing, modules, orientation, tau_seconds, dt_network,
         cells, bins, method, noise, boundary_cue, landmark_cue, shuffles, min_shift, arena)
-
-    unit = tau_seconds / network.tau  # seconds per network time unit
-    dt_sample = float(trajectory.dt) / unit  # sample interval in network time units
-    dt_net, substeps, lam = network_step(network, dt_sample, dt_max, method)
-    vel_net = _network_velocity(trajectory, spacings, orientation, g.lattice, unit)
+    unit, dt_sample, (dt_net, substeps, lam), vel_net = _steps_and_velocity(
+        network, trajectory, g, spacings, orientation, tau_seconds, dt_max, method)
 
     dev = check_device(device)
     flat, cell_idx = _panel(g, cells, seed)
@@ -310,6 +308,49 @@ def _run_config(g, trajectory: Trajectory, spacings, orientation, tau_seconds, d
 def _fixed_connectivity(network: HopfieldNetwork, seed: int) -> np.ndarray:
     """Kernel ``(n1, n2)`` of the best fixed circulant network (the weights onto neuron 0)."""
     return fit_circulant(network, seed=seed).profile.kernel.detach().cpu().numpy()
+
+
+def check_grid_cells(network: HopfieldNetwork, trajectory: Trajectory, spacing: float = 0.5,
+                     orientation: float = 0.0, modules: list[float] | None = None,
+                     tau_seconds: float = 0.01, dt_network: float | None = None,
+                     cells: int = 64, bins: int = 20, *, lattice: str | None = None,
+                     method: str = "rk4", noise: float | list[float] = 0.0,
+                     boundary_cue: tuple[float, float] | None = None,
+                     landmark_cue: tuple[float, float, float, float] | None = None,
+                     shuffles: int = 20, min_shift: float | None = None,
+                     arena: tuple[float, float] | None = None) -> None:
+    """Refuse (``ValueError`` naming the first bad argument) what :func:`run_grid_cells` would
+    refuse before it simulates: the network, the trajectory (a phase that moves by pi or more
+    between two samples, as a track that jumps does), the panel, the method, the cues and the
+    null; its arguments are :func:`run_grid_cells`' of the same names. A command checks them
+    before it claims its ``--out``.
+
+    Examples
+    --------
+    >>> from neurodyn.fitting.core import FitConfig, fit
+    >>> from neurodyn.spatial.agent import generate_trajectory
+    >>> net = fit(FitConfig(geometry="torus", n=(12, 12), steps=1)).network
+    >>> check_grid_cells(net, generate_trajectory(2.0, seed=0), cells=4, bins=1)
+    Traceback (most recent call last):
+    ...
+    ValueError: bins=1: must be an integer >= 2
+    """
+    g, spacings, tau_seconds, dt_max, _ = _checked_arguments(
+        network, trajectory, lattice, spacing, modules, orientation, tau_seconds, dt_network,
+        cells, bins, method, noise, boundary_cue, landmark_cue, shuffles, min_shift, arena)
+    _steps_and_velocity(network, trajectory, g, spacings, orientation, tau_seconds, dt_max,
+                        method)
+
+
+def _steps_and_velocity(network: HopfieldNetwork, trajectory: Trajectory, g, spacings,
+                        orientation: float, tau_seconds: float, dt_max: float, method: str):
+    """Seconds per network time unit, the sample interval in network time, the network's step
+    (:func:`network_step`) and the modules' phase velocities (:func:`_network_velocity`)."""
+    unit = tau_seconds / network.tau  # seconds per network time unit
+    dt_sample = float(trajectory.dt) / unit  # sample interval in network time units
+    step = network_step(network, dt_sample, dt_max, method)
+    return unit, dt_sample, step, _network_velocity(trajectory, spacings, orientation,
+                                                    g.lattice, unit)
 
 
 def _checked_arguments(network: HopfieldNetwork, trajectory: Trajectory, lattice, spacing, modules,
