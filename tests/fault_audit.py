@@ -341,6 +341,21 @@ def _(env: Env) -> None:
                       "--n-eval", "50", "--out", run_], run_, ["different config", "steps"])
 
 
+@case(1, "refused_rerun_leaves_an_interrupted_grid_cell_run_byte_identical")
+def _(env: Env) -> None:
+    import torch
+
+    from neurodyn.spatial.gridcells.checkpoint import save_run_state
+
+    out = env.fresh("grid")
+    argv = ["grid-cells", "--model", env.torus, "--duration", "2", "--shuffles", "0",
+            "--cells", "4", "--out", out]
+    _ok(run("neurodyn", argv))
+    # as a run interrupted with other arguments left it: its checkpoint of another identity
+    save_run_state(out / "grid_state.pt", {"seed": 99}, {"u": torch.zeros(1)})
+    refused("neurodyn", argv, out, ["grid_state.pt", "another run", "--fresh"])
+
+
 # ------------------------------------------------------------------ 2: damaged model files
 def _damaged_format(file: Path, flip: Callable[[Path, Path], Path]) -> Callable[[Env], None]:
     def check(env: Env) -> None:

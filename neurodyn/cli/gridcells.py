@@ -390,16 +390,18 @@ def _grid_cells(args) -> dict:
         spacing=spacing, orientation=math.radians(args.orientation), modules=args.modules,
         tau_seconds=args.tau_seconds, dt_network=args.dt_network, cells=args.cells,
         bins=args.bins, lattice=args.lattice, method=method, noise=noise,
-        shuffles=args.shuffles, min_shift=args.min_shift, arena=args.arena, **cues)
-    check_grid_cells(network, traj, **options)  # refused before --out is claimed
+        shuffles=args.shuffles, min_shift=args.min_shift, arena=args.arena, seed=args.seed,
+        all_cells=args.all_cells, **cues)
+    # refused before --out is claimed, a checkpoint of another run there included
+    check_grid_cells(network, traj, checkpoint=None if args.fresh else
+                     Path(args.out) / CHECKPOINT, **options)
     with open_run(args, "grid-cells") as run:
         state = run.path(CHECKPOINT)
         if args.fresh and state.exists():
             state.unlink()
-        result = run_grid_cells(
-            network, traj, seed=args.seed, progress=None, all_cells=args.all_cells,
-            device=args.device, checkpoint=state,
-            checkpoint_every=60.0 * args.checkpoint_every, **options)
+        result = run_grid_cells(network, traj, progress=None, device=args.device,
+                                checkpoint=state, checkpoint_every=60.0 * args.checkpoint_every,
+                                **options)
         result.config["heterogeneity"] = disorder.to_dict()
         if getattr(args, "tracking", None) is not None:
             result.config["trajectory"] = args.tracking["source"]

@@ -259,8 +259,8 @@ def run_grid_cells(
                          all_cells, noise, dev, (boundary_cue, landmark_cue, arena), shuffles,
                          shift)
     saver = None if checkpoint is None else _Checkpointer(
-        Path(checkpoint), _positive("checkpoint_every", checkpoint_every), run_identity(
-            network, trajectory, {**config, "device": None, "keep_rates": keep_rates}))
+        Path(checkpoint), _positive("checkpoint_every", checkpoint_every),
+        _identity(network, trajectory, config, keep_rates))
     nfe, wall = _simulate_segments(
         network, u, record, vel_net, dt_sample, dt_net, substeps, method=method, noise=noise,
         seed=seed, cues=(boundary_cue, landmark_cue, arena), spacings=spacings,
@@ -318,12 +318,15 @@ def check_grid_cells(network: HopfieldNetwork, trajectory: Trajectory, spacing: 
                      boundary_cue: tuple[float, float] | None = None,
                      landmark_cue: tuple[float, float, float, float] | None = None,
                      shuffles: int = 20, min_shift: float | None = None,
-                     arena: tuple[float, float] | None = None) -> None:
+                     arena: tuple[float, float] | None = None, seed: int = 0,
+                     all_cells: bool = False, keep_rates: bool = False,
+                     checkpoint: str | Path | None = None) -> None:
     """Refuse (``ValueError`` naming the first bad argument) what :func:`run_grid_cells` would
     refuse before it simulates: the network, the trajectory (a phase that moves by pi or more
-    between two samples, as a track that jumps does), the panel, the method, the cues and the
-    null; its arguments are :func:`run_grid_cells`' of the same names. A command checks them
-    before it claims its ``--out``.
+    between two samples, as a track that jumps does), the panel, the method, the cues, the
+    null and a ``checkpoint`` written by another run; its arguments are
+    :func:`run_grid_cells`' of the same names. A command checks them before it claims its
+    ``--out``.
 
     Examples
     --------
@@ -335,11 +338,24 @@ def check_grid_cells(network: HopfieldNetwork, trajectory: Trajectory, spacing: 
     ...
     ValueError: bins=1: must be an integer >= 2
     """
-    g, spacings, tau_seconds, dt_max, _ = _checked_arguments(
+    g, spacings, tau_seconds, dt_max, shift = _checked_arguments(
         network, trajectory, lattice, spacing, modules, orientation, tau_seconds, dt_network,
         cells, bins, method, noise, boundary_cue, landmark_cue, shuffles, min_shift, arena)
-    _steps_and_velocity(network, trajectory, g, spacings, orientation, tau_seconds, dt_max,
-                        method)
+    _, _, (dt_net, substeps, lam), _ = _steps_and_velocity(
+        network, trajectory, g, spacings, orientation, tau_seconds, dt_max, method)
+    if checkpoint is not None and Path(checkpoint).exists():
+        config = _run_config(g, trajectory, spacings, orientation, tau_seconds, dt_max,
+                             (dt_net / network.tau, substeps, lam), cells, bins, seed, method,
+                             all_cells, noise, torch.device("cpu"),
+                             (boundary_cue, landmark_cue, arena), shuffles, shift)
+        load_run_state(Path(checkpoint), _identity(network, trajectory, config, keep_rates))
+
+
+def _identity(network: HopfieldNetwork, trajectory: Trajectory, config: dict,
+              keep_rates: bool) -> dict:
+    """What a checkpoint of the run of ``config`` must match (:func:`run_identity`; the device
+    is left out: a run resumes on any)."""
+    return run_identity(network, trajectory, {**config, "device": None, "keep_rates": keep_rates})
 
 
 def _steps_and_velocity(network: HopfieldNetwork, trajectory: Trajectory, g, spacings,
