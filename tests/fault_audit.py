@@ -417,6 +417,37 @@ def _(env: Env) -> None:
                 folder, ["mnist.npz", "available"], absent=["unexpected"])
 
 
+def _too_large(command: str, argv: Callable[[Env], list], words: list[str]):
+    def check(env: Env) -> None:
+        out = env.fresh(command)
+        refused("neurodyn", [command, *argv(env), "--out", out], out,
+                [*words, "available"], absent=["unexpected"])
+
+    return check
+
+
+# sizes found beyond the three: each was an "unexpected" allocation error, or a run
+case(3, "speed_gain_duration_1e12")(_too_large(
+    "speed-gain", lambda e: ["--model", e.ring, "--duration", "1e12"], ["--duration"]))
+case(3, "fit_activity_learned_ring_of_1e10_neurons")(_too_large(
+    "fit-activity", lambda e: ["ring", "--data", e.activity, "--n", "10000000000"], ["--n"]))
+case(3, "sweep_grid_of_1e10_neurons")(_too_large(
+    "sweep", lambda e: ["kappa", "--grid", "n=10000000000", "--workers", "0"], ["--grid"]))
+case(3, "fit_torus_of_1e10_neurons")(_too_large(
+    "fit", lambda e: ["torus", "--n", "100000", "100000"], ["--n"]))
+
+
+@case(3, "windows_longer_than_the_recording")
+def _(env: Env) -> None:
+    for argv, words in (
+            (["fit-activity", "ring", "--data", env.activity, "--window", "100001"],
+             ["--window", "2999"]),
+            (["generate", "--model", env.cells_model, "--data", env.activity, "--window",
+              "100001"], ["window", "2999"])):
+        out = env.fresh("window")
+        refused("neurodyn", [*argv, "--out", out], out, words)
+
+
 # ------------------------------------------------------------------ 4: refused before claiming
 def _fit_activity_counts(name: str, counts: Callable[[np.ndarray], np.ndarray]):
     def check(env: Env) -> None:

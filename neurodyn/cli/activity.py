@@ -13,7 +13,7 @@ import argparse
 import math
 import time
 
-from _runkit import BadInput, RunFailed
+from _runkit import BadInput, RunFailed, check_memory
 
 from ._common import command, open_run, positive, positive_int, seed_arg
 
@@ -41,6 +41,8 @@ def _covariate(args, data: dict):
 
 
 def _fit_activity(args) -> dict:
+    from ..fitting.config import FitConfig
+    from ..fitting.core import fit_bytes
     from ..inference.core import _check_inputs, fit_activity
     from ..inference.files import read_activity
 
@@ -53,7 +55,11 @@ def _fit_activity(args) -> dict:
     if data["counts"].shape[0] < 100 or data["counts"].shape[1] < 3:
         raise BadInput(f"--data: counts of shape {data['counts'].shape}; need T >= 100 bins "
                        "and >= 3 cells")
-    _check_inputs(data["counts"], data["dt"], args.manifold, cov)  # before --out is claimed
+    # before --out is claimed: the counts, the window and the learned ring's fit
+    _check_inputs(data["counts"], data["dt"], args.manifold, cov)
+    _check_window(args, data)
+    if args.manifold == "ring":
+        check_memory("--n", fit_bytes(FitConfig(n=args.n)))
     with open_run(args, "fit-activity") as run:
         start = time.perf_counter()
         fit = fit_activity(data["counts"], data["dt"], args.manifold, cov, window=args.window,
@@ -68,6 +74,12 @@ def _fit_activity(args) -> dict:
         run.write_json("metrics.json", metrics)
         run.write_json("timing.json", {"seconds": time.perf_counter() - start})
     return metrics
+
+
+def _check_window(args, data: dict) -> None:
+    if args.window > data["counts"].shape[0]:
+        raise BadInput(f"--window={args.window}: longer than the recording "
+                       f"({data['counts'].shape[0]} bins in --data)")
 
 
 def _failed_text(fit) -> str:
@@ -103,9 +115,7 @@ def _decode(args) -> dict:
     if data["counts"].shape[1] != info["used"].size:
         raise BadInput(f"--data: {data['counts'].shape[1]} cells; the model was fitted to "
                        f"{info['used'].size}")
-    if args.window > data["counts"].shape[0]:
-        raise BadInput(f"--window={args.window}: longer than the recording "
-                       f"({data['counts'].shape[0]} bins in --data)")
+    _check_window(args, data)
     with open_run(args, "decode") as run:
         decoded = decode_file(cells, info, data, args.window)
         atomic_save_npy(run.path("decoded.npy"), decoded)

@@ -86,9 +86,14 @@ def _speed_gain(args) -> dict:
     network = load_network(args.model)
     if network.manifold is None:
         raise BadInput("--model: the model has no target manifold to start the bump on")
-    from ..experiments.speed import DEFAULT_VELOCITIES
+    from ..experiments.speed import DEFAULT_VELOCITIES, saved_states
+    from ..runs import speed_gain_network
 
-    config = {**args_config(args), "velocities": list(velocities or DEFAULT_VELOCITIES)}
+    speeds = velocities or DEFAULT_VELOCITIES
+    driven = speed_gain_network(network, args.velocity_coupling, args.coupling_width)
+    check_states_memory("--duration/--velocities", saved_states(
+        driven, speeds, args.duration, args.dt), 1, network.geometry.size)
+    config = {**args_config(args), "velocities": list(speeds)}
     with open_run(args, "speed-gain", config=config) as run:
         return speed_gain_run(network, run.out, args.velocity_coupling, args.coupling_width,
                               velocities, args.duration, args.tolerance, dt_max=args.dt)

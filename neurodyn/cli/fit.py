@@ -37,13 +37,13 @@ def _fit(args) -> dict:
             raise BadInput(f"--n {' '.join(map(str, args.n))}: n={list(args.n)}; a torus "
                            "takes n1 [n2]")
     cfg = _config(args, n)
-    size = 128 if n is None else (n if isinstance(n, int) else n[0] * n[1])
+    from ..fitting.checkpoint import check_resumable
+    from ..fitting.core import fit_bytes, resolved_config
+
     # the size grows with both; name the one the user raised (both when both were given)
     raised = (("--n", args.n is not None), ("--batch", args.batch != FitConfig.batch))
     names = "/".join(name for name, given in raised if given) or "--n"
-    check_memory(names, float(size) * (4 * cfg.batch + 4) * 8 * 48)
-    from ..fitting.checkpoint import check_resumable
-    from ..fitting.core import resolved_config
+    check_memory(names, fit_bytes(cfg))
 
     # a checkpoint of another config is refused before config.json is touched
     check = None if args.fresh else functools.partial(

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 
+from _runkit import check_memory
 from _runkit.cli import add_sweep_arguments, sweep_options, sweep_workers
 from _runkit.sweep import run_sweep
 
@@ -43,6 +44,15 @@ def parse_grid(items: list[str], kind: str) -> dict:
     return grid
 
 
+def _check_fit_memory(n: int) -> None:
+    """:class:`~_runkit.BadInput` for a cell's ring fit of ``n`` neurons that would
+    not fit in memory (:func:`neurodyn.fitting.core.fit_bytes`)."""
+    from ..fitting.config import FitConfig
+    from ..fitting.core import fit_bytes
+
+    check_memory("n", fit_bytes(FitConfig(n=n)))
+
+
 def _check_value(name: str, value: float, item: str) -> None:
     """Raise ``ValueError`` naming ``--grid`` for a value no cell of the axis accepts."""
     from ..fitting.config import FitConfig
@@ -51,6 +61,7 @@ def _check_value(name: str, value: float, item: str) -> None:
     try:
         if name == "n":
             Ring(value)
+            _check_fit_memory(value)
         elif name == "kappa":
             FitConfig(kappa=value)
         elif not math.isfinite(value) or (name == "noise" and value <= 0):
