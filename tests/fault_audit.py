@@ -547,6 +547,24 @@ case(4, "grid_cells_seed_minus_1")(_negative_seed(
     "grid-cells", lambda e: e.torus, ["--seed", "-1", "--duration", "5"]))
 
 
+@case(4, "options_found_by_a_sweep_of_extreme_values")
+def _(env: Env) -> None:
+    """Each was an "unexpected" error, a refusal after the claim or a process killed for
+    memory, found by trying -1, 0, nan, 1e300 and 2.5 in every numeric option."""
+    for argv, words in (
+            (["speed-gain", "--model", env.ring, "--coupling-width", "1e300"],
+             ["--coupling-width"]),
+            (["generate", "--model", env.ring, "--relax", "1e300"], ["--relax", "available"]),
+            (["grid-cells", "--model", env.torus, "--duration", "2", "--orientation",
+              "1e300"], ["orientation"]),
+            (["grid-cells", "--model", env.torus, "--duration", "2", "--gain-sd", "2.5"],
+             ["gain_sd", "spectrum"]),
+            (["grid-cells", "--model", env.torus, "--duration", "2", "--weight-sd", "1e300"],
+             ["weight_sd", "steps per trajectory sample"])):
+        out = env.fresh(argv[0])
+        refused("neurodyn", [*argv, "--out", out], out, words, absent=["unexpected"])
+
+
 @case(4, "grid_cells_bins_1")
 def _(env: Env) -> None:
     out = env.fresh("bins")

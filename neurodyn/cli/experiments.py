@@ -3,6 +3,7 @@ on a model."""
 
 from __future__ import annotations
 
+import argparse
 import math
 
 from _runkit import BadInput
@@ -99,13 +100,23 @@ def _speed_gain(args) -> dict:
                               velocities, args.duration, args.tolerance, dt_max=args.dt)
 
 
+def _width(text: str) -> float:
+    """argparse ``type=`` of ``--coupling-width``: radians in [0, 2 pi]
+    (:meth:`neurodyn.network.Transport.asymmetric`)."""
+    value = nonnegative(text)
+    if value > 2 * math.pi:
+        raise argparse.ArgumentTypeError(f"{text!r} is not allowed; it must be in [0, 2 pi] "
+                                         "radians")
+    return value
+
+
 def _coupling_arguments(p, default: str) -> None:
     p.add_argument("--velocity-coupling", choices=VELOCITY_COUPLINGS, default=default,
                    help="exact: the model's fitted transport (moves the bump rigidly at any "
                         "speed); asymmetric: one smooth odd kernel calibrated at small speed "
                         "(lags and deforms at high speed)")
-    p.add_argument("--coupling-width", type=nonnegative, default=0.3,
-                   help="width of the asymmetric coupling's kernel (rad)")
+    p.add_argument("--coupling-width", type=_width, default=0.3,
+                   help="width of the asymmetric coupling's kernel (rad, in [0, 2 pi])")
 
 
 def _diffuse(args) -> dict:

@@ -9,7 +9,15 @@ import math
 from _runkit import BadInput, check_memory
 from _runkit.checks import check_installed
 
-from ._common import command, load_network, open_run, positive, positive_int, seed_arg
+from ._common import (
+    check_states_memory,
+    command,
+    load_network,
+    open_run,
+    positive,
+    positive_int,
+    seed_arg,
+)
 
 __all__ = ["register"]
 
@@ -91,6 +99,8 @@ def _generate(args) -> dict:
 def _checked_inputs(args):
     """The network and, with ``--data``, the recorded states, every option and file checked
     and the memory estimate made before ``--out`` is claimed."""
+    from ..generative.methods import RELAX_DT
+
     check_installed("ripser", "topology", "Betti numbers of generated states (neurodyn generate)")
     if 3 * args.held > args.count:
         raise BadInput(f"--held={args.held}: at most a third of --count={args.count}")
@@ -106,6 +116,8 @@ def _checked_inputs(args):
             raise BadInput(f"--model={args.model!r}: the network has no target manifold")
     # the states, the three flows' copies of them and the held-out distances, float64
     check_memory("--count", 8.0 * args.count * (16.0 * network.geometry.size + args.held))
+    # method (c) saves every state of its relaxations (u and r)
+    check_states_memory("--relax", args.relax / RELAX_DT + 2, args.count, network.geometry.size)
     return network, states
 
 

@@ -391,10 +391,12 @@ def _checked_arguments(network: HopfieldNetwork, trajectory: Trajectory, lattice
 
 
 def _check_orientation(orientation) -> None:
-    """Raise ``ValueError`` unless ``orientation`` is a finite angle (radians)."""
+    """Raise ``ValueError`` unless ``orientation`` is an angle in ``[-2 pi, 2 pi]`` (radians;
+    beyond a turn, a number of many turns has lost its digits, or is in other units)."""
     if isinstance(orientation, bool) or not isinstance(orientation, (int, float)) or not \
-            math.isfinite(orientation):
-        raise ValueError(f"orientation={orientation!r}: must be a finite angle in radians")
+            (math.isfinite(orientation) and abs(orientation) <= 2 * math.pi):
+        raise ValueError(f"orientation={orientation!r}: must be an angle in [-2 pi, 2 pi] "
+                         "radians")
 
 
 def _check_panel_and_method(g, cells, bins, method: str, noise, modules: int = 1) -> None:
