@@ -565,6 +565,18 @@ def _(env: Env) -> None:
         refused("neurodyn", [*argv, "--out", out], out, words, absent=["unexpected"])
 
 
+@case(4, "flows_and_sweep_options_found_by_a_sweep_of_extreme_values")
+def _(env: Env) -> None:
+    for prog, argv, words in (
+            ("flows", ["train", "--data", "moons", "--lr", "1e300"], ["lr", "float32"]),
+            ("flows", ["experiment", "width", "--widths", "8", "--lr", "1e300"], ["lr"]),
+            ("flows", ["experiment", "width", "--widths", "8", "--scheduler", "nowhere"],
+             ["scheduler"]),
+            ("neurodyn", ["sweep", "kappa", "--scheduler", "nowhere"], ["scheduler"])):
+        out = env.fresh(argv[0])
+        refused(prog, [*argv, "--out", out], out, words, absent=["unexpected"])
+
+
 @case(4, "grid_cells_bins_1")
 def _(env: Env) -> None:
     out = env.fresh("bins")

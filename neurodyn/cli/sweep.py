@@ -14,7 +14,7 @@ import math
 
 from _runkit import check_memory
 from _runkit.cli import add_sweep_arguments, sweep_options, sweep_workers
-from _runkit.sweep import run_sweep
+from _runkit.sweep import check_sweep_options, run_sweep
 
 from ..experiments.sweeps import SWEEPS
 from ._common import add_device_argument, args_config, command, open_run, seed_arg
@@ -91,6 +91,7 @@ def _sweep(args) -> dict:
     from ..plotting import plot_sweep, save_figure
 
     spec = SWEEPS[args.kind]
+    check_sweep_options(args.workers, args.scheduler)  # before --out is claimed
     grid = parse_grid(args.grid, args.kind)
     fixed = _fixed(args, spec)
     x, series = spec.axes
