@@ -222,11 +222,11 @@ def _read_npz(path: str, mtime_ns: int, size: int) -> dict[str, np.ndarray]:
     its declared size, its checksum, no pickles)."""
     try:
         arrays = load_arrays(path, "the MNIST cache")
-    except FlowsError as err:
+        if not isinstance(arrays, dict):
+            raise FlowsError(f"the MNIST cache {path!r} holds one array, not the named arrays "
+                             "of an .npz")
+    except FlowsError as err:  # every refusal says how to make a new cache
         raise FlowsError(f"{err}; delete it and {FETCH_HINT}") from None
-    if not isinstance(arrays, dict):
-        raise FlowsError(f"the MNIST cache {path!r} holds one array, not the named arrays of "
-                         f"an .npz; delete it and {FETCH_HINT}")
     return arrays
 
 
