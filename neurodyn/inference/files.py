@@ -23,7 +23,7 @@ from pathlib import Path
 
 import numpy as np
 
-from _runkit import BadInput
+from _runkit import BadInput, check_memory
 from _runkit.files import atomic_savez, load_arrays
 
 from .cells import RingCells
@@ -60,6 +60,11 @@ def _nwb(path: Path, name: str) -> dict:
         if series is None or nwb.units is None:
             raise BadInput(f"{name}={str(path)!r}: needs a units table and a SpatialSeries in "
                            "the processing module 'behavior'")
+        # the sizes the file declares, before anything is read: the series, and the counts
+        # (bins, units) they are binned into, float64
+        bins = float(len(series.timestamps))
+        check_memory(f"{name}={str(path)!r}", 8.0 * (float(np.prod(series.data.shape)) + bins
+                                                     * (2.0 + len(nwb.units))))
         t = np.asarray(series.timestamps[:], dtype=float)
         cov = np.asarray(series.data[:], dtype=float)
         spikes = [np.asarray(nwb.units["spike_times"][i]) for i in range(len(nwb.units))]
