@@ -437,6 +437,15 @@ case(3, "fit_torus_of_1e10_neurons")(_too_large(
     "fit", lambda e: ["torus", "--n", "100000", "100000"], ["--n"]))
 
 
+@case(3, "grid_cells_tracking_spanning_1e12_seconds")
+def _(env: Env) -> None:
+    folder = env.folder("long-track")
+    np.savez(folder / "track.npz", t=np.array([0.0, 0.02, 1e12]), pos=np.full((3, 2), 0.5))
+    refused("neurodyn", ["grid-cells", "--model", env.torus, "--trajectory",
+                         folder / "track.npz", "--dt", "0.02", "--out", folder / "out"],
+            folder, ["track.npz", "1e+12 s", "available"], absent=["unexpected"])
+
+
 @case(3, "windows_longer_than_the_recording")
 def _(env: Env) -> None:
     for argv, words in (

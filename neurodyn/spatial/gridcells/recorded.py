@@ -27,7 +27,7 @@ from importlib import resources
 
 import numpy as np
 
-from _runkit.checks import check_installed
+from _runkit.checks import check_installed, check_memory
 from _runkit.files import load_arrays
 
 from ..agent import Box, Trajectory
@@ -238,6 +238,8 @@ def resample_tracking(t, position, dt: float, box: Box, *, max_speed: float = 2.
     steps = int(math.floor(end / dt + 1e-9)) + 1
     if steps < 2:
         raise ValueError(f"dt={dt:g}: the tracking ({end:g} s) is shorter than one sample")
+    # the times the file declares, at dt: the grid, the positions and the trajectory's arrays
+    check_memory(f"the tracking's {end:g} s at dt={dt:g} s", 8.0 * 10.0 * steps)
     grid = np.arange(steps) * dt
     resampled = np.stack([np.interp(grid, tk, clipped[:, k]) for k in range(2)], axis=1)
     traj = load_positions(resampled, dt, box)
