@@ -104,8 +104,10 @@ def file_mode() -> int:
     """The mode of a new file: ``0o666`` less the process's umask (``0o644`` under the usual
     ``022``), as ``open()`` gives any file a user writes.
 
-    >>> file_mode() == 0o666 & ~file_mode.__globals__["_umask"]()
-    True
+    >>> old = os.umask(0o027)
+    >>> oct(file_mode())
+    '0o640'
+    >>> _ = os.umask(old)
     """
     return 0o666 & ~_umask()
 
