@@ -707,10 +707,13 @@ def _(env: Env) -> None:
 @case(6, "grid_cells_complex_positions")
 def _(env: Env) -> None:
     folder = env.folder("complex")
-    np.savez(folder / "track.npz", position=np.full((500, 2), 0.5 + 0.1j))
-    refused("neurodyn", ["grid-cells", "--model", env.torus, "--trajectory",
-                         folder / "track.npz", "--dt", "0.02", "--out", folder / "out"],
-            folder, ["track.npz", "complex"])
+    t = np.arange(500) * 0.02
+    np.savez(folder / "positions.npz", position=np.full((500, 2), 0.5 + 0.1j))
+    np.savez(folder / "tracking.npz", t=t, pos=np.full((500, 2), 0.5 + 0.1j))
+    for name in ("positions.npz", "tracking.npz"):  # the positions, or a tracking to resample
+        refused("neurodyn", ["grid-cells", "--model", env.torus, "--trajectory",
+                             folder / name, "--dt", "0.02", "--out", folder / "out"],
+                folder, [name, "complex"])
 
 
 @case(6, "mnist_cache_with_10_training_images")
