@@ -2,8 +2,9 @@
 
 One implementation of: exceptions and exit codes (:mod:`~_runkit.errors`), input checks that
 name the parameter and registries of named choices (:mod:`~_runkit.checks`), seeds and their
-derivation (:mod:`~_runkit.seeds`), atomic writes, the one JSON writer, the safe torch loader
-and GIFs (:mod:`~_runkit.files`), locked run directories with one ``config.json`` shape
+derivation (:mod:`~_runkit.seeds`), atomic writes, the one JSON writer, the safe torch loader,
+the one reader of array files and GIFs (:mod:`~_runkit.files`), the checksums of the files the
+library writes (:mod:`~_runkit.checksum`), locked run directories with one ``config.json`` shape
 (:mod:`~_runkit.rundir`), the ``main()`` wrapper with Ctrl-C that survives native code and the
 progress bar (:mod:`~_runkit.cli`), typed results (:mod:`~_runkit.results`), intervals over
 repeats (:mod:`~_runkit.stats`), the sweep engine (:mod:`~_runkit.sweep`) and numba's cache of the

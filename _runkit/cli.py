@@ -535,8 +535,9 @@ def expand_config(prog: str, parser: argparse.ArgumentParser, argv: Sequence[str
     Raises
     ------
     BadInput
-        ``FILE`` is missing or not a run record, was written by another command, or by a run
-        started from Python (no command line recorded).
+        ``FILE`` is missing or not a run record, was written by another command, by a run
+        started from Python (no command line recorded), or its command line runs another
+        command than the one it records (an edited file).
 
     Examples
     --------
@@ -556,7 +557,7 @@ def expand_config(prog: str, parser: argparse.ArgumentParser, argv: Sequence[str
     if file is None:
         return argv
     globals_, path, rest, _ = _command_path(parser, argv)
-    recorded = _recorded_argv(file, " ".join([prog, *path]))
+    recorded = _recorded_argv(file, " ".join([prog, *path]), prog, parser)
     rec_globals, rec_path, rec_rest, leaf = _command_path(parser, recorded)
     positional, options = _split_tokens(leaf, rest)
     rec_positional, rec_options = _split_tokens(leaf, rec_rest)
@@ -564,8 +565,12 @@ def expand_config(prog: str, parser: argparse.ArgumentParser, argv: Sequence[str
             *options]
 
 
-def _recorded_argv(file: str, command: str) -> list[str]:
-    """The command line recorded in a run's ``config.json``, checked to be ``command``'s."""
+def _recorded_argv(file: str, command: str, prog: str, parser: argparse.ArgumentParser
+                   ) -> list[str]:
+    """The command line recorded in a run's ``config.json``, checked to be ``command``'s: the
+    recorded command must be the one being run (or one of its sub-commands) and the recorded
+    command line must run that recorded command (a file whose ``argv`` was edited to run
+    another is refused)."""
     from .files import read_json
 
     record = read_json(file, what="--config")
@@ -578,6 +583,13 @@ def _recorded_argv(file: str, command: str) -> list[str]:
     if not (isinstance(recorded, list) and all(isinstance(t, str) for t in recorded)):
         raise BadInput(f"--config={file!r} records no command line (a run started from Python "
                        f"records argv null); rerun it from Python with its 'config'")
+    runs = _command(prog, parser, recorded)
+    rest = record["command"][len(runs):].split()  # positional words: "neurodyn sweep kappa"
+    if not (record["command"] == runs or (record["command"].startswith(runs + " ")
+                                          and all(word in recorded for word in rest))):
+        raise BadInput(f"--config={file!r}: its 'argv' runs {runs!r} but its 'command' says "
+                       f"{record['command']!r}; the file was edited; rerun from an unedited "
+                       "config.json")
     return recorded
 
 

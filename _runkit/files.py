@@ -2,7 +2,15 @@
 
 Every write goes to a unique temporary name in the destination's directory (``mkstemp``), is
 flushed and fsynced, then moved into place with ``os.replace``: a reader sees the old file or the
-new one, never a half-written one, and two writers never share a temporary file.
+new one, never a half-written one, and two writers never share a temporary file. The file gets
+the mode of any file the user writes, ``0o666`` less the umask (``0o644`` under the usual
+``022``), not ``mkstemp``'s private ``0o600``. A write that fails for want of disk (full, over
+quota, read-only) raises :class:`~_runkit.errors.RunFailed` naming the file: one line, exit 1.
+
+Models, checkpoints and arrays record their sha256 when written (:mod:`_runkit.checksum`) and
+are verified when read: :func:`safe_torch_load` for torch files, :func:`load_arrays` (the one
+reader of ``.npy`` and ``.npz`` files, the library's and the user's alike: declared sizes,
+checksum, no pickles) for arrays.
 
 JSON convention (both packages): strict JSON (RFC 8259, ``allow_nan=False``), indented, keys
 sorted. Non-finite floats are written as the strings ``"nan"``, ``"inf"`` and ``"-inf"``, so no
@@ -39,6 +47,8 @@ Examples
 from __future__ import annotations
 
 import dataclasses
+import errno
+import io
 import json
 import math
 import os
@@ -46,6 +56,7 @@ import pickle
 import re
 import sys
 import tempfile
+import threading
 import warnings
 import zipfile
 from collections.abc import Callable
@@ -55,13 +66,16 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from .checks import check_positive, check_positive_int
-from .errors import BadInput
+from .checksum import check_sidecar, check_zip, seal_zip, sidecar, sidecar_text
+from .errors import BadInput, RunFailed
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
 __all__ = ["atomic_write_text", "atomic_write_bytes", "atomic_torch_save", "atomic_savez",
-           "atomic_save_figure", "to_jsonable",
+           "atomic_save_npy", "atomic_save_figure", "load_arrays", "load_npy", "file_mode",
+           "write_failed",
+           "to_jsonable",
            "write_json", "read_json", "safe_torch_load", "check_array_file_size",
            "check_finite_tensors", "check_saved_step", "check_like", "check_adam_state",
            "frame_index", "write_gif"]
@@ -80,20 +94,71 @@ def _fsync_dir(directory: Path) -> None:
         os.close(fd)
 
 
+#: errors of a write that name the disk, not the data: a full disk or quota, a file too large
+#: for the file system, a read-only or failing disk
+_DISK_ERRORS = (errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EROFS, errno.EIO)
+_UMASK_LOCK = threading.Lock()
+
+
+def file_mode() -> int:
+    """The mode of a new file: ``0o666`` less the process's umask (``0o644`` under the usual
+    ``022``), as ``open()`` gives any file a user writes.
+
+    >>> old = os.umask(0o027)
+    >>> oct(file_mode())
+    '0o640'
+    >>> _ = os.umask(old)
+    """
+    return 0o666 & ~_umask()
+
+
+def _umask() -> int:
+    """The process's umask, read without changing it where ``/proc`` tells it."""
+    try:
+        with open("/proc/self/status") as fh:
+            for line in fh:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError, IndexError):
+        pass
+    with _UMASK_LOCK:  # elsewhere: set and put back at once
+        mask = os.umask(0o022)
+        os.umask(mask)
+    return mask
+
+
+def write_failed(path: str | Path, err: OSError) -> RunFailed | OSError:
+    """A write that failed for want of disk (full, over quota, read-only, failing) as one
+    :class:`~_runkit.errors.RunFailed` naming the file; any other error as it is."""
+    if err.errno not in _DISK_ERRORS:
+        return err
+    return RunFailed(f"cannot write {str(path)!r}: {err.strerror or os.strerror(err.errno)} "
+                     f"(the disk holding {str(Path(path).parent)!r})")
+
+
 def _atomic(path: str | Path, write: Callable[[Any], None]) -> None:
-    """Write through ``write(file_object)`` to a unique temp file, fsync, ``os.replace``."""
+    """Write through ``write(file_object)`` to a unique temp file, fsync, ``os.replace``.
+
+    The file gets the mode of any file the user writes (:func:`file_mode`, not ``mkstemp``'s
+    0600); a full disk raises :class:`~_runkit.errors.RunFailed` naming the file."""
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    except OSError as err:
+        raise write_failed(path, err) from None
     try:
         with os.fdopen(fd, "wb") as fh:
+            os.fchmod(fh.fileno(), file_mode())
             write(fh)
             fh.flush()
             os.fsync(fh.fileno())
         os.replace(tmp, path)
-    except BaseException:
+    except BaseException as err:
         if os.path.exists(tmp):
             os.unlink(tmp)
+        if isinstance(err, OSError):
+            raise write_failed(path, err) from None
         raise
     _fsync_dir(path.parent)
 
@@ -124,7 +189,8 @@ def atomic_torch_save(obj: Any, path: str | Path) -> None:
     """``torch.save(obj)`` to ``path`` atomically.
 
     Save only what :func:`safe_torch_load` can read back: tensors, numbers, strings, bools,
-    ``None`` and lists/tuples/dicts of them.
+    ``None`` and lists/tuples/dicts of them. The file's sha256 is recorded in it
+    (:func:`~_runkit.checksum.seal_zip`) and verified by :func:`safe_torch_load`.
 
     >>> import tempfile, pathlib, torch
     >>> p = pathlib.Path(tempfile.mkdtemp()) / "ck.pt"
@@ -134,11 +200,14 @@ def atomic_torch_save(obj: Any, path: str | Path) -> None:
     """
     import torch
 
-    _atomic(path, lambda fh: torch.save(obj, fh))
+    buf = io.BytesIO()
+    torch.save(obj, buf)
+    atomic_write_bytes(seal_zip(buf.getvalue()), path)
 
 
 def atomic_savez(path: str | Path, compressed: bool = True, **arrays: Any) -> None:
-    """``np.savez_compressed`` (or ``np.savez``) of ``arrays`` to ``path`` atomically.
+    """``np.savez_compressed`` (or ``np.savez``) of ``arrays`` to ``path`` atomically, its
+    sha256 recorded in it (:func:`~_runkit.checksum.seal_zip`; verified by :func:`load_arrays`).
 
     >>> import tempfile, pathlib
     >>> p = pathlib.Path(tempfile.mkdtemp()) / "a.npz"
@@ -147,7 +216,29 @@ def atomic_savez(path: str | Path, compressed: bool = True, **arrays: Any) -> No
     [0, 1, 2]
     """
     save = np.savez_compressed if compressed else np.savez
-    _atomic(path, lambda fh: save(fh, **arrays))
+    buf = io.BytesIO()
+    save(buf, **arrays)
+    atomic_write_bytes(seal_zip(buf.getvalue()), path)
+
+
+def atomic_save_npy(path: str | Path, array: Any) -> None:
+    """``np.save`` of ``array`` to ``path`` atomically, its sha256 in ``NAME.npy.sha256`` beside
+    it (:func:`~_runkit.checksum.sidecar`), written after the array (the old record is removed
+    first, so an interrupted write leaves an array without a record, never a wrong one).
+
+    >>> import tempfile, pathlib
+    >>> p = pathlib.Path(tempfile.mkdtemp()) / "a.npy"
+    >>> atomic_save_npy(p, np.arange(3))
+    >>> load_arrays(p, "a").tolist(), sorted(f.name for f in p.parent.iterdir())
+    ([0, 1, 2], ['a.npy', 'a.npy.sha256'])
+    """
+    buf = io.BytesIO()
+    np.save(buf, np.asarray(array), allow_pickle=False)
+    data = buf.getvalue()
+    record = sidecar(path)
+    record.unlink(missing_ok=True)
+    atomic_write_bytes(data, path)
+    atomic_write_text(sidecar_text(data, Path(path).name), record)
 
 
 def atomic_save_figure(fig: Figure, path: str | Path, **savefig: Any) -> None:
@@ -265,9 +356,10 @@ def safe_torch_load(path: str | Path, what: str = "checkpoint") -> Any:
     Raises
     ------
     BadInput
-        The file is missing, a directory, empty, truncated, not a torch file, or holds objects
-        other than tensors and plain values (a pickle that would import code is refused
-        without running it).
+        The file is missing, a directory, empty, truncated, not a torch file, damaged or edited
+        (its recorded sha256, or else a zip entry's CRC-32, does not match:
+        :func:`~_runkit.checksum.check_zip`), or holds objects other than tensors and plain
+        values (a pickle that would import code is refused without running it).
 
     Examples
     --------
@@ -285,6 +377,8 @@ def safe_torch_load(path: str | Path, what: str = "checkpoint") -> Any:
     _check_readable(path, what)
     if path.stat().st_size == 0:
         raise BadInput(f"{what}={str(path)!r} is empty")
+    if zipfile.is_zipfile(path):  # torch's reader checks neither a checksum nor the CRCs
+        check_zip(path, what)
     try:
         with warnings.catch_warnings():  # torch warns about pickle protocols of foreign files
             warnings.simplefilter("ignore")
@@ -473,6 +567,94 @@ def check_array_file_size(path: str | Path, name: str) -> None:
                        f"its header): {detail}") from None
 
 
+def load_arrays(path: str | Path, name: str, real: bool = True) -> Any:
+    """The array of a ``.npy`` file, or the arrays of a ``.npz`` file by name: the one reader of
+    array files, for the library's own files and the user's alike.
+
+    Before anything is read the file must exist and be readable, the sizes its headers declare
+    must fit in memory (:func:`check_array_file_size`) and it must match its recorded sha256
+    (in a ``.npz`` the library wrote, or ``NAME.npy.sha256`` beside a ``.npy``:
+    :mod:`~_runkit.checksum`; a ``.npz``'s CRC-32s are checked as it is read). Nothing is
+    unpickled (``allow_pickle=False``).
+
+    Parameters
+    ----------
+    path : str or Path
+        The ``.npy`` or ``.npz`` file (told apart by content, not by name).
+    name : str
+        The parameter that named the file, used in every message.
+    real : bool
+        Refuse complex arrays (their imaginary part would be dropped later without a word).
+
+    Returns
+    -------
+    numpy.ndarray or dict of str to numpy.ndarray
+        The array of a ``.npy``; the arrays of a ``.npz``.
+
+    Raises
+    ------
+    BadInput
+        Missing, unreadable, too large, damaged or edited, truncated, a pickle, object or
+        complex arrays; the message names ``name``, the file and, where one is at fault, the
+        array.
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> p = pathlib.Path(tempfile.mkdtemp()) / "a.npz"
+    >>> atomic_savez(p, x=np.arange(2))
+    >>> load_arrays(p, "data")["x"].tolist()
+    [0, 1]
+    >>> _ = p.write_bytes(p.read_bytes()[:40])
+    >>> load_arrays(p, "data")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    _runkit.errors.BadInput: data='...a.npz' is not a readable .npy or .npz file of arrays ...
+    """
+    path = Path(path)
+    _check_readable(path, name)
+    check_array_file_size(path, name)
+    if zipfile.is_zipfile(path):
+        check_zip(path, name, crc=False)  # numpy checks each entry's CRC-32 as it reads it
+    else:
+        check_sidecar(path, name)
+    try:
+        with open(path, "rb") as fh:  # closed whatever numpy's zip reader makes of it
+            loaded = np.load(fh, allow_pickle=False)
+            if isinstance(loaded, np.ndarray):
+                arrays = {"": loaded}
+            else:
+                with loaded:
+                    arrays = {key: loaded[key] for key in loaded.files}
+    except (ValueError, OSError, EOFError, zipfile.BadZipFile, KeyError, RuntimeError,
+            NotImplementedError, UnicodeDecodeError, SyntaxError) as err:
+        raise BadInput(f"{name}={str(path)!r} is not a readable .npy or .npz file of arrays "
+                       f"(truncated, damaged or foreign: {_first_line(err)})") from None
+    for key, arr in arrays.items():
+        if real and arr.dtype.kind == "c":
+            where = f" array {key!r}" if key else ""
+            raise BadInput(f"{name}={str(path)!r}:{where} has complex dtype {arr.dtype}; only "
+                           "real numbers are allowed")
+    return arrays[""] if "" in arrays and len(arrays) == 1 else arrays
+
+
+def load_npy(path: str | Path, name: str) -> np.ndarray:
+    """The one array of a ``.npy`` file, read by :func:`load_arrays`; an ``.npz`` (several
+    arrays) is refused naming ``name``.
+
+    >>> import tempfile, pathlib
+    >>> p = pathlib.Path(tempfile.mkdtemp()) / "v.npy"
+    >>> np.save(p, np.ones(2))
+    >>> load_npy(p, "velocity").tolist()
+    [1.0, 1.0]
+    """
+    arr = load_arrays(path, name)
+    if not isinstance(arr, np.ndarray):
+        raise BadInput(f"{name}={str(path)!r} holds several arrays (.npz); one .npy array is "
+                       "expected")
+    return arr
+
+
 def _first_line(err: BaseException) -> str:
     text = str(err).strip().splitlines()
     line = text[0].split(". ")[0].rstrip(".") if text else type(err).__name__
@@ -528,6 +710,7 @@ def write_gif(fig: Figure, path: str | Path, fps: float, update: Callable[[int],
     fig.set_layout_engine("none")
     writer = PillowWriter(fps=fps)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".gif")
+    os.fchmod(fd, file_mode())
     os.close(fd)
     try:  # written under a temporary name, then moved into place (as every artifact)
         with writer.saving(fig, tmp, dpi):

@@ -1,18 +1,24 @@
 """Run directories: an exclusive lock on ``--out`` and one ``config.json`` shape.
 
-Every command that writes ``--out DIR`` does so inside ``with RunDir(DIR, ...) as run:``.
-Entering it
+Every command that writes ``--out DIR`` does so inside ``with RunDir(DIR, ...) as run:``, after
+it has checked its inputs and its memory estimate. Entering it compares, then locks, then
+writes, so that a refused command writes nothing under ``DIR``, not even the lock:
 
-1. creates ``DIR`` (a file in its place, or a directory that cannot be created or written, is
-   refused with :class:`~_runkit.errors.BadInput`),
-2. takes an exclusive ``fcntl.flock`` on ``DIR/.lock`` without waiting: while one run holds it a
-   second writer is refused (exit 2) naming the holder's pid; the lock is released when the
-   block ends or the process dies (the ``.lock`` file itself stays, empty of meaning),
-3. refuses a directory whose ``config.json`` was written by another command (a run never
-   writes into another run's directory), or has another shape than the one below (written by
-   an earlier version, or by hand): the message names the file and its missing and extra
-   keys; a command with ``--fresh`` (``fresh=True``) starts over in it instead,
-4. writes ``config.json`` atomically in the one shape::
+1. refuses, reading only, a file in place of ``DIR``, a directory whose ``config.json`` was
+   written by another command (a run never writes into another run's directory) or has another
+   shape than the one below (written by an earlier version, or by hand: the message names the
+   file and its missing and extra keys; a command with ``--fresh`` (``fresh=True``) starts over
+   in it instead), and whatever the command's own ``check`` refuses (``check()``: a checkpoint
+   in ``DIR`` written under another config, which ``--fresh`` would discard);
+2. creates ``DIR`` (a directory that cannot be created or written is refused with
+   :class:`~_runkit.errors.BadInput`) and takes an exclusive ``fcntl.flock`` on ``DIR/.lock``
+   without waiting: while one run holds it a second writer is refused (exit 2) naming the
+   holder's pid, and the holder's lock file is left as it is; the lock is released, and its
+   file removed, when the block ends (or the process dies: the kernel releases it, and the
+   file left behind holds no lock);
+3. repeats the checks of 1 under the lock (another run may have written in between);
+4. writes ``config.json`` atomically in the one shape (a failure here, a full disk, removes
+   the lock and the directory it created)::
 
        {"command": "flows train", "config": {...as run...}, "seed": 0,
         "version": "0.1.0", "argv": ["train", "--data", "moons", ...] or null}
@@ -37,11 +43,12 @@ True
 
 from __future__ import annotations
 
+import contextlib
 import contextvars
 import fcntl
 import io
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -141,17 +148,41 @@ class out_lock:  # noqa: N801 - used like a function: ``with out_lock(path):``
         The parameter the locked output came from, used in the message (``"out"``).
     target : str or Path, optional
         The output named in the message (default: the lock file's directory).
+    remove : bool
+        Remove the lock file when the lock is released (a lock beside a file output, which
+        would otherwise stay in the user's folder); a lock file removed by its holder while a
+        second writer waited on it is noticed (its inode differs) and taken afresh.
     """
 
-    def __init__(self, lock_file: str | Path, name: str = "out", target: str | Path | None = None):
+    def __init__(self, lock_file: str | Path, name: str = "out", target: str | Path | None = None,
+                 remove: bool = False):
         self.lock_file = Path(lock_file)
         self.name = name
         self.target = Path(target) if target is not None else self.lock_file.parent
+        self.remove = remove
         self._fd: int | None = None
 
     def __enter__(self) -> out_lock:
+        while True:
+            fd = self._locked_fd()
+            try:  # the holder may have removed the file between our open and our lock
+                same = os.path.samestat(os.fstat(fd), os.stat(self.lock_file))
+            except FileNotFoundError:
+                same = False
+            if same:
+                break
+            fcntl.flock(fd, fcntl.LOCK_UN)
+            os.close(fd)
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+        self._fd = fd
+        return self
+
+    def _locked_fd(self) -> int:
+        """The lock file, opened (created if missing) and locked; refused when another run
+        holds it, which is left as it is."""
         try:
-            fd = os.open(self.lock_file, os.O_RDWR | os.O_CREAT, 0o644)
+            fd = os.open(self.lock_file, os.O_RDWR | os.O_CREAT, 0o666)
         except OSError as err:
             raise BadInput(f"{self.name}={str(self.target)!r} cannot be locked for writing: "
                            f"{err.strerror}") from None
@@ -163,15 +194,15 @@ class out_lock:  # noqa: N801 - used like a function: ``with out_lock(path):``
             raise BadInput(f"{self.name}={str(self.target)!r} is in use by another run (pid "
                            f"{holder}); wait for it to finish or choose another --{self.name}"
                            ) from None
-        os.ftruncate(fd, 0)
-        os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
-        self._fd = fd
-        return self
+        return fd
 
     def __exit__(self, *exc: object) -> bool:
         if self._fd is not None:
             try:
-                os.ftruncate(self._fd, 0)
+                if self.remove:  # while still holding it: a waiting writer retries
+                    self.lock_file.unlink(missing_ok=True)
+                else:
+                    os.ftruncate(self._fd, 0)
             except OSError:
                 pass
             fcntl.flock(self._fd, fcntl.LOCK_UN)
@@ -203,6 +234,10 @@ class RunDir:
         ``--fresh``: start over), ``False`` refuses it suggesting ``--fresh``, ``None`` (a
         command without ``--fresh``) refuses it suggesting another ``--out``. A config.json of
         another command is refused in every case.
+    check : callable, optional
+        ``check()`` refuses (raises :class:`~_runkit.errors.BadInput`) what the directory holds
+        that this run cannot continue, reading only: e.g. a checkpoint written under another
+        config. Called before anything is written, and again under the lock.
 
     Attributes
     ----------
@@ -212,7 +247,7 @@ class RunDir:
 
     def __init__(self, out: str | Path, *, command: str, config: Any, seed: int | None = None,
                  argv: Sequence[str] | None = None, version: str | None = None,
-                 fresh: bool | None = None):
+                 fresh: bool | None = None, check: Callable[[], object] | None = None):
         if isinstance(out, str) and not out.strip():  # Path("") is the working directory
             raise BadInput(f"out={out!r} is not allowed; --out must name a directory")
         self.out = Path(out)
@@ -222,17 +257,25 @@ class RunDir:
         self.seed = seed
         self.argv = list(argv) if argv is not None else current_argv()
         self.version = version if version is not None else library_version()
+        self.check = check
         self._lock: out_lock | None = None
 
     def record(self) -> dict:
         """The ``config.json`` content of this run."""
         return run_record(self.command, self.config, self.seed, self.argv, self.version)
 
-    def _prepare(self) -> None:
+    def _refusals(self) -> None:
+        """Everything that refuses this run in ``out``, reading only (step 1 of the module)."""
         out = self.out
         if out.exists() and not out.is_dir():
             raise BadInput(f"out={str(out)!r} exists and is not a directory; --out must be a "
                            "directory")
+        self._check_owner()
+        if self.check is not None:
+            self.check()
+
+    def _prepare(self) -> None:
+        out = self.out
         try:
             out.mkdir(parents=True, exist_ok=True)
         except OSError as err:
@@ -272,14 +315,22 @@ class RunDir:
                 f"writes ({what}; expected exactly {sorted(CONFIG_KEYS)}); {fix}")
 
     def __enter__(self) -> RunDir:
+        self._refusals()  # compare, then lock, then write
+        created = not self.out.exists()
         self._prepare()
-        lock = out_lock(self.out / LOCK_NAME, "out", self.out)
-        lock.__enter__()
+        lock = out_lock(self.out / LOCK_NAME, "out", self.out, remove=True)
         try:
-            self._check_owner()
-            write_json(self.record(), self.out / "config.json")
+            lock.__enter__()
+            try:
+                self._refusals()
+                write_json(self.record(), self.out / "config.json")
+            except BaseException:
+                lock.__exit__(None, None, None)
+                raise
         except BaseException:
-            lock.__exit__(None, None, None)
+            if created:  # nothing of this run is left: not the lock, not the directory
+                with contextlib.suppress(OSError):
+                    self.out.rmdir()
             raise
         self._lock = lock
         return self

@@ -57,7 +57,7 @@ from .results import require_pandas, require_xarray
 from .seeds import check_seed
 
 __all__ = ["SweepResult", "cell_seed", "config_key", "grid_cells", "grid_points", "local_cluster",
-           "run_sweep", "DASK_AVAILABLE", "PARQUET_AVAILABLE", "PRELOAD"]
+           "run_sweep", "check_sweep_options", "DASK_AVAILABLE", "PARQUET_AVAILABLE", "PRELOAD"]
 
 #: whether dask.distributed is installed (extra ``cluster``)
 DASK_AVAILABLE = importlib.util.find_spec("distributed") is not None
@@ -393,6 +393,20 @@ def _check_sweep(grid: Mapping[str, Sequence], fixed: dict, workers: int | None,
     if clash:
         raise BadInput(f"grid/fixed: names {sorted(clash)} used twice (or 'seed', which the "
                        "sweep sets from the coordinates)")
+    check_sweep_options(workers, scheduler)
+
+
+def check_sweep_options(workers: int | None = None, scheduler: str | None = None) -> None:
+    """Refuse (:class:`BadInput`) a worker count that is not an integer >= 0, and a scheduler
+    without dask.distributed or whose address dask cannot parse; a command calls it before it
+    claims its ``--out``.
+
+    >>> check_sweep_options(2, None)
+    >>> check_sweep_options(None, "nowhere")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    _runkit.errors.BadInput: scheduler='nowhere' ...
+    """
     if workers is not None and (isinstance(workers, bool) or not isinstance(workers, int)
                                 or workers < 0):
         raise BadInput(f"workers={workers!r}: must be an integer >= 0 (0: in this process)")

@@ -23,7 +23,7 @@ import numpy as np
 import torch
 
 from _runkit import Result, artifact
-from _runkit.files import check_array_file_size
+from _runkit.files import load_npy
 
 from .data import Dataset, Splits, load_digits, load_mnist_pool, make_splits
 from .errors import FlowsError, check_positive_int, derive_seed
@@ -52,14 +52,11 @@ def _read_labels(spec: str) -> torch.Tensor:
     if path.suffix not in (".npy", ".csv") or not path.is_file():
         raise FlowsError(f"labels={spec!r} is not allowed; give 'data' or an existing .npy/.csv "
                          "file of integer labels")
-    if path.suffix == ".npy":
-        check_array_file_size(path, "labels")
     try:
-        arr = np.load(path, allow_pickle=False) if path.suffix == ".npy" else \
+        arr = load_npy(path, "labels") if path.suffix == ".npy" else \
             np.loadtxt(path, delimiter=",", ndmin=1)
-        if not isinstance(arr, np.ndarray):  # .npz content under a .npy name
-            arr.close()
-            raise ValueError("it holds several arrays (.npz); one .npy array is expected")
+    except FlowsError:
+        raise
     except (ValueError, OSError) as exc:
         raise FlowsError(f"labels={spec!r} could not be read as numbers ({exc})") from exc
     if arr.ndim > 2 or (arr.ndim == 2 and 1 not in arr.shape) or arr.dtype.kind not in "biuf":

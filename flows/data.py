@@ -38,7 +38,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from _runkit.files import check_array_file_size
+from _runkit.files import load_npy
 
 from .errors import FlowsError, as_generator, check_finite, check_positive_int
 
@@ -307,13 +307,9 @@ def load_digits() -> tuple[torch.Tensor, torch.Tensor]:
     return images, labels
 
 
-def _read_rows(p: Path) -> np.ndarray:
+def _read_rows(p: Path, name: str) -> np.ndarray:
     if p.suffix.lower() == ".npy":
-        arr = np.load(p, allow_pickle=False)
-        if not isinstance(arr, np.ndarray):  # .npz content under a .npy name
-            arr.close()
-            raise ValueError("it holds several arrays (.npz); one .npy array is expected")
-        return arr
+        return load_npy(p, name)  # size, checksum, no pickles: BadInput naming the file
     with warnings.catch_warnings():  # an empty file is reported below, not warned about
         warnings.simplefilter("ignore")
         return np.loadtxt(p, delimiter=",", ndmin=2, encoding="utf-8-sig",
@@ -352,10 +348,10 @@ def load_array(path: str | Path, name: str = "data") -> torch.Tensor:
                          " nor an existing .npy/.csv file")
     suffix = p.suffix.lower()
     if suffix in (".npy", ".csv"):
-        if suffix == ".npy":
-            check_array_file_size(p, name)
         try:
-            arr = _read_rows(p)
+            arr = _read_rows(p, name)
+        except FlowsError:
+            raise
         except (ValueError, OSError, EOFError, MemoryError) as err:
             raise FlowsError(f"{name}={str(path)!r} is not a readable numeric {suffix} file "
                              f"({' '.join(str(err).split())[:120]})") from None
@@ -370,8 +366,29 @@ def load_array(path: str | Path, name: str = "data") -> torch.Tensor:
     if arr.shape[0] == 0 or arr.shape[1] == 0:
         raise FlowsError(f"{name}={str(path)!r} has shape {arr.shape}; at least one row and "
                          "one column are required")
-    x = torch.as_tensor(np.asarray(arr, dtype=np.float32))
-    return check_finite(f"{name}={str(path)!r}", x)
+    return as_float32(f"{name}={str(path)!r}", arr)
+
+
+def as_float32(name: str, arr: np.ndarray) -> torch.Tensor:
+    """``arr`` as a float32 tensor, refused (:class:`FlowsError` naming ``name`` and the first
+    offending row) where a value is NaN or infinite, or finite but beyond float32's range
+    (it would become infinite in the conversion).
+
+    >>> as_float32("data", np.array([[1.0], [1e39]]))  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    _runkit.errors.BadInput: data holds 1e+39 in row 1, beyond float32's range ...
+    """
+    x = np.asarray(arr)
+    check_finite(name, torch.as_tensor(x))
+    big = np.abs(x) > np.finfo(np.float32).max if x.dtype.kind == "f" else np.zeros(x.shape, bool)
+    if big.any():
+        row = int(np.flatnonzero(big.reshape(x.shape[0], -1).any(axis=1))[0])
+        value = x.reshape(x.shape[0], -1)[row][big.reshape(x.shape[0], -1)[row]][0]
+        raise FlowsError(f"{name} holds {value:.3g} in row {row}, beyond float32's range "
+                         f"(|x| <= {float(np.finfo(np.float32).max):.2g}) that flows computes "
+                         "in; rescale the data")
+    return torch.as_tensor(x.astype(np.float32))
 
 
 @dataclass(frozen=True)

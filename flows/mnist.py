@@ -38,7 +38,7 @@ from pathlib import Path
 
 import numpy as np
 
-from _runkit.files import atomic_write_bytes
+from _runkit.files import atomic_savez, load_arrays
 
 from .errors import FlowsError, check_positive_int
 
@@ -180,10 +180,8 @@ def _member(wheel: Path, check: bool) -> bytes:
 
 
 def _save_npz(arrays: dict[str, np.ndarray], path: Path) -> None:
-    buf = io.BytesIO()
-    np.savez_compressed(buf, **arrays)
     path.parent.mkdir(parents=True, exist_ok=True)
-    atomic_write_bytes(buf.getvalue(), path)
+    atomic_savez(path, **arrays)  # with its sha256, verified when it is read
 
 
 def fetch(wheel: str | Path | None = None, check: bool = True) -> Path:
@@ -220,12 +218,50 @@ def _read_cache(path: Path, what: str) -> dict[str, np.ndarray]:
 
 @functools.lru_cache(maxsize=4)
 def _read_npz(path: str, mtime_ns: int, size: int) -> dict[str, np.ndarray]:
+    """The arrays of a cache file, read as a user's file is (:func:`_runkit.files.load_arrays`:
+    its declared size, its checksum, no pickles)."""
     try:
-        with np.load(path, allow_pickle=False) as f:
-            return {k: f[k] for k in f.files}
-    except (OSError, ValueError, EOFError, zipfile.BadZipFile) as err:
-        raise FlowsError(f"the MNIST cache {str(path)!r} is damaged ({err}); delete it and "
-                         f"{FETCH_HINT}") from None
+        arrays = load_arrays(path, "the MNIST cache")
+        if not isinstance(arrays, dict):
+            raise FlowsError(f"the MNIST cache {path!r} holds one array, not the named arrays "
+                             "of an .npz")
+    except FlowsError as err:  # every refusal says how to make a new cache
+        raise FlowsError(f"{err}; delete it and {FETCH_HINT}") from None
+    return arrays
+
+
+def check_cache(arrays: dict[str, np.ndarray], path: str | Path) -> None:
+    """Refuse a ``mnist.npz`` whose arrays are not those :func:`fetch` writes: the six keys,
+    ``{split}_images`` uint8 of shape ``(SIZES[split], 784)`` and ``{split}_labels`` uint8 of
+    shape ``(SIZES[split],)`` with values 0..9; the message names the array.
+
+    Examples
+    --------
+    >>> check_cache({"train_images": np.zeros((10, 784), np.uint8)}, "mnist.npz")
+    ... # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    _runkit.errors.BadInput: the MNIST cache 'mnist.npz' has no array 'train_labels' ...
+    """
+    def refuse(problem: str) -> FlowsError:
+        return FlowsError(f"the MNIST cache {str(path)!r} {problem}; the file is damaged or "
+                          f"was edited; delete it and {FETCH_HINT}")
+
+    for split in SPLITS:
+        for key in (f"{split}_images", f"{split}_labels"):
+            if key not in arrays:
+                raise refuse(f"has no array {key!r} (it holds {sorted(arrays)})")
+        n = SIZES[split]
+        for key, shape in ((f"{split}_images", (n, 784)), (f"{split}_labels", (n,))):
+            arr = arrays[key]
+            if arr.dtype != np.uint8 or arr.shape != shape:
+                raise refuse(f"array {key!r} is {arr.dtype} of shape {arr.shape}; expected "
+                             f"uint8 of shape {shape} (the {n} images of the {split} split, "
+                             "784 pixels each)")
+        labels = arrays[f"{split}_labels"]
+        if labels.size and labels.max() > 9:
+            raise refuse(f"array {split + '_labels'!r} holds the label {int(labels.max())}; "
+                         "labels are 0..9")
 
 
 def is_cached() -> bool:
@@ -256,6 +292,7 @@ def load_mnist(split: str = "train", side: int = 28,
         raise FlowsError(f"split={split!r}, side={side!r} are not allowed; use one of {SPLITS} "
                          "and 14 or 28")
     arr = _read_cache(cache_file(), what)
+    check_cache(arr, cache_file())
     x = arr[f"{split}_images"].astype(np.float32) / 128.0 - 1.0
     if side == 14:
         x = pool2(x)

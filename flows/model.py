@@ -326,6 +326,28 @@ def check_declared_width(spec, state: object, what: str = "model") -> None:
                          f"shape {tuple(weights.shape)}; the file is damaged or was edited")
 
 
+def _checked_spec(blob: dict, what: str) -> dict:
+    """The ``spec`` of a model file's contents, refused (naming the file and the field) when
+    it or the ``kind`` is missing or of the wrong type."""
+    spec, kind = blob.get("spec"), blob.get("kind")
+    needed = ("target", "args", "classes") if kind == "module" else ()
+    if kind not in ("builtin", "module"):
+        problem = f"field 'kind' is {kind!r}, not 'builtin' or 'module'"
+    elif not isinstance(spec, dict):
+        problem = "field 'spec' is missing" if spec is None else \
+            f"field 'spec' is a {type(spec).__name__}, not a dict"
+    elif any(k not in spec for k in needed):
+        problem = f"field 'spec' lacks {[k for k in needed if k not in spec]}"
+    else:
+        return spec
+    raise FlowsError(f"{what}: {problem}; the file is damaged or was edited")
+
+
+def _first(err: BaseException) -> str:
+    """An exception's message without its traceback's noise (one line)."""
+    return " ".join(str(err).split()) or type(err).__name__
+
+
 def field_from_blob(blob: dict, model: nn.Module | None = None, what: str = "model",
                     trust: Iterable[str] = ()) -> nn.Module:
     """Rebuild the field saved by :func:`model_blob` (or by an earlier version: files of
@@ -338,9 +360,13 @@ def field_from_blob(blob: dict, model: nn.Module | None = None, what: str = "mod
     from .field import FieldSpec, TwoLayerReLUField
 
     blob = upgrade_blob(blob, what)
-    spec = blob["spec"]
+    spec = _checked_spec(blob, what)
     if blob["kind"] == "builtin":
-        declared = FieldSpec(**spec)
+        try:
+            declared = FieldSpec(**spec)
+        except (TypeError, ValueError) as err:  # a value the file holds: name the file
+            raise FlowsError(f"{what}: field 'spec' holds {_first(err)}; the file is damaged "
+                             "or was edited") from None
         check_declared_width(declared, blob.get("state_dict"), what)
         field: nn.Module = TwoLayerReLUField(declared, seed=0)
     elif model is not None:

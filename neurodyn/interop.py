@@ -26,6 +26,8 @@ from datetime import datetime, timezone
 
 import numpy as np
 
+from _runkit.files import load_arrays
+
 from .spatial.agent import Box, Trajectory
 from .spatial.positions import load_positions, ratinabox_arrays
 
@@ -255,13 +257,14 @@ def export_run_nwb(out, tau_seconds: float = 0.01) -> str:
     from pathlib import Path
 
     out = Path(out)
-    if (out / "track.npz").exists():
-        with np.load(out / "track.npz") as track, np.load(out / "ratemaps.npz") as maps:
-            return write_nwb(out / "activity.nwb", track["t"], track["position"],
-                             rate_maps=maps["maps"], x_edges=maps["x_edges"],
-                             description="neurodyn grid-cell path integration")
-    with np.load(out / "trajectory.npz") as run:
-        rates = run["r"].reshape(run["r"].shape[0], run["r"].shape[1], -1)
-        return write_nwb(out / "activity.nwb", run["t"] * tau_seconds, None, rates=rates,
-                         description="neurodyn simulation of a fitted attractor network",
-                         keywords=("simulation", "continuous attractor network"))
+    if (out / "track.npz").exists():  # read as any array file: size and checksum checked
+        track = load_arrays(out / "track.npz", "out")
+        maps = load_arrays(out / "ratemaps.npz", "out")
+        return write_nwb(out / "activity.nwb", track["t"], track["position"],
+                         rate_maps=maps["maps"], x_edges=maps["x_edges"],
+                         description="neurodyn grid-cell path integration")
+    run = load_arrays(out / "trajectory.npz", "out")
+    rates = run["r"].reshape(run["r"].shape[0], run["r"].shape[1], -1)
+    return write_nwb(out / "activity.nwb", run["t"] * tau_seconds, None, rates=rates,
+                     description="neurodyn simulation of a fitted attractor network",
+                     keywords=("simulation", "continuous attractor network"))

@@ -27,7 +27,7 @@ from _runkit import (
     to_jsonable,
     write_json,
 )
-from _runkit.files import check_array_file_size, check_finite_tensors
+from _runkit.files import check_finite_tensors, load_npy
 
 from .activation import make_activation
 from .energies import make_energy
@@ -173,7 +173,30 @@ def load_model(path: str | Path, what: str = "model") -> LoadedModel:
     except (KeyError, TypeError, ValueError, RuntimeError, AttributeError) as err:
         raise ModelFormatError(f"{what}={str(path)!r} is a damaged {FORMAT} file "
                                f"({type(err).__name__}: {err})") from None
+    _check_drive(net, path, what)
     return LoadedModel(net, payload.get("extra", {}))
+
+
+def _check_drive(net: HopfieldNetwork, path: Path, what: str) -> None:
+    """Refuse a model whose own input at its target bump (at rest without one) lies outside
+    the sane range of a simulation's potentials (:data:`~neurodyn.dynamics.simulation.
+    STATE_LIMIT`), naming the field behind it: a run of it could only diverge."""
+    from .dynamics.simulation import STATE_LIMIT
+
+    u = (net.manifold.u0 if net.manifold is not None
+         else torch.zeros(net.geometry.shape, dtype=torch.float64))[None]
+    r = net.activation(u)
+    terms = {"bias": lambda: net.bias, "energy_state": lambda: net.energy_fn.grad(r)}
+    if net.transport is not None:  # the transport's input at a speed of 1 rad per tau
+        terms["transport"] = lambda: net.transport(r, torch.ones(1, net.geometry.dim,
+                                                                 dtype=r.dtype))
+    for field, term in terms.items():
+        size = float(term().detach().abs().max())
+        if not size <= STATE_LIMIT:
+            raise ModelFormatError(
+                f"{what}={str(path)!r}: field {field!r} drives the potentials by {size:.3g} at "
+                f"the network's own target bump, outside a simulation's sane range "
+                f"|u| <= {STATE_LIMIT:g}; the file is damaged or was edited")
 
 
 #: Bytes a network allocates per neuron, at least (float64 state, bias, coordinates, spectra,
@@ -221,20 +244,7 @@ def _check_finite_fields(payload: dict, path: Path, what: str) -> None:
 
 
 def _load_npy(path: str | Path, name: str) -> np.ndarray:
-    path = Path(path)
-    if path.is_dir():
-        raise BadInput(f"{name}={str(path)!r} is a directory; expected a .npy file")
-    if not path.exists():
-        raise BadInput(f"{name}={str(path)!r}: no such file")
-    check_array_file_size(path, name)
-    try:
-        arr = np.load(path, allow_pickle=False)
-    except (ValueError, OSError, EOFError) as err:
-        raise BadInput(f"{name}={str(path)!r} is not a readable .npy file of numbers "
-                       f"({str(err).splitlines()[0][:120]})") from None
-    if not isinstance(arr, np.ndarray):
-        raise BadInput(f"{name}={str(path)!r} holds several arrays (.npz); expected one .npy array")
-    return arr
+    return load_npy(path, name)  # size, checksum, no pickles: BadInput naming the file
 
 
 def load_states(path: str | Path, geometry, name: str = "init") -> torch.Tensor:

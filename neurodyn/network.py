@@ -100,7 +100,8 @@ class Transport(nn.Module):
         network : HopfieldNetwork
             A network with a target manifold (its bump at ``psi = 0`` calibrates ``gamma``).
         width : float
-            Kernel width ``w`` in radians (>= 0; 0 is the derivative of the rates itself).
+            Kernel width ``w`` in radians, in ``[0, 2 pi]`` (0 is the derivative of the rates
+            itself).
 
         Returns
         -------
@@ -114,9 +115,10 @@ class Transport(nn.Module):
         >>> bool((h[1:-1] < 0).all()), float(h[0]) == float(h[-1]) == 0  # mode 0, Nyquist
         (True, True)
         """
-        if isinstance(width, bool) or not (isinstance(width, (int, float)) and width >= 0
-                                           and width != float("inf")):
-            raise ValueError(f"width={width!r}: must be a finite number >= 0 (radians)")
+        if isinstance(width, bool) or not (isinstance(width, (int, float))
+                                           and 0 <= width <= 2 * math.pi):
+            raise ValueError(f"width={width!r}: must be a number in [0, 2 pi] (radians; a "
+                             "kernel wider than a turn has no modes left)")
         if network.manifold is None:
             raise ValueError("network: needs a target manifold to calibrate the coupling")
         g = network.geometry

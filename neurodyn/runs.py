@@ -284,18 +284,28 @@ def speed_gain_run(network: HopfieldNetwork, out: str | Path, coupling: str = "a
         ``velocity_coupling`` and ``coupling_width``).
     """
     from .experiments.speed import DEFAULT_VELOCITIES, plot_speed_gain, speed_gain
-    from .network import velocity_coupling
     from .plotting import save_figure
 
     out = Path(out)
-    if coupling != "exact" or network.transport is None:
-        network = velocity_coupling(network, coupling, width)
+    network = speed_gain_network(network, coupling, width)
     res = speed_gain(network, DEFAULT_VELOCITIES if velocities is None else velocities,
                      duration, tolerance, dt_max=dt_max)
     save_figure(plot_speed_gain({coupling: res}, tolerance), out / "speed_gain.png")
     metrics = {"velocity_coupling": coupling, "coupling_width": float(width), **res.to_dict()}
     write_json(metrics, out / "metrics.json")
     return metrics
+
+
+def speed_gain_network(network: HopfieldNetwork, coupling: str = "asymmetric",
+                       width: float = 0.3) -> HopfieldNetwork:
+    """The network :func:`speed_gain_run` drives: its own transport for ``exact`` (the one a
+    fit makes), else (or without one) the named coupling
+    (:func:`neurodyn.network.velocity_coupling`)."""
+    from .network import velocity_coupling
+
+    if coupling != "exact" or network.transport is None:
+        return velocity_coupling(network, coupling, width)
+    return network
 
 
 def diffuse_run(network: HopfieldNetwork, out: str | Path, noise: float = 0.05, runs: int = 128,

@@ -22,13 +22,12 @@ something only beside its noise floor: the FD between two real samples of the sa
 from __future__ import annotations
 
 import functools
-import io
 
 import numpy as np
 import torch
 from torch import nn
 
-from _runkit.files import atomic_write_bytes
+from _runkit.files import atomic_torch_save, safe_torch_load
 
 from ..data import load_digits, load_mnist_pool
 from ..errors import FlowsError, check_seed, derive_seed
@@ -119,20 +118,18 @@ def feature_classifier(data: str, seed: int = 0) -> tuple[Classifier, float]:
     (:func:`train_classifier`) and written there."""
     path = cache_dir() / f"classifier-{data}-seed{check_seed('seed', seed)}.pt"
     if path.is_file():
-        try:
-            blob = torch.load(path, weights_only=True)
+        try:  # checked as every file the library wrote: its sha256, no code run
+            blob = safe_torch_load(path, what="feature classifier cache")
             if blob.get("format") == FORMAT:
                 model = Classifier(blob["dim"])
                 model.load_state_dict(blob["weights"])
                 return model.eval(), float(blob["accuracy"])
         except (OSError, RuntimeError, KeyError, AttributeError, ValueError):
-            pass  # a damaged or older cache is trained again and replaced
+            pass  # a damaged or older cache (BadInput is a ValueError) is trained again
     model, acc = train_classifier(data, seed)
-    buf = io.BytesIO()
-    torch.save({"format": FORMAT, "dim": model.body[0].in_features, "accuracy": acc,
-                "weights": model.state_dict()}, buf)
     path.parent.mkdir(parents=True, exist_ok=True)
-    atomic_write_bytes(buf.getvalue(), path)
+    atomic_torch_save({"format": FORMAT, "dim": model.body[0].in_features, "accuracy": acc,
+                       "weights": model.state_dict()}, path)
     return model, acc
 
 

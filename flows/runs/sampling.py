@@ -1,11 +1,13 @@
 """``flows sample`` and ``flows eval``: samples drawn into a file, and samples judged.
 
-``flows sample`` writes a file, not a directory: ``FILE.npy`` and its sidecar ``FILE.json``
+``flows sample`` writes a file, not a directory: ``FILE.npy``, its sidecar ``FILE.json``
 (the one ``config.json`` shape of :func:`_runkit.rundir.run_record` with the NFE and the
-dimension). Sidecar rule: ``flows sample`` replaces ``FILE.npy`` or ``FILE.json`` only when they
-are absent or were written by an earlier ``flows sample`` for that same ``FILE.npy`` (its sidecar
-says so); anything else there (a training run's ``metrics.json``, a user's file) is refused with
-exit 2. A velocity that becomes non-finite while sampling is a
+dimension) and its sha256 ``FILE.npy.sha256`` (:func:`_runkit.files.atomic_save_npy`); the
+lock ``.FILE.npy.lock`` beside them is removed when the command ends. Sidecar rule:
+``flows sample`` replaces ``FILE.npy`` or ``FILE.json`` only when they are absent or were
+written by an earlier ``flows sample`` for that same ``FILE.npy`` (its sidecar says so);
+anything else there (a training run's ``metrics.json``, a user's file) is refused with exit 2.
+A velocity that becomes non-finite while sampling is a
 :class:`~flows.sampling.ode.SamplingDiverged` (exit 1) naming the time, the step and ``steps``.
 
 ``flows eval`` prints its metrics and, with ``out``, writes a locked run directory
@@ -14,7 +16,6 @@ exit 2. A velocity that becomes non-finite while sampling is a
 
 from __future__ import annotations
 
-import io
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -25,7 +26,6 @@ from _runkit import (
     BadInput,
     Result,
     RunDir,
-    atomic_write_bytes,
     check_choice,
     check_float,
     check_int,
@@ -33,11 +33,13 @@ from _runkit import (
     read_json,
     write_json,
 )
+from _runkit.files import atomic_save_npy
 from _runkit.rundir import out_lock, run_record
 
 from ..conditions import sample_by_class
 from ..data import load_array, load_dataset, source_for
 from ..errors import SEED_MAX
+from ..evaluation.features import FEATURE_DATA
 from ..evaluation.nearest import NULL_RATE
 from ..evaluation.report import (
     EVAL_METRICS,
@@ -116,7 +118,9 @@ def run_sample(model: str | Path, n: int, out: str | Path, method: str = "midpoi
     # the estimate covers the built-in field's activations; a user module's own are its own
     check_terms(sampling_bytes(n, dim, spec.width if spec is not None else 1, steps))
     labels = _sample_labels(label, classes, n)
-    source = source_for(cfg.get("source"), dim)
+    # a value recorded in the model file: errors name the file
+    source = source_for(cfg.get("source"), dim,
+                        name=f"model={str(model)!r}: its training config's source")
     sidecar = out.with_suffix(".json")
     try:
         out.parent.mkdir(parents=True, exist_ok=True)
@@ -128,7 +132,7 @@ def run_sample(model: str | Path, n: int, out: str | Path, method: str = "midpoi
         config |= {"label": label, "labels": "all equal" if label is not None else "i mod K",
                    "classes": classes, "guidance": guidance}
     field = field.to(dev)
-    with out_lock(out.parent / f".{out.name}.lock", "out", out):
+    with out_lock(out.parent / f".{out.name}.lock", "out", out, remove=True):
         _sidecar_owner(out, sidecar)
         try:
             if classes:
@@ -138,9 +142,7 @@ def run_sample(model: str | Path, n: int, out: str | Path, method: str = "midpoi
                 res = sample_field(field, source, n, seed, method, steps)
         except SamplingDiverged as err:  # named as this function's (and the command's) options
             raise err.renamed(rtol=None, field="model") from None
-        buf = io.BytesIO()
-        np.save(buf, res.x.cpu().numpy())
-        atomic_write_bytes(buf.getvalue(), out)
+        atomic_save_npy(out, res.x.cpu().numpy())
         write_json({**run_record("flows sample", config, seed), "nfe": res.nfe,
                     "dim": dim}, sidecar)
     return SampleRun(str(out), str(sidecar), str(model), n, dim, method, steps, seed,
@@ -228,6 +230,10 @@ def run_eval(samples: str | Path, reference: str | Path | None = None, data: str
     if dim != x.shape[1]:
         raise BadInput(f"samples have dimension {x.shape[1]} but the reference has {dim}; they "
                        "must be equal")
+    if metric in ("fd", "classes") and dim not in FEATURE_DATA:  # before --out is claimed
+        raise BadInput(f"--metric {metric} needs images of dimension "
+                       f"{', '.join(map(str, FEATURE_DATA))} ({', '.join(FEATURE_DATA.values())}"
+                       f"), the dimensions with a feature classifier; the samples have {dim}")
     terms = {"samples": distance_bytes(x.shape[0], n_ref, dim) if metric != "sliced" else 0.0}
     if data is not None:  # the noise floor holds all its pairs of true samples at once
         terms["floor_pairs"] = floor_pair_bytes(floor_pairs, x.shape[0], n_ref, dim)

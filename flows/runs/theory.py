@@ -24,6 +24,7 @@ import numpy as np
 
 from _runkit import BadInput, Result, RunDir, check_int, check_positive_int
 from _runkit.cli import with_threads
+from _runkit.sweep import check_sweep_options
 
 from ..data import load_dataset
 from ..errors import SEED_MAX
@@ -83,9 +84,10 @@ def _sized(terms: dict, extra: dict) -> dict:
 
 
 def _check_sweep_options(sweep: dict | None) -> None:
-    """Refuse bad sweep options (``workers`` < 0) before anything is written."""
-    if sweep is not None and sweep.get("workers") is not None:
-        check_int("workers", sweep["workers"], lo=0)
+    """Refuse bad sweep options (``workers`` < 0, a scheduler address dask cannot parse)
+    before anything is written."""
+    if sweep is not None:
+        check_sweep_options(sweep.get("workers"), sweep.get("scheduler"))
 
 
 def _sweep_in(sweep: dict | None, out: Path) -> dict | None:

@@ -11,6 +11,9 @@ if TYPE_CHECKING:
     import torch
     from torch import nn
 
+#: the largest float32: an lr beyond it overflows the first update
+_FLOAT32_MAX = 3.4028234663852886e38
+
 
 @dataclass(frozen=True)
 class TrainConfig:
@@ -134,8 +137,10 @@ class TrainConfig:
             check_positive_int(name, getattr(self, name))
         if self.n_train is not None:
             check_positive_int("n_train", self.n_train)
-        if self.lr is not None:
-            check_positive("lr", self.lr)
+        if self.lr is not None and check_positive("lr", self.lr) > _FLOAT32_MAX:
+            raise FlowsError(f"lr={self.lr!r} is not allowed; it must be a finite number > 0 "
+                             f"within float32's range (<= {_FLOAT32_MAX:.3g}), the precision "
+                             "the fields are trained in")
         check_positive("sinkhorn_reg", self.sinkhorn_reg)
         check_seed("seed", self.seed)
         from .ema import check_decay

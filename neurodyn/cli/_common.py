@@ -17,6 +17,7 @@ import re
 from collections.abc import Callable
 
 from _runkit import BadInput, Diverged, RunDir, check_int, check_memory, check_positive_int
+from _runkit.seeds import SEED_MAX, check_seed
 
 __all__ = ["parse_time", "args_config", "command", "open_run", "load_network",
            "experiment_parser", "check_states_memory", "parse_velocity_arg", "positive",
@@ -122,6 +123,25 @@ nonnegative = _typed(_check_nonnegative, "a finite number >= 0")
 positive_int = _typed(check_positive_int, "int")
 
 
+def seed_arg(text: str) -> int:
+    """argparse ``type=`` for ``--seed``: an integer in ``[0, 2**63 - 1]``
+    (:func:`_runkit.seeds.check_seed`), refused when the command line is parsed, before
+    anything is read or written.
+
+    >>> seed_arg("7")
+    7
+    >>> seed_arg("-5")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    argparse.ArgumentTypeError: '-5' is not allowed; it must be an integer in [0, 922...]
+    """
+    try:
+        return check_seed("seed", int(text))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not allowed; it must be an integer in "
+                                         f"[0, {SEED_MAX}]") from None
+
+
 def device_arg(text: str) -> str:
     """argparse ``type=`` for ``--device``: ``cpu`` or ``cuda[:I]``, refused (exit 2, naming
     the option) when torch finds no such device on this machine."""
@@ -197,14 +217,19 @@ def load_network(path: str):
     return network
 
 
-def open_run(args: argparse.Namespace, name: str, config: dict | None = None) -> RunDir:
+def open_run(args: argparse.Namespace, name: str, config: dict | None = None,
+             check: Callable[[], object] | None = None) -> RunDir:
     """The locked run directory ``--out`` of sub-command ``name``, recording its config.
 
-    A sub-command with ``--fresh`` may start over in a directory whose ``config.json`` has an
-    older shape (:class:`~_runkit.RunDir`'s ``fresh``)."""
+    Call it after every input is checked: entering it compares with what ``--out`` holds, then
+    locks, then writes (:class:`~_runkit.RunDir`), so a refusal writes nothing. A sub-command
+    with ``--fresh`` may start over in a directory whose ``config.json`` has an older shape
+    (:class:`~_runkit.RunDir`'s ``fresh``); ``check`` refuses, reading only, what the
+    directory holds that the run cannot continue (a checkpoint of another config)."""
     return RunDir(args.out, command=f"neurodyn {name}",
                   config=args_config(args) if config is None else config,
-                  seed=getattr(args, "seed", None), fresh=getattr(args, "fresh", None))
+                  seed=getattr(args, "seed", None), fresh=getattr(args, "fresh", None),
+                  check=check)
 
 
 def check_states_memory(name: str, saved: int, batch: int, size: int) -> None:
@@ -223,7 +248,7 @@ def experiment_parser(sub, name: str, help: str, func, duration: float, dt: floa
     p.add_argument("--duration", type=positive, default=duration,
                    help="simulated time (units of tau)")
     p.add_argument("--dt", type=positive, default=dt, help="integration step (units of tau)")
-    p.add_argument("--seed", type=int, default=0, help="seeds every random draw")
+    p.add_argument("--seed", type=seed_arg, default=0, help="seeds every random draw")
     add_device_argument(p)
     p.set_defaults(func=command(func))
     return p

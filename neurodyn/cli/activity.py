@@ -13,9 +13,9 @@ import argparse
 import math
 import time
 
-from _runkit import BadInput, RunFailed
+from _runkit import BadInput, RunFailed, check_memory
 
-from ._common import command, open_run, positive, positive_int
+from ._common import command, open_run, positive, positive_int, seed_arg
 
 __all__ = ["register"]
 
@@ -41,7 +41,9 @@ def _covariate(args, data: dict):
 
 
 def _fit_activity(args) -> dict:
-    from ..inference.core import fit_activity
+    from ..fitting.config import FitConfig
+    from ..fitting.core import fit_bytes
+    from ..inference.core import _check_inputs, fit_activity
     from ..inference.files import read_activity
 
     data = read_activity(args.data)
@@ -53,6 +55,11 @@ def _fit_activity(args) -> dict:
     if data["counts"].shape[0] < 100 or data["counts"].shape[1] < 3:
         raise BadInput(f"--data: counts of shape {data['counts'].shape}; need T >= 100 bins "
                        "and >= 3 cells")
+    # before --out is claimed: the counts, the window and the learned ring's fit
+    _check_inputs(data["counts"], data["dt"], args.manifold, cov)
+    _check_window(args, data)
+    if args.manifold == "ring":
+        check_memory("--n", fit_bytes(FitConfig(n=args.n)))
     with open_run(args, "fit-activity") as run:
         start = time.perf_counter()
         fit = fit_activity(data["counts"], data["dt"], args.manifold, cov, window=args.window,
@@ -67,6 +74,12 @@ def _fit_activity(args) -> dict:
         run.write_json("metrics.json", metrics)
         run.write_json("timing.json", {"seconds": time.perf_counter() - start})
     return metrics
+
+
+def _check_window(args, data: dict) -> None:
+    if args.window > data["counts"].shape[0]:
+        raise BadInput(f"--window={args.window}: longer than the recording "
+                       f"({data['counts'].shape[0]} bins in --data)")
 
 
 def _failed_text(fit) -> str:
@@ -90,11 +103,9 @@ def _learn(fit, run, args) -> dict:
 
 
 def _decode(args) -> dict:
-    import io
-
     import numpy as np
 
-    from _runkit.files import atomic_write_bytes
+    from _runkit.files import atomic_save_npy
 
     from ..inference.decode import wrapped
     from ..inference.files import decode_file, load_cells, read_activity
@@ -104,11 +115,10 @@ def _decode(args) -> dict:
     if data["counts"].shape[1] != info["used"].size:
         raise BadInput(f"--data: {data['counts'].shape[1]} cells; the model was fitted to "
                        f"{info['used'].size}")
+    _check_window(args, data)
     with open_run(args, "decode") as run:
         decoded = decode_file(cells, info, data, args.window)
-        buf = io.BytesIO()
-        np.save(buf, decoded)
-        atomic_write_bytes(buf.getvalue(), run.path("decoded.npy"))
+        atomic_save_npy(run.path("decoded.npy"), decoded)
         metrics = {"geometry": info["geometry"], "bins": int(decoded.shape[0])}
         if info["geometry"] == "ring" and "heading" in data:
             err = np.abs(wrapped(decoded - data["heading"]))
@@ -141,7 +151,7 @@ def register(sub) -> None:
                    help="torus: grid spacing (m); default estimated")
     f.add_argument("--orientation", type=float, default=None,
                    help="torus: orientation (rad) of the first wave vector; default estimated")
-    f.add_argument("--seed", type=int, default=0, help="seeds the bootstraps and the fit")
+    f.add_argument("--seed", type=seed_arg, default=0, help="seeds the bootstraps and the fit")
     f.set_defaults(func=command(_fit_activity))
     d = sub.add_parser("decode", formatter_class=argparse.ArgumentDefaultsHelpFormatter,
                        help="decode the bump from spike counts with a fit-activity model",

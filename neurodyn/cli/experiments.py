@@ -3,6 +3,7 @@ on a model."""
 
 from __future__ import annotations
 
+import argparse
 import math
 
 from _runkit import BadInput
@@ -86,12 +87,27 @@ def _speed_gain(args) -> dict:
     network = load_network(args.model)
     if network.manifold is None:
         raise BadInput("--model: the model has no target manifold to start the bump on")
-    from ..experiments.speed import DEFAULT_VELOCITIES
+    from ..experiments.speed import DEFAULT_VELOCITIES, saved_states
+    from ..runs import speed_gain_network
 
-    config = {**args_config(args), "velocities": list(velocities or DEFAULT_VELOCITIES)}
+    speeds = velocities or DEFAULT_VELOCITIES
+    driven = speed_gain_network(network, args.velocity_coupling, args.coupling_width)
+    check_states_memory("--duration/--velocities", saved_states(
+        driven, speeds, args.duration, args.dt), 1, network.geometry.size)
+    config = {**args_config(args), "velocities": list(speeds)}
     with open_run(args, "speed-gain", config=config) as run:
         return speed_gain_run(network, run.out, args.velocity_coupling, args.coupling_width,
                               velocities, args.duration, args.tolerance, dt_max=args.dt)
+
+
+def _width(text: str) -> float:
+    """argparse ``type=`` of ``--coupling-width``: radians in [0, 2 pi]
+    (:meth:`neurodyn.network.Transport.asymmetric`)."""
+    value = nonnegative(text)
+    if value > 2 * math.pi:
+        raise argparse.ArgumentTypeError(f"{text!r} is not allowed; it must be in [0, 2 pi] "
+                                         "radians")
+    return value
 
 
 def _coupling_arguments(p, default: str) -> None:
@@ -99,8 +115,8 @@ def _coupling_arguments(p, default: str) -> None:
                    help="exact: the model's fitted transport (moves the bump rigidly at any "
                         "speed); asymmetric: one smooth odd kernel calibrated at small speed "
                         "(lags and deforms at high speed)")
-    p.add_argument("--coupling-width", type=nonnegative, default=0.3,
-                   help="width of the asymmetric coupling's kernel (rad)")
+    p.add_argument("--coupling-width", type=_width, default=0.3,
+                   help="width of the asymmetric coupling's kernel (rad, in [0, 2 pi])")
 
 
 def _diffuse(args) -> dict:

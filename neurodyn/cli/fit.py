@@ -2,14 +2,24 @@
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import fields
+from pathlib import Path
 from types import SimpleNamespace
 
 from _runkit import BadInput, check_memory
 
 from ..fitting.config import FAMILIES, FitConfig
-from ._common import add_device_argument, command, nonnegative, open_run, positive, positive_int
+from ._common import (
+    add_device_argument,
+    command,
+    nonnegative,
+    open_run,
+    positive,
+    positive_int,
+    seed_arg,
+)
 
 __all__ = ["register"]
 
@@ -27,14 +37,18 @@ def _fit(args) -> dict:
             raise BadInput(f"--n {' '.join(map(str, args.n))}: n={list(args.n)}; a torus "
                            "takes n1 [n2]")
     cfg = _config(args, n)
-    size = 128 if n is None else (n if isinstance(n, int) else n[0] * n[1])
+    from ..fitting.checkpoint import check_resumable
+    from ..fitting.core import fit_bytes, resolved_config
+
     # the size grows with both; name the one the user raised (both when both were given)
     raised = (("--n", args.n is not None), ("--batch", args.batch != FitConfig.batch))
     names = "/".join(name for name, given in raised if given) or "--n"
-    check_memory(names, float(size) * (4 * cfg.batch + 4) * 8 * 48)
-    from ..fitting.core import resolved_config
+    check_memory(names, fit_bytes(cfg))
 
-    with open_run(args, "fit", config=resolved_config(cfg)) as run:
+    # a checkpoint of another config is refused before config.json is touched
+    check = None if args.fresh else functools.partial(
+        check_resumable, Path(args.out) / "fit_state.pt", cfg)
+    with open_run(args, "fit", config=resolved_config(cfg), check=check) as run:
         return fit_run(cfg, run.out, fresh=args.fresh)
 
 
@@ -90,7 +104,7 @@ def register(sub) -> None:
                    "default 128 / 32 32")
     f.add_argument("--lattice", default="hex", choices=("hex", "square"),
                    help="torus lattice (default hex)")
-    f.add_argument("--seed", type=int, default=0, help="seeds every sampled batch (default 0)")
+    f.add_argument("--seed", type=seed_arg, default=0, help="seeds every sampled batch (default 0)")
     f.add_argument("--steps", type=int, default=d.steps,
                    help=f"sampled batches of states (default {d.steps})")
     f.add_argument("--batch", type=positive_int, default=d.batch,

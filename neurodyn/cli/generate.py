@@ -6,10 +6,18 @@ from __future__ import annotations
 import argparse
 import math
 
-from _runkit import BadInput
+from _runkit import BadInput, check_memory
 from _runkit.checks import check_installed
 
-from ._common import command, load_network, open_run, positive, positive_int
+from ._common import (
+    check_states_memory,
+    command,
+    load_network,
+    open_run,
+    positive,
+    positive_int,
+    seed_arg,
+)
 
 __all__ = ["register"]
 
@@ -57,7 +65,7 @@ def register(sub) -> argparse.ArgumentParser:
                    help="with --trajectory: seconds per unit of the network's time")
     p.add_argument("--spacing", type=positive, default=0.5,
                    help="with --trajectory on a torus: grid spacing of the module (m)")
-    p.add_argument("--seed", type=int, default=0, help="seeds every random draw")
+    p.add_argument("--seed", type=seed_arg, default=0, help="seeds every random draw")
     p.set_defaults(func=command(_generate))
     return p
 
@@ -66,20 +74,10 @@ def _generate(args) -> dict:
     from ..generative.compare import compare_generators
     from ..generative.states import population_states
 
-    check_installed("ripser", "topology", "Betti numbers of generated states (neurodyn generate)")
-    if 3 * args.held > args.count:
-        raise BadInput(f"--held={args.held}: at most a third of --count={args.count}")
-    if not math.isfinite(args.relax):
-        raise BadInput(f"--relax={args.relax}: must be finite")
-    if not args.data:
-        network = load_network(args.model)
-        if network.manifold is None:
-            raise BadInput(f"--model={args.model!r}: the network has no target manifold")
-    if args.window % 2 == 0:
-        raise BadInput(f"--window={args.window}: must be odd")
+    network, recorded = _checked_inputs(args)
     with open_run(args, "generate") as run:
-        if args.data:
-            network, states = _recorded(args)
+        if recorded is not None:
+            states = recorded
         elif args.trajectory != "none":
             states = _driven(network, args)
         else:
@@ -98,19 +96,40 @@ def _generate(args) -> dict:
     return {**metrics, "seconds": seconds}
 
 
+def _checked_inputs(args):
+    """The network and, with ``--data``, the recorded states, every option and file checked
+    and the memory estimate made before ``--out`` is claimed."""
+    from ..generative.methods import RELAX_DT
+
+    check_installed("ripser", "topology", "Betti numbers of generated states (neurodyn generate)")
+    if 3 * args.held > args.count:
+        raise BadInput(f"--held={args.held}: at most a third of --count={args.count}")
+    if not math.isfinite(args.relax):
+        raise BadInput(f"--relax={args.relax}: must be finite")
+    if args.window % 2 == 0:
+        raise BadInput(f"--window={args.window}: must be odd")
+    if args.data:
+        network, states = _recorded(args)  # the model folder's cells and the counts, read
+    else:
+        network, states = load_network(args.model), None
+        if network.manifold is None:
+            raise BadInput(f"--model={args.model!r}: the network has no target manifold")
+    # the states, the three flows' copies of them and the held-out distances, float64
+    check_memory("--count", 8.0 * args.count * (16.0 * network.geometry.size + args.held))
+    # method (c) saves every state of its relaxations (u and r)
+    check_states_memory("--relax", args.relax / RELAX_DT + 2, args.count, network.geometry.size)
+    return network, states
+
+
 def _write_states(run, train, samples: dict) -> None:
     """``states.npy``: the training states (float32, one row per state; ``flows train --data``
-    takes it); ``generated.npz``: held-out, generated and control states by name."""
-    import io
-
-    import numpy as np
+    takes it; its sha256 beside it); ``generated.npz``: held-out, generated and control states
+    by name."""
     import torch
 
-    from _runkit.files import atomic_savez, atomic_write_bytes
+    from _runkit.files import atomic_save_npy, atomic_savez
 
-    buf = io.BytesIO()
-    np.save(buf, train.to(torch.float32).numpy())
-    atomic_write_bytes(buf.getvalue(), run.path("states.npy"))
+    atomic_save_npy(run.path("states.npy"), train.to(torch.float32).numpy())
     atomic_savez(run.path("generated.npz"),
                  **{k: v.to(torch.float32).numpy() for k, v in samples.items()})
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import zipfile
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -26,6 +27,7 @@ from ._common import (
     open_run,
     positive,
     positive_int,
+    seed_arg,
 )
 
 if TYPE_CHECKING:
@@ -129,7 +131,7 @@ def _add_run_arguments(p: argparse.ArgumentParser) -> None:
                    help="sides of a rectangular arena [0, W] x [0, H] in the box (m): tracking "
                         "is clipped into it and its walls give the boundary cue (default: the "
                         "session's, 3.5,2.5 for tanni, else the box)")
-    p.add_argument("--seed", type=int, default=0, help="seeds the trajectory and the panel")
+    p.add_argument("--seed", type=seed_arg, default=0, help="seeds the trajectory and the panel")
     add_device_argument(p)
     p.add_argument("--modules", type=_float_list, default=None,
                    help="comma-separated spacings (m) of several modules, e.g. 0.5,0.7,0.98 "
@@ -263,11 +265,12 @@ def _is_tracking(path: Path) -> bool:
         return True
     if path.suffix.lower() != ".npz" or not path.is_file():
         return False
-    try:
-        with np.load(path, allow_pickle=False) as data:
-            return "t" in data.files and ("pos" in data.files or "position" in data.files)
-    except (OSError, ValueError):
+    try:  # the names only: the arrays are read, and checked, by the reader chosen
+        with zipfile.ZipFile(path) as zf:
+            names = {name.removesuffix(".npy") for name in zf.namelist()}
+    except (OSError, zipfile.BadZipFile):
         return False
+    return "t" in names and ("pos" in names or "position" in names)
 
 
 def _tracking_file(args, sheet: int, box: Box) -> Trajectory:
@@ -357,7 +360,7 @@ def _grid_cells(args) -> dict:
     from ..spatial.gridcells.checks import _check_network, _positive
     from ..spatial.gridcells.files import write_grid_cells
     from ..spatial.gridcells.results import null_shift
-    from ..spatial.gridcells.run import run_grid_cells
+    from ..spatial.gridcells.run import check_grid_cells, run_grid_cells
 
     method = _method(args)
     if args.trajectory in RECORDED:
@@ -383,19 +386,22 @@ def _grid_cells(args) -> dict:
     spacing = _positive("--spacing", args.spacing)
     noise, calibration = _noise(args, network, spacing)
     _nwb(args)  # refused before the run without pynwb
-    # the simulation is long: --out is claimed first, so a bad or busy --out is refused at once
+    options = dict(
+        spacing=spacing, orientation=math.radians(args.orientation), modules=args.modules,
+        tau_seconds=args.tau_seconds, dt_network=args.dt_network, cells=args.cells,
+        bins=args.bins, lattice=args.lattice, method=method, noise=noise,
+        shuffles=args.shuffles, min_shift=args.min_shift, arena=args.arena, seed=args.seed,
+        all_cells=args.all_cells, **cues)
+    # refused before --out is claimed, a checkpoint of another run there included
+    check_grid_cells(network, traj, checkpoint=None if args.fresh else
+                     Path(args.out) / CHECKPOINT, **options)
     with open_run(args, "grid-cells") as run:
         state = run.path(CHECKPOINT)
         if args.fresh and state.exists():
             state.unlink()
-        result = run_grid_cells(
-            network, traj, spacing=spacing, orientation=math.radians(args.orientation),
-            modules=args.modules, tau_seconds=args.tau_seconds, dt_network=args.dt_network,
-            cells=args.cells, bins=args.bins, seed=args.seed, progress=None,
-            all_cells=args.all_cells, lattice=args.lattice, method=method, noise=noise,
-            shuffles=args.shuffles, min_shift=args.min_shift, device=args.device,
-            checkpoint=state, checkpoint_every=60.0 * args.checkpoint_every,
-            arena=args.arena, **cues)
+        result = run_grid_cells(network, traj, progress=None, device=args.device,
+                                checkpoint=state, checkpoint_every=60.0 * args.checkpoint_every,
+                                **options)
         result.config["heterogeneity"] = disorder.to_dict()
         if getattr(args, "tracking", None) is not None:
             result.config["trajectory"] = args.tracking["source"]

@@ -7,7 +7,7 @@ import argparse
 from _runkit import BadInput, check_memory
 from _runkit.checks import check_installed
 
-from ._common import MIN_SURVEY_SAMPLES, command, load_network, open_run, positive_int
+from ._common import MIN_SURVEY_SAMPLES, command, load_network, open_run, positive_int, seed_arg
 
 __all__ = ["register"]
 
@@ -29,7 +29,7 @@ def register(sub) -> argparse.ArgumentParser:
     p.add_argument("--out", required=True, help="output directory (locked while the run writes)")
     p.add_argument("--samples", type=positive_int, default=2000,
                    help=f"activity samples (>= {MIN_SURVEY_SAMPLES})")
-    p.add_argument("--seed", type=int, default=0, help="seeds every random draw")
+    p.add_argument("--seed", type=seed_arg, default=0, help="seeds every random draw")
     p.add_argument("--no-topology", dest="topology", action="store_false",
                    help="skip persistent homology (ripser)")
     p.add_argument("--animate", action="store_true", help="also write the bump animation (GIF)")

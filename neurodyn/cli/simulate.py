@@ -22,6 +22,7 @@ from ._common import (
     parse_velocity_arg,
     positive,
     positive_int,
+    seed_arg,
 )
 
 __all__ = ["register"]
@@ -143,7 +144,7 @@ def register(sub) -> argparse.ArgumentParser:
                    help="noise sigma on u (potential units per sqrt(tau)); needs euler")
     s.add_argument("--save-every", type=positive_int, default=10,
                    help="steps between saved states")
-    s.add_argument("--seed", type=int, default=0, help="seeds perturbations and noise")
+    s.add_argument("--seed", type=seed_arg, default=0, help="seeds perturbations and noise")
     s.add_argument("--nwb", action="store_true",
                    help="also write activity.nwb: the rates of every run in NWB, times in "
                         "seconds through --tau-seconds (needs the nwb extra)")

@@ -12,11 +12,12 @@ from __future__ import annotations
 
 import math
 
+from _runkit import check_memory
 from _runkit.cli import add_sweep_arguments, sweep_options, sweep_workers
-from _runkit.sweep import run_sweep
+from _runkit.sweep import check_sweep_options, run_sweep
 
 from ..experiments.sweeps import SWEEPS
-from ._common import add_device_argument, args_config, command, open_run
+from ._common import add_device_argument, args_config, command, open_run, seed_arg
 
 __all__ = ["register", "parse_grid"]
 
@@ -43,6 +44,15 @@ def parse_grid(items: list[str], kind: str) -> dict:
     return grid
 
 
+def _check_fit_memory(n: int) -> None:
+    """:class:`~_runkit.BadInput` for a cell's ring fit of ``n`` neurons that would
+    not fit in memory (:func:`neurodyn.fitting.core.fit_bytes`)."""
+    from ..fitting.config import FitConfig
+    from ..fitting.core import fit_bytes
+
+    check_memory("n", fit_bytes(FitConfig(n=n)))
+
+
 def _check_value(name: str, value: float, item: str) -> None:
     """Raise ``ValueError`` naming ``--grid`` for a value no cell of the axis accepts."""
     from ..fitting.config import FitConfig
@@ -51,6 +61,7 @@ def _check_value(name: str, value: float, item: str) -> None:
     try:
         if name == "n":
             Ring(value)
+            _check_fit_memory(value)
         elif name == "kappa":
             FitConfig(kappa=value)
         elif not math.isfinite(value) or (name == "noise" and value <= 0):
@@ -80,6 +91,7 @@ def _sweep(args) -> dict:
     from ..plotting import plot_sweep, save_figure
 
     spec = SWEEPS[args.kind]
+    check_sweep_options(args.workers, args.scheduler)  # before --out is claimed
     grid = parse_grid(args.grid, args.kind)
     fixed = _fixed(args, spec)
     x, series = spec.axes
@@ -122,7 +134,7 @@ def register(sub) -> None:
                    "listed above (kappa: kappa, n; diffusion: noise, n; drift: v, n)")
     p.add_argument("--fit-steps", type=int, default=None,
                    help="Adam steps of every cell's fit (default 300)")
-    p.add_argument("--seed", type=int, default=0, help="base seed of the cells' seeds")
+    p.add_argument("--seed", type=seed_arg, default=0, help="base seed of the cells' seeds")
     add_device_argument(p)
     add_sweep_arguments(p)
     p.set_defaults(func=command(_sweep))

@@ -30,11 +30,15 @@ from . import fastpath
 from .device import check_device, on_device
 from .inputs import OrnsteinUhlenbeck, Velocity, reference_phase
 
-__all__ = ["SimulationResult", "simulate", "NonFiniteStateError", "METHODS"]
+__all__ = ["SimulationResult", "simulate", "NonFiniteStateError", "METHODS", "STATE_LIMIT"]
 
 FIXED_METHODS = ("euler", "midpoint", "rk4")
 ADAPTIVE_METHODS = ("dopri5",)
 METHODS = FIXED_METHODS + ADAPTIVE_METHODS
+
+
+#: the default sane range ``|u| <= STATE_LIMIT`` of a simulation's potentials
+STATE_LIMIT = 1e6
 
 
 class NonFiniteStateError(Diverged):
@@ -268,7 +272,7 @@ def simulate(network: HopfieldNetwork, u0: torch.Tensor, duration: float, dt: fl
              save_every: int = 10, seed: int | None = None, rtol: float = 1e-7,
              atol: float = 1e-9, progress: bool | None = None,
              diagnostics: bool = True, dtype: torch.dtype = torch.float64,
-             check_every: int = 50, state_limit: float = 1e6, backend: str = "auto",
+             check_every: int = 50, state_limit: float = STATE_LIMIT, backend: str = "auto",
              device: str | torch.device = "cpu", current=None,
              reference: bool = True) -> SimulationResult:
     """Simulate a batch of states.

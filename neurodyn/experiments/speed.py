@@ -123,6 +123,32 @@ def _advection_rate(network: HopfieldNetwork) -> float:
     return float((k * h).max()) * slope / network.tau
 
 
+def _schedule(network: HopfieldNetwork, v: float, duration: float, dt_max: float
+              ) -> tuple[float, int, int]:
+    """The step, the number of steps and the steps between saved states of
+    :func:`speed_point` at velocity ``v``."""
+    dt = min(dt_max, 0.5 / (v * max(_advection_rate(network), 1e-12)))
+    steps = math.ceil(duration / dt - 1e-9)
+    return duration / steps, steps, max(1, min(int(0.5 / (v * duration / steps)), steps // 40))
+
+
+def saved_states(network: HopfieldNetwork, velocities, duration: float = 40.0,
+                 dt_max: float = 0.05) -> int:
+    """The most states :func:`speed_gain` saves in one simulation (the bisection's velocities
+    lie between the given ones), for a memory estimate before it runs.
+
+    >>> from neurodyn.fitting.core import FitConfig, fit
+    >>> net = fit(FitConfig(n=32, steps=1)).network
+    >>> saved_states(net, (0.1, 0.2), duration=10.0) < saved_states(net, (0.1, 0.2), 1e4)
+    True
+    """
+    counts = []
+    for v in velocities:
+        _, steps, every = _schedule(network, float(v), duration, dt_max)
+        counts.append(steps // every + 2)
+    return max(counts)
+
+
 def speed_point(network: HopfieldNetwork, v: float, duration: float = 40.0,
                 tolerance: float = 0.05, dt_max: float = 0.05) -> SpeedPoint:
     """Drive the resting bump at constant velocity ``v`` along axis 0 and measure it.
@@ -156,10 +182,7 @@ def speed_point(network: HopfieldNetwork, v: float, duration: float = 40.0,
     if network.manifold is None or network.transport is None:
         raise ValueError("network: needs a target manifold and a transport")
     g = network.geometry
-    dt = min(dt_max, 0.5 / (v * max(_advection_rate(network), 1e-12)))
-    steps = math.ceil(duration / dt - 1e-9)
-    dt = duration / steps
-    save_every = max(1, min(int(0.5 / (v * dt)), steps // 40))
+    dt, steps, save_every = _schedule(network, v, duration, dt_max)
     u0 = network.manifold.u0.detach().cpu()[None]
     value = (float(v),) + (0.0,) * (g.dim - 1)
     with torch.no_grad():

@@ -19,7 +19,7 @@ from _runkit.files import check_finite_tensors, check_saved_step
 from .config import FitConfig
 
 __all__ = ["FORMAT", "to_device", "checkpoint_config", "save_checkpoint", "load_checkpoint",
-           "checkpointed_steps"]
+           "check_resumable", "checkpointed_steps"]
 
 #: the ``format`` entry of every fit checkpoint
 FORMAT = "neurodyn.fit/2"
@@ -76,6 +76,20 @@ def load_checkpoint(path: Path, config: FitConfig) -> dict:
                                      for k in diff) + "); use --fresh to start over")
     _check_fields(state, config, path)
     return state
+
+
+def check_resumable(path: Path, config: FitConfig) -> None:
+    """Refuse (:class:`~_runkit.BadInput`), reading only, a checkpoint at ``path`` that a fit of
+    ``config`` cannot resume (:func:`load_checkpoint`); an absent one is fine. A run directory
+    calls it before it writes anything (:class:`~_runkit.RunDir`'s ``check``)."""
+    if not Path(path).exists():
+        return
+    try:
+        load_checkpoint(Path(path), config)
+    except BadInput:
+        raise
+    except ValueError as err:
+        raise BadInput(str(err)) from None
 
 
 def _check_fields(state: dict, config: FitConfig, path: Path) -> None:

@@ -134,6 +134,18 @@ def build_geometry(config: FitConfig) -> Geometry:
     return Torus(int(n[0]), int(n[1]), config.lattice)
 
 
+def fit_bytes(config: FitConfig) -> float:
+    """Bytes a fit of ``config`` allocates, about: its batched design, 48 float64 values per
+    neuron and probed state (``4 batch + 4`` states a step). The command lines check it
+    against the memory limits (:func:`_runkit.check_memory`) before anything is built.
+
+    >>> fit_bytes(FitConfig(n=128, batch=8)) / 2**20
+    1.6875
+    """
+    size = build_geometry(config).size  # the geometry holds sizes only until used
+    return float(size) * (4 * config.batch + 4) * 8 * 48
+
+
 def build_manifold(config: FitConfig, geometry: Geometry | None = None) -> TargetManifold:
     """The target manifold of a config (its ``profile``: :mod:`neurodyn.fitting.profiles`)."""
     geometry = geometry or build_geometry(config)

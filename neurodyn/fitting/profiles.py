@@ -185,22 +185,9 @@ def profile_potentials(geometry: Geometry, activation: Activation, a: float, c: 
 
 def _load_rates(path: str) -> np.ndarray:
     """One array from a ``.npy`` file (its declared size checked first, no pickles)."""
-    from pathlib import Path
+    from _runkit.files import load_npy
 
-    from _runkit.files import check_array_file_size
-
-    p = Path(path)
-    if not p.is_file():
-        raise ValueError(f"profile={path!r}: no such file")
-    check_array_file_size(p, "profile")
-    try:
-        arr = np.load(p, allow_pickle=False)
-    except (ValueError, OSError, EOFError) as err:
-        raise ValueError(f"profile={path!r}: not a readable .npy file of numbers "
-                         f"({str(err).splitlines()[0][:120]})") from None
-    if not isinstance(arr, np.ndarray):
-        raise ValueError(f"profile={path!r}: holds several arrays (.npz); expected one .npy")
-    return arr
+    return load_npy(path, "profile")
 
 
 def _named(geometry: Geometry, profile: str) -> torch.Tensor:

@@ -28,7 +28,7 @@ from _runkit.seeds import derive_seed
 from ..network import HopfieldNetwork
 from .states import PopulationStates, _rate_range
 
-__all__ = ["Generated", "generate_ambient", "generate_riemannian", "relax_states"]
+__all__ = ["Generated", "generate_ambient", "generate_riemannian", "relax_states", "RELAX_DT"]
 
 
 @dataclass(frozen=True)
@@ -136,8 +136,12 @@ def generate_riemannian(network: HopfieldNetwork, states: PopulationStates, n: i
                      cpu_seconds=time.process_time() - c0)
 
 
+#: the step (tau) of method (c)'s relaxation: it saves every step
+RELAX_DT = 0.1
+
+
 def relax_states(network: HopfieldNetwork, generated: Generated, relax: float = 2.0,
-                 dt: float = 0.1) -> Generated:
+                 dt: float = RELAX_DT) -> Generated:
     """(c) Generated states relaxed by the network's dynamics (rk4) for ``relax`` tau; the
     energy is audited along every relaxation."""
     from ..dynamics.simulation import simulate

@@ -229,7 +229,8 @@ def recorded_states(model, data, count: int | None = None, window: int = 5,
     if data["counts"].shape[1] != info["used"].size:
         raise BadInput(f"data: {data['counts'].shape[1]} cells; the model was fitted to "
                        f"{info['used'].size}")
-    sums, seen = windowed(data["counts"][:, info["used"]], check_int("window", window, lo=1))
+    check_int("window", window, lo=1, hi=data["counts"].shape[0])  # at most the recording
+    sums, seen = windowed(data["counts"][:, info["used"]], window)
     rows = np.flatnonzero((seen > 0).all(1))
     if count is not None:
         count = check_int("count", count, lo=2)

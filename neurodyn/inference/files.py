@@ -23,8 +23,8 @@ from pathlib import Path
 
 import numpy as np
 
-from _runkit import BadInput
-from _runkit.files import atomic_savez, check_array_file_size
+from _runkit import BadInput, check_memory
+from _runkit.files import atomic_savez, load_arrays
 
 from .cells import RingCells
 from .decode import decode_ml
@@ -35,13 +35,11 @@ __all__ = ["read_activity", "save_cells", "load_cells", "decode_file"]
 
 
 def _npz(path: Path, name: str) -> dict:
-    check_array_file_size(path, name)
-    try:
-        with np.load(path, allow_pickle=False) as data:
-            return {k: data[k] for k in data.files}
-    except (ValueError, OSError, EOFError) as err:
-        raise BadInput(f"{name}={str(path)!r} is not a readable .npz file of arrays "
-                       f"({str(err).splitlines()[0][:120]})") from None
+    data = load_arrays(path, name)  # size, checksum, no pickles: BadInput naming the file
+    if not isinstance(data, dict):
+        raise BadInput(f"{name}={str(path)!r} holds one array (.npy); an .npz of named arrays "
+                       "is expected")
+    return data
 
 
 def _nwb(path: Path, name: str) -> dict:
@@ -62,6 +60,11 @@ def _nwb(path: Path, name: str) -> dict:
         if series is None or nwb.units is None:
             raise BadInput(f"{name}={str(path)!r}: needs a units table and a SpatialSeries in "
                            "the processing module 'behavior'")
+        # the sizes the file declares, before anything is read: the series, and the counts
+        # (bins, units) they are binned into, float64
+        bins = float(len(series.timestamps))
+        check_memory(f"{name}={str(path)!r}", 8.0 * (float(np.prod(series.data.shape)) + bins
+                                                     * (2.0 + len(nwb.units))))
         t = np.asarray(series.timestamps[:], dtype=float)
         cov = np.asarray(series.data[:], dtype=float)
         spikes = [np.asarray(nwb.units["spike_times"][i]) for i in range(len(nwb.units))]
@@ -101,6 +104,7 @@ def read_activity(path, name: str = "--data") -> dict:
     if counts.dtype.kind not in "fiu" or counts.ndim != 2:
         raise BadInput(f"{name}: counts of shape {counts.shape} and type {counts.dtype}; "
                        "expected real numbers (T, cells)")
+    _check_counts(counts, name)
     dt = np.asarray(data["dt"])
     if dt.shape != () or dt.dtype.kind not in "fiu" or not (np.isfinite(dt) and dt > 0):
         raise BadInput(f"{name}: dt={data['dt']!r}; expected one finite number > 0 (seconds)")
@@ -113,6 +117,30 @@ def read_activity(path, name: str = "--data") -> dict:
                                f"of shape {shape}")
             out[key] = arr.astype(float)
     return out
+
+
+#: the largest total count of a cell: float64 holds whole counts exactly up to 2**53
+MAX_TOTAL_COUNT = 2.0**53
+
+
+def _check_counts(counts: np.ndarray, name: str) -> None:
+    """Refuse counts that are empty, negative, or so large that their sums lose whole counts
+    in float64 (and overflow int64)."""
+    if counts.size == 0:
+        raise BadInput(f"{name}: counts of shape {counts.shape} are empty; at least one bin of "
+                       "one cell is needed")
+    x = counts.astype(float)
+    seen = np.isfinite(x)
+    if np.any(x[seen] < 0):
+        t, cell = np.argwhere(seen & (x < 0))[0]
+        raise BadInput(f"{name}: counts[{t}, {cell}]={x[t, cell]:g}; counts must be >= 0 (NaN "
+                       "marks a cell not observed in a bin)")
+    totals = np.where(seen, x, 0.0).sum(axis=0)
+    if np.any(~np.isfinite(totals) | (totals > MAX_TOTAL_COUNT)):
+        cell = int(np.argmax(np.where(np.isfinite(totals), totals, np.inf)))
+        raise BadInput(f"{name}: cell {cell}'s counts add up to {totals[cell]:.3g}, beyond "
+                       f"2**53 (sums of such counts overflow int64 and lose whole counts in "
+                       "float64); these are not spike counts")
 
 
 def save_cells(path, fit) -> None:
@@ -161,6 +189,10 @@ def load_cells(folder, name: str = "--model") -> tuple[object, dict]:
     missing = [k for k in need if k not in d]
     if missing:
         raise BadInput(f"{name}={str(path)!r}: missing {missing}")
+    for key in need[1:]:
+        if d[key].dtype.kind not in "biuf" or not np.isfinite(d[key]).all():
+            raise BadInput(f"{name}={str(path)!r}: {key!r} holds NaN, infinite or non-numeric "
+                           "values; the file is damaged or was edited")
     geometry = str(d["geometry"])
     n = d["gain"].shape
     if (geometry not in ("ring", "torus") or d["baseline"].shape != n

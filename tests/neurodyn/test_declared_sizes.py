@@ -138,3 +138,30 @@ def test_a_normal_model_still_loads(files):
     net, _ = load_model(files / "torus")
     assert net.geometry.shape == (8, 8)
     assert np.isfinite(net.bias.numpy()).all()
+
+
+def test_an_nwb_recording_is_sized_before_it_is_read(tmp_path, monkeypatch):
+    """read_activity reads an NWB file's series and bins its spikes (bins x units, float64)
+    only after the sizes the file declares pass the memory check."""
+    pynwb = pytest.importorskip("pynwb")
+    from datetime import datetime, timezone
+
+    from _runkit import BadInput, checks
+    from neurodyn.inference.files import read_activity
+
+    nwb = pynwb.NWBFile("recording", "id", datetime(2020, 1, 1, tzinfo=timezone.utc))
+    t = np.arange(200) * 0.02
+    position = pynwb.behavior.Position(spatial_series=pynwb.behavior.SpatialSeries(
+        name="heading", data=np.mod(t, 2 * np.pi), timestamps=t, reference_frame="arena"))
+    nwb.create_processing_module("behavior", "tracking").add(position)
+    for i in range(5):
+        nwb.add_unit(spike_times=np.sort(np.random.default_rng(i).uniform(0, 4, 50)))
+    path = tmp_path / "rec.nwb"
+    with pynwb.NWBHDF5IO(str(path), "w") as io:
+        io.write(nwb)
+    assert read_activity(path)["counts"].shape == (200, 5)  # the control: it fits
+    # (200 samples + 200 x (2 + 5) counts) x 8 bytes = 12.8 kB against a 10 kB limit
+    monkeypatch.setattr(checks, "memory_limit", lambda: (12_500, "available memory"))
+    with pytest.raises(BadInput, match=r"--data='.*rec.nwb' is too large: the run would need "
+                                       r"about 12.5 KiB of memory, more than the 9.8 KiB"):
+        read_activity(path)

@@ -261,7 +261,7 @@ def test_basis_counts():
     (lambda d: ["--profile", str(d / "short.npy")], "shape (31,)"),
     (lambda d: ["--profile", str(d / "range.npy")], "outside the activation's open range"),
     (lambda d: ["--profile", str(d / "flat.npy")], "constant"),
-    (lambda d: ["--profile", str(d / "missing.npy")], "no such file"),
+    (lambda d: ["--profile", str(d / "missing.npy")], "does not exist"),
     (lambda d: ["--profile", "von-mises:5", "--bandwidth", "16"], "--bandwidth"),
 ])
 def test_cli_refuses_bad_profiles(tmp_path, capsys, make, text):

@@ -16,8 +16,8 @@ import torch
 from ...network import HopfieldNetwork
 from .checks import _check_network
 
-__all__ = ["DEFAULT_DT_NETWORK", "STABILITY_LIMIT", "STABILITY_MARGIN", "connectivity_row",
-           "network_step"]
+__all__ = ["DEFAULT_DT_NETWORK", "STABILITY_LIMIT", "STABILITY_MARGIN", "MAX_SUBSTEPS",
+           "connectivity_row", "network_step"]
 
 #: Largest network step (units of ``tau``) used by default
 #: (:func:`neurodyn.spatial.gridcells.run.run_grid_cells`).
@@ -26,6 +26,9 @@ DEFAULT_DT_NETWORK = 2.0
 STABILITY_LIMIT = {"euler": 2.0, "midpoint": 2.0, "rk4": 2.785}
 #: Fraction of the stability limit a step may use.
 STABILITY_MARGIN = 0.9
+#: the most network steps a trajectory sample may take: a network stiffer than that is refused
+#: (its run would take a million integration steps per sample)
+MAX_SUBSTEPS = 1e6
 
 
 def connectivity_row(network: HopfieldNetwork, neuron: tuple[int, int] = (0, 0)) -> np.ndarray:
@@ -87,9 +90,20 @@ def network_step(network: HopfieldNetwork, sample_interval: float, dt_max: float
     """
     from ...analysis.diagnostics import jacobian_spectrum
 
-    lam = float(jacobian_spectrum(network).min())
+    why = "(a heterogeneity, gain_sd, threshold_sd or weight_sd, too large for it?)"
+    try:
+        lam = float(jacobian_spectrum(network).min())
+    except RuntimeError as err:  # torch's LinAlgError: no spectrum of a degenerate Jacobian
+        raise ValueError(f"network: the spectrum of its Jacobian at the target bump cannot be "
+                         f"computed ({' '.join(str(err).split())[:120]}), so no stable step "
+                         f"can be chosen {why}") from None
     bound = dt_max * network.tau
     if lam < 0:
         bound = min(bound, STABILITY_MARGIN * STABILITY_LIMIT[method] / -lam)
-    substeps = max(1, math.ceil(sample_interval / bound - 1e-9))
+    steps = sample_interval / bound if math.isfinite(lam) else math.inf
+    if not steps <= MAX_SUBSTEPS:
+        raise ValueError(f"network: its stiffest mode (Jacobian eigenvalue {lam:.3g} at the "
+                         f"target bump) needs {steps:.3g} {method} steps per trajectory sample "
+                         f"to stay stable, more than {MAX_SUBSTEPS:g} {why}")
+    substeps = max(1, math.ceil(steps - 1e-9))
     return sample_interval / substeps, substeps, lam

@@ -27,7 +27,8 @@ from importlib import resources
 
 import numpy as np
 
-from _runkit.checks import check_installed
+from _runkit.checks import check_installed, check_memory
+from _runkit.files import load_arrays
 
 from ..agent import Box, Trajectory
 from ..positions import load_positions, ratinabox_arrays
@@ -237,6 +238,8 @@ def resample_tracking(t, position, dt: float, box: Box, *, max_speed: float = 2.
     steps = int(math.floor(end / dt + 1e-9)) + 1
     if steps < 2:
         raise ValueError(f"dt={dt:g}: the tracking ({end:g} s) is shorter than one sample")
+    # the times the file declares, at dt: the grid, the positions and the trajectory's arrays
+    check_memory(f"the tracking's {end:g} s at dt={dt:g} s", 8.0 * 10.0 * steps)
     grid = np.arange(steps) * dt
     resampled = np.stack([np.interp(grid, tk, clipped[:, k]) for k in range(2)], axis=1)
     traj = load_positions(resampled, dt, box)
@@ -347,12 +350,13 @@ def read_tracking(path) -> tuple[np.ndarray, np.ndarray]:
     path = str(path)
     suffix = path.rsplit(".", 1)[-1].lower() if "." in path else ""
     if suffix == "npz":
-        with np.load(path, allow_pickle=False) as data:
-            key = "pos" if "pos" in data.files else "position"
-            if "t" not in data.files or key not in data.files:
-                raise ValueError(f"{path}: a tracking .npz needs arrays 't' and 'pos' (or "
-                                 f"'position'), found {sorted(data.files)}")
-            return np.asarray(data["t"], dtype=float), np.asarray(data[key], dtype=float)
+        data = load_arrays(path, "tracking")  # BadInput: too large, damaged, not arrays
+        data = data if isinstance(data, dict) else {}
+        key = "pos" if "pos" in data else "position"
+        if "t" not in data or key not in data:
+            raise ValueError(f"{path}: a tracking .npz needs arrays 't' and 'pos' (or "
+                             f"'position'), found {sorted(data)}")
+        return np.asarray(data["t"], dtype=float), np.asarray(data[key], dtype=float)
     if suffix != "csv":
         raise ValueError(f"{path}: tracking must be a .npz (t, pos) or .csv (t, x, y) file")
     with open(path, encoding="utf-8") as fh:

@@ -72,6 +72,7 @@ __all__ = [
     "GridCellsResult",
     "ModuleResult",
     "run_grid_cells",
+    "check_grid_cells",
     "connectivity_row",
     "DEFAULT_DT_NETWORK",
     "GRIDNESS_THRESHOLD",
@@ -245,11 +246,8 @@ def run_grid_cells(
     g, spacings, tau_seconds, dt_max, shift = _checked_arguments(
         network, trajectory, lattice, spacing, modules, orientation, tau_seconds, dt_network,
         cells, bins, method, noise, boundary_cue, landmark_cue, shuffles, min_shift, arena)
-
-    unit = tau_seconds / network.tau  # seconds per network time unit
-    dt_sample = float(trajectory.dt) / unit  # sample interval in network time units
-    dt_net, substeps, lam = network_step(network, dt_sample, dt_max, method)
-    vel_net = _network_velocity(trajectory, spacings, orientation, g.lattice, unit)
+    unit, dt_sample, (dt_net, substeps, lam), vel_net = _steps_and_velocity(
+        network, trajectory, g, spacings, orientation, tau_seconds, dt_max, method)
 
     dev = check_device(device)
     flat, cell_idx = _panel(g, cells, seed)
@@ -261,8 +259,8 @@ def run_grid_cells(
                          all_cells, noise, dev, (boundary_cue, landmark_cue, arena), shuffles,
                          shift)
     saver = None if checkpoint is None else _Checkpointer(
-        Path(checkpoint), _positive("checkpoint_every", checkpoint_every), run_identity(
-            network, trajectory, {**config, "device": None, "keep_rates": keep_rates}))
+        Path(checkpoint), _positive("checkpoint_every", checkpoint_every),
+        _identity(network, trajectory, config, keep_rates))
     nfe, wall = _simulate_segments(
         network, u, record, vel_net, dt_sample, dt_net, substeps, method=method, noise=noise,
         seed=seed, cues=(boundary_cue, landmark_cue, arena), spacings=spacings,
@@ -312,6 +310,65 @@ def _fixed_connectivity(network: HopfieldNetwork, seed: int) -> np.ndarray:
     return fit_circulant(network, seed=seed).profile.kernel.detach().cpu().numpy()
 
 
+def check_grid_cells(network: HopfieldNetwork, trajectory: Trajectory, spacing: float = 0.5,
+                     orientation: float = 0.0, modules: list[float] | None = None,
+                     tau_seconds: float = 0.01, dt_network: float | None = None,
+                     cells: int = 64, bins: int = 20, *, lattice: str | None = None,
+                     method: str = "rk4", noise: float | list[float] = 0.0,
+                     boundary_cue: tuple[float, float] | None = None,
+                     landmark_cue: tuple[float, float, float, float] | None = None,
+                     shuffles: int = 20, min_shift: float | None = None,
+                     arena: tuple[float, float] | None = None, seed: int = 0,
+                     all_cells: bool = False, keep_rates: bool = False,
+                     checkpoint: str | Path | None = None) -> None:
+    """Refuse (``ValueError`` naming the first bad argument) what :func:`run_grid_cells` would
+    refuse before it simulates: the network, the trajectory (a phase that moves by pi or more
+    between two samples, as a track that jumps does), the panel, the method, the cues, the
+    null and a ``checkpoint`` written by another run; its arguments are
+    :func:`run_grid_cells`' of the same names. A command checks them before it claims its
+    ``--out``.
+
+    Examples
+    --------
+    >>> from neurodyn.fitting.core import FitConfig, fit
+    >>> from neurodyn.spatial.agent import generate_trajectory
+    >>> net = fit(FitConfig(geometry="torus", n=(12, 12), steps=1)).network
+    >>> check_grid_cells(net, generate_trajectory(2.0, seed=0), cells=4, bins=1)
+    Traceback (most recent call last):
+    ...
+    ValueError: bins=1: must be an integer >= 2
+    """
+    g, spacings, tau_seconds, dt_max, shift = _checked_arguments(
+        network, trajectory, lattice, spacing, modules, orientation, tau_seconds, dt_network,
+        cells, bins, method, noise, boundary_cue, landmark_cue, shuffles, min_shift, arena)
+    _, _, (dt_net, substeps, lam), _ = _steps_and_velocity(
+        network, trajectory, g, spacings, orientation, tau_seconds, dt_max, method)
+    if checkpoint is not None and Path(checkpoint).exists():
+        config = _run_config(g, trajectory, spacings, orientation, tau_seconds, dt_max,
+                             (dt_net / network.tau, substeps, lam), cells, bins, seed, method,
+                             all_cells, noise, torch.device("cpu"),
+                             (boundary_cue, landmark_cue, arena), shuffles, shift)
+        load_run_state(Path(checkpoint), _identity(network, trajectory, config, keep_rates))
+
+
+def _identity(network: HopfieldNetwork, trajectory: Trajectory, config: dict,
+              keep_rates: bool) -> dict:
+    """What a checkpoint of the run of ``config`` must match (:func:`run_identity`; the device
+    is left out: a run resumes on any)."""
+    return run_identity(network, trajectory, {**config, "device": None, "keep_rates": keep_rates})
+
+
+def _steps_and_velocity(network: HopfieldNetwork, trajectory: Trajectory, g, spacings,
+                        orientation: float, tau_seconds: float, dt_max: float, method: str):
+    """Seconds per network time unit, the sample interval in network time, the network's step
+    (:func:`network_step`) and the modules' phase velocities (:func:`_network_velocity`)."""
+    unit = tau_seconds / network.tau  # seconds per network time unit
+    dt_sample = float(trajectory.dt) / unit  # sample interval in network time units
+    step = network_step(network, dt_sample, dt_max, method)
+    return unit, dt_sample, step, _network_velocity(trajectory, spacings, orientation,
+                                                    g.lattice, unit)
+
+
 def _checked_arguments(network: HopfieldNetwork, trajectory: Trajectory, lattice, spacing, modules,
                        orientation, tau_seconds, dt_network, cells, bins, method, noise,
                        boundary_cue, landmark_cue, shuffles, min_shift, arena=None):
@@ -334,10 +391,12 @@ def _checked_arguments(network: HopfieldNetwork, trajectory: Trajectory, lattice
 
 
 def _check_orientation(orientation) -> None:
-    """Raise ``ValueError`` unless ``orientation`` is a finite angle (radians)."""
+    """Raise ``ValueError`` unless ``orientation`` is an angle in ``[-2 pi, 2 pi]`` (radians;
+    beyond a turn, a number of many turns has lost its digits, or is in other units)."""
     if isinstance(orientation, bool) or not isinstance(orientation, (int, float)) or not \
-            math.isfinite(orientation):
-        raise ValueError(f"orientation={orientation!r}: must be a finite angle in radians")
+            (math.isfinite(orientation) and abs(orientation) <= 2 * math.pi):
+        raise ValueError(f"orientation={orientation!r}: must be an angle in [-2 pi, 2 pi] "
+                         "radians")
 
 
 def _check_panel_and_method(g, cells, bins, method: str, noise, modules: int = 1) -> None:
