@@ -3,11 +3,15 @@
 - :mod:`.core` -- :func:`fit_activity`, the whole fit and its verdict;
 - :mod:`.cells` (ring) and :mod:`.torus` (grid module) -- each cell's preferred angle or phase,
   gain and baseline, and the shared bump profile;
-- :mod:`.coordinate` -- the manifold from the activity alone: Betti numbers, a ring coordinate;
+- :mod:`.coordinate` -- a ring coordinate from the activity alone;
 - :mod:`.decode` -- maximum-likelihood decoding of the bump under Poisson counts;
 - :mod:`.relaxation` -- normal relaxation rates per mode from the residual's autocorrelation;
+- :mod:`.verdict` -- the attractor verdict: each test's evidence and the rule combining them;
+- :mod:`.topology`, :mod:`.fluctuations`, :mod:`.sleep` -- the verdict's tests: the activity's
+  Betti numbers, coherent bump-frame fluctuations beyond a shared gain, sleep's persistence;
 - :mod:`.energy` -- the SEAL energy learned from the fit;
-- :mod:`.files` -- the data files of ``neurodyn fit-activity`` and the model folder it writes.
+- :mod:`.recordings` -- recordings in (npz, spike times, NWB, pynapple), checked;
+- :mod:`.files` -- the model folder ``neurodyn fit-activity`` writes, and decoding with it.
 
 The names below are resolved on first use: importing one module imports no other.
 """
@@ -20,9 +24,14 @@ __getattr__, __dir__, __all__ = lazy_names(__name__, {
     "core": ("ActivityFit", "fit_activity", "GEOMETRIES", "EXPECTED_BETTI"),
     "cells": ("RingCells", "place_ring_cells", "binned_curves", "profile_values"),
     "torus": ("TorusCells", "place_torus_cells", "estimate_lattice"),
-    "coordinate": ("activity_betti", "ring_coordinate", "smoothed_activity"),
+    "coordinate": ("ring_coordinate", "smoothed_activity"),
     "decode": ("decode_ml", "windowed", "wrapped", "bump_frame"),
     "relaxation": ("ModeRates", "mode_amplitudes", "relaxation_rates"),
     "energy": ("learn_energy", "resting_profile_correlation", "profile_supported"),
-    "files": ("read_activity", "save_cells", "load_cells", "decode_file"),
+    "files": ("save_cells", "load_cells", "decode_file", "decode_counts"),
+    "recordings": ("read_activity", "from_pynapple", "bin_spikes"),
+    "verdict": ("Evidence", "Verdict"),
+    "sleep": ("SleepDecoding", "sleep_decoding"),
+    "topology": ("activity_topology", "activity_cloud"),
+    "fluctuations": ("bump_frame_fluctuations",),
 })

@@ -45,6 +45,9 @@ class RingCells:
         Bin centres of the tuning curves.
     curves : ndarray, shape (cells, bins)
         Observed tuning curves (Hz; NaN where unobserved).
+    own : ndarray, shape (cells, harmonics + 1)
+        Complex Fourier coefficients of each cell's own curve (Hz): ``f_i(c) = Re sum_k w_k
+        F_ik e^{i k c}`` (same weights as the profile); heterogeneous widths included.
     """
 
     preferred: np.ndarray
@@ -53,12 +56,30 @@ class RingCells:
     profile: np.ndarray
     centres: np.ndarray
     curves: np.ndarray
+    own: np.ndarray | None = None
 
     def rates(self, psi) -> np.ndarray:
         """Expected rates ``(..., cells)`` (Hz) with the bump at ``psi`` of shape (...,)."""
         psi = np.asarray(psi, dtype=float)
         p = profile_values(self.profile, psi[..., None] - self.preferred)
         return self.baseline + self.gain * p
+
+    def own_rates(self, psi, derivative: int = 0) -> np.ndarray:
+        """Each cell's own curve ``f_i(psi)`` (Hz), or its ``derivative``-th derivative
+        (Hz/rad^n), shape ``(..., cells)``; from the shared model (:meth:`rates`) where
+        ``own`` is None."""
+        psi = np.asarray(psi, dtype=float)
+        if self.own is None:
+            d = 1e-3
+            if derivative == 2:
+                return (self.rates(psi + d) - 2 * self.rates(psi) + self.rates(psi - d)) / d**2
+            if derivative:
+                return (self.rates(psi + d) - self.rates(psi - d)) / (2 * d)
+            return self.rates(psi)
+        k = np.arange(self.own.shape[1])
+        w = np.where(k == 0, 1.0, 2.0) * (1j * k) ** int(derivative)
+        basis = np.exp(1j * psi[..., None] * k)                  # (..., K + 1)
+        return np.real(basis @ (w[:, None] * self.own.T))
 
 
 def profile_values(coef, phi) -> np.ndarray:
@@ -236,4 +257,4 @@ def place_ring_cells(counts, coord, dt: float, bins: int = 60, harmonics: int = 
         theta = _best_shift(F, coef)
         b, g = _regress(curves, centres, coef, theta)
         g = np.maximum(g, 1e-9)
-    return RingCells(theta, g, b, coef, centres, curves)
+    return RingCells(theta, g, b, coef, centres, curves, F)

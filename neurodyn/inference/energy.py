@@ -2,7 +2,9 @@ r"""The energy learned from a fit of recorded activity.
 
 SEAL fits an energy whose low-energy set is the target bump manifold and whose normal
 relaxation rate is ``kappa`` (units of ``1/tau``). From activity, ``kappa`` is the geometric
-mean of the measured normal rates times ``tau`` (:attr:`~.core.ActivityFit.kappa`), and the
+mean of the measured normal rates times ``tau`` (:attr:`~.core.ActivityFit.kappa`) -- or, where
+no normal mode fluctuated measurably (tens of cells), :data:`DEFAULT_KAPPA`, said so in
+``kappa_source`` -- and the
 target bump is the population's tuning profile: the fitted profile ``p`` (peak 1, minimum 0)
 sampled at the network's ``n`` neurons and mapped onto the rates of the default bump's range,
 ``r = phi(a - c) + (phi(a + c) - phi(a - c)) p``, through
@@ -20,7 +22,11 @@ import numpy as np
 
 from .cells import profile_values
 
-__all__ = ["learn_energy", "resting_profile_correlation", "profile_supported"]
+__all__ = ["learn_energy", "resting_profile_correlation", "profile_supported",
+           "DEFAULT_KAPPA"]
+
+#: the normal attraction rate (units of 1/tau) learned when the activity measures none
+DEFAULT_KAPPA = 1.0
 
 
 def profile_supported() -> bool:
@@ -90,14 +96,15 @@ def learn_energy(fit, n: int | tuple = 64, seed: int = 0, steps: int | None = No
     -------
     network : HopfieldNetwork
     info : dict
-        ``kappa``, ``profile_used``, ``resting_profile_correlation``, ``fit_metrics``.
+        ``kappa`` (the fit's, or :data:`DEFAULT_KAPPA` where the activity measured no normal
+        rate), ``kappa_source``, ``profile_used``, ``resting_profile_correlation``.
     """
     from ..fitting.config import FitConfig
     from ..fitting.core import fit as seal_fit
 
-    kappa = fit.kappa
+    kappa, source = fit.kappa, "measured"
     if not (np.isfinite(kappa) and kappa > 0):
-        raise ValueError(f"kappa={kappa!r}: the activity gave no finite normal rate")
+        kappa, source = DEFAULT_KAPPA, "default: no normal mode fluctuated measurably"
     extra = {} if steps is None else {"steps": steps}
     used = profile_supported() and fit.geometry == "ring"
     if fit.geometry == "torus":
@@ -112,7 +119,7 @@ def learn_energy(fit, n: int | tuple = 64, seed: int = 0, steps: int | None = No
         cfg = FitConfig(geometry="ring", n=n, kappa=kappa, seed=seed, **extra)
     result = seal_fit(cfg)
     network = result.network
-    info = {"kappa": kappa, "profile_used": bool(used),
+    info = {"kappa": kappa, "kappa_source": source, "profile_used": bool(used),
             "resting_profile_correlation": resting_profile_correlation(network, fit),
             "config": cfg.to_dict()}
     return network, info

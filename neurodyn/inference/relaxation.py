@@ -321,8 +321,9 @@ def _frac_fields(projected, residual, weights, blocks, max_lag):
 
 def _fraction(projected, residual, weights, blocks: int) -> tuple[float, int, float, float]:
     """``(share, lags, total, se)``: the share of the weighted lag-1 autocovariance of the
-    residual in the modes' span, a placeholder for the lags (filled by the caller), the total
-    and its standard error over ``blocks`` contiguous blocks."""
+    residual in the modes' span (``max(C_modes, 0) / (max(C_modes, 0) + max(C_rest, 0))``, a
+    fraction in ``[0, 1]`` however the parts' signs fall), a placeholder for the lags (filled
+    by the caller), the total and its standard error over ``blocks`` contiguous blocks."""
     ok = np.isfinite(residual)
     e = np.where(ok, residual, 0.0)
     e = e - e.mean(0)
@@ -332,4 +333,6 @@ def _fraction(projected, residual, weights, blocks: int) -> tuple[float, int, fl
     kept = float(((p[1:] * p[:-1]) @ weights).mean())
     per_block = np.array([b.mean() for b in np.array_split(prod, blocks)])
     se = float(per_block.std(ddof=1) / np.sqrt(blocks))
-    return (kept / total if total > 0 else float("nan")), 0, total, se
+    rest = total - kept
+    share = max(kept, 0.0) / max(max(kept, 0.0) + max(rest, 0.0), 1e-300)
+    return share, 0, total, se

@@ -21,12 +21,14 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from _runkit import BadInput
+
 from ..spatial.phases import phase_to_position_delta, position_to_phase
 from ..spatial.ratemaps import autocorrelogram
 from .decode import bump_frame, decode_ml, wrapped
 
 __all__ = ["TorusCells", "torus_profile_values", "place_torus_cells", "estimate_lattice",
-           "fit_torus_parts"]
+           "fit_torus_parts", "NoLattice"]
 
 #: decoded phases per axis
 GRID = 64
@@ -77,18 +79,47 @@ class TorusCells:
         Hz.
     profile : ndarray, shape (K, K)
         Complex coefficients of the shared profile (:func:`torus_profile_values`).
+    own : ndarray, shape (cells, K, K) or None
+        Complex coefficients of each cell's own tuning on the phases (Hz), the same form.
     """
 
     preferred: np.ndarray
     gain: np.ndarray
     baseline: np.ndarray
     profile: np.ndarray
+    own: np.ndarray | None = None
 
     def rates(self, psi) -> np.ndarray:
         """Expected rates ``(..., cells)`` (Hz) with the bump at phases ``psi`` (..., 2)."""
         psi = np.asarray(psi, dtype=float)
         d = psi[..., None, :] - self.preferred
         return self.baseline + self.gain * torus_profile_values(self.profile, d)
+
+    def own_rates(self, psi, derivative: bool = False) -> np.ndarray:
+        """Each cell's own tuning ``f_i(psi)`` (Hz), shape ``(..., cells)``, or with
+        ``derivative`` its gradient along the two phases, shape ``(..., cells, 2)``; the
+        shared model (:meth:`rates`) where ``own`` is None."""
+        psi = np.asarray(psi, dtype=float)
+        if self.own is None:
+            if not derivative:
+                return self.rates(psi)
+            d = 1e-4
+            steps = (np.array([d, 0.0]), np.array([0.0, d]))
+            return np.stack([(self.rates(psi + s) - self.rates(psi - s)) / (2 * d)
+                             for s in steps], -1)
+        H = self.own.shape[1] // 2
+        k = np.arange(-H, H + 1)
+        e1 = np.exp(1j * psi[..., 0, None] * k)                          # (..., K)
+        e2 = np.exp(1j * psi[..., 1, None] * k)
+        if not derivative:
+            return np.real(np.einsum("...a,cab,...b->...c", e1, self.own, e2))
+        return np.stack([np.real(np.einsum("...a,cab,...b->...c", e1 * 1j * k, self.own, e2)),
+                         np.real(np.einsum("...a,cab,...b->...c", e1, self.own, e2 * 1j * k))],
+                        -1)
+
+
+class NoLattice(BadInput):
+    """The rate maps show no hexagonal lattice (fewer than six autocorrelogram peaks)."""
 
 
 def estimate_lattice(position, counts, dt: float, map_bin: float = 0.025) -> tuple[float, float]:
@@ -135,8 +166,8 @@ def estimate_lattice(position, counts, dt: float, map_bin: float = 0.025) -> tup
     keep = r > 2 * map_bin
     vec, r = vec[keep], r[keep]
     if r.size < 6:
-        raise ValueError("position, counts: no hexagonal autocorrelogram found (fewer than six "
-                         "peaks); give the module's spacing and orientation")
+        raise NoLattice("position, counts: no hexagonal autocorrelogram found (fewer than six "
+                        "peaks); give the module's spacing and orientation")
     near = np.argsort(r)[:6]
     spacing = float(np.median(r[near]))
     ang = np.mod(np.arctan2(vec[near, 1], vec[near, 0]) - math.pi / 6, math.pi / 3)
@@ -192,7 +223,8 @@ def _normalised(coef, mesh):
 
 
 def place_torus_cells(counts, coord, dt: float, bins: int = 24, harmonics: int = 4,
-                      iterations: int = 5) -> TorusCells:
+                      iterations: int = 5, own_bins: int = 32,
+                      own_harmonics: int = 8) -> TorusCells:
     """Preferred phases, gains, baselines and the shared profile (module docstring).
 
     Parameters
@@ -209,6 +241,8 @@ def place_torus_cells(counts, coord, dt: float, bins: int = 24, harmonics: int =
         Fourier terms per axis of the profile (< bins / 2).
     iterations : int
         Rounds of the alternating least squares.
+    own_bins, own_harmonics : int
+        Phase bins per axis and Fourier terms per axis of each cell's own tuning.
 
     Returns
     -------
@@ -236,7 +270,8 @@ def place_torus_cells(counts, coord, dt: float, bins: int = 24, harmonics: int =
         g = np.maximum(((p - pm) * (y - ym)).sum(1) / np.maximum(((p - pm) ** 2).sum(1), 1e-12),
                        1e-9)
         b = (ym - g[:, None] * pm)[:, 0]
-    return TorusCells(theta, g, b, coef)
+    own = _coefs(_curves(counts, coord, dt, own_bins), own_bins, own_harmonics)
+    return TorusCells(theta, g, b, coef, own)
 
 
 def _phase_error_m(a, b, spacing, orientation):
@@ -244,13 +279,14 @@ def _phase_error_m(a, b, spacing, orientation):
 
 
 def fit_torus_parts(x, dt, position, bins=60, harmonics=12, window=5, folds=5, spacing=None,
-                    orientation=None):
-    """The torus counterpart of the ring's parts in :func:`~.core.fit_activity`: cells,
-    decoded phases, held-out errors (m) and chance, residual, bump-frame angles, per-bin
-    decode, the lattice and the reference phases."""
+                    orientation=None) -> dict:
+    """The torus counterpart of the ring's parts in :func:`~.core.fit_activity`: the cells,
+    the windowed decoding, held-out errors (m) and chance, the bump frame ``psi``, the
+    reference phases (of the positions) and the lattice, as a dict of
+    :class:`~.core.Parts`' fields."""
     if position is None:
-        raise ValueError("covariate: a torus needs the positions (T, 2); fitting a torus from "
-                         "the activity alone is not supported")
+        raise BadInput("covariate: a torus needs the positions (T, 2); fitting a torus from "
+                       "the activity alone is not supported")
     if spacing is None or orientation is None:
         spacing, orientation = estimate_lattice(position, x, dt)
     coord = np.mod(position_to_phase(position, spacing, orientation), 2 * np.pi)
@@ -267,12 +303,10 @@ def fit_torus_parts(x, dt, position, bins=60, harmonics=12, window=5, folds=5, s
         dec = decode_ml(x[lo:hi], dt, c.rates(mesh), grid, window)
         errors[lo:hi] = _phase_error_m(dec, coord[lo:hi], spacing, orientation)
     decoded = decode_ml(x, dt, cells.rates(mesh), grid, window)
-    psi = bump_frame(decoded, coord, dt)
-    phi = cells.preferred[None] - psi[:, None, :]
-    residual = (x / dt - cells.baseline) / cells.gain - torus_profile_values(cells.profile, -phi)
     rng = np.random.default_rng(0)
     chance = float(np.median(_phase_error_m(rng.uniform(0, 2 * np.pi, (4000, 2)),
                                             rng.uniform(0, 2 * np.pi, (4000, 2)),
                                             spacing, orientation)))
-    lattice = {"spacing": float(spacing), "orientation": float(orientation)}
-    return cells, decoded, errors, chance, residual, phi, psi, lattice, coord
+    return {"cells": cells, "decoded": decoded, "errors": errors, "chance": chance,
+            "psi": bump_frame(decoded, coord, dt), "reference": coord,
+            "lattice": {"spacing": float(spacing), "orientation": float(orientation)}}

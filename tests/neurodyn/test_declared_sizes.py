@@ -147,7 +147,7 @@ def test_an_nwb_recording_is_sized_before_it_is_read(tmp_path, monkeypatch):
     from datetime import datetime, timezone
 
     from _runkit import BadInput, checks
-    from neurodyn.inference.files import read_activity
+    from neurodyn.inference.recordings import read_activity
 
     nwb = pynwb.NWBFile("recording", "id", datetime(2020, 1, 1, tzinfo=timezone.utc))
     t = np.arange(200) * 0.02
