@@ -22,3 +22,17 @@ def ring_fit():
 @pytest.fixture(scope="session")
 def ring_net(ring_fit):
     return ring_fit.network
+
+
+#: the real recording beside the repository (``../shared/data``), or ``$NEURODYN_ADN``
+ADN = Path(__import__("os").environ.get(
+    "NEURODYN_ADN", Path(__file__).resolve().parents[2] / "shared" / "data" /
+    "adn_hd_wake_sws.npz"))
+
+
+@pytest.fixture(scope="session")
+def adn_path():
+    """The real ADn recording's path; the test is skipped where it is not."""
+    if not ADN.is_file():
+        pytest.skip(f"the real recording is not at {ADN}")
+    return ADN
