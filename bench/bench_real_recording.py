@@ -105,13 +105,11 @@ def decode_part(out):
 
 
 def cofiring_part(out, rolls: int = 20):
-    from neurodyn.inference.sleep import cofiring
+    from neurodyn.inference.sleep import cofiring, rolled
 
     wake, _, sws, dt = _load()
     e = cofiring(wake, [sws], dt, rolls=rolls, seed=0)
-    rolled = np.concatenate([np.roll(sws[:, i], 7919 * (i + 1) + 60000)[:, None]
-                             for i in range(sws.shape[1])], 1)
-    r = cofiring(wake, [rolled], dt, rolls=rolls, seed=1)
+    r = cofiring(wake, [rolled(sws, 3, int(10 / dt))], dt, rolls=rolls, seed=1)
     out["cofiring"] = {"r": e.statistic, "p": e.p_value, "rolled_control_mean": e.details[
         "null_mean"], "rolled_sws_r": r.statistic, "rolled_sws_status": r.status}
 

@@ -108,7 +108,7 @@ def _clustered_angles(rng, cells: int) -> np.ndarray:
 
 def hd_population(kind: str = "attractor", seed: int = 0, cells: int = 60,
                   seconds: float = 1800.0, dt: float = 0.01, D: float = 0.01,
-                  pull: float = 0.1, amplitude_sd: float = 0.25, width_sd: float = 0.15,
+                  pull: float = 0.1, amplitude_sd: float = 0.25, width_sd: float = 0.25,
                   gain_sd: float = 0.18, tau: float = 0.5) -> Population:
     """Head-direction cells of the kind named (module docstring), Poisson counts."""
     if kind not in HD_KINDS:
