@@ -11,12 +11,12 @@ compared with what the case is:
 
     case                      expected
     attractor (heading)       attractor true
-    attractor (no heading)    attractor true
+    attractor-no-heading      attractor true
     gain / independent        attractor false, the failed test named
     shifted                   attractor false (not tuned)
     grid                      Betti (1, 2, 1), attractor true
     place / band              attractor false
-    attractor, 30% NaN bins   the same verdict as without NaN; every fraction <= 1
+    attractor-nan (30% bins)  the same verdict as without NaN; every fraction <= 1
 
     python bench/bench_verdict.py --seeds 10 --jsonl results/bench/verdict.jsonl
     python bench/bench_verdict.py --summarize results/bench/verdict.jsonl
@@ -39,14 +39,14 @@ ROOT = Path(__file__).resolve().parents[1]
 #: case -> (generator kind, geometry, covariate, NaN fraction, expected verdict)
 CASES = {
     "attractor": ("attractor", "ring", True, 0.0, True),
-    "attractor, no heading": ("attractor", "ring", False, 0.0, True),
+    "attractor-no-heading": ("attractor", "ring", False, 0.0, True),
     "gain": ("gain", "ring", True, 0.0, False),
     "independent": ("independent", "ring", True, 0.0, False),
     "shifted": ("shifted", "ring", True, 0.0, False),
     "grid": ("grid", "torus", True, 0.0, True),
     "place": ("place", "torus", True, 0.0, False),
     "band": ("band", "torus", True, 0.0, False),
-    "attractor, 30% NaN": ("attractor", "ring", True, 0.3, "same"),
+    "attractor-nan": ("attractor", "ring", True, 0.3, "same"),
 }
 
 
