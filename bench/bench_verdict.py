@@ -28,6 +28,7 @@ import argparse
 import importlib.util
 import json
 import os
+import sys
 import time
 from multiprocessing import get_context
 from pathlib import Path
@@ -54,6 +55,7 @@ def _generators():
     spec = importlib.util.spec_from_file_location(
         "independent_populations", ROOT / "tests" / "independent_populations.py")
     module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # its dataclasses look their module up by name
     spec.loader.exec_module(module)
     return module
 
