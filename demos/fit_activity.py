@@ -137,9 +137,10 @@ def _controls_figure(fits):
     names = ["data", "time-shifted", "identity-shuffled", "feed-forward"]
     fig = Figure(figsize=(9, 3.2))
     ax, bx = fig.subplots(1, 2)
-    ax.bar(names, [fits[n].rates.fraction for n in names])
-    ax.axhline(0.5, ls="--", color="k")
-    ax.set(ylabel="lag-1 share in bump modes", title="fluctuations test (>= 0.5)")
+    ax.bar(names, [float(fits[n].tests["fluctuations"].statistic) for n in names])
+    ax.axhline(3.0, ls="--", color="k")
+    ax.set(ylabel="coherent excess (standard errors)",
+           title="fluctuations test (> 3: coherent beyond a gain)")
     bx.bar(names, [math.degrees(fits[n].cv_error) for n in names])
     bx.axhline(30, ls="--", color="k")
     bx.set(ylabel="held-out error (deg)", title="decoding test (< 30 deg)")
@@ -164,8 +165,8 @@ def _metrics(tr, d, fits, energy):
             "no_covariate_error_deg": math.degrees(float(align)),
             "rates": fit.rates.to_dict(), "true_rates": list(d.truth.mode_rates),
             "D": fit.diffusion.to_dict(), "true_D": d.truth.diffusion,
-            "verdicts": {n: {"attractor": f.attractor, "failed": f.failed, "betti": list(f.betti),
-                             "fraction_in_modes": f.rates.fraction}
+            "verdicts": {n: {"attractor": f.attractor, "tuned": f.tuned, "failed": f.failed,
+                             "betti": list(f.betti), "reason": f.verdict.reason}
                          for n, f in fits.items()},
             "energy": energy}
 
@@ -215,7 +216,7 @@ def _section(out, m, figures, argv):
                  "D fitted [95%]": [round(m["D"][k], 5) for k in ("D", "low", "high")],
                  "D true": m["true_D"],
                  "attractor: data / shifted / shuffled / feed-forward":
-                     [m["verdicts"][n]["attractor"] for n in
+                     [str(m["verdicts"][n]["attractor"]) for n in
                       ("data", "time-shifted", "identity-shuffled", "feed-forward")],
                  "seconds": round(m["seconds"], 1)},
         command="python demos/fit_activity.py " + " ".join(argv if argv is not None

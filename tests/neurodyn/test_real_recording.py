@@ -61,3 +61,35 @@ def test_sleep_makes_the_verdict_and_its_rolled_control_fails(adn_path, adn, tmp
             assert set(statuses.values()) == {"pass"} and (out / "sleep.png").exists()
         else:
             assert statuses["sleep co-firing"] == "fail" and m["attractor"] is not True
+
+
+def _demo(name):
+    import importlib.util
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    spec = importlib.util.spec_from_file_location(f"{name}_demo", root / "demos" / f"{name}.py")
+    demo = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(demo)
+    return demo
+
+
+@pytest.mark.slow
+def test_real_recording_demo_quick(adn_path, tmp_path):
+    m = _demo("real_recording").main(["--quick", "--out", str(tmp_path / "demo")])
+    section = json.loads((tmp_path / "demo" / "section.json").read_text())
+    assert all((tmp_path / "demo" / f).exists() for f in section["figures"])
+    assert m["verdict"]["with SWS"]["attractor"] is True
+    assert m["verdict"]["rolled SWS"]["sleep co-firing"]["status"] == "fail"
+    assert m["held_out"]["median_error_deg"] < 21.6
+
+
+@pytest.mark.slow
+def test_generated_data_demo_quick(tmp_path):
+    m = _demo("fit_activity").main(["--quick", "--out", str(tmp_path / "demo")])
+    section = json.loads((tmp_path / "demo" / "section.json").read_text())
+    assert all((tmp_path / "demo" / f).exists() for f in section["figures"])
+    v = m["verdicts"]
+    assert v["data"]["tuned"] and v["data"]["attractor"] is not False
+    assert v["time-shifted"]["attractor"] is False and v["identity-shuffled"]["attractor"] is False
+    assert v["feed-forward"]["attractor"] is not True
