@@ -105,7 +105,7 @@ def decode_part(out):
 
 
 def cofiring_part(out, rolls: int = 20):
-    from neurodyn.inference.sleep import cofiring, rolled
+    from neurodyn.inference.verdict.sleep import cofiring, rolled
 
     wake, _, sws, dt = _load()
     e = cofiring(wake, [sws], dt, rolls=rolls, seed=0)
@@ -116,7 +116,7 @@ def cofiring_part(out, rolls: int = 20):
 
 def verdict_part(out):
     from neurodyn.inference import fit_activity
-    from neurodyn.inference.sleep import rolled
+    from neurodyn.inference.verdict.sleep import rolled
 
     wake, heading, sws, dt = _load()
     rows = {}

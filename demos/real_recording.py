@@ -30,7 +30,7 @@ sys.path.insert(0, str(HERE))
 from _models import demo_parser  # noqa: E402
 
 from neurodyn.inference import fit_activity  # noqa: E402
-from neurodyn.inference.sleep import rolled, sleep_decoding  # noqa: E402
+from neurodyn.inference.verdict.sleep import rolled, sleep_decoding  # noqa: E402
 from neurodyn.io import write_json  # noqa: E402
 from neurodyn.plotting import save_figure  # noqa: E402
 from neurodyn.plotting.recordings import (  # noqa: E402

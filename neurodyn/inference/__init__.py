@@ -6,9 +6,9 @@
 - :mod:`.coordinate` -- a ring coordinate from the activity alone;
 - :mod:`.decode` -- maximum-likelihood decoding of the bump under Poisson counts;
 - :mod:`.relaxation` -- normal relaxation rates per mode from the residual's autocorrelation;
-- :mod:`.verdict` -- the attractor verdict: each test's evidence and the rule combining them;
-- :mod:`.topology`, :mod:`.fluctuations`, :mod:`.sleep` -- the verdict's tests: the activity's
-  Betti numbers, coherent bump-frame fluctuations beyond a shared gain, sleep's persistence;
+- :mod:`.verdict` -- the attractor verdict: each test's evidence, the rule combining them, and
+  the tests (the activity's Betti numbers, coherent bump-frame fluctuations beyond a shared gain,
+  sleep's persistence);
 - :mod:`.energy` -- the SEAL energy learned from the fit;
 - :mod:`.recordings` -- recordings in (npz, spike times, NWB, pynapple), checked;
 - :mod:`.files` -- the model folder ``neurodyn fit-activity`` writes, and decoding with it.
@@ -30,8 +30,6 @@ __getattr__, __dir__, __all__ = lazy_names(__name__, {
     "energy": ("learn_energy", "resting_profile_correlation", "profile_supported"),
     "files": ("save_cells", "load_cells", "decode_file", "decode_counts"),
     "recordings": ("read_activity", "from_pynapple", "bin_spikes"),
-    "verdict": ("Evidence", "Verdict"),
-    "sleep": ("SleepDecoding", "sleep_decoding"),
-    "topology": ("activity_topology", "activity_cloud"),
-    "fluctuations": ("bump_frame_fluctuations",),
+    "verdict": ("Evidence", "Verdict", "SleepDecoding", "sleep_decoding", "activity_topology",
+                "activity_cloud", "bump_frame_fluctuations"),
 })

@@ -22,9 +22,9 @@ is one, the covariate (heading for a ring, position for a torus):
      third of the mean chance phase distance on a torus): whether the fitted model (cells,
      profile, decoder, energy) is worth writing;
    - **attractor** (``True``, ``False`` or ``"inconclusive"``) from ``topology``
-     (:mod:`.topology`), ``drift`` (the bump's diffusion about the covariate:
-     :func:`drift_evidence`), ``fluctuations`` (:mod:`.fluctuations`) and, with sleep
-     recordings, the sleep tests (:mod:`.sleep`).
+     (:mod:`.verdict.topology`), ``drift`` (the bump's diffusion about the covariate:
+     :func:`drift_evidence`), ``fluctuations`` (:mod:`.verdict.fluctuations`) and, with sleep
+     recordings, the sleep tests (:mod:`.verdict.sleep`).
 """
 
 from __future__ import annotations
@@ -42,10 +42,11 @@ from ..analysis.drift import DiffusionEstimate, diffusion_estimate
 from .cells import place_ring_cells
 from .coordinate import ring_coordinate
 from .decode import _debiased, bump_frame, decode_ml, wrapped
-from .fluctuations import bump_frame_fluctuations, judged, lag1_parts
 from .relaxation import ModeRates, mode_amplitudes, relaxation_rates
-from .topology import EXPECTED_BETTI, SMOOTH, activity_topology, coverage_gap
-from .verdict import Evidence, Verdict, combine
+from .torus import NoLattice
+from .verdict.fluctuations import bump_frame_fluctuations, judged, lag1_parts
+from .verdict.rule import Evidence, Verdict, combine
+from .verdict.topology import EXPECTED_BETTI, SMOOTH, activity_topology, coverage_gap
 
 __all__ = ["ActivityFit", "fit_activity", "GEOMETRIES", "EXPECTED_BETTI", "drift_evidence",
            "D_SMALLEST"]
@@ -105,7 +106,7 @@ class ActivityFit(Result):
         With ``hold_out``: the decoding of the held-out end (``median_error``, ``bins``,
         ``window``), else empty.
     sleep : object
-        :class:`~.sleep.SleepDecoding` of the sleep recordings, or None.
+        :class:`~.verdict.sleep.SleepDecoding` of the sleep recordings, or None.
     cells, used, coordinate, errors : (not in ``to_dict``)
         The placed cells (only those used), which input cells were used, the decoded bump
         (rad) and the cross-validated errors per bin.
@@ -418,7 +419,7 @@ def _own_about(cells, x, psi, dt, geometry):
 
 def _residual(x, dt, parts, geometry):
     """The residual about each cell's own curve at ``psi``, the gain direction, the bump-frame
-    angles, the weights, the slopes and the curvatures (:mod:`.fluctuations`)."""
+    angles, the weights, the slopes and the curvatures (:mod:`.verdict.fluctuations`)."""
     table, dtable, d2table = _own_on_grid(_own_about(parts.cells, x, parts.psi, dt, geometry),
                                           geometry)
     lo = table.reshape(-1, table.shape[-1]).min(0)
@@ -449,7 +450,7 @@ def _gain_path(x, dt, table, psi, geometry, smooth: float = 0.2):
 
 
 def _gain_null(x, dt, parts, geometry, modes, seed, surrogates: int = 3) -> list:
-    """:func:`~.fluctuations.lag1_parts` of surrogates under a shared gain alone, where the
+    """:func:`~.verdict.fluctuations.lag1_parts` of surrogates under a shared gain alone, where the
     bump is each bin's own decoding: each bin's spikes (their number kept) redrawn among the
     cells in proportion to their own curves at the decoded bump, the tuned part scaled by the
     bin's shared gain (smoothed over 0.2 s) and the baselines not; then decoded and split as
@@ -554,7 +555,7 @@ def fit_activity(counts, dt: float, geometry: str = "ring", covariate=None, *, s
         Heading (rad, ring) or position (m, torus); None: from the activity alone (ring only).
     sleep : sequence of array_like, shape (T_s, cells)
         Recordings without the covariate (sleep), in bins of ``dt``: decoded with the fitted
-        cells and judged by the sleep tests (:mod:`.sleep`).
+        cells and judged by the sleep tests (:mod:`.verdict.sleep`).
     hold_out : float
         Fraction of the recording, at its end, kept out of the fit and decoded with it.
     bins : int
@@ -567,7 +568,7 @@ def fit_activity(counts, dt: float, geometry: str = "ring", covariate=None, *, s
         Blocks of the cross-validated decoding.
     smooth : float or None
         Smoothing (s) of the activity for its topology and first coordinate; None: the
-        geometry's (:data:`~.topology.SMOOTH`).
+        geometry's (:data:`~.verdict.topology.SMOOTH`).
     modes : int
         Highest harmonic of the ring's bump-frame modes.
     rounds : int
@@ -601,14 +602,17 @@ def fit_activity(counts, dt: float, geometry: str = "ring", covariate=None, *, s
     >>> fit.tuned, fit.cv_error < 0.3
     (True, True)
     """
-    from .sleep import check_sleep, sleep_decoding
+    from .verdict.sleep import check_sleep, sleep_decoding
 
     x, used, covariate = _check_inputs(counts, dt, geometry, covariate)
     sleeps = check_sleep(sleep, used, dt)
     x, covariate, x_end, cov_end = _split_end(x, covariate, hold_out)
     smooth = SMOOTH[geometry] if smooth is None else smooth
-    parts = _parts(x, dt, geometry, covariate, bins, harmonics, window, folds, smooth, rounds,
-                   spacing, orientation)
+    try:
+        parts = _parts(x, dt, geometry, covariate, bins, harmonics, window, folds, smooth,
+                       rounds, spacing, orientation)
+    except NoLattice as err:  # nothing hexagonal to place the cells on: not tuned to a torus
+        return _untuned(geometry, dt, used, str(err), tau)
     cv = float(np.nanmedian(parts.errors))
     evidence = [_tuning_evidence(cv, parts.chance, covariate is not None,
                                  "m" if geometry == "torus" else "deg")]
@@ -631,6 +635,15 @@ def fit_activity(counts, dt: float, geometry: str = "ring", covariate=None, *, s
                        combine(evidence), rates, D, float(tau), parts.lattice, held, slept,
                        parts.cells, used, parts.decoded, parts.errors, end, ref_end,
                        parts.reference)
+
+
+def _untuned(geometry, dt, used, why, tau) -> ActivityFit:
+    """The fit of cells that could not be placed at all: the gate failed, nothing else ran."""
+    gate = Evidence("tuning", "gate", "fail", float("nan"), float("nan"), reason=why)
+    empty = np.zeros(0)
+    rates = ModeRates((), empty, empty, empty, empty, float("nan"), 0, significant=empty)
+    return ActivityFit(geometry, float(dt), True, float("nan"), float("nan"), combine([gate]),
+                       rates, None, float(tau), {}, {}, None, None, used)
 
 
 def _parts(x, dt, geometry, covariate, bins, harmonics, window, folds, smooth, rounds,

@@ -113,7 +113,7 @@ def checked(data: dict, name: str = "--data") -> dict:
     >>> checked({"counts": np.ones((5, 2)), "dt": 10.0})
     Traceback (most recent call last):
     ...
-    _runkit.errors.BadInput: --data: dt=10.0 s; a bin is at most 1 s (milliseconds? divide by 1000)
+    _runkit.errors.BadInput: --data: dt=10 s; a bin is at most 1 s (milliseconds? divide by 1000)
     """
     for key in ("counts", "dt"):
         if key not in data:

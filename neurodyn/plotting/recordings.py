@@ -3,8 +3,9 @@
 - :func:`plot_tuning`: each cell's tuning curve (points) with its fitted curve, and the shared
   profile;
 - :func:`plot_decoded`: the decoded bump against the covariate over time, held out;
-- :func:`plot_embedding`: the activity's gain-free cloud (:mod:`neurodyn.inference.topology`)
-  on its two leading components, coloured by the heading (wake) or the decoded bump (sleep);
+- :func:`plot_embedding`: the activity's gain-free cloud
+  (:mod:`neurodyn.inference.verdict.topology`) on its two leading components, coloured by the
+  heading (wake) or the decoded bump (sleep);
 - :func:`plot_sleep`: the sleep-decoded trajectory beside its rolled control;
 - :func:`plot_verdict`: every test with its statistic, threshold and status.
 
@@ -109,7 +110,7 @@ def plot_decoded(decoded, covariate, dt: float, seconds: float = 60.0, start: fl
 
 
 def _cloud_2d(counts, dt, geometry, colour, samples=3000):
-    from ..inference.topology import activity_cloud
+    from ..inference.verdict.topology import activity_cloud
 
     y = activity_cloud(counts, dt, geometry, samples=samples, density=1.0, rounds=1)
     idx = np.linspace(0, counts.shape[0] - 1, y.shape[0]).astype(int)
@@ -169,7 +170,7 @@ def plot_sleep(sleeping, seconds: float = 20.0, fig: Figure | None = None) -> Fi
     Parameters
     ----------
     sleeping : SleepDecoding
-        From :func:`neurodyn.inference.sleep.sleep_decoding`.
+        From :func:`neurodyn.inference.verdict.sleep.sleep_decoding`.
     seconds : float
         The stretch drawn (s).
     fig : Figure or None

@@ -19,8 +19,8 @@ from neurodyn.inference import (
     wrapped,
 )
 from neurodyn.inference.relaxation import _general_amplitudes
-from neurodyn.inference.topology import activity_topology, read_betti
-from neurodyn.inference.verdict import Evidence, combine
+from neurodyn.inference.verdict.rule import Evidence, combine
+from neurodyn.inference.verdict.topology import activity_topology, read_betti
 
 
 @pytest.fixture(scope="module")
@@ -319,3 +319,31 @@ def test_decode_takes_a_recording_without_its_covariate(tmp_path, small_ring):
     assert decoded.shape == (2000,) and (tmp_path / "dec" / "decoded.png").exists()
     err = np.degrees(np.median(np.abs(wrapped(decoded - d.heading[:2000]))))
     assert err < 20  # the decoder had no heading and still finds it
+
+
+def test_cells_with_no_lattice_are_not_tuned_to_a_torus(tmp_path, capsys):
+    rng = np.random.default_rng(0)
+    pos = np.cumsum(rng.normal(0, 0.01, (6000, 2)), 0) % 1.0
+    counts = rng.poisson(0.05, (6000, 12))  # no place, no grid: nothing hexagonal
+    data = tmp_path / "flat.npz"
+    np.savez(data, counts=counts, dt=0.02, position=pos)
+    out = tmp_path / "t"
+    assert main(["fit-activity", "torus", "--data", str(data), "--out", str(out),
+                 "--no-topology"]) == 1
+    assert "no model" in capsys.readouterr().err
+    m = json.loads((out / "metrics.json").read_text())
+    assert m["tuned"] is False and m["attractor"] is False and m["failed"] == ["tuning"]
+
+
+def test_rate_maps_without_a_hexagonal_lattice_give_an_untuned_fit(monkeypatch):
+    from neurodyn.inference import torus
+
+    def no_lattice(*args, **kwargs):
+        raise torus.NoLattice("position, counts: no hexagonal autocorrelogram found")
+
+    monkeypatch.setattr(torus, "estimate_lattice", no_lattice)
+    rng = np.random.default_rng(0)
+    fit = fit_activity(rng.poisson(0.1, (500, 6)), 0.02, "torus",
+                       rng.uniform(0, 1, (500, 2)), topology=False)
+    assert fit.tuned is False and fit.attractor is False and fit.failed == ["tuning"]
+    assert "hexagonal" in fit.tests["tuning"].reason and "tuning" in fit.metrics()["failed"]

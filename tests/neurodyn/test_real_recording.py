@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from neurodyn.cli import main
-from neurodyn.inference.sleep import cofiring, rolled
+from neurodyn.inference.verdict.sleep import cofiring, rolled
 
 
 @pytest.fixture(scope="module")

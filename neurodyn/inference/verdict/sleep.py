@@ -37,8 +37,8 @@ import numpy as np
 from _runkit import BadInput
 from _runkit.results import Result, artifact
 
-from .decode import wrapped
-from .verdict import Evidence
+from ..decode import wrapped
+from .rule import Evidence
 
 __all__ = ["SleepDecoding", "check_sleep", "sleep_decoding", "cofiring", "rolled"]
 

@@ -35,8 +35,8 @@ import math
 import numpy as np
 from scipy.spatial import cKDTree
 
-from ..analysis.topology import ATTRACTOR_BETTI, persistent_homology
-from .verdict import Evidence
+from ...analysis.topology import ATTRACTOR_BETTI, persistent_homology
+from .rule import Evidence
 
 __all__ = ["activity_cloud", "activity_topology", "coverage_gap", "SMOOTH", "EXPECTED_BETTI"]
 
@@ -235,7 +235,7 @@ def activity_topology(counts, dt: float, geometry: str = "ring", *, gap: float |
         longest bars per dimension, the nulls' longest, the scale read at and the ratio of the
         longest bar to the null's per dimension.
     """
-    from ..datasets.controls import time_shifted
+    from ...datasets.controls import time_shifted
 
     maxdim = 2 if geometry == "torus" else 1
 

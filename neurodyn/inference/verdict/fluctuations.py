@@ -55,8 +55,8 @@ import math
 
 import numpy as np
 
-from .relaxation import _design
-from .verdict import Evidence
+from ..relaxation import _design
+from .rule import Evidence
 
 __all__ = ["bump_frame_fluctuations", "lag1_parts", "judged", "SMALLEST", "SHELLS"]
 
