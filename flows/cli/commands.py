@@ -31,6 +31,8 @@ from ._parsing import (
     RISK_NS,
     RISK_SEEDS,
     TRAIN_METRICS,
+    VERDICT_ALPHA,
+    VERDICT_PERMUTATIONS,
     Formatter,
     device,
     experiment_common,
@@ -197,8 +199,13 @@ def add_eval(sub) -> None:
     e.add_argument("--train", type=Path,
                    help="with --metric memorization or copying: .npy/.csv of the whole "
                         "training set (default: none)")
-    e.add_argument("--metric", choices=EVAL_METRICS + TRAIN_METRICS, default="w2",
-                   help="distance in data units (sinkhorn: squared units); energy distance; "
+    e.add_argument("--metric", choices=EVAL_METRICS + TRAIN_METRICS + ("all",), default="w2",
+                   help="all: every two-sample test that applies to the data (energy, sliced, "
+                        "hotelling, precision, recall, variance, bins; classes and fd for "
+                        "images; memorization and copying with --train), each with a "
+                        "permutation p-value, Holm's correction and one verdict at --alpha "
+                        "(the table also goes to stderr); "
+                        "distance in data units (sinkhorn: squared units); energy distance; "
                         "ridge Hotelling mean shift; k-NN precision or recall; log variance "
                         "ratio; bins: chi-square of k-means cell counts; classes: "
                         "chi-square of the feature classifier's predicted classes (images); "
@@ -210,7 +217,10 @@ def add_eval(sub) -> None:
                         "--reference)")
     e.add_argument("--permutations", type=int, default=0,
                    help="random splits of the permutation two-sample test behind p_value "
-                        "(0: no test; 499 resolves p < 0.01)")
+                        f"(0: no test; 499 resolves p < 0.01; --metric all: 0 means "
+                        f"{VERDICT_PERMUTATIONS}, and at least K / alpha - 1 for K tests)")
+    e.add_argument("--alpha", type=float, default=VERDICT_ALPHA,
+                   help="with --metric all: the family-wise level of the verdict")
     e.add_argument("--reg", type=float, default=0.05,
                    help="with --metric sinkhorn: regularisation relative to the reference's "
                         "mean squared distance")
@@ -239,13 +249,17 @@ def add_eval(sub) -> None:
 
 
 def cmd_eval(a: argparse.Namespace):
-    """``flows eval``: :func:`flows.runs.run.run_eval`."""
+    """``flows eval``: :func:`flows.runs.run.run_eval` (with ``--metric all`` also the table on
+    stderr)."""
     from ..runs.run import run_eval
 
     _common(a)
-    return run_eval(a.samples, a.reference, a.data, a.metric, a.seed, a.out, a.train,
-                    a.floor_pairs, a.criterion, a.null_rate, permutations=a.permutations,
-                    reg=a.reg, max_iter=a.max_iter, k=a.k, cells=a.cells)
+    res = run_eval(a.samples, a.reference, a.data, a.metric, a.seed, a.out, a.train,
+                   a.floor_pairs, a.criterion, a.null_rate, permutations=a.permutations,
+                   reg=a.reg, max_iter=a.max_iter, k=a.k, cells=a.cells, alpha=a.alpha)
+    if a.metric == "all":  # the JSON on stdout, the table for a reader on stderr
+        print(res.text(), file=sys.stderr, flush=True)
+    return res
 
 
 def add_experiment(sub) -> None:
