@@ -135,8 +135,15 @@ def _counts(labels: np.ndarray, size: int, n: int, m: int) -> Batch:
     return lambda masks: _chi_square_rows(masks @ onehot, totals, n, m)
 
 
-def _energy(z: np.ndarray, n: int, m: int) -> Batch:
-    dist = np.sqrt(ot.dist(z, z))
+def _distances(z: np.ndarray, shared: dict) -> np.ndarray:
+    """The pool's Euclidean distance matrix (r, r), computed once per ``shared`` dict."""
+    if "dist" not in shared:
+        shared["dist"] = np.sqrt(ot.dist(z, z))
+    return shared["dist"]
+
+
+def _energy(z: np.ndarray, n: int, m: int, shared: dict) -> Batch:
+    dist = _distances(z, shared)
     row, total = dist.sum(1), dist.sum()
 
     def energy(masks):
@@ -186,12 +193,14 @@ def _sliced(z: np.ndarray, n: int, m: int, seed: int) -> Batch | None:
     return sliced
 
 
-def _coverage(z: np.ndarray, k: int, name: str) -> Batch:
+def _coverage(z: np.ndarray, k: int, name: str, shared: dict) -> Batch:
     """``precision`` (samples within the reference's k-NN balls) or ``recall`` (the reverse),
     the k-th neighbour read from each point's sorted distances to the pool."""
-    dist = np.sqrt(ot.dist(z, z))
-    order = np.argsort(dist, 1, kind="stable")
-    ordered = np.take_along_axis(dist, order, 1)
+    dist = _distances(z, shared)
+    if "order" not in shared:
+        shared["order"] = np.argsort(dist, 1, kind="stable")
+        shared["ordered"] = np.take_along_axis(dist, shared["order"], 1)
+    order, ordered = shared["order"], shared["ordered"]
 
     def radii(rows: np.ndarray, member: np.ndarray) -> np.ndarray:
         count = np.cumsum(member[order[rows]], 1)  # members among the nearest, self included
@@ -214,10 +223,13 @@ def _split_loop(fn) -> Batch:
     return lambda masks: np.array([fn(np.flatnonzero(s), np.flatnonzero(~s)) for s in masks])
 
 
-def batched_statistic(name: str, z: np.ndarray, n: int, k: int = 3, seed: int = 0) -> Batch:
+def batched_statistic(name: str, z: np.ndarray, n: int, k: int = 3, seed: int = 0,
+                      shared: dict | None = None) -> Batch:
     """The two-sample statistic ``name`` of :mod:`flows.evaluation.twosample` on blocks of
     splits of the pool z (n + m, d) (samples: the rows where a mask is True), equal to
     :func:`~flows.evaluation.twosample.two_sample_statistic` on each split up to rounding.
+    ``shared`` (a dict, filled on first use) lets several statistics of one pool share its
+    distance matrix and each row's sorted distances.
 
     Examples
     --------
@@ -230,8 +242,9 @@ def batched_statistic(name: str, z: np.ndarray, n: int, k: int = 3, seed: int = 
     True
     """
     m = z.shape[0] - n
+    shared = {} if shared is None else shared
     if name == "energy":
-        return _energy(z, n, m)
+        return _energy(z, n, m, shared)
     if name in ("hotelling", "variance"):
         return _moments(z, n, m, name)
     if name == "bins":
@@ -243,7 +256,7 @@ def batched_statistic(name: str, z: np.ndarray, n: int, k: int = 3, seed: int = 
     if name in ("precision", "recall"):
         if min(n, m) <= k:
             _knn_radii(np.zeros((min(n, m), min(n, m))), k)  # the usual error
-        return _coverage(z, k, name)
+        return _coverage(z, k, name, shared)
     fast = _sliced(z, n, m, seed) if name == "sliced" else None
     return fast if fast is not None else _split_loop(_split_fn(name, z, n, k, seed))
 
@@ -397,8 +410,9 @@ def evaluate_all(samples, reference, train=None, alpha: float = ALPHA,
     names = family(z.shape[1], train is not None) if tests is None else tuple(tests)
     check_family(names, train, alpha, permutations)
     x, ref = z[:n], z[n:]
-    stats = {t: batched_statistic(t, z, n, check_positive_int("k", k), check_int("seed", seed))
-             for t in names if t not in TRAIN_TESTS}
+    shared: dict = {}
+    stats = {t: batched_statistic(t, z, n, check_positive_int("k", k), check_int("seed", seed),
+                                  shared) for t in names if t not in TRAIN_TESTS}
     if "memorization" in names:
         stats["memorization"] = _memorization_batch(x, ref, train, n, m, criterion, null_rate,
                                                     seed)

@@ -293,7 +293,7 @@ def _run_all(x: np.ndarray, samples, reference, data, train, seed: int, out, per
             raise BadInput(f"samples have dimension {x.shape[1]} but {name} has "
                            f"{arr.shape[1]}; they must be equal")
     rows = x.shape[0] + ref.shape[0]
-    check_terms({"pool": 4.0 * 8 * rows * rows})  # float64 distances, order, sorted copies
+    check_terms({"pool": 3.0 * 8 * rows * rows})  # distances, their order, sorted copies
     permutations = permutations or PERMUTATIONS
     check_family(family(x.shape[1], tr is not None), tr, check_float("alpha", alpha),
                  permutations)
