@@ -221,22 +221,7 @@ def add_eval(sub) -> None:
                         f"{VERDICT_PERMUTATIONS}, and at least K / alpha - 1 for K tests)")
     e.add_argument("--alpha", type=float, default=VERDICT_ALPHA,
                    help="with --metric all: the family-wise level of the verdict")
-    e.add_argument("--reg", type=float, default=0.05,
-                   help="with --metric sinkhorn: regularisation relative to the reference's "
-                        "mean squared distance")
-    e.add_argument("--max-iter", type=int, default=5000, dest="max_iter",
-                   help="with --metric sinkhorn: iterations allowed at the final "
-                        "regularisation; a solve that stops short prints converged: false")
-    e.add_argument("--k", type=int, default=3,
-                   help="with --metric precision or recall: the k of the k-NN radii")
-    e.add_argument("--cells", type=int, default=3,
-                   help="with the data-copying test: k-means cells of the training set")
-    e.add_argument("--criterion", default="calibrated",
-                   help="with --metric memorization: 'calibrated' or a fixed ratio c in (0, 1) "
-                        "(the literature's is 0.3333)")
-    e.add_argument("--null-rate", type=float, default=NULL_RATE, dest="null_rate",
-                   help="with --metric memorization and --criterion calibrated: the rate at "
-                        "which fresh samples of the data are to be flagged, in (0, 1)")
+    _add_metric_options(e)
     e.add_argument("--floor-pairs", type=int, default=10, dest="floor_pairs",
                    help="independent true-data pairs behind the floor's mean and std (--data)")
     e.add_argument("--seed", type=int, default=0,
@@ -246,6 +231,26 @@ def add_eval(sub) -> None:
                                                 "this run directory (default: only print the "
                                                 "JSON)")
     e.set_defaults(func=cmd_eval)
+
+
+def _add_metric_options(e) -> None:
+    """Options of ``flows eval`` that one metric or a few use (each says which)."""
+    e.add_argument("--reg", type=float, default=0.05,
+                   help="with --metric sinkhorn: regularisation relative to the reference's "
+                        "mean squared distance")
+    e.add_argument("--max-iter", type=int, default=5000, dest="max_iter",
+                   help="with --metric sinkhorn: iterations allowed at the final "
+                        "regularisation; a solve that stops short prints converged: false")
+    e.add_argument("--k", type=int, default=3,
+                   help="with --metric precision, recall or all: the k of the k-NN radii")
+    e.add_argument("--cells", type=int, default=3,
+                   help="with the data-copying test: k-means cells of the training set")
+    e.add_argument("--criterion", default="calibrated",
+                   help="with --metric memorization: 'calibrated' or a fixed ratio c in (0, 1) "
+                        "(the literature's is 0.3333)")
+    e.add_argument("--null-rate", type=float, default=NULL_RATE, dest="null_rate",
+                   help="with --metric memorization and --criterion calibrated: the rate at "
+                        "which fresh samples of the data are to be flagged, in (0, 1)")
 
 
 def cmd_eval(a: argparse.Namespace):

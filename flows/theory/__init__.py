@@ -4,9 +4,8 @@ The kernel H at initialisation, lambda_0, loss slopes and weight drift
 (:mod:`~flows.theory.kernel`); the infinite-width NTK loss curve against the observed one
 (:mod:`~flows.theory.ntk`, over seeds in :mod:`~flows.theory.ntk_gap`); the population minimum
 and excess risk (:mod:`~flows.theory.excess`); the Groenwall W2 bounds, estimated and
-certified (:mod:`~flows.theory.wbound`, with the Lipschitz certificate of
-:mod:`~flows.theory.lipschitz`); the computed generalization bound
-(:mod:`~flows.theory.genbound`); each bound's theorem and status
+certified with the Lipschitz certificate they need (:mod:`~flows.theory.wbound`); the computed
+generalization bound (:mod:`~flows.theory.genbound`); each bound's theorem and status
 (:mod:`~flows.theory.bounds`); theory-regime runs and their sweeps over width and n
 (:mod:`~flows.theory.runs`, :mod:`~flows.theory.sweeps`, stopping rules in
 :mod:`~flows.theory.risk`), with typed results (:mod:`~flows.theory.results`). Names are
@@ -21,8 +20,8 @@ __getattr__, __dir__, __all__ = lazy_names(__name__, {
             "end_ratio_passes", "curve_check", "CurveCheck"),
     "ntk_gap": ("gap_sweep", "GapSweep"),
     "excess": ("population_minimum", "excess_risk", "Estimate"),
-    "wbound": ("w2_bound", "WassersteinBound", "certified_w2_bound", "CertifiedW2Bound"),
-    "lipschitz": ("certified_lipschitz", "LipschitzCertificate"),
+    "wbound": ("w2_bound", "WassersteinBound", "certified_w2_bound", "CertifiedW2Bound",
+               "certified_lipschitz", "LipschitzCertificate"),
     "bounds": ("BOUNDS", "bounds_table"),
     "genbound": ("generalization_bound", "GeneralizationBound"),
     "runs": ("theory_run", "TheoryRun", "width_sweep", "sample_sweep", "TheorySweep"),

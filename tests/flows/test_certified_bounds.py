@@ -15,13 +15,15 @@ from flows.field import FieldSpec, TwoLayerReLUField
 from flows.theory.bounds import BOUNDS, bounds_table
 from flows.theory.excess import Estimate, population_minimum
 from flows.theory.genbound import GeneralizationBound
-from flows.theory.lipschitz import _psd_bound, certified_lipschitz, one_sided_pattern_max_2d
 from flows.theory.sweeps import risk_point
 from flows.theory.wbound import (
     WassersteinBound,
+    _psd_bound,
+    certified_lipschitz,
     certified_w2_bound,
     jacobian,
     log_groenwall_constant,
+    one_sided_pattern_max_2d,
 )
 from flows.training.loop import TrainConfig
 
