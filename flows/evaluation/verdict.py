@@ -9,19 +9,19 @@ runs the whole family on one set of permutations and decides once:
 - images of a data set with a stored classifier (dimension 64, 196, 784): also ``classes`` and
   ``fd``;
 - with the training set (and held-out points as the reference): ``memorization``, the fraction
-  of samples whose nearest training point is closer than c times the second nearest minus the
-  same fraction of the held-out points (``flows eval --metric memorization`` gives the fraction
-  itself) (the calibrated c of :mod:`flows.evaluation.nearest`;
-  each point's flag is a fixed function of it, so the permutation p-value is valid), and
-  ``copying``, Meehan et al.'s data-copying z with its own p-value Phi(z)
-  (:mod:`flows.evaluation.copying`).
+  of samples whose nearest training point is closer than c times the second nearest (the
+  calibrated c of :mod:`flows.evaluation.nearest`) minus the same fraction of the held-out
+  points; each point's flag is a fixed function of it, so the permutation p-value is valid
+  (``flows eval --metric memorization`` reports the fraction itself); and ``copying``, Meehan
+  et al.'s data-copying z with its own p-value Phi(z) (:mod:`flows.evaluation.copying`).
 
 Left out: the three optimal-transport distances ``w2``, ``w1`` and ``sinkhorn``. Their
 permutation tests solve an assignment or an entropic problem on every split (60-360 ms at 300
-against 300 points on one core, against 1-20 ms for the others, and the family needs about
-2,000 splits). On the digits of ``bench/eval_power.py`` the family misses one defect in 65
-verdicts (a dropped digit 1), and W2 misses it too (alone and uncorrected, W2 flags the dropped
-class in 2 of 5 repetitions, the family in 4 of 5); W1 and Sinkhorn were not measured.
+against 300 points on one core, against 0.01-8 ms a split for the family's statistics evaluated
+on blocks of splits, and the family needs about 2,000 splits). On the digits of
+``bench/eval_power.py`` the family misses one defect in 65 verdicts (a dropped digit 1), and W2
+misses it too (alone and uncorrected, W2 flags the dropped class in 2 of 5 repetitions, the
+family in 4 of 5); W1 and Sinkhorn were not measured.
 
 Every permutation p-value is (1 + #{T_b at least as extreme as T}) / (1 + B), with the B
 splits drawn as :func:`flows.evaluation.twosample.permutation_test` draws them (same seed, same
@@ -433,7 +433,7 @@ def evaluate_all(samples, reference, train=None, alpha: float = ALPHA,
         values["copying"], p["copying"], mean["copying"] = cp.z, cp.p_value, None
     adjusted = holm([p[t] for t in names])
     rows = [VerdictRow(t, values[t], mean[t], p[t], float(a), bool(a <= alpha),
-                    ALTERNATIVE.get(t, "less" if t == "copying" else "greater"))
+                       ALTERNATIVE.get(t, "less" if t == "copying" else "greater"))
             for t, a in zip(names, adjusted, strict=True)]
     flagged = [r.test for r in rows if r.flagged]
     return Verdict("all", "fail" if flagged else "pass", alpha, flagged, rows, permutations,
