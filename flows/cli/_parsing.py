@@ -34,6 +34,9 @@ METRICS = ("w2", "w1", "sinkhorn", "sliced", "fd")
 EVAL_METRICS = METRICS + ("energy", "hotelling", "precision", "recall", "variance", "bins",
                           "classes")
 TRAIN_METRICS = ("memorization", "copying")
+#: :data:`flows.evaluation.verdict.ALPHA` and ``PERMUTATIONS``
+VERDICT_ALPHA = 0.01
+VERDICT_PERMUTATIONS = 1999
 #: :data:`flows.evaluation.nearest.NULL_RATE`
 NULL_RATE = 0.02
 #: :data:`flows.runs.theory.RISK_NS`, ``RISK_SEEDS`` and ``MEMORIZATION_NS``

@@ -41,8 +41,9 @@ def add_check_kinds(kinds, cmd) -> None:
     g = kinds.add_parser("ntk-gap", formatter_class=Formatter,
                          help="gap between the training-loss curve and the infinite-width NTK "
                               "prediction against the width m, over seeds, with paired "
-                              "intervals and its log-log slope; the check passes where "
-                              "L_obs(T) / L_NTK(T) is within 10%%")
+                              "intervals and its log-log slope; the check passes where, at "
+                              "every step, the loss is within 10%% of the kernel's and the "
+                              "outputs within 10%% of the kernel's predicted change")
     g.add_argument("--out", required=True, type=out_path, help="run directory (created; locked)")
     g.add_argument("--data", default="moons", help="dataset name")
     g.add_argument("--widths", type=ints, default=[256, 1024, 4096, 16384],

@@ -31,6 +31,8 @@ from ._parsing import (
     RISK_NS,
     RISK_SEEDS,
     TRAIN_METRICS,
+    VERDICT_ALPHA,
+    VERDICT_PERMUTATIONS,
     Formatter,
     device,
     experiment_common,
@@ -197,8 +199,13 @@ def add_eval(sub) -> None:
     e.add_argument("--train", type=Path,
                    help="with --metric memorization or copying: .npy/.csv of the whole "
                         "training set (default: none)")
-    e.add_argument("--metric", choices=EVAL_METRICS + TRAIN_METRICS, default="w2",
-                   help="distance in data units (sinkhorn: squared units); energy distance; "
+    e.add_argument("--metric", choices=EVAL_METRICS + TRAIN_METRICS + ("all",), default="w2",
+                   help="all: every two-sample test that applies to the data (energy, sliced, "
+                        "hotelling, precision, recall, variance, bins; classes and fd for "
+                        "images; memorization and copying with --train), each with a "
+                        "permutation p-value, Holm's correction and one verdict at --alpha "
+                        "(the table also goes to stderr); "
+                        "distance in data units (sinkhorn: squared units); energy distance; "
                         "ridge Hotelling mean shift; k-NN precision or recall; log variance "
                         "ratio; bins: chi-square of k-means cell counts; classes: "
                         "chi-square of the feature classifier's predicted classes (images); "
@@ -210,23 +217,11 @@ def add_eval(sub) -> None:
                         "--reference)")
     e.add_argument("--permutations", type=int, default=0,
                    help="random splits of the permutation two-sample test behind p_value "
-                        "(0: no test; 499 resolves p < 0.01)")
-    e.add_argument("--reg", type=float, default=0.05,
-                   help="with --metric sinkhorn: regularisation relative to the reference's "
-                        "mean squared distance")
-    e.add_argument("--max-iter", type=int, default=5000, dest="max_iter",
-                   help="with --metric sinkhorn: iterations allowed at the final "
-                        "regularisation; a solve that stops short prints converged: false")
-    e.add_argument("--k", type=int, default=3,
-                   help="with --metric precision or recall: the k of the k-NN radii")
-    e.add_argument("--cells", type=int, default=3,
-                   help="with the data-copying test: k-means cells of the training set")
-    e.add_argument("--criterion", default="calibrated",
-                   help="with --metric memorization: 'calibrated' or a fixed ratio c in (0, 1) "
-                        "(the literature's is 0.3333)")
-    e.add_argument("--null-rate", type=float, default=NULL_RATE, dest="null_rate",
-                   help="with --metric memorization and --criterion calibrated: the rate at "
-                        "which fresh samples of the data are to be flagged, in (0, 1)")
+                        f"(0: no test; 499 resolves p < 0.01; --metric all: 0 means "
+                        f"{VERDICT_PERMUTATIONS}, and at least K / alpha - 1 for K tests)")
+    e.add_argument("--alpha", type=float, default=VERDICT_ALPHA,
+                   help="with --metric all: the family-wise level of the verdict")
+    _add_metric_options(e)
     e.add_argument("--floor-pairs", type=int, default=10, dest="floor_pairs",
                    help="independent true-data pairs behind the floor's mean and std (--data)")
     e.add_argument("--seed", type=int, default=0,
@@ -238,14 +233,38 @@ def add_eval(sub) -> None:
     e.set_defaults(func=cmd_eval)
 
 
+def _add_metric_options(e) -> None:
+    """Options of ``flows eval`` that one metric or a few use (each says which)."""
+    e.add_argument("--reg", type=float, default=0.05,
+                   help="with --metric sinkhorn: regularisation relative to the reference's "
+                        "mean squared distance")
+    e.add_argument("--max-iter", type=int, default=5000, dest="max_iter",
+                   help="with --metric sinkhorn: iterations allowed at the final "
+                        "regularisation; a solve that stops short prints converged: false")
+    e.add_argument("--k", type=int, default=3,
+                   help="with --metric precision, recall or all: the k of the k-NN radii")
+    e.add_argument("--cells", type=int, default=3,
+                   help="with the data-copying test: k-means cells of the training set")
+    e.add_argument("--criterion", default="calibrated",
+                   help="with --metric memorization: 'calibrated' or a fixed ratio c in (0, 1) "
+                        "(the literature's is 0.3333)")
+    e.add_argument("--null-rate", type=float, default=NULL_RATE, dest="null_rate",
+                   help="with --metric memorization and --criterion calibrated: the rate at "
+                        "which fresh samples of the data are to be flagged, in (0, 1)")
+
+
 def cmd_eval(a: argparse.Namespace):
-    """``flows eval``: :func:`flows.runs.run.run_eval`."""
+    """``flows eval``: :func:`flows.runs.run.run_eval` (with ``--metric all`` also the table on
+    stderr)."""
     from ..runs.run import run_eval
 
     _common(a)
-    return run_eval(a.samples, a.reference, a.data, a.metric, a.seed, a.out, a.train,
-                    a.floor_pairs, a.criterion, a.null_rate, permutations=a.permutations,
-                    reg=a.reg, max_iter=a.max_iter, k=a.k, cells=a.cells)
+    res = run_eval(a.samples, a.reference, a.data, a.metric, a.seed, a.out, a.train,
+                   a.floor_pairs, a.criterion, a.null_rate, permutations=a.permutations,
+                   reg=a.reg, max_iter=a.max_iter, k=a.k, cells=a.cells, alpha=a.alpha)
+    if a.metric == "all":  # the JSON on stdout, the table for a reader on stderr
+        print(res.text(), file=sys.stderr, flush=True)
+    return res
 
 
 def add_experiment(sub) -> None:

@@ -6,8 +6,9 @@ Distances (W2, W1, sliced W, Sinkhorn divergence) and :func:`evaluate` in
 noise floors with their spread in :mod:`~flows.evaluation.floors`, memorization against the whole
 training set in :mod:`~flows.evaluation.nearest`, permutation two-sample tests, k-NN precision and
 recall and the variance ratio in :mod:`~flows.evaluation.twosample`, the data-copying test in
-:mod:`~flows.evaluation.copying`, and the one result shape of ``flows eval`` in
-:mod:`~flows.evaluation.report`. Names are imported on first use.
+:mod:`~flows.evaluation.copying`, the one result shape of ``flows eval`` in
+:mod:`~flows.evaluation.report`, and the one verdict of every test with Holm's correction
+(``flows eval --metric all``) in :mod:`~flows.evaluation.verdict`. Names are imported on first use.
 """
 
 from _runkit.lazy import lazy_names
@@ -22,4 +23,5 @@ __getattr__, __dir__, __all__ = lazy_names(__name__, {
     "twosample": ("permutation_test", "PermutationTest", "two_sample_statistic", "STATISTICS"),
     "copying": ("data_copying", "DataCopying"),
     "report": ("EvalReport", "report_statistic", "report_memorization", "report_copying"),
+    "verdict": ("evaluate_all", "Verdict", "family", "holm"),
 })

@@ -171,22 +171,19 @@ def _split_fn(name: str, z: np.ndarray, n: int, k: int, seed: int, reg: float = 
             return math.log(z[ia].var(0, ddof=1).sum() / max(z[ib].var(0, ddof=1).sum(), 1e-300))
         return variance
     if name == "bins":
-        zt = torch.from_numpy(z)
-        cells = kmeans_cells(zt, min(BINS, z.shape[0]), seed)
-        lab = torch.cdist(zt, cells).argmin(1).numpy()
-        return lambda ia, ib: _chi_square(lab[ia], lab[ib], cells.shape[0])
+        lab, bins = bin_labels(z, seed)
+        return lambda ia, ib: _chi_square(lab[ia], lab[ib], bins)
     if name in ("classes", "fd"):
         return _classifier_split(name, z)
     if name == "hotelling":
-        cov = np.atleast_2d(np.cov(z.T))
-        weight = np.linalg.inv(cov + max(np.trace(cov) / z.shape[1], 1e-12) * np.eye(z.shape[1]))
+        weight = hotelling_weight(z)
 
         def hotelling(ia, ib):
             delta = z[ia].mean(0) - z[ib].mean(0)
             return float(delta @ weight @ delta)
         return hotelling
     if name == "sliced":
-        proj = z @ ot.sliced.get_random_projections(z.shape[1], 500, np.random.RandomState(seed))
+        proj = sliced_projections(z, seed)
         return lambda ia, ib: _sliced_split(proj[ia], proj[ib])
     sq = ot.dist(z, z)
     if name == "w2":
@@ -208,21 +205,43 @@ def _split_fn(name: str, z: np.ndarray, n: int, k: int, seed: int, reg: float = 
 
 def _classifier_split(name: str, z: np.ndarray) -> Split:
     """The ``classes`` or ``fd`` statistic of image points z (r, d) (see the module)."""
-    from .features import (
-        CLASSES,
-        FEATURE_DATA,
-        feature_classifier,
-        frechet_distance,
-        image_features,
-    )
+    from .features import CLASSES, frechet_distance, image_features
 
     feats = image_features(z)  # refuses dimensions without a classifier
     if name == "fd":
         return lambda ia, ib: frechet_distance(feats[ia], feats[ib])
+    lab = class_labels(z, feats)
+    return lambda ia, ib: _chi_square(lab[ia], lab[ib], CLASSES)
+
+
+def class_labels(z: np.ndarray, feats: np.ndarray | None = None) -> np.ndarray:
+    """The stored feature classifier's predicted class of each image z (r, d), shape (r,)
+    (``feats``: their features, when already computed)."""
+    from .features import FEATURE_DATA, feature_classifier, image_features
+
+    feats = image_features(z) if feats is None else feats
     model, _ = feature_classifier(FEATURE_DATA[z.shape[1]])
     with torch.no_grad():
-        lab = model.head(torch.from_numpy(feats).float()).argmax(1).numpy()
-    return lambda ia, ib: _chi_square(lab[ia], lab[ib], CLASSES)
+        return model.head(torch.from_numpy(feats).float()).argmax(1).numpy()
+
+
+def bin_labels(z: np.ndarray, seed: int) -> tuple[np.ndarray, int]:
+    """The ``bins`` statistic's k-means cell of each pooled point z (r, d) and the number of
+    cells (min(:data:`BINS`, r), fitted once on the pool, seeded)."""
+    zt = torch.from_numpy(z)
+    cells = kmeans_cells(zt, min(BINS, z.shape[0]), seed)
+    return torch.cdist(zt, cells).argmin(1).numpy(), int(cells.shape[0])
+
+
+def hotelling_weight(z: np.ndarray) -> np.ndarray:
+    """(S + r I)^-1 of the ``hotelling`` statistic: S the pool's covariance, r = tr(S) / d."""
+    cov = np.atleast_2d(np.cov(z.T))
+    return np.linalg.inv(cov + max(np.trace(cov) / z.shape[1], 1e-12) * np.eye(z.shape[1]))
+
+
+def sliced_projections(z: np.ndarray, seed: int) -> np.ndarray:
+    """The pool z (r, d) on the 500 seeded directions of the ``sliced`` statistic, (r, 500)."""
+    return z @ ot.sliced.get_random_projections(z.shape[1], 500, np.random.RandomState(seed))
 
 
 def two_sample_statistic(x: torch.Tensor | np.ndarray, y: torch.Tensor | np.ndarray,
@@ -319,9 +338,26 @@ def permutation_test(x: torch.Tensor | np.ndarray, y: torch.Tensor | np.ndarray,
     for b in range(permutations):
         perm = rng.permutation(z.shape[0])
         null[b] = fn(perm[:n], perm[n:])
-    extreme = {"greater": null >= observed, "less": null <= observed,
-               "two-sided": np.abs(null) >= abs(observed)}[alt]
     std = float(null.std(ddof=1)) if permutations > 1 else 0.0
-    p_value = float((1 + extreme.sum()) / (1 + permutations))
-    return PermutationTest(name, float(observed), p_value, permutations, float(null.mean()),
-                           std, alt)
+    return PermutationTest(name, float(observed), permutation_p_value(observed, null, alt),
+                           permutations, float(null.mean()), std, alt)
+
+
+def permutation_p_value(observed: float, null: np.ndarray, alternative: str,
+                        rtol: float = 0.0) -> float:
+    """(1 + #{b : T_b at least as extreme as T}) / (1 + B) for the null values (B,).
+
+    ``rtol`` counts a T_b within rtol |T| of T as extreme too (a statistic computed two ways
+    may differ in its last bits; counting such ties keeps the p-value valid).
+
+    Examples
+    --------
+    >>> permutation_p_value(3.0, np.array([1.0, 3.0, 5.0]), "greater")
+    0.75
+    >>> permutation_p_value(0.2, np.array([0.5, 0.9, 0.1]), "less")
+    0.5
+    """
+    tol = rtol * abs(observed)
+    extreme = {"greater": null >= observed - tol, "less": null <= observed + tol,
+               "two-sided": np.abs(null) >= abs(observed) - tol}[alternative]
+    return float((1 + extreme.sum()) / (1 + null.size))

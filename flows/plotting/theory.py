@@ -78,12 +78,17 @@ def plot_w2_bound(x: Sequence[float], measured: Sequence[float], floors: Sequenc
                   bounds: Sequence[float], couplings: Sequence[float] | None = None,
                   xlabel: str = "n", ax: Axes | None = None,
                   trajectory: Sequence[float] | None = None,
-                  source: Sequence[float] | None = None) -> Figure:
+                  source: Sequence[float] | None = None,
+                  certified_log10: Sequence[float] | None = None) -> Figure:
     """Measured W2 with its floor, the Groenwall bound and the coupling bound against x;
-    optionally the bound with the factor along the trajectories and W2(source, data), the
-    line a bound must be under to say anything."""
+    optionally the bound with the factor along the trajectories, the certified bound (given as
+    log10, drawn where a float holds it) and W2(source, data), the line a bound must be under
+    to say anything."""
     fig, ax = _axes(ax)
-    ax.loglog(x, bounds, "o-", label="Groenwall bound G sqrt(excess)")
+    if certified_log10 is not None:
+        ax.loglog(x, [10.0**v if v < 300 else float("nan") for v in certified_log10], "D-",
+                  label="certified: mu from the weights (estimated excess)")
+    ax.loglog(x, bounds, "o-", label="Groenwall bound G sqrt(excess), mu sampled")
     if trajectory is not None:
         ax.loglog(x, trajectory, "v-", label="same, G along the trajectories")
     if source is not None:

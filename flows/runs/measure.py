@@ -170,8 +170,9 @@ class WidthExperiment(Result):
     ``ntk_gap`` is max_t |L_t - L_t^NTK| / L_0 against the infinite-width prediction on the
     same draws, ``ntk_within`` whether it is below ``ntk_tolerance`` = 4 m^{-1/2} (the earlier
     rule, which passes runs far from the regime at small m), ``ntk_end_ratio`` L_T / L_T^NTK
-    and ``ntk_passes`` the check on it (within 10%,
-    :func:`flows.theory.ntk.end_ratio_passes`), ``flipped`` the fraction of activations that
+    and ``ntk_passes`` the check over the whole horizon (loss within 10% and outputs within
+    10% of the predicted change at every step, :func:`flows.theory.ntk.curve_check`),
+    ``flipped`` the fraction of activations that
     changed; ``guaranteed_log_rate`` = 4 lr lambda_0 / N is the slowest kernel mode's rate.
     ``losses`` (per width) and ``eigenvalues`` (of
     the kernel H) are artifacts; ``fits`` gives (start, slope, intercept) of the late fits.

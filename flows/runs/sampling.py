@@ -49,6 +49,14 @@ from ..evaluation.report import (
     report_memorization,
     report_statistic,
 )
+from ..evaluation.verdict import (
+    ALPHA,
+    PERMUTATIONS,
+    Verdict,
+    check_family,
+    evaluate_all,
+    family,
+)
 from ..model import resolve_device
 from ..sampling.ode import METHODS, SamplingDiverged
 from ..training.checkpoint import load_model
@@ -185,7 +193,7 @@ def run_eval(samples: str | Path, reference: str | Path | None = None, data: str
              train: str | Path | None = None, floor_pairs: int = 10,
              criterion: float | str = "calibrated", null_rate: float = NULL_RATE,
              permutations: int = 0, reg: float = 0.05, max_iter: int = 5000, k: int = 3,
-             cells: int = 3) -> EvalReport:
+             cells: int = 3, alpha: float = ALPHA) -> EvalReport | Verdict:
     """A metric of the samples, as one :class:`flows.evaluation.report.EvalReport` (metric,
     value, floor, floor_std, floor_pairs, p_value, permutations, n_samples, n_reference and the
     metric's own fields).
@@ -208,15 +216,23 @@ def run_eval(samples: str | Path, reference: str | Path | None = None, data: str
       ``reference`` (held-out points never trained on), ``p_value`` is the data-copying test's.
     - ``metric="copying"``: Meehan et al.'s data-copying z against ``train`` with
       ``reference`` held out (:func:`flows.evaluation.copying.data_copying`, ``cells``).
+    - ``metric="all"``: every two-sample test that applies to the data, each with a permutation
+      p-value (``permutations``, default 1999, shared splits), Holm's correction and one
+      verdict at family-wise level ``alpha`` (:func:`flows.evaluation.verdict.evaluate_all`);
+      with ``train`` (and held-out points in ``reference``) also memorization and copying.
 
     With ``out``, writes ``config.json`` and ``metrics.json`` there.
     """
-    check_choice("metric", metric, EVAL_METRICS + TRAIN_METRICS)
+    check_choice("metric", metric, EVAL_METRICS + TRAIN_METRICS + ("all",))
     check_int("seed", seed, lo=0, hi=SEED_MAX)
     check_int("permutations", permutations, lo=0)
     _only_for(metric, reg=(reg, 0.05, ("sinkhorn",)), max_iter=(max_iter, 5000, ("sinkhorn",)),
-              k=(k, 3, ("precision", "recall")), cells=(cells, 3, TRAIN_METRICS))
+              k=(k, 3, ("precision", "recall", "all")),
+              cells=(cells, 3, TRAIN_METRICS + ("all",)), alpha=(alpha, ALPHA, ("all",)))
     x = load_array(samples, name="samples")
+    if metric == "all":
+        return _run_all(x, samples, reference, data, train, seed, out, permutations, alpha, k,
+                        criterion, null_rate, cells, floor_pairs)
     if metric in TRAIN_METRICS:
         return _run_train_eval(x, samples, train, reference, data, metric, criterion, null_rate,
                                seed, out, cells)
@@ -252,6 +268,42 @@ def run_eval(samples: str | Path, reference: str | Path | None = None, data: str
     return _write_eval(out, config, seed, lambda: report_statistic(
         x, ref, metric, seed=seed, dataset=ds, pairs=floor_pairs, permutations=permutations,
         reg=check_float("reg", reg, lo=0.0), max_iter=max_iter, k=k))
+
+
+def _run_all(x: np.ndarray, samples, reference, data, train, seed: int, out, permutations: int,
+             alpha: float, k: int, criterion, null_rate, cells: int, floor_pairs: int):
+    """:func:`run_eval` with ``--metric all`` (:func:`flows.evaluation.verdict.evaluate_all`):
+    every input checked before ``out`` is claimed."""
+    if floor_pairs != 10:
+        raise BadInput(f"floor_pairs={floor_pairs!r} is not used by --metric all: each test's "
+                       "null mean over the permutations is what an i.i.d. sample reads")
+    if (reference is None) == (data is None):
+        raise BadInput("give exactly one of --reference (a file) and --data (a dataset name)")
+    if train is not None and reference is None:
+        raise BadInput("--metric all with --train needs --reference: held-out points that were "
+                       "never trained on (a --data sample may hold training points)")
+    if train is None and (criterion != "calibrated" or null_rate != NULL_RATE):
+        raise BadInput("criterion and null_rate are only used with --train (memorization)")
+    criterion, null_rate = _memorization_options(criterion, null_rate)
+    ref = (load_array(reference, name="reference") if data is None
+           else reference_for(data, x.shape[0], seed)[0].numpy())
+    tr = None if train is None else load_array(train, name="train")
+    for name, arr in (("reference", ref), ("train", tr)):
+        if arr is not None and arr.shape[1] != x.shape[1]:
+            raise BadInput(f"samples have dimension {x.shape[1]} but {name} has "
+                           f"{arr.shape[1]}; they must be equal")
+    rows = x.shape[0] + ref.shape[0]
+    check_terms({"pool": 3.0 * 8 * rows * rows})  # distances, their order, sorted copies
+    permutations = permutations or PERMUTATIONS
+    check_family(family(x.shape[1], tr is not None), tr, check_float("alpha", alpha),
+                 permutations)
+    config = {"samples": str(samples), "reference": None if reference is None else str(reference),
+              "data": data, "train": None if train is None else str(train), "metric": "all",
+              "permutations": permutations, "alpha": alpha, "k": k, "cells": cells}
+    if tr is not None:
+        config.update(criterion=criterion, null_rate=null_rate)
+    return _write_eval(out, config, seed, lambda: evaluate_all(
+        x, ref, tr, alpha, permutations, seed, k, criterion, null_rate, cells))
 
 
 def _only_for(metric: str, **options) -> None:

@@ -190,7 +190,7 @@ def _risk_figures(res, ns: list[int], n_samples: int) -> dict:
             ns, _mean_by_n(rr, ns, "w2"), _mean_by_n(rr, ns, "w2_floor"),
             _mean_by_n(rr, ns, "w2_bound"), _mean_by_n(rr, ns, "w2_coupling"),
             "training points n", trajectory=res.w2_bound_trajectory,
-            source=_mean_by_n(rr, ns, "w2_source"))
+            source=_mean_by_n(rr, ns, "w2_source"), certified_log10=res.w2_lipschitz_bound_log10)
     return figs
 
 

@@ -1,5 +1,19 @@
 """A computed generalization bound for a theory-regime field, from the distance it moved.
 
+Theorem: derived here (written out in ``docs/theory_bounds.md``), a uniform-convergence bound
+over the weights within a per-neuron radius of their initialisation, assembled from standard
+tools: symmetrisation, Maurer's vector-contraction inequality (A. Maurer, 2016, "A
+vector-contraction inequality for Rademacher complexities", ALT), Talagrand's contraction
+(M. Ledoux and M. Talagrand, 1991, "Probability in Banach spaces", Theorem 4.12), the
+Efron-Stein inequality (S. Boucheron, G. Lugosi and P. Massart, 2013, "Concentration
+inequalities", Theorem 3.1) with Chebyshev, and a union over 61 radii. Constants: delta =
+0.05, the radius grid 2^{-10} .. 2^{20} in steps of sqrt(2).
+
+ESTIMATED (``certified`` False): every step is a proof, but the bound needs two population
+expectations (E[L_j^2] and the second moment of the jump below), which are Monte Carlo
+estimates (each entered at the upper end of its 95% interval); the number holds with
+probability 1 - delta only if those two estimates are not below the truth.
+
 Setting (:mod:`flows.theory.ntk`): v_W(z) = m^{-1/2} A^T relu(W z), A in {-1, +1}^{m x d}
 fixed, ||z|| = 1, W_0 drawn before the data (seed "init"). The training objective averages over
 n i.i.d. groups s_j = (x1_j, k draws (t, x0)): G(v, s) = (1/k) sum_q g_v(s_q) with the excess loss
@@ -92,6 +106,8 @@ class GeneralizationBound(Result):
         bound / L*.
     vacuous : bool
         ratio >= 1.
+    certified : bool
+        False: two population expectations in it are Monte Carlo estimates (ESTIMATED).
     """
 
     bound: float
@@ -104,6 +120,7 @@ class GeneralizationBound(Result):
     population_minimum: float
     ratio: float
     vacuous: bool
+    certified: bool = False
 
 
 def grid_radius(beta: float) -> float:

@@ -14,8 +14,10 @@ behind the kernel's prediction and does not catch up within the horizon), and
 L_obs(0), which varies from seed to seed with the initial network's outputs (a Gaussian process
 draw whose size does not shrink with m); the end ratio does not carry that spread.
 
-The check (:func:`flows.theory.ntk.end_ratio_passes`): a run passes when its end ratio lies in
-[1 / 1.1, 1.1]; ``passes`` is the fraction of seeds that pass, per width. The gap's dependence
+The check (:func:`flows.theory.ntk.curve_check`): a run passes when, over its whole horizon,
+its loss stays within a factor 1.1 of the kernel's and its outputs' deviation from the kernel's
+prediction stays within 10% of the predicted change; ``passes`` is the fraction of seeds that
+pass, per width, beside each run's worst ratio and worst deviation. The gap's dependence
 on m is a regression: log gap = a + b log m fitted per seed, ``gap_slope`` the mean of the
 per-seed slopes b with its Student-t 95% half-width ``gap_slope_ci95`` (the kernel's
 fluctuation and drift predict b = -1/2).
@@ -34,7 +36,7 @@ from _runkit.sweep import grid_points
 from ..errors import FlowsError, check_positive_int
 from ..training.loop import TrainConfig
 from .kernel import loglog_slope
-from .ntk import END_RATIO, NTKComparison, end_ratio_passes, ntk_comparison
+from .ntk import CURVE_DEVIATION, END_RATIO, NTKComparison, ntk_comparison
 
 
 @dataclass(frozen=True)
@@ -68,9 +70,14 @@ class GapSweep(Result):
     flipped : list of float
         Per width, mean fraction of activation patterns flipped by the end.
     passes : list of float
-        Per width, the fraction of seeds whose end ratio is within [1 / r, r].
+        Per width, the fraction of seeds that pass the whole-curve check.
     end_ratio_threshold : float
         r (:data:`flows.theory.ntk.END_RATIO`).
+    worst_ratios, deviations : list of list of float
+        [i][j]: width i, seed j; the worst loss ratio and the worst output deviation over the
+        horizon (:class:`flows.theory.ntk.CurveCheck`).
+    deviation_threshold : float
+        tau (:data:`flows.theory.ntk.CURVE_DEVIATION`).
     gap_slope, gap_slope_ci95 : float
         Mean over seeds of the log-log slope of the gap against m, and its 95% half-width.
     gap_slopes : list of float
@@ -101,6 +108,9 @@ class GapSweep(Result):
     gap_slope: float | None = None
     gap_slope_ci95: float | None = None
     gap_slopes: list | None = None
+    worst_ratios: list | None = None
+    deviations: list | None = None
+    deviation_threshold: float | None = None
 
 
 def ntk_at(params: dict) -> NTKComparison:
@@ -144,17 +154,19 @@ def gap_sweep(widths: list[int], base: TrainConfig, seeds: list[int],
     cfg = replace(base, regime="theory").resolved()
     runs = grid_points(ntk_at, {"width": widths, "run_seed": seeds}, {"base": cfg},
                        sweep, NTKComparison)
-    gaps, at_end, ratio, flipped, passes = [], [], [], [], []
+    gaps, at_end, ratio, flipped, passes, worst, devs = [], [], [], [], [], [], []
     for i in range(len(widths)):
         row, ends, rat, fl, ok = [], [], [], [], []
-        for c in runs[i * len(seeds):(i + 1) * len(seeds)]:
+        cells = runs[i * len(seeds):(i + 1) * len(seeds)]
+        for c in cells:
             obs, pred = np.asarray(c.observed), np.asarray(c.predicted)
             row.append(c.gap)
             ends.append(float(np.argmax(np.abs(obs - pred)) == obs.size - 1))
-            r, good = end_ratio_passes(obs, pred)
-            rat.append(r)
-            ok.append(good)
+            rat.append(c.end_ratio)
+            ok.append(c.passes)
             fl.append(c.drift.flipped)
+        worst.append([c.curve.worst_ratio for c in cells])
+        devs.append([c.curve.deviation for c in cells])
         gaps.append(row)
         at_end.append(float(np.mean(ends)))
         ratio.append(rat)
@@ -172,4 +184,5 @@ def gap_sweep(widths: list[int], base: TrainConfig, seeds: list[int],
                     [m for m, _ in stats], [h for _, h in stats], [m for m, _ in drops],
                     [h for _, h in drops], bool(all(m - h > 0 for m, h in drops)), bool(sep),
                     at_end, [mean_ci(r)[0] for r in ratio], [mean_ci(r)[1] for r in ratio],
-                    ratio, flipped, passes, END_RATIO, slope, slope_half, slopes)
+                    ratio, flipped, passes, END_RATIO, slope, slope_half, slopes, worst, devs,
+                    CURVE_DEVIATION)

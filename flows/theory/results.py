@@ -74,6 +74,20 @@ class SampleChecks(Result):
         ``w2_bound_trajectory >= w2``.
     w2_bound_trajectory_vs_source, w2_bound_trajectory_vacuous : float, bool
         ``w2_bound_trajectory / w2_source`` and whether it is >= 1.
+    w2_bound_certified, w2_bound_trajectory_certified : bool
+        False: both are ESTIMATED (their constants are sampled on pairs).
+    w2_lipschitz_bound : float
+        The CERTIFIED bound G(mu) sqrt(excess upper) with mu read from the weights
+        (:func:`flows.theory.wbound.certified_w2_bound`; ``inf`` past a float's range), and
+        ``w2_lipschitz_bound_log10`` its log10.
+    w2_lipschitz_bound_certified : bool
+        True: certified given the excess risk (a Monte Carlo estimate, upper 95% end).
+    w2_lipschitz_mu, w2_lipschitz_constant : float
+        The certified one-sided and two-sided Lipschitz constants of the field in x.
+    w2_lipschitz_bound_holds, w2_lipschitz_bound_ratio : bool, float
+        ``w2_lipschitz_bound >= w2`` and ``w2_lipschitz_bound / w2``.
+    w2_lipschitz_bound_vs_source, w2_lipschitz_bound_vacuous : float, bool
+        ``w2_lipschitz_bound / w2_source`` and whether it is >= 1.
     """
 
     w2: float
@@ -95,6 +109,17 @@ class SampleChecks(Result):
     w2_bound_trajectory_holds: bool | None = None
     w2_bound_trajectory_vs_source: float | None = None
     w2_bound_trajectory_vacuous: bool | None = None
+    w2_bound_certified: bool | None = None
+    w2_bound_trajectory_certified: bool | None = None
+    w2_lipschitz_bound: float | None = None
+    w2_lipschitz_bound_log10: float | None = None
+    w2_lipschitz_bound_certified: bool | None = None
+    w2_lipschitz_mu: float | None = None
+    w2_lipschitz_constant: float | None = None
+    w2_lipschitz_bound_holds: bool | None = None
+    w2_lipschitz_bound_ratio: float | None = None
+    w2_lipschitz_bound_vs_source: float | None = None
+    w2_lipschitz_bound_vacuous: bool | None = None
 
 
 @dataclass(frozen=True)
@@ -124,8 +149,11 @@ class WidthPoint(Result):
     samples : SampleChecks
         W2, floor and bound of the generated samples (merged into ``to_dict()``).
     ntk_end_ratio : float
-        L_obs(T) / L_NTK(T); ``ntk_passes``: the check on it
-        (:func:`flows.theory.ntk.end_ratio_passes`).
+        L_obs(T) / L_NTK(T) (the end-ratio rule, for reference).
+    ntk_passes : bool
+        The NTK check over the whole horizon (:func:`flows.theory.ntk.curve_check`).
+    ntk_worst_ratio, ntk_deviation : float
+        Its worst loss ratio and worst output deviation over the horizon.
     """
 
     width: int
@@ -150,6 +178,8 @@ class WidthPoint(Result):
     samples: SampleChecks
     ntk_end_ratio: float | None = None
     ntk_passes: bool | None = None
+    ntk_worst_ratio: float | None = None
+    ntk_deviation: float | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """The run's fields with the sample checks' fields at the same level."""
@@ -174,7 +204,7 @@ class NTKWidthSweep(Result):
     w2_bound_holds_all : bool
         The W2 bound holds in every run.
     ntk_passes : list of bool
-        Each run's NTK check on its end ratio.
+        Each run's NTK check over its whole horizon.
     """
 
     runs: list[WidthPoint]
@@ -214,6 +244,8 @@ class RiskPoint(Result):
         ratio >= 1; ``excess_gap <= gen_bound``.
     gen_rademacher, gen_deviation, gen_radius, gen_distance : float or None
         The bound's two terms, the radius sqrt(m) max_r ||w_r - w0_r|| and ||W - W_0||_F.
+    gen_bound_certified : bool or None
+        False: the bound is ESTIMATED (two population expectations in it are Monte Carlo).
     """
 
     n: int
@@ -236,6 +268,7 @@ class RiskPoint(Result):
     gen_deviation: float | None = None
     gen_radius: float | None = None
     gen_distance: float | None = None
+    gen_bound_certified: bool | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """The run's fields with the sample checks' fields (when measured) at the same level."""
@@ -299,6 +332,16 @@ class RiskSweep(Result):
         Per n, the fraction of runs whose bound is >= W2(source, data).
     w2_bound_trajectory_holds_all : bool or None
         The trajectory bound is >= the measured W2 in every run.
+    w2_lipschitz_bound_log10, w2_lipschitz_bound_vs_source : list or None
+        Per n (with samples), the mean log10 of the certified W2 bound and the mean of its
+        ratio to W2(source, data).
+    w2_lipschitz_bound_vacuous_fraction : list or None
+        Per n, the fraction of runs whose certified bound is >= W2(source, data).
+    w2_lipschitz_bound_holds_all : bool or None
+        The certified bound is >= the measured W2 in every run.
+    bounds : dict or None
+        Each bound reported here with its theorem, constants, citation and whether it is
+        certified (:data:`flows.theory.bounds.BOUNDS`).
 
     Fields that are None are left out of ``to_dict()``.
     """
@@ -337,6 +380,11 @@ class RiskSweep(Result):
     w2_bound_trajectory_vs_source: list[float] | None = None
     w2_bound_trajectory_vacuous_fraction: list[float] | None = None
     w2_bound_trajectory_holds_all: bool | None = None
+    w2_lipschitz_bound_log10: list[float] | None = None
+    w2_lipschitz_bound_vs_source: list[float] | None = None
+    w2_lipschitz_bound_vacuous_fraction: list[float] | None = None
+    w2_lipschitz_bound_holds_all: bool | None = None
+    bounds: dict | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """The fields as JSON; ``w2_bound_holds_all`` and the bound summaries after it are

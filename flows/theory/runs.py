@@ -32,8 +32,8 @@ class TheoryRun(Result):
     and held-out objectives and their gap, the weight drift, the log-linear loss fit (slope, R^2),
     W2 of the samples and its floor, the loss curve, and with the NTK comparison its gap,
     tolerance, whether it holds and the flipped fraction of activations, the end ratio
-    L_obs(T) / L_NTK(T) and whether the check on it passes
-    (:func:`flows.theory.ntk.end_ratio_passes`).
+    L_obs(T) / L_NTK(T), and whether the NTK check over the whole horizon passes
+    (:func:`flows.theory.ntk.curve_check`) with its worst output deviation.
     """
 
     width: int
@@ -55,6 +55,7 @@ class TheoryRun(Result):
     flipped: float | None = None
     ntk_end_ratio: float | None = None
     ntk_passes: bool | None = None
+    ntk_deviation: float | None = None
 
 
 def theory_run(config: TrainConfig, n_samples: int = 1000, method: str = "midpoint",
@@ -97,7 +98,7 @@ def theory_run(config: TrainConfig, n_samples: int = 1000, method: str = "midpoi
                      w2(x, splits.heldout), w2(splits.floor, splits.heldout),
                      res.losses.tolist(), *(() if ntk is None else (
                          ntk.gap, ntk.tolerance, ntk.within, ntk.drift.flipped,
-                         ntk.end_ratio, ntk.passes)))
+                         ntk.end_ratio, ntk.passes, ntk.curve.deviation)))
 
 
 @dataclass(frozen=True)

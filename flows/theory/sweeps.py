@@ -33,6 +33,7 @@ from ..optimal import EmpiricalOptimalField
 from ..path import get_path
 from ..sampling.ode import integrate
 from ..training.loop import TrainConfig, fixed_objective, prepare_data, train
+from .bounds import bounds_table
 from .excess import (
     Estimate,
     excess_risk,
@@ -54,7 +55,7 @@ from .results import (
     SampleChecks,
     WidthPoint,
 )
-from .wbound import w2_bound
+from .wbound import certified_w2_bound, w2_bound
 
 
 def _mixture(cfg: TrainConfig):
@@ -85,6 +86,7 @@ def _samples_part(res, cfg, splits, source, mix, ex: Estimate, n_samples: int,
                         derive_seed(cfg.seed, "floor"))
     measured = w2(x, ref)
     b = w2_bound(res.field, mix, x0, ex, steps=bound_steps, pairs=pairs)
+    cert = certified_w2_bound(res.field, ex)
     mem = memorization(x, splits.train)
     nothing = w2(x0, ref)  # the model that does nothing: its samples are the source's
     return SampleChecks(w2=measured, w2_floor=floor.mean, w2_floor_std=floor.std,
@@ -98,7 +100,15 @@ def _samples_part(res, cfg, splits, source, mix, ex: Estimate, n_samples: int,
                         w2_bound_trajectory_factor=b.factor_trajectory,
                         w2_bound_trajectory_holds=b.bound_trajectory >= measured,
                         w2_bound_trajectory_vs_source=b.bound_trajectory / nothing,
-                        w2_bound_trajectory_vacuous=b.bound_trajectory >= nothing)
+                        w2_bound_trajectory_vacuous=b.bound_trajectory >= nothing,
+                        w2_bound_certified=b.certified, w2_bound_trajectory_certified=False,
+                        w2_lipschitz_bound=cert.bound, w2_lipschitz_bound_log10=cert.log10_bound,
+                        w2_lipschitz_bound_certified=cert.certified, w2_lipschitz_mu=cert.mu,
+                        w2_lipschitz_constant=cert.lipschitz,
+                        w2_lipschitz_bound_holds=cert.bound >= measured,
+                        w2_lipschitz_bound_ratio=cert.bound / measured,
+                        w2_lipschitz_bound_vs_source=cert.bound / nothing,
+                        w2_lipschitz_bound_vacuous=cert.bound >= nothing)
 
 
 def width_point(cfg: TrainConfig, lstar: Estimate, n_test: int = 20_000, n_samples: int = 1000,
@@ -129,7 +139,8 @@ def width_point(cfg: TrainConfig, lstar: Estimate, n_test: int = 20_000, n_sampl
         excess_train=_train_excess(res, cfg, splits, source, lstar),
         samples=_samples_part(res, cfg, splits, source, mix, ex, n_samples, sample_steps,
                               bound_steps, pairs, floor_pairs),
-        ntk_end_ratio=cmp.end_ratio, ntk_passes=cmp.passes)
+        ntk_end_ratio=cmp.end_ratio, ntk_passes=cmp.passes,
+        ntk_worst_ratio=cmp.curve.worst_ratio, ntk_deviation=cmp.curve.deviation)
 
 
 def ntk_width_sweep(widths: list[int], base: TrainConfig, **kwargs) -> NTKWidthSweep:
@@ -198,7 +209,8 @@ def risk_point(cfg: TrainConfig, lstar: Estimate, n_test: int = 20_000, n_sample
                      gap_floor=floor, excess_gap=gap - floor, samples=checks,
                      gen_bound=gb.bound, gen_bound_ratio=gb.ratio, gen_bound_vacuous=gb.vacuous,
                      gen_bound_holds=gap - floor <= gb.bound, gen_rademacher=gb.rademacher,
-                     gen_deviation=gb.deviation, gen_radius=gb.radius, gen_distance=gb.distance)
+                     gen_deviation=gb.deviation, gen_radius=gb.radius, gen_distance=gb.distance,
+                     gen_bound_certified=gb.certified)
 
 
 def gap_floor(cfg: TrainConfig, splits, source, mix, ds, n_test: int) -> float:
@@ -364,6 +376,17 @@ def bound_summaries(runs: list[RiskPoint], ns: list[int]) -> dict:
                 lambda r: r.samples.w2_bound_trajectory_vacuous),
             w2_bound_trajectory_holds_all=all(r.samples.w2_bound_trajectory_holds
                                               for r in runs))
+    if all(r.samples is not None and r.samples.w2_lipschitz_bound is not None for r in runs):
+        out.update(
+            w2_lipschitz_bound_log10=per_n(lambda r: r.samples.w2_lipschitz_bound_log10),
+            w2_lipschitz_bound_vs_source=per_n(lambda r: r.samples.w2_lipschitz_bound_vs_source),
+            w2_lipschitz_bound_vacuous_fraction=per_n(
+                lambda r: r.samples.w2_lipschitz_bound_vacuous),
+            w2_lipschitz_bound_holds_all=all(r.samples.w2_lipschitz_bound_holds for r in runs))
+    names = ["gen_bound"] if "gen_bound" in out else []
+    names += ["w2_bound", "w2_bound_trajectory"] if "w2_bound_vs_source" in out else []
+    names += ["w2_lipschitz_bound"] if "w2_lipschitz_bound_holds_all" in out else []
+    out["bounds"] = bounds_table(names)
     return out
 
 

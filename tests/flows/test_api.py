@@ -158,6 +158,8 @@ def test_command_line_choices_are_the_library_names():
     assert cli.METRICS == tuple(METRICS)
     from flows.evaluation import report
     assert (cli.EVAL_METRICS, cli.TRAIN_METRICS) == (report.EVAL_METRICS, report.TRAIN_METRICS)
+    from flows.evaluation import verdict
+    assert (cli.VERDICT_ALPHA, cli.VERDICT_PERMUTATIONS) == (verdict.ALPHA, verdict.PERMUTATIONS)
     assert cli.NULL_RATE == NULL_RATE
     assert (cli.RISK_NS, cli.RISK_SEEDS, cli.MEMORIZATION_NS) == \
         (theory.RISK_NS, theory.RISK_SEEDS, theory.MEMORIZATION_NS)

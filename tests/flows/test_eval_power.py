@@ -166,3 +166,101 @@ def test_eval_sinkhorn_options_and_a_solve_that_stops_short(tmp_path, capsys):
     short = json.loads(cap.out)
     assert code == 0 and short["converged"] is False and short["marginal_error"] > 1e-6
     assert short["eps"] == pytest.approx(r["eps"] / 50) and math.isfinite(short["value"])
+
+
+def test_holm_family_and_the_permutations_it_needs():
+    from flows.evaluation.verdict import check_family, family, holm
+
+    # Holm: sorted 0.001, 0.02, 0.03, 0.5 -> 4 x 0.001, 3 x 0.02, max(., 2 x 0.03), 0.5
+    assert holm([0.03, 0.001, 0.5, 0.02]).tolist() == pytest.approx([0.06, 0.004, 0.5, 0.06])
+    assert family(2) == ("energy", "sliced", "hotelling", "precision", "recall", "variance",
+                         "bins")
+    assert family(196)[-2:] == ("classes", "fd") and len(family(64, with_train=True)) == 11
+    check_family(family(64, True), np.zeros((3, 64)), 0.01, 1099)  # 1 / 1100 <= 0.01 / 11
+    with pytest.raises(ValueError, match="give at least 1099"):
+        check_family(family(64, True), np.zeros((3, 64)), 0.01, 1098)
+    with pytest.raises(ValueError, match="training set"):
+        check_family(("energy", "copying"), None, 0.01, 999)
+    with pytest.raises(ValueError, match="not allowed"):
+        check_family(("energy", "energy"), None, 0.01, 999)
+
+
+def test_batched_statistics_and_p_values_are_the_single_tests():
+    from flows.evaluation.twosample import _pooled, _split_fn
+    from flows.evaluation.verdict import batched_statistic, evaluate_all, permutation_masks
+
+    x, _ = load_digits()
+    for na, nb in ((60, 60), (50, 70)):
+        z, n = _pooled(x[:na], x[300:300 + nb])
+        masks = next(permutation_masks(z.shape[0], n, 6, seed=2))
+        assert (masks.sum(1) == n).all()
+        for name in ("energy", "sliced", "hotelling", "precision", "recall", "variance",
+                     "bins", "classes", "fd"):
+            fast = batched_statistic(name, z, n)(masks)
+            slow = _split_fn(name, z, n, 3, 0)
+            ref = [slow(np.flatnonzero(s), np.flatnonzero(~s)) for s in masks]
+            assert fast == pytest.approx(ref, rel=1e-9, abs=1e-12), name
+    # the family draws the splits permutation_test draws: the same p-values
+    a, b = x[:80] * 1.05, x[300:380]
+    v = evaluate_all(a, b, permutations=599, seed=4, tests=("energy", "variance", "bins"))
+    for row in v.table:
+        assert row.p_value == permutation_test(a, b, row.test, 599, seed=4).p_value, row.test
+
+
+def test_eval_all_prints_one_table_and_one_verdict(tmp_path, capsys):
+    g = torch.Generator().manual_seed(7)
+    train, held, fresh = (moons(n, s) for n, s in ((400, 1), (150, 2), (150, 3)))
+    for name, arr in (("train", train), ("held", held), ("fresh", fresh),
+                      ("copies", train[:150]), ("shrunk", 0.7 * fresh),
+                      ("noisy", fresh + 0.3 * torch.randn(fresh.shape, generator=g))):
+        np.save(tmp_path / f"{name}.npy", arr.numpy())
+    base = ("eval", "--metric", "all", "--reference", tmp_path / "held.npy", "--alpha", 0.05,
+            "--permutations", 199)
+    code, cap = run(capsys, *base, "--samples", tmp_path / "fresh.npy", "--out", tmp_path / "f")
+    fresh_v = json.loads(cap.out)
+    assert code == 0 and fresh_v["verdict"] == "pass" and fresh_v["flagged"] == []
+    assert [r["test"] for r in fresh_v["table"]] == ["energy", "sliced", "hotelling",
+                                                      "precision", "recall", "variance", "bins"]
+    assert "verdict: pass at family-wise 0.05 (7 tests" in cap.err
+    written = json.loads((tmp_path / "f" / "metrics.json").read_text())
+    assert written["verdict"] == "pass" and len(written["table"]) == 7
+    for bad, test in (("shrunk", "variance"), ("noisy", "precision")):
+        code, cap = run(capsys, *base, "--samples", tmp_path / f"{bad}.npy")
+        v = json.loads(cap.out)
+        assert code == 0 and v["verdict"] == "fail" and test in v["flagged"], (bad, v["flagged"])
+        assert all(r["p_holm"] >= r["p_value"] for r in v["table"])
+    code, cap = run(capsys, *base, "--samples", tmp_path / "copies.npy", "--train",
+                    tmp_path / "train.npy")
+    copies = json.loads(cap.out)
+    assert code == 0 and copies["verdict"] == "fail" and copies["n_train"] == 400
+    assert set(copies["flagged"]) == {"memorization", "copying"} and len(copies["table"]) == 9
+    # refused before anything is written: too few permutations for Holm, --train with --data,
+    # --alpha with another metric
+    for args, words in (((*base[:-1], 100, "--samples", tmp_path / "fresh.npy"), "at least 139"),
+                        (("eval", "--metric", "all", "--data", "moons", "--train",
+                          tmp_path / "train.npy", "--samples", tmp_path / "fresh.npy"),
+                         "--reference"),
+                        (("eval", "--metric", "w2", "--alpha", "0.05", "--reference",
+                          tmp_path / "held.npy", "--samples", tmp_path / "fresh.npy"),
+                         "only used by --metric all")):
+        code, cap = run(capsys, *args, "--out", tmp_path / "refused")
+        assert code == 2 and words in cap.err and not (tmp_path / "refused").exists()
+
+
+@pytest.mark.slow
+def test_eval_all_flags_every_defect_and_not_fresh_digits():
+    """The acceptance of ``flows eval --metric all`` (bench/eval_power.py, 300 vs 300 digits,
+    1999 permutations, family-wise 0.01): each defect in at least 4 of 5 repetitions, fresh
+    digits in at most 1 of 20."""
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[2] / "bench" / "eval_power.py"
+    spec = importlib.util.spec_from_file_location("eval_power", path)
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    table = bench.main(["--samplers", "fresh,drop-one-class,two classes,flips,10% noise,blur,"
+                        "copies"])
+    assert table["fresh"]["all"] <= 1 / 20
+    for defect in ("drop-one-class", "two classes", "flips", "10% noise", "blur", "copies"):
+        assert table[defect]["all"] >= 4 / 5, defect

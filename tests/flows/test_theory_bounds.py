@@ -1,7 +1,9 @@
 """Theory checks that fail where they should and bounds that say when they are vacuous: the NTK
-end-ratio check, the computed generalization bound, the Groenwall factor along trajectories."""
+check over the whole horizon, the computed generalization bound, the Groenwall factor along
+trajectories."""
 
 import math
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -18,28 +20,67 @@ from flows.theory.excess import (
     target_mixture,
 )
 from flows.theory.genbound import DELTA, RADIUS_GRID, generalization_bound, grid_radius
-from flows.theory.ntk import END_RATIO, end_ratio_passes, ntk_comparison
+from flows.theory.ntk import (
+    CURVE_DEVIATION,
+    END_RATIO,
+    curve_check,
+    end_ratio_passes,
+    ntk_comparison,
+)
 from flows.theory.ntk_gap import gap_sweep
 from flows.theory.sweeps import risk_point
 from flows.theory.wbound import w2_bound
 from flows.training.loop import TrainConfig, train
 
 
-def _ntk(data="moons", n=64, k=4, width=16, steps=125):
+def _ntk(data="moons", n=64, k=4, width=16, steps=125, seed=1):
     return ntk_comparison(TrainConfig(data=data, regime="theory", n_train=n, k_draws=k,
-                                      width=width, steps=steps, lr=2.0, seed=1, n_eval=1))
+                                      width=width, steps=steps, lr=2.0, seed=seed, n_eval=1))
 
 
-def test_ntk_end_ratio_check_fails_where_the_old_rule_passed():
-    small, wide = _ntk(width=16), _ntk(width=4096)
+def test_ntk_curve_check_fails_a_narrow_network_the_end_ratio_passed():
+    small, wide = _ntk(width=16, steps=15), _ntk(width=4096, steps=15)
+    # over 15 steps the loss has hardly moved: the end ratio (and the worst loss ratio) of the
+    # 16-neuron network are within 10% of the kernel's, while its activations flip
+    assert end_ratio_passes(small.observed, small.predicted)[1] and small.drift.flipped > 0.1
+    assert small.curve.worst_ratio <= END_RATIO
+    # its outputs moved 39% away from the kernel's prediction at the first step
+    assert not small.passes and small.curve.deviation > 3 * CURVE_DEVIATION
+    assert small.curve.deviation_step == 1
+    # control: a wide network over the same horizon follows the kernel
+    assert wide.passes and wide.curve.deviation < 0.5 * CURVE_DEVIATION
+    assert wide.curve.worst_ratio < 1.01 and wide.drift.flipped < 0.5 * small.drift.flipped
     digits = _ntk("digits", n=16, k=2, width=256, steps=500)
-    # the old rule (gap <= 4 / sqrt(m)) passed both runs far from the kernel regime
-    assert small.within and digits.within
-    assert not small.passes and small.end_ratio > END_RATIO
-    assert not digits.passes and digits.end_ratio > 10
-    # control: a wide network over the same horizon ends where the kernel says
-    assert wide.passes and abs(math.log(wide.end_ratio)) < math.log(END_RATIO)
-    assert wide.drift.flipped < 0.5 * small.drift.flipped
+    assert not digits.passes and digits.end_ratio > 10 and digits.within  # the old rule passed
+
+
+def test_curve_check_against_an_exact_kernel_trajectory():
+    g = torch.Generator().manual_seed(0)
+    q, _ = torch.linalg.qr(torch.randn(12, 12, generator=g, dtype=torch.float64))
+    lam = torch.linspace(0.1, 6.0, 12, dtype=torch.float64)
+    h = (q * lam) @ q.T
+    r0 = torch.randn(12, 2, generator=g, dtype=torch.float64)
+    step = torch.eye(12, dtype=torch.float64) - 2 * 0.5 * h / 12
+    exact = [r0]
+    for _ in range(30):
+        exact.append(step @ exact[-1])
+    ok = curve_check(h, torch.stack(exact), lr=0.5)
+    assert ok.passes and ok.deviation < 1e-12 and abs(ok.worst_ratio - 1) < 1e-12
+    # a run 15% off the kernel's first move, then exact: the worst step is the first
+    off = [r0, r0 + 1.15 * (exact[1] - r0)] + [step @ x for x in exact[1:-1]]
+    bad = curve_check(h, torch.stack(off), lr=0.5)
+    assert not bad.passes and bad.deviation_step == 1 and bad.deviation == pytest.approx(0.15)
+    with pytest.raises(ValueError, match="T >= 1"):
+        curve_check(h, r0[None], lr=0.5)
+
+
+def test_a_result_of_another_config_is_refused():
+    cfg = TrainConfig(data="moons", regime="theory", n_train=16, k_draws=2, width=32, steps=5,
+                      lr=1.0, seed=3, n_eval=1)
+    res = train(cfg, progress=False)
+    assert ntk_comparison(cfg, result=res).observed == pytest.approx(res.losses.tolist())
+    with pytest.raises(ValueError, match="replay"):
+        ntk_comparison(replace(cfg, lr=0.5), result=res)
 
 
 def test_end_ratio_is_two_sided():
@@ -107,6 +148,23 @@ def test_trajectory_factor_is_tighter_and_still_bounds_the_coupling():
     assert b.factor_trajectory < 0.8 * b.factor  # the global factor's slack is real
     assert b.bound_trajectory >= b.coupling > 0
     assert np.isclose(b.bound_trajectory / b.bound, b.factor_trajectory / b.factor)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("steps", [10, 15, 125, 1000])
+def test_ntk_check_fails_m16_at_every_horizon_and_passes_m4096_up_to_125_steps(steps):
+    """The acceptance table of docs/theory_bounds.md (moons, n = 64, k = 4, lr 2)."""
+    for seed in (1, 2, 3):
+        small, wide = _ntk(width=16, steps=steps, seed=seed), _ntk(width=4096, steps=steps,
+                                                                   seed=seed)
+        assert not small.passes and small.curve.deviation > CURVE_DEVIATION, (steps, seed)
+        if steps <= 125:
+            assert wide.passes, (steps, seed, wide.curve)
+        else:  # lr x steps = 2000: m = 4096 has left the kernel regime (loss 1.7x the kernel's)
+            assert not wide.passes and wide.curve.worst_ratio > 1.5, (steps, seed, wide.curve)
+        print(f"m=16 steps={steps} seed={seed} worst_ratio={small.curve.worst_ratio:.3f} "
+              f"deviation={small.curve.deviation:.3f} | m=4096 passes={wide.passes} "
+              f"worst_ratio={wide.curve.worst_ratio:.3f} deviation={wide.curve.deviation:.3f}")
 
 
 @pytest.mark.slow

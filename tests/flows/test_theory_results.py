@@ -20,17 +20,21 @@ SAMPLE_KEYS = {"w2", "w2_floor", "w2_floor_std", "w2_bound", "w2_bound_factor", 
                "memorized_fraction", "w2_source", "w2_bound_vs_source", "w2_bound_vacuous",
                "w2_bound_trajectory", "w2_bound_trajectory_factor",
                "w2_bound_trajectory_holds", "w2_bound_trajectory_vs_source",
-               "w2_bound_trajectory_vacuous"}
+               "w2_bound_trajectory_vacuous", "w2_bound_certified",
+               "w2_bound_trajectory_certified", "w2_lipschitz_bound", "w2_lipschitz_bound_log10",
+               "w2_lipschitz_bound_certified", "w2_lipschitz_mu", "w2_lipschitz_constant",
+               "w2_lipschitz_bound_holds", "w2_lipschitz_bound_ratio",
+               "w2_lipschitz_bound_vs_source", "w2_lipschitz_bound_vacuous"}
 WIDTH_POINT_KEYS = {"width", "n", "k", "lr", "steps", "lambda_0", "losses", "ntk_losses",
                     "ntk_gap", "ntk_tolerance", "ntk_within", "kernel", "required_width",
                     "required_lr", "final_loss", "final_ntk_loss", "excess_test",
                     "excess_test_ci95", "excess_train", "ntk_end_ratio",
-                    "ntk_passes"} | SAMPLE_KEYS
+                    "ntk_passes", "ntk_worst_ratio", "ntk_deviation"} | SAMPLE_KEYS
 RISK_POINT_KEYS = {"n", "seed", "excess_test", "excess_test_se", "excess_train",
                    "test_objective", "test_objective_se", "train_objective",
                    "generalization_gap", "gap_floor", "excess_gap", "gen_bound",
                    "gen_bound_ratio", "gen_bound_vacuous", "gen_bound_holds", "gen_rademacher",
-                   "gen_deviation", "gen_radius", "gen_distance"}
+                   "gen_deviation", "gen_radius", "gen_distance", "gen_bound_certified"}
 RISK_SWEEP_KEYS = {"runs", "ns", "seeds", "population_minimum", "excess_test",
                    "excess_test_ci95", "generalization_gap", "generalization_gap_ci95",
                    "excess_train", "excess_train_ci95", "gap_floor", "gap_floor_ci95",
@@ -38,10 +42,12 @@ RISK_SWEEP_KEYS = {"runs", "ns", "seeds", "population_minimum", "excess_test",
                    "excess_slope", "excess_slope_ci95", "excess_train_slope",
                    "excess_train_slope_ci95", "excess_gap_slope", "excess_gap_slope_ci95",
                    "bound_rate", "gen_bound", "gen_bound_ratio", "gen_bound_vacuous_fraction",
-                   "gen_bound_holds_all"}
+                   "gen_bound_holds_all", "bounds"}
 W2_SWEEP_KEYS = {"w2_bound_holds_all", "w2_bound_vs_source", "w2_bound_vacuous_fraction",
                  "w2_bound_trajectory", "w2_bound_trajectory_vs_source",
-                 "w2_bound_trajectory_vacuous_fraction", "w2_bound_trajectory_holds_all"}
+                 "w2_bound_trajectory_vacuous_fraction", "w2_bound_trajectory_holds_all",
+                 "w2_lipschitz_bound_log10", "w2_lipschitz_bound_vs_source",
+                 "w2_lipschitz_bound_vacuous_fraction", "w2_lipschitz_bound_holds_all"}
 WIDTH_POINT = {"n_test": 200, "n_samples": 40, "bound_steps": 3, "pairs": 8, "floor_pairs": 2}
 POINT = WIDTH_POINT | {"gen_groups": 100}
 
