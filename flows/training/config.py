@@ -19,7 +19,9 @@ MODULE_LR = 0.03
 THEORY_LR = 2.0
 #: learning-rate warm-up of the built-in field in the practice regime, in steps (at most a
 #: tenth of the run): Adam's first updates, normalised by second moments estimated from a few
-#: gradients, are full-size steps in noisy directions, which the larger step size cannot afford
+#: gradients, are full-size steps in noisy directions. Neutral at 0.1 on 8 Gaussians -> spirals
+#: (bench/flows_levers.py); on class-conditional digits (1,500 steps, seed 0) at 0.1 it took the
+#: final loss from 36.6 to 34.9 and the mean per-class sliced W over its floor from 1.16 to 1.12
 WARMUP = 200
 
 if TYPE_CHECKING:
