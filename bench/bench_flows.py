@@ -126,8 +126,11 @@ class _TimeColumn(torch.nn.Module):
 
 
 def run_torchcfm(cfg: TrainConfig, pool: torch.Tensor, model: torch.nn.Module,
-                 exact_ot: bool) -> tuple[torch.nn.Module, float]:
-    """TorchCFM's training loop on ``model`` (trained in place); returns (model, seconds)."""
+                 exact_ot: bool, source=None) -> tuple[torch.nn.Module, float]:
+    """TorchCFM's training loop on ``model`` (trained in place); returns (model, seconds).
+
+    x1 is drawn from ``pool``, x0 from ``source`` (a :class:`flows.data.Dataset`; None: N(0, I)).
+    """
     cfm = _torchcfm()
     matcher = (cfm.ExactOptimalTransportConditionalFlowMatcher(sigma=0.0) if exact_ot
                else cfm.ConditionalFlowMatcher(sigma=0.0))
@@ -139,7 +142,8 @@ def run_torchcfm(cfg: TrainConfig, pool: torch.Tensor, model: torch.nn.Module,
         for group in opt.param_groups:
             group["lr"] = cfg.lr * 0.5 * (1 + math.cos(math.pi * step / cfg.steps))
         x1 = pool[torch.randint(0, pool.shape[0], (cfg.batch,), generator=g)]
-        x0 = torch.randn(x1.shape, generator=g)
+        x0 = torch.randn(x1.shape, generator=g) if source is None else \
+            source.sample(cfg.batch, g)
         t, xt, ut = matcher.sample_location_and_conditional_flow(x0, x1)
         loss = (model(xt, t) - ut).square().sum(1).mean()
         opt.zero_grad()

@@ -68,8 +68,9 @@ def add_train(sub) -> None:
                      "(1-t)^2, sin, cos, smoothstep, 1-smoothstep)", type=path_name)
     opt(t, "--steps", "optimisation steps", type=int)
     opt(t, "--batch", "minibatch size in points (practice regime)", type=int)
-    opt(t, "--lr", "step size (default: 0.03 for practice, Adam with cosine decay; 2.0 for "
-                   "theory, gradient descent)", type=float)
+    opt(t, "--lr", "step size (default: 0.1 for the built-in field in practice, Adam with "
+                   "warm-up and cosine decay; 0.03 with --model-class; 2.0 for theory, "
+                   "gradient descent)", type=float)
     opt(t, "--seed", "seed of everything random in the run (integer >= 0)", type=int)
     opt(t, "--sigma-min", "path smoothing sigma_min, in data units, in [0, 1)", type=float)
     opt(t, "--n-train", "training points (default: 20000 for practice, all rows of a finite "
@@ -110,7 +111,7 @@ def add_train(sub) -> None:
 
 def _add_training_options(t) -> None:
     """Options of ``flows train`` about how the field is trained: label dropout, the OT
-    solver, the weight average, the time sampling and gradient clipping."""
+    solver, the weight average, the time sampling, gradient clipping and the warm-up."""
     opt(t, "--label-dropout", "probability that a training label becomes the null label "
                               "(classifier-free guidance), in [0, 1)", type=float)
     opt(t, "--ot-solver", "exact assignment solver of --coupling ot", choices=OT_SOLVERS)
@@ -125,6 +126,9 @@ def _add_training_options(t) -> None:
                               "uniform, logit-normal or logit-normal:MEAN,STD")
     opt(t, "--clip-grad", "clip the global norm of the gradient to this value before each "
                           "update (practice regime; default: no clipping)", type=float)
+    opt(t, "--warmup", "steps of linear learning-rate warm-up (practice regime; default: "
+                       "min(200, steps / 10) for the built-in field, 0 with --model-class)",
+        type=int)
 
 
 def cmd_train(a: argparse.Namespace):

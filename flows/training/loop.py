@@ -3,7 +3,8 @@
 Loss: L(theta) = E_{t, (x0, x1) ~ coupling} || v_theta(x_t, t[, c]) - dx_t ||^2, t ~ U(0, 1).
 
 - "practice": Adam, minibatches of ``batch`` points drawn (with replacement) from a fixed pool
-  of ``n_train`` training points; the learning rate follows a cosine decay to zero. The model is
+  of ``n_train`` training points; the learning rate rises linearly over ``warmup`` steps, then
+  follows a cosine decay to zero (:func:`flows.training.steps.learning_rate`). The model is
   the built-in two-layer ReLU field (both layers, direct gradients) or any ``torch.nn.Module``
   v(x, t[, c]) (autograd; see :mod:`flows.model`), with the same couplings, paths, labels,
   checkpoints and exact resume.
@@ -163,7 +164,7 @@ def train(config: TrainConfig, out_dir: str | Path | None = None, resume: bool =
     >>> train(cfg, progress=False).losses.shape
     torch.Size([5])
     """
-    cfg = config.resolved()
+    cfg = config.resolved(module=model is not None or config.model is not None)
     dev = resolve_device(device)
     splits, source, classes = _training_data(cfg, splits, source, model)
     theory = cfg.regime == "theory"

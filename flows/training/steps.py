@@ -55,10 +55,21 @@ class FlatAdam:
 
 
 def learning_rate(cfg, step: int) -> float:
-    """Step size of ``step``: constant (theory) or cosine decay from ``cfg.lr`` to 0."""
+    """Step size of ``step`` (from 0): constant ``cfg.lr`` (theory), or in the practice regime
+    cfg.lr * min(1, (step + 1) / warmup) * (1 + cos(pi step / steps)) / 2, a linear warm-up
+    over ``cfg.warmup`` steps (none when 0 or None) times a cosine decay to 0.
+
+    Examples
+    --------
+    >>> from flows.training.config import TrainConfig
+    >>> cfg = TrainConfig(steps=100, lr=0.1, warmup=10)
+    >>> [round(learning_rate(cfg, s), 4) for s in (0, 4, 9, 50)]
+    [0.01, 0.0498, 0.098, 0.05]
+    """
     if cfg.regime == "theory":
         return cfg.lr
-    return cfg.lr * 0.5 * (1 + math.cos(math.pi * step / cfg.steps))
+    ramp = min(1.0, (step + 1) / cfg.warmup) if cfg.warmup else 1.0
+    return cfg.lr * ramp * 0.5 * (1 + math.cos(math.pi * step / cfg.steps))
 
 
 def clip_grads(grads: list[torch.Tensor], max_norm: float | None) -> list[torch.Tensor]:

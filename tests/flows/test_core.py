@@ -290,4 +290,4 @@ def test_config_contracts():
     cfg = TrainConfig(regime="theory").resolved()
     assert (cfg.lr, cfg.n_train, cfg.normalize, cfg.fourier) == (2.0, 256, True, 0)
     cfg = TrainConfig().resolved()
-    assert (cfg.lr, cfg.n_train, cfg.normalize, cfg.fourier) == (0.03, 20_000, False, 1)
+    assert (cfg.lr, cfg.n_train, cfg.normalize, cfg.fourier) == (0.1, 20_000, False, 1)

@@ -113,7 +113,8 @@ def test_clipping_scales_to_the_global_norm_and_changes_training_only_when_it_bi
 
 
 def test_options_are_recorded_and_a_resumed_run_ends_where_an_uninterrupted_one_does(tmp_path):
-    opts = dict(time_sampling="logit-normal:0,1.5", clip_grad=0.5, path="affine:smoothstep,cos")
+    opts = dict(time_sampling="logit-normal:0,1.5", clip_grad=0.5, path="affine:smoothstep,cos",
+                warmup=6)
     full = train(TrainConfig(**CFG, **opts), progress=False)
     part = train(TrainConfig(**CFG, **opts), tmp_path, stop_after=7, progress=False)
     assert not part.completed
@@ -125,7 +126,7 @@ def test_options_are_recorded_and_a_resumed_run_ends_where_an_uninterrupted_one_
     assert torch.equal(resumed.losses, full.losses) and torch.equal(resumed.field.W, full.field.W)
     other = train(TrainConfig(**CFG, **{**opts, "time_sampling": "uniform"}), progress=False)
     assert not torch.equal(other.losses, full.losses)
-    assert not {"time_sampling", "clip_grad"} & set(TrainConfig().to_dict())
+    assert not {"time_sampling", "clip_grad", "warmup"} & set(TrainConfig().to_dict())
 
 
 def test_command_line_trains_the_conv_field_with_the_options_and_refuses_before_out(
