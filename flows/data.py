@@ -39,6 +39,7 @@ import numpy as np
 import torch
 
 from _runkit.files import check_array_file_size
+from _runkit.results import Result
 
 from .errors import FlowsError, as_generator, check_finite, check_positive_int
 
@@ -375,7 +376,7 @@ def load_array(path: str | Path, name: str = "data") -> torch.Tensor:
 
 
 @dataclass(frozen=True)
-class Dataset:
+class Dataset(Result):
     """A distribution to learn or to start from.
 
     Either a generator (``sampler``, infinitely many fresh points) or a finite ``pool`` of rows.
@@ -552,7 +553,7 @@ def source_for(spec: str | None, dim: int, name: str = "source") -> Dataset:
 
 
 @dataclass(frozen=True)
-class Splits:
+class Splits(Result):
     """Training points, held-out points and an independent floor sample of the same size.
 
     ``floor`` is a second sample of the true distribution, independent of ``heldout``, with

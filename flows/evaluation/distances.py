@@ -22,6 +22,8 @@ import numpy as np
 import ot
 import torch
 
+from _runkit.results import Result
+
 from ..data import Dataset
 from ..errors import (
     FlowsError,
@@ -137,7 +139,7 @@ def metric_fn(name: str, seed: int = 0) -> Callable[[object, object], float]:
 
 
 @dataclass(frozen=True)
-class MetricResult:
+class MetricResult(Result):
     """A distance with its sample sizes and, when available, its noise floor and spread.
 
     ``floor`` is the mean over ``floor_pairs`` independent pairs of true-data samples of the
@@ -189,7 +191,7 @@ def evaluate(samples: torch.Tensor | np.ndarray, reference: torch.Tensor | np.nd
 
 
 @dataclass(frozen=True)
-class PathEnergy:
+class PathEnergy(Result):
     """Kinetic energy of the sampled flow against the squared W2 between its endpoints.
 
     ``normalized`` = |E - W2^2| / W2^2 with E = mean_i int_0^1 ||v(x_i(t), t)||^2 dt: 0 for

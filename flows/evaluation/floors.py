@@ -22,6 +22,8 @@ from dataclasses import asdict, dataclass
 
 import torch
 
+from _runkit.results import Result
+
 from ..data import Dataset
 from ..errors import FlowsError, as_generator, check_positive_int, derive_seed
 
@@ -29,7 +31,7 @@ Metric = Callable[[torch.Tensor, torch.Tensor], float]
 
 
 @dataclass(frozen=True)
-class Floor:
+class Floor(Result):
     """A noise floor with its spread.
 
     Attributes

@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, fields, replace
 from typing import TYPE_CHECKING
 
+from _runkit.results import Result
+
 from ..errors import FlowsError, check_choice, check_positive, check_positive_int, check_seed
 
 if TYPE_CHECKING:
@@ -222,7 +224,7 @@ class TrainConfig:
 
 
 @dataclass
-class TrainResult:
+class TrainResult(Result):
     """Outcome of :func:`train`.
 
     Attributes

@@ -39,7 +39,7 @@ import torch
 from _runkit import BadInput, RunFailed
 from _runkit.cli import with_threads
 from _runkit.files import check_like
-from _runkit.results import require_pandas, require_xarray
+from _runkit.results import Result, require_pandas, require_xarray
 
 from ..activation import Logistic
 from ..dynamics.device import check_device
@@ -77,7 +77,7 @@ class FitInterrupted(KeyboardInterrupt):
 
 
 @dataclass
-class FitResult:
+class FitResult(Result):
     """Outcome of :func:`fit`: the network, per-step losses of each term and the wall time."""
 
     network: HopfieldNetwork
