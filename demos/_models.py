@@ -56,12 +56,21 @@ def demo_parser(doc: str, name: str, cache: bool = True):
 
 
 def finish(metrics: dict, out: Path) -> dict:
-    """Write ``metrics`` to ``OUT/metrics.json``, print them (figures aside) and return them."""
+    """Write ``metrics`` to ``OUT/metrics.json``, say what was written and return them."""
     from flows.training.checkpoint import atomic_write_json
 
     atomic_write_json(metrics, Path(out) / "metrics.json")
-    print(json.dumps({k: v for k, v in metrics.items() if k != "figures"}, indent=1))
+    print(written(out))
     return metrics
+
+
+def written(out: str | Path) -> str:
+    """The line a demo prints when it is done: its figures and where its numbers are."""
+    out = Path(out)
+    figures = sorted(p.relative_to(out).as_posix() for p in out.rglob("*.png"))
+    shown = ", ".join(figures[:4]) + (f" and {len(figures) - 4} more" if len(figures) > 4 else "")
+    return (f"wrote {out}/: {len(figures)} figures ({shown}); every number in "
+            f"{out / 'metrics.json'}")
 
 
 def attractor_configs(quick: bool, seed: int, torus_n: int = 16) -> dict[str, FitConfig]:

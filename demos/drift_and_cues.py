@@ -18,7 +18,6 @@ Usage: python demos/drift_and_cues.py [--out DIR] [--quick] [--models DIR]
 
 from __future__ import annotations
 
-import json
 import math
 import sys
 import time
@@ -28,7 +27,7 @@ import torch
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
-from _models import cache_dir, demo_parser, fitted  # noqa: E402
+from _models import cache_dir, demo_parser, fitted, written  # noqa: E402
 
 from _runkit.files import atomic_save_figure  # noqa: E402
 from neurodyn.analysis.bump_motion import from_manifold  # noqa: E402
@@ -120,6 +119,7 @@ def main(argv: list[str] | None = None) -> dict:
     atomic_save_figure(plot_conflict(conf), out / "cue_conflict.png", dpi=110)
     metrics["seconds"] = time.perf_counter() - start
     write_json(metrics, out / "metrics.json")
+    print(written(out))
     _section(out, metrics, argv)
     return metrics
 
@@ -153,4 +153,4 @@ def _section(out: Path, m: dict, argv) -> None:
 
 
 if __name__ == "__main__":
-    print(json.dumps(main(), indent=2, default=str))
+    main()

@@ -18,7 +18,6 @@ Usage: python demos/grid_modules.py [--out DIR] [--quick] [--models DIR]
 from __future__ import annotations
 
 import importlib.util
-import json
 import sys
 import time
 from pathlib import Path
@@ -28,7 +27,7 @@ import torch
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
-from _models import cache_dir, demo_parser, fitted  # noqa: E402
+from _models import cache_dir, demo_parser, fitted, written  # noqa: E402
 
 from _runkit.files import atomic_save_figure  # noqa: E402
 from neurodyn.analysis.drift import integration_horizon  # noqa: E402
@@ -149,6 +148,7 @@ def main(argv: list[str] | None = None) -> dict:
                "maps": noisy_maps(hexnet, sqnet, args.quick, args.seed, out)}
     metrics["seconds"] = time.perf_counter() - start
     write_json(metrics, out / "metrics.json")
+    print(written(out))
     _section(out, metrics, argv)
     return metrics
 
@@ -184,4 +184,4 @@ def _section(out: Path, m: dict, argv) -> None:
 
 
 if __name__ == "__main__":
-    print(json.dumps(main(), indent=2, default=str))
+    main()
