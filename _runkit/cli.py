@@ -228,6 +228,9 @@ class _Silent:
     def set_description(self, desc: str = "", refresh: bool = True) -> None:
         """Ignore the label."""
 
+    def refresh(self) -> None:
+        """Nothing to draw."""
+
     def close(self) -> None:
         """Nothing to close."""
 
