@@ -29,7 +29,9 @@ def fitted(config: FitConfig, cache: str | Path | None = DEFAULT_CACHE):
         net, _ = load_model(folder)
         return net, {"fit_seconds": 0.0, "model": str(folder)}
     result = fit(config, out_dir=folder)
-    save_model(result.network, folder / "model.pt", extra={"fit": config.to_dict()})
+    # a cache: a demo running beside this one may have saved the same fit meanwhile
+    save_model(result.network, folder / "model.pt", extra={"fit": config.to_dict()},
+               overwrite=True)
     return result.network, {"fit_seconds": result.seconds, "model": str(folder)}
 
 

@@ -81,7 +81,8 @@ def fit_run(config: FitConfig, out: str | Path, fresh: bool = False,
     if failed and config.check_kappa:
         raise FitFailed(f"kappa={config.kappa:g} not reached: " + "; ".join(failed)
                         + f" (no model written; see {out / 'metrics.json'})")
-    save_model(result.network, out / "model.pt")  # records the resolved fit config itself
+    # the run directory is this command's (claimed under its lock): a rerun replaces its model
+    save_model(result.network, out / "model.pt", overwrite=True)  # records the fit config
     return {"resumed_from_step": result.resumed_from, **metrics}
 
 
