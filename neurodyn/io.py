@@ -77,7 +77,7 @@ def save_model(network: HopfieldNetwork, path: str | Path, extra: dict | None = 
     >>> save_model(net, path)  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    _runkit.errors.BadInput: path='.../model.pt' exists; save_model replaces a file only with overwrite=True (or choose another path)
+    _runkit.errors.BadInput: path='.../model.pt' exists; save_model replaces a file only ...
     >>> save_model(net, path, overwrite=True)
 
     Notes
