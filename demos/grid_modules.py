@@ -87,7 +87,8 @@ def joint_decoding(net, q: bool, seed: int, out: Path) -> dict:
                              {"median (cm)": [100 * c["median_error_m"] for c in code],
                               "catastrophic (%)": [100 * c["catastrophic_fraction"]
                                                    for c in code]},
-                             "error", "the code alone: ideal phases + phase noise")
+                             "median error (cm); catastrophic errors (% of positions)",
+                             "the code alone: ideal phases + phase noise")
     fig.axes[0].set_xlabel("phase noise s.d. (rad)")
     atomic_save_figure(fig, out / "code_range.png", dpi=110)
     return {"network": rows, "code": code}

@@ -78,7 +78,8 @@ def plot_spectrum(eigenvalues, zero_tol: float = 1e-3, ax: Axes | None = None) -
     idx = np.arange(len(ev))
     near = np.abs(ev) <= zero_tol
     ax.plot(idx[~near], ev[~near], ".", color="tab:blue", label="decaying")
-    ax.plot(idx[near], ev[near], "o", color="tab:red", label=f"neutral (|λ| ≤ {zero_tol:g})")
+    ax.plot(idx[near], ev[near], "o", color="tab:red",
+            label=f"neutral (|λ| ≤ {zero_tol:g}): {int(near.sum())}")
     ax.axhline(0, color="0.5", lw=0.8)
     ax.set_xlabel("eigenvalue index")
     ax.set_ylabel("eigenvalue λ (1/τ)")
@@ -111,8 +112,11 @@ def plot_connectivity(profile, ax: Axes | None = None) -> Figure:
         profile = profile.profile
     d, w = _np(profile.distance), _np(profile.weight)
     ax.plot(d, w, "-", color="tab:purple")
-    ax.fill_between(d, w, 0, where=w > 0, color="tab:red", alpha=0.25, label="excitation")
-    ax.fill_between(d, w, 0, where=w < 0, color="tab:blue", alpha=0.25, label="inhibition")
+    # interpolate: each fill reaches the zero crossing instead of stopping a sample short
+    ax.fill_between(d, w, 0, where=w > 0, interpolate=True, color="tab:red", alpha=0.25,
+                    label="excitation")
+    ax.fill_between(d, w, 0, where=w < 0, interpolate=True, color="tab:blue", alpha=0.25,
+                    label="inhibition")
     ax.axhline(0, color="0.5", lw=0.8)
     for z in profile.zero_crossings():
         ax.axvline(z, color="0.3", ls=":", lw=1)

@@ -36,6 +36,7 @@ def plot_rate_maps(
     cells: np.ndarray | list[int] | None = None,
     ncols: int = 8,
     fig: Figure | None = None,
+    title: str = "",
 ) -> Figure:
     """Draw a panel of rate maps on one colour scale.
 
@@ -48,6 +49,8 @@ def plot_rate_maps(
         Panels per row, >= 1.
     fig : Figure or None
         Figure to draw into (it is cleared); a new one is created when omitted.
+    title : str
+        What the maps are (the title then says which cells and the unvisited bins' share).
 
     Returns
     -------
@@ -73,8 +76,9 @@ def plot_rate_maps(
     image = _draw_panels(axes, shown, cells, extent, vmin, vmax)
     fig.colorbar(image, ax=axes, label="mean rate (a.u.)", shrink=0.8)
     unvisited = float(np.mean(~np.isfinite(shown[0])))
-    fig.suptitle(f"rate maps of {cells.size} of {maps.maps.shape[0]} cells; grey: bins never "
-                 f"visited ({100 * unvisited:.0f}% of the box), no rate", fontsize="medium")
+    fig.suptitle(f"{title or 'rate maps'} of {cells.size} of {maps.maps.shape[0]} cells; grey: "
+                 f"bins never visited ({100 * unvisited:.0f}% of the box), no rate",
+                 fontsize="medium")
     return fig
 
 
