@@ -21,7 +21,7 @@ endef
 KERNELS := $(wildcard neurodyn/dynamics/_compiled/*.py flows/assignment/_*.py)
 WARM := $(VENV)/.kernels-compiled
 
-.PHONY: env mnist notebook demo test test-slow bench lint clean clean-kernels
+.PHONY: env mnist notebook demo demo-full test test-slow bench lint clean clean-kernels
 
 $(BIN)/python:
 	@mkdir -p $(VENV) && : > $(LOG)
@@ -56,9 +56,14 @@ notebook: $(WARM)
 	$(call step,installing JupyterLab (extra notebook),$(PIP) -e ".[$(NOTEBOOK_EXTRAS)]")
 	@echo "start it with  $(BIN)/jupyter lab notebooks/"
 
-## Run the main demos on their defaults; figures and numbers go to results/.
+## Run the main demos on their defaults (the figures that carry the claims, about 15 minutes
+## on two cores); figures and numbers go to results/, the page to results/index.html.
 demo: $(WARM)
 	$(BIN)/python demos/run_all.py --out results
+
+## The demos at their full sizes: the long measurements behind the README's numbers (hours).
+demo-full: $(WARM) $(MNIST)
+	$(BIN)/python bench/demos_full.py --out results/bench/demos_full
 
 ## The default test suite (slow acceptance checks excluded), on two processes (a file per
 ## process at a time, so each module's fixtures are built once).

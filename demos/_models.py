@@ -49,12 +49,22 @@ def demo_parser(doc: str, name: str, cache: bool = True):
 
     p = argparse.ArgumentParser(description=doc.splitlines()[0])
     p.add_argument("--out", type=Path, default=Path("results") / name, help="output directory")
-    p.add_argument("--quick", action="store_true", help="tiny sizes, for the tests")
+    sizes = p.add_mutually_exclusive_group()
+    sizes.add_argument("--quick", action="store_true", help="tiny sizes, for the tests")
+    sizes.add_argument("--full", action="store_true",
+                       help="the sizes of the measurements the README quotes (long; "
+                            "bench/demos_full.py runs them; default: the sizes that carry the "
+                            "claims within make demo's 15 minutes)")
     if cache:
         p.add_argument("--cache", default=None,
                        help="model cache (default: OUT/../models; '' for none)")
     p.add_argument("--seed", type=int, default=0)
     return p
+
+
+def size(args) -> str:
+    """The size a demo runs at: ``"quick"``, ``"demo"`` (the default) or ``"full"``."""
+    return "quick" if args.quick else "full" if getattr(args, "full", False) else "demo"
 
 
 def finish(metrics: dict, out: Path) -> dict:

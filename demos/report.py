@@ -689,8 +689,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     for demo in run_all.DEMOS:
         if not (args.out / demo[0] / SECTION_FILE).is_file():
             seconds = summary.get("demos", {}).get(demo[0], {}).get("seconds")
-            section = run_all.section_for(args.out, demo, seconds,
-                                          run_all._command(demo[0], demo[1], args.out, quick))
+            section = run_all.section_for(args.out, demo, seconds, run_all._command(
+                demo[0], demo[1], args.out, summary.get("size", "quick" if quick else "demo")))
             if section is not None:
                 write_section(args.out / demo[0], section)
     sections = run_all._in_tour_order(collect_sections(args.out))

@@ -1,6 +1,10 @@
 """Run the main demos on their defaults and build the offline results page.
 
-    python demos/run_all.py --out results [--quick] [--jobs 2] [--only NAME,...]
+    python demos/run_all.py --out results [--quick | --full] [--jobs 2] [--only NAME,...]
+
+Three sizes: ``--quick`` (tiny, for the tests: about 3 minutes on two cores), the default (the
+figures that carry the claims, ``make demo``: about 15 minutes on two cores) and ``--full``
+(the long measurements behind the README's numbers, ``bench/demos_full.py``: hours).
 
 The demos run in ``--jobs`` worker processes (two on a two-core machine, one torch thread
 each), which import the libraries once and run one demo after another in-process, each writing
@@ -279,12 +283,15 @@ def _cpu_seconds() -> float:
     return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
 
 
-def _command(name: str, script: str, out: Path, quick: bool) -> str:
-    return " ".join(["python", f"demos/{script}", "--out", str(out / name)]
-                    + (["--quick"] if quick else []))
+#: a demo's command-line flag per size
+SIZE_FLAGS = {"quick": ["--quick"], "demo": [], "full": ["--full"]}
 
 
-def run_demo(name: str, script: str, out: Path, quick: bool) -> dict:
+def _command(name: str, script: str, out: Path, size: str) -> str:
+    return " ".join(["python", f"demos/{script}", "--out", str(out / name)] + SIZE_FLAGS[size])
+
+
+def run_demo(name: str, script: str, out: Path, size: str) -> dict:
     """Run one demo in this process: ``main(["--out", OUT/name, ...])`` of its script, its
     printed output in ``OUT/name/log.txt``; returns its outcome, wall and CPU seconds."""
     folder = (out / name).resolve()
@@ -300,7 +307,7 @@ def run_demo(name: str, script: str, out: Path, quick: bool) -> dict:
                 spec = importlib.util.spec_from_file_location(f"demo_{name}", HERE / script)
                 module = importlib.util.module_from_spec(spec)
                 spec.loader.exec_module(module)
-                module.main(["--out", str(folder)] + (["--quick"] if quick else []))
+                module.main(["--out", str(folder)] + SIZE_FLAGS[size])
         except SystemExit as stop:
             code = stop.code if isinstance(stop.code, int) else (0 if stop.code is None else 1)
         except Exception:  # noqa: BLE001 - a demo's failure is reported, the run goes on
@@ -311,7 +318,7 @@ def run_demo(name: str, script: str, out: Path, quick: bool) -> dict:
     return {"name": name, "returncode": code, "seconds": time.perf_counter() - start,
             "cpu_seconds": _cpu_seconds() - cpu, "log": str(log),
             "stderr": log.read_text(errors="replace")[-4000:] if code else "",
-            "command": _command(name, script, out, quick)}
+            "command": _command(name, script, out, size)}
 
 
 def _close_figures() -> None:
@@ -357,7 +364,7 @@ def section_for(out: Path, demo, seconds: float | None = None, command: str | No
         numbers["CPU seconds"] = round(cpu_seconds, 1)
     figures = sorted(str(p.relative_to(folder)) for p in folder.rglob("*.png"))
     return Section(title=title, description=description, figures=figures, metrics=numbers,
-                   command=command or _command(name, script, out, False))
+                   command=command or _command(name, script, out, "demo"))
 
 
 def _section(out: Path, demo, run: dict) -> None:
@@ -394,7 +401,7 @@ def _tasks(demos: list, notebooks: bool) -> list:
     return tasks
 
 
-def _schedule(tasks: list, out: Path, quick: bool, jobs: int, finished) -> None:
+def _schedule(tasks: list, out: Path, size: str, jobs: int, finished) -> None:
     """Run ``tasks`` (name, script) on ``jobs`` workers, calling ``finished(run)`` in this
     process as each ends; those of :data:`SHARED_MODELS` wait for the first demo when it is
     restoration. Ctrl-C ends the workers and raises ``KeyboardInterrupt``."""
@@ -415,7 +422,7 @@ def _schedule(tasks: list, out: Path, quick: bool, jobs: int, finished) -> None:
                     break
                 pending.remove(task)
                 running += 1
-                pool.apply_async(run_demo, (*task, out, quick), callback=done.put,
+                pool.apply_async(run_demo, (*task, out, size), callback=done.put,
                                  error_callback=lambda err, t=task: done.put(_crashed(t, err)))
             run = _next(done)
             running -= 1
@@ -445,9 +452,13 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--out", type=Path, default=Path("results"),
                    help="results folder: a folder per demo, the models they share (models/) "
                         "and the page index.html (default: results)")
-    p.add_argument("--quick", action="store_true",
-                   help="tiny sizes: every demo and the page in about 3 minutes on two cores; "
-                        "the numbers do not test the claims")
+    size = p.add_mutually_exclusive_group()
+    size.add_argument("--quick", action="store_true",
+                      help="tiny sizes: every demo and the page in about 3 minutes on two cores; "
+                           "the numbers do not test the claims")
+    size.add_argument("--full", action="store_true",
+                      help="the long measurements behind the README's numbers (hours; default: "
+                           "the sizes that carry the claims in about 15 minutes on two cores)")
     p.add_argument("--jobs", type=int, default=2,
                    help="worker processes, each running one demo at a time (default: 2)")
     p.add_argument("--only", default=None, help="comma-separated demo names (default: all)")
@@ -472,9 +483,10 @@ def main(argv: list[str] | None = None) -> dict:
     out.mkdir(parents=True, exist_ok=True)
     start, cpu_start = time.perf_counter(), _cpu_seconds()
     runs: dict = {}
-    summary = {"quick": args.quick, "chosen": [t[0] for t in tasks], "demos": {}}
-    print(f"running {len(tasks)} demos into {out} ({args.jobs} at a time"
-          f"{', quick sizes' if args.quick else ''}); a line as each finishes", flush=True)
+    size = "quick" if args.quick else "full" if args.full else "demo"
+    summary = {"quick": args.quick, "size": size, "chosen": [t[0] for t in tasks], "demos": {}}
+    print(f"running {len(tasks)} demos into {out} ({args.jobs} at a time, {size} sizes); a "
+          "line as each finishes", flush=True)
     by_name = {d[0]: d for d in demos}
 
     def finished(run: dict) -> None:
@@ -489,7 +501,7 @@ def main(argv: list[str] | None = None) -> dict:
 
     _write_summary(out, summary, start, cpu_start)
     try:
-        _schedule(tasks, out, args.quick, args.jobs, finished)
+        _schedule(tasks, out, size, args.jobs, finished)
     except KeyboardInterrupt:
         page = rebuild_page(out, args.quick, summary["chosen"],
                             note=f"Interrupted after {len(runs)} of {len(tasks)} demos.")

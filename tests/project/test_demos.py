@@ -69,11 +69,11 @@ def test_run_demo_resolves_a_relative_out_against_the_callers_directory(tmp_path
         "def main(argv):\n"
         "    print('a line', argv[1]); sys.stdout.flush(); os.write(2, b'from C\\n')\n"
         "    if '--quick' in argv: raise SystemExit(3)\n")
-    run = run_all.run_demo("demo", "fake.py", Path("rel"), quick=False)
+    run = run_all.run_demo("demo", "fake.py", Path("rel"), "demo")
     assert run["returncode"] == 0 and run["seconds"] >= 0 and run["cpu_seconds"] >= 0
     log = (tmp_path / "rel" / "demo" / "log.txt").read_text()
     assert log == f"a line {tmp_path / 'rel' / 'demo'}\nfrom C\n"
-    assert run_all.run_demo("demo", "fake.py", Path("rel"), quick=True)["returncode"] == 3
+    assert run_all.run_demo("demo", "fake.py", Path("rel"), "quick")["returncode"] == 3
 
 
 def test_a_partial_run_rebuilds_its_page_and_names_what_is_missing(tmp_path, capsys):
