@@ -396,8 +396,8 @@ class Dataset(Result):
         ``closed_form(dim, points) -> Mixture`` for a named dataset of :data:`MIXTURES`.
     held_out : callable or None
         ``held_out() -> (validation, test)``, rows never in ``pool`` (MNIST's validation and
-        test images): a metric against the test images has the floor of the same metric
-        between validation and test images (:func:`flows.evaluation.floors.floor_pairs`).
+        test images): a metric against validation images has the floor of the same metric
+        between test and validation images (:func:`flows.evaluation.floors.floor_pairs`).
     """
 
     name: str

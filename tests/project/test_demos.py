@@ -36,6 +36,14 @@ def test_quick_demos_and_results_page(tmp_path):
     assert metrics["torus"]["jacobian"]["n_zero"] == 2
     comparison = json.loads((tmp_path / "energy_comparison/metrics.json").read_text())
     assert set(comparison) >= {"learned (SEAL)", "Fourier construction", "classic hand-wired"}
+    from tests.project.test_results_page import CHROMIUM, _render
+
+    if CHROMIUM.exists():  # the quick page as a reader's browser shows it: every figure loads
+        dom = _render(CHROMIUM, tmp_path / "index.html", tmp_path / "profile")
+        shown = sum(len(json.loads((tmp_path / n / "section.json").read_text())["figures"])
+                    for n in DEMOS.split(","))
+        assert len(dom.images) == shown > 20
+        assert dom.body_attrs.get("data-images-loaded") == f"{shown}/{shown}"
 
 
 @pytest.mark.slow  # the GIF writer itself is checked in test_visualize; this is the demo end to end
