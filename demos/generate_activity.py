@@ -1,8 +1,9 @@
 """Generated population activity that keeps its attractor: three flow-matching generators.
 
 Noisy states of a fitted ring (N = 128) and hex torus (16 x 16; 32 x 32 with ``--full``); (a)
-ambient flow matching on the states, (b) Riemannian flow matching on the decoded coordinate mapped through the manifold
-with a learned normal variability, (c) ambient samples relaxed by the network's own dynamics.
+ambient flow matching on the states, (b) Riemannian flow matching on the decoded coordinate
+mapped through the manifold with a learned normal variability, (c) ambient samples relaxed by
+the network's own dynamics.
 Every sampler takes 10 field evaluations (5 midpoint steps). Each is judged against held-out
 states (normal distance against the data's noise floor, Betti numbers, intrinsic W2 of the
 decoded coordinate against its i.i.d. floor, tuning curves, correlations, memorization); a flow
