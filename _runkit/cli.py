@@ -2,8 +2,11 @@
 thread count of library calls.
 
 ``cli_main(prog, parser, argv)`` parses ``argv`` with ``parser`` (whose sub-commands set
-``func=handler`` through ``set_defaults``), calls ``handler(args)``, prints what it returns as one
-JSON line on stdout, and maps every exception to one line on stderr and an exit code:
+``func=handler`` through ``set_defaults``), calls ``handler(args)`` and prints for a person what it
+did, its few key numbers and where the rest is (:mod:`_runkit.summary`, at most three lines on
+stdout); with ``--json`` it prints what the handler returns as one JSON line on stdout instead
+(and the line saying what was written on stderr). ``--version`` prints the package's version.
+Every exception is mapped to one line on stderr and an exit code:
 
 ==========================  ====  =================================================
 outcome                     code  stderr
@@ -72,6 +75,11 @@ Examples
 ...     return {"y": a.x ** 2}
 >>> s.set_defaults(func=square)
 >>> cli_main("demo", p, ["square", "--x", "3"])
+demo square: done in ... s
+  y 9
+  every number: rerun with --json
+0
+>>> cli_main("demo", p, ["square", "--x", "3", "--json"])
 {"y": 9.0}
 0
 >>> import contextlib, io
@@ -119,13 +127,14 @@ import tempfile
 import threading
 import time
 import traceback
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from .errors import BadInput, RunFailed, exit_code, release_start
 from .files import to_jsonable
 from .rundir import _ARGV
+from .summary import Headline, human_lines
 
 __all__ = ["cli_main", "add_sweep_arguments", "sweep_options", "sweep_workers", "catch_interrupts",
            "interrupted", "check_interrupt", "progress", "in_notebook", "notebook_figure",
@@ -218,6 +227,9 @@ class _Silent:
 
     def set_description(self, desc: str = "", refresh: bool = True) -> None:
         """Ignore the label."""
+
+    def refresh(self) -> None:
+        """Nothing to draw."""
 
     def close(self) -> None:
         """Nothing to close."""
@@ -440,17 +452,29 @@ class HelpFormatter(argparse.ArgumentDefaultsHelpFormatter):
         return super()._get_help_string(action)
 
 
-def _prepare(parser: argparse.ArgumentParser) -> None:
-    """Usage errors raise ``BadInput``; ``--debug`` is accepted everywhere; every parser's help
-    is formatted by :class:`HelpFormatter`; every command with ``--out`` (it records its run in
-    a ``config.json``) takes ``--config`` (:func:`expand_config`)."""
+def _prepare(parser: argparse.ArgumentParser, prog: str) -> None:
+    """Usage errors raise ``BadInput``; ``--debug`` and ``--json`` are accepted everywhere,
+    ``--version`` on the program; every parser's help is formatted by :class:`HelpFormatter`
+    and its usage names the sub-command as ``COMMAND``; every command with ``--out`` (it
+    records its run in a ``config.json``) takes ``--config`` (:func:`expand_config`)."""
+    if "--version" not in parser._option_string_actions:
+        from .rundir import library_version
+
+        parser.add_argument("--version", action="version", version=f"{prog} {library_version()}",
+                            help="print the package's version and exit")
     for i, p in enumerate(_all_parsers(parser)):
         p.error = _refuse  # type: ignore[method-assign]
         p.formatter_class = HelpFormatter
-        if "--debug" not in p._option_string_actions:
-            p.add_argument("--debug", action="store_true",
-                           default=False if i == 0 else argparse.SUPPRESS,
-                           help="on an error, print its traceback before the one-line message")
+        sub = _subparser_action(p)
+        if sub is not None and sub.metavar is None:
+            sub.metavar = "COMMAND"
+        for flag, text in (("--debug", "on an error, print its traceback before the one-line "
+                                       "message"),
+                           ("--json", "print every number of the result as one JSON line on "
+                                      "stdout (the summary goes to stderr)")):
+            if flag not in p._option_string_actions:
+                p.add_argument(flag, action="store_true",
+                               default=False if i == 0 else argparse.SUPPRESS, help=text)
         if "--out" in p._option_string_actions and "--config" not in p._option_string_actions:
             p.add_argument("--config", metavar="FILE", default=argparse.SUPPRESS,
                            help="rerun the run recorded in FILE (its config.json, or the .json "
@@ -696,7 +720,8 @@ def _one_line(err: BaseException) -> str:
 
 
 def cli_main(prog: str, parser: argparse.ArgumentParser,
-             argv: Sequence[str] | None = None) -> int:
+             argv: Sequence[str] | None = None,
+             headlines: Mapping[str, Headline] | None = None) -> int:
     """Run one command line; return its exit code (see the module docstring).
 
     Parameters
@@ -708,6 +733,10 @@ def cli_main(prog: str, parser: argparse.ArgumentParser,
         callable taking the parsed namespace and returning a JSON-able result or None.
     argv : sequence of str, optional
         Arguments (default ``sys.argv[1:]``).
+    headlines : mapping of str to headline, optional
+        Each command's key numbers (``"fit"`` or ``"experiment width"`` to ``(label, dotted
+        path)`` pairs into its result, :mod:`_runkit.summary`), printed beneath the line
+        saying what it wrote.
 
     Returns
     -------
@@ -716,7 +745,7 @@ def cli_main(prog: str, parser: argparse.ArgumentParser,
     """
     argv = list(sys.argv[1:] if argv is None else argv)
     debug = "--debug" in argv
-    _prepare(parser)
+    _prepare(parser, prog)
     command = _command(prog, parser, argv)
     token = _ARGV.set(tuple(argv))
     try:
@@ -736,12 +765,7 @@ def cli_main(prog: str, parser: argparse.ArgumentParser,
         with catch_interrupts():
             result = func(args)
             check_interrupt(_LATE)
-        if result is not None:
-            print(json.dumps(to_jsonable(result), sort_keys=True, allow_nan=False), flush=True)
-        summary = written_summary(command, getattr(args, "out", None),
-                                  time.perf_counter() - start)
-        if summary:
-            print(summary, file=sys.stderr, flush=True)
+        _report(command, prog, args, result, time.perf_counter() - start, headlines or {})
     except KeyboardInterrupt as err:
         if debug:
             traceback.print_exc()
@@ -767,6 +791,24 @@ def cli_main(prog: str, parser: argparse.ArgumentParser,
     finally:
         _ARGV.reset(token)
     return 0
+
+
+def _report(command: str, prog: str, args: argparse.Namespace, result: Any, seconds: float,
+            headlines: Mapping[str, Headline]) -> None:
+    """Print a successful command's outcome: the JSON line (``--json``) with the written line
+    on stderr, or the lines for a person on stdout (:func:`_runkit.summary.human_lines`)."""
+    out = getattr(args, "out", None)
+    done = written_summary(command, out, seconds)
+    if getattr(args, "json", False):
+        if result is not None:
+            print(json.dumps(to_jsonable(result), sort_keys=True, allow_nan=False), flush=True)
+        if done:
+            print(done, file=sys.stderr, flush=True)
+        return
+    headline = headlines.get(command[len(prog):].strip())
+    jsonable = to_jsonable(result) if result is not None else None
+    for line in human_lines(command, jsonable, done, seconds, out, headline):
+        print(line, flush=True)
 
 
 def written_summary(command: str, out: str | os.PathLike | None, seconds: float) -> str:

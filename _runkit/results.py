@@ -1,8 +1,14 @@
-"""Typed results: frozen dataclasses with ``to_dict()``.
+"""Typed results: dataclasses with ``to_dict()`` and a one-line ``repr``.
 
-Subclass :class:`Result` with ``@dataclass(frozen=True)``. ``to_dict()`` gives the JSON-ready
-fields; fields declared with :func:`artifact` (large arrays, models, figures that are written to
-their own files) are left out of it.
+Subclass :class:`Result` with ``@dataclass(frozen=True)`` (or ``@dataclass`` for a result that a
+run fills in). ``to_dict()`` gives the JSON-ready fields; fields declared with :func:`artifact`
+(large arrays, models, figures that are written to their own files) are left out of it.
+
+Every result prints as one line of at most :data:`REPR_LIMIT` characters (its class, then its
+fields with 4 significant digits, arrays by their shape, nested results by their class name, cut
+short with a count of what was left out); the details are in ``to_dict()``, ``to_pandas()`` and,
+in Jupyter, ``_repr_html_`` (a table of every field). A subclass that writes its own
+``__repr__`` keeps it and keeps to the same limit.
 
 Examples
 --------
@@ -18,6 +24,14 @@ Examples
 {'nfe': 40, 'w2': 'nan'}
 >>> Samples.from_dict({"nfe": 40, "w2": "inf", "x": np.ones(2), "other": 1})
 Samples(nfe=40, w2=inf)
+>>> @dataclass(frozen=True)
+... class Long(Result):
+...     values: list
+>>> text = repr(Long(list(range(1000))))
+>>> text
+'Long(values=[0, 1, 2, 3, 4, 5, ... (1000 items)])'
+>>> len(repr(Long([{"k" * 40: "v" * 300}] * 9))) <= REPR_LIMIT
+True
 
 ``to_pandas()`` gives a pandas DataFrame (pandas is not a dependency: without it, ImportError
 naming it): a result that maps names to rows gives one row per name, any other one row.
@@ -37,6 +51,7 @@ b   2.0  False
 from __future__ import annotations
 
 import dataclasses
+import html
 import math
 import typing
 from collections.abc import Mapping
@@ -44,7 +59,10 @@ from typing import Any
 
 from .files import to_jsonable
 
-__all__ = ["Result", "artifact", "require_pandas", "require_xarray"]
+__all__ = ["Result", "REPR_LIMIT", "artifact", "one_line", "require_pandas", "require_xarray"]
+
+#: the longest ``repr`` of a result, in characters (one line)
+REPR_LIMIT = 200
 
 
 def artifact(**kwargs: Any) -> Any:
@@ -58,9 +76,12 @@ def artifact(**kwargs: Any) -> Any:
     return dataclasses.field(repr=False, compare=False, metadata=meta, **kwargs)
 
 
-@dataclasses.dataclass(frozen=True)
 class Result:
-    """Base of typed results; ``to_dict()`` converts the fields with the one JSON convention."""
+    """Base of typed results: ``to_dict()`` converts the fields with the one JSON convention;
+    ``repr`` is one line of at most :data:`REPR_LIMIT` characters (:func:`one_line`).
+
+    Not a dataclass itself, so that frozen and mutable dataclasses both derive from it.
+    """
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON-ready fields (non-finite floats as ``"nan"``/``"inf"``; artifacts left out)."""
@@ -97,14 +118,31 @@ class Result:
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
-        # IPython prefers a __repr__ of a class's own dict (the dataclass's) to a
-        # _repr_pretty_ it inherits, so every subclass holds its own
+        # @dataclass keeps a __repr__ already in the class's own dict and IPython prefers a
+        # __repr__ of the class's own dict to a _repr_pretty_ it inherits: every subclass
+        # holds both (a __repr__ written in the class body is kept)
+        if "__repr__" not in cls.__dict__:
+            cls.__repr__ = Result.__repr__
         cls._repr_pretty_ = Result._repr_pretty_
 
+    def __repr__(self) -> str:
+        return one_line(self)
+
     def _repr_pretty_(self, printer: Any, cycle: bool) -> None:
-        """IPython's and Jupyter's display: the fields with 4 significant digits, nested
-        results by their class name, long lists and mappings cut short."""
-        printer.text(_short(self, 0))
+        """IPython's display: the one line of ``repr``."""
+        printer.text(repr(self))
+
+    def _repr_html_(self) -> str:
+        """Jupyter's display: the one line, then a table of every field (nested mappings by
+        ``outer.inner`` rows, arrays by their shape, at most 200 rows)."""
+        rows = _html_rows(self)
+        more = (f"<tr><td colspan=2>... {len(rows) - 200} more rows: .to_dict()</td></tr>"
+                if len(rows) > 200 else "")
+        body = "".join(f"<tr><th style='text-align:left'>{html.escape(k)}</th>"
+                       f"<td style='text-align:left'>{html.escape(v)}</td></tr>"
+                       for k, v in rows[:200])
+        return (f"<p><code>{html.escape(repr(self))}</code></p>"
+                f"<table><tbody>{body}{more}</tbody></table>")
 
     def to_pandas(self):
         """The result as a table (needs pandas, which the package does not install).
@@ -271,14 +309,76 @@ def _flat(data: Mapping, prefix: str = "") -> dict:
     return out
 
 
+def one_line(result: Any, limit: int = REPR_LIMIT) -> str:
+    """``TYPE(field=value, ...)`` on one line of at most ``limit`` characters.
+
+    Each field as :func:`_short` gives it (4 significant digits, arrays by shape, nested
+    results by class name, at most 6 items of a list and 4 entries of a mapping), a field's
+    text cut at 60 characters, and the fields that do not fit counted at the end.
+
+    Parameters
+    ----------
+    result : dataclass instance
+        The result.
+    limit : int
+        The longest line, >= 40.
+
+    Returns
+    -------
+    str
+
+    Examples
+    --------
+    >>> from dataclasses import dataclass
+    >>> @dataclass
+    ... class Fit(Result):
+    ...     loss: float
+    ...     note: str
+    >>> one_line(Fit(1 / 3, "x" * 80))
+    "Fit(loss=0.3333, note='xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx...)"
+    >>> one_line(Fit(0.5, "y" * 500), limit=40)
+    'Fit(loss=0.5, ... 1 more field)'
+    """
+    name = type(result).__name__
+    shown = [f for f in dataclasses.fields(result) if f.repr] if dataclasses.is_dataclass(
+        result) else []
+    parts = [_cut(f"{f.name}={_short(getattr(result, f.name), 1)}", 60) for f in shown]
+    text = f"{name}()"
+    for i in range(len(parts), -1, -1):  # the most fields that fit, with a count of the rest
+        rest = len(parts) - i
+        tail = [f"... {rest} more field{'s' if rest > 1 else ''}"] if rest else []
+        text = f"{name}({', '.join(parts[:i] + tail)})"
+        if len(text) <= limit:
+            return text
+    return _cut(text, limit)
+
+
+def _cut(text: str, limit: int) -> str:
+    """``text`` with everything after ``limit - 3`` characters replaced by ``...``."""
+    return text if len(text) <= limit else text[:limit - 3] + "..."
+
+
+def _html_rows(result: Any) -> list[tuple[str, str]]:
+    """``(name, value)`` rows of every field of a result for :meth:`Result._repr_html_`:
+    nested mappings and results flattened to ``outer.inner``, everything else as
+    :func:`_short` gives it."""
+    def rows(prefix: str, value: Any) -> list[tuple[str, str]]:
+        if isinstance(value, Result) and dataclasses.is_dataclass(value):
+            value = {f.name: getattr(value, f.name) for f in dataclasses.fields(value)
+                     if f.repr}
+        if isinstance(value, Mapping) and value:
+            return [r for k, v in value.items() for r in rows(f"{prefix}.{k}" if prefix
+                                                                else str(k), v)]
+        return [(prefix, _short(value, 1))]
+    return rows("", result)
+
+
 def _short(value: Any, depth: int) -> str:
-    """A one-line summary of ``value`` (see :meth:`Result._repr_pretty_`)."""
+    """A one-line summary of ``value`` (see :func:`one_line`)."""
     if isinstance(value, Result):
         if depth:
             return type(value).__name__
-        inner = ", ".join(f"{f.name}={_short(getattr(value, f.name), 1)}"
-                          for f in dataclasses.fields(value) if f.repr)
-        return f"{type(value).__name__}({inner})"
+        return one_line(value)
     if isinstance(value, bool) or value is None:
         return repr(value)
     if isinstance(value, float):
@@ -294,5 +394,5 @@ def _short(value: Any, depth: int) -> str:
     shape = getattr(value, "shape", None)
     if shape is not None:
         return f"{type(value).__name__}(shape={tuple(shape)})"
-    text = repr(value)
-    return text if len(text) <= 60 else text[:57] + "..."
+    text = " ".join(repr(value).split())  # a module's repr spans lines
+    return _cut(text, 60)

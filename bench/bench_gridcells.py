@@ -49,7 +49,7 @@ def get_model(models: Path, lattice: str, quick: bool) -> tuple[object, dict]:
         if extra.get("fit_config") == to_jsonable(config.to_dict()):
             return net, {"fit_seconds": extra.get("fit_seconds"), "loaded_from": str(folder)}
     result = fit(config, progress=False)
-    save_model(result.network, folder / "model.pt",
+    save_model(result.network, folder / "model.pt", overwrite=True,  # a model of another config
                extra={"fit_config": config.to_dict(), "fit_seconds": result.seconds})
     return result.network, {"fit_seconds": result.seconds, "fitted_into": str(folder)}
 

@@ -29,7 +29,9 @@ def fitted(config: FitConfig, cache: str | Path | None = DEFAULT_CACHE):
         net, _ = load_model(folder)
         return net, {"fit_seconds": 0.0, "model": str(folder)}
     result = fit(config, out_dir=folder)
-    save_model(result.network, folder / "model.pt", extra={"fit": config.to_dict()})
+    # a cache: a demo running beside this one may have saved the same fit meanwhile
+    save_model(result.network, folder / "model.pt", extra={"fit": config.to_dict()},
+               overwrite=True)
     return result.network, {"fit_seconds": result.seconds, "model": str(folder)}
 
 
@@ -47,7 +49,12 @@ def demo_parser(doc: str, name: str, cache: bool = True):
 
     p = argparse.ArgumentParser(description=doc.splitlines()[0])
     p.add_argument("--out", type=Path, default=Path("results") / name, help="output directory")
-    p.add_argument("--quick", action="store_true", help="tiny sizes, for the tests")
+    sizes = p.add_mutually_exclusive_group()
+    sizes.add_argument("--quick", action="store_true", help="tiny sizes, for the tests")
+    sizes.add_argument("--full", action="store_true",
+                       help="the sizes of the measurements the README quotes (long; "
+                            "bench/demos_full.py runs them; default: the sizes that carry the "
+                            "claims within make demo's 15 minutes)")
     if cache:
         p.add_argument("--cache", default=None,
                        help="model cache (default: OUT/../models; '' for none)")
@@ -55,13 +62,27 @@ def demo_parser(doc: str, name: str, cache: bool = True):
     return p
 
 
+def size(args) -> str:
+    """The size a demo runs at: ``"quick"``, ``"demo"`` (the default) or ``"full"``."""
+    return "quick" if args.quick else "full" if getattr(args, "full", False) else "demo"
+
+
 def finish(metrics: dict, out: Path) -> dict:
-    """Write ``metrics`` to ``OUT/metrics.json``, print them (figures aside) and return them."""
+    """Write ``metrics`` to ``OUT/metrics.json``, say what was written and return them."""
     from flows.training.checkpoint import atomic_write_json
 
     atomic_write_json(metrics, Path(out) / "metrics.json")
-    print(json.dumps({k: v for k, v in metrics.items() if k != "figures"}, indent=1))
+    print(written(out))
     return metrics
+
+
+def written(out: str | Path) -> str:
+    """The line a demo prints when it is done: its figures and where its numbers are."""
+    out = Path(out)
+    figures = sorted(p.relative_to(out).as_posix() for p in out.rglob("*.png"))
+    shown = ", ".join(figures[:4]) + (f" and {len(figures) - 4} more" if len(figures) > 4 else "")
+    return (f"wrote {out}/: {len(figures)} figures ({shown}); every number in "
+            f"{out / 'metrics.json'}")
 
 
 def attractor_configs(quick: bool, seed: int, torus_n: int = 16) -> dict[str, FitConfig]:

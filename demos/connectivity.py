@@ -43,9 +43,9 @@ def plot_singular_values(eff: EffectiveConnectivity, name: str) -> Figure:
     ax = fig.add_subplot()
     sv = eff.singular_values
     ax.semilogy(range(1, len(sv) + 1), sv, "o-", color="tab:purple")
-    ax.set_xlabel("index")
+    ax.set_xlabel("singular value index (largest first)")
     ax.set_ylabel("singular value of $W_\\mathrm{eff} = -\\nabla^2 F$")
-    ax.set_title(f"{name}: effective connectivity at one state, rank {eff.rank} "
+    ax.set_title(f"{name}: effective connectivity at one state\nrank {eff.rank} "
                  f"(rtol {eff.rtol:g}), top share {eff.top_share:.3f}", fontsize="small")
     return fig
 

@@ -11,7 +11,11 @@
   W2, its floor and W2(source, data), against m and n;
 - memorization against n and against time in the reverse process.
 
-    python demos/flows_theory.py --out results/flows_theory [--quick]
+    python demos/flows_theory.py --out results/flows_theory [--quick | --full]
+
+The default sizes (``make demo``) keep every width and the eight seeds, and take three of the
+six sample sizes n (32, 128, 512) and 1,500 instead of 3,000 Adam steps per memorization run;
+``--full`` is the complete sweep the README quotes (all six n).
 """
 
 from __future__ import annotations
@@ -22,7 +26,7 @@ from pathlib import Path
 import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _models import demo_parser, finish  # noqa: E402
+from _models import demo_parser, finish, size  # noqa: E402
 
 from _runkit.files import atomic_save_figure  # noqa: E402
 from flows.plotting.theory import (
@@ -40,6 +44,7 @@ FULL = {"widths": [256, 1024, 4096, 16384], "n": 64, "k": 4, "steps": 500, "widt
         "ns": [32, 64, 128, 256, 512, 1024], "seeds": [1, 2, 3, 4, 5, 6, 7, 8], "risk_width": 1024,
         "risk_lr": 2.0, "mem_ns": [8, 32, 128, 512, 2048], "mem_steps": 3000,
         "point": {}}
+DEMO = {**FULL, "ns": [32, 128, 512], "mem_steps": 1500}
 QUICK = {"widths": [64, 256], "n": 16, "k": 2, "steps": 30, "width_lr": 0.5, "ns": [16, 32],
          "seeds": [1, 2], "risk_width": 64, "risk_lr": 2.0, "mem_ns": [8, 64],
          "mem_steps": 100, "point": {"n_test": 2000, "n_samples": 200, "bound_steps": 8,
@@ -56,7 +61,7 @@ def main(argv: list[str] | None = None) -> dict:
     p = demo_parser(__doc__, "flows_theory", cache=False)
     a = p.parse_args(argv)
     torch.set_num_threads(1)
-    c = QUICK if a.quick else FULL
+    c = {"quick": QUICK, "demo": DEMO, "full": FULL}[size(a)]
     a.out.mkdir(parents=True, exist_ok=True)
     base = TrainConfig(data="moons", regime="theory", n_train=c["n"], k_draws=c["k"],
                        steps=c["steps"], lr=c["width_lr"], seed=a.seed)

@@ -1,8 +1,9 @@
 """Generated population activity that keeps its attractor: three flow-matching generators.
 
-Noisy states of a fitted ring (N = 128) and hex torus (32 x 32); (a) ambient flow matching on
-the states, (b) Riemannian flow matching on the decoded coordinate mapped through the manifold
-with a learned normal variability, (c) ambient samples relaxed by the network's own dynamics.
+Noisy states of a fitted ring (N = 128) and hex torus (16 x 16; 32 x 32 with ``--full``); (a)
+ambient flow matching on the states, (b) Riemannian flow matching on the decoded coordinate
+mapped through the manifold with a learned normal variability, (c) ambient samples relaxed by
+the network's own dynamics.
 Every sampler takes 10 field evaluations (5 midpoint steps). Each is judged against held-out
 states (normal distance against the data's noise floor, Betti numbers, intrinsic W2 of the
 decoded coordinate against its i.i.d. floor, tuning curves, correlations, memorization); a flow
@@ -12,7 +13,11 @@ table (``*_methods.png``, ``equal_time`` in the metrics) puts the three side by 
 flow evaluations and, with (a) and (b) retrained to the CPU time (c) took, at equal cost (CPU
 time, not wall time: the cores may be shared; on an idle core the two agree).
 
-    python demos/generate_activity.py --out results/generate_activity [--quick]
+    python demos/generate_activity.py --out results/generate_activity [--quick | --full]
+
+The default size (``make demo``) generates the torus's activity on the 16 x 16 sheet the other
+demos share (256 neurons: its model is fitted once, by the restoration demo); ``--full`` on the
+32 x 32 sheet above (1,024 neurons, its own fit), which takes several times as long.
 """
 
 from __future__ import annotations
@@ -24,7 +29,7 @@ from pathlib import Path
 import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _models import cache_dir, demo_parser, finish, fitted  # noqa: E402
+from _models import attractor_configs, cache_dir, demo_parser, finish, fitted, size  # noqa: E402
 
 from neurodyn.fitting.core import FitConfig
 from neurodyn.generative.compare import compare_generators, equal_time
@@ -70,7 +75,9 @@ def main(argv: list[str] | None = None) -> dict:
                             300 if quick else 4500, args.seed, args.out, "ring")}
     figures = ["ring_generated.png", "ring_barcodes.png", "ring_methods.png"]
     if not quick:
-        torus = fitted(FitConfig(geometry="torus", seed=args.seed), cache)[0]
+        torus_config = (FitConfig(geometry="torus", seed=args.seed) if size(args) == "full"
+                        else attractor_configs(False, args.seed)["torus"])
+        torus = fitted(torus_config, cache)[0]
         metrics["torus"] = _one(torus, 2000, 400, 4500, args.seed, args.out, "torus")
         figures += ["torus_generated.png", "torus_barcodes.png", "torus_methods.png"]
     metrics["figures"] = figures

@@ -22,12 +22,14 @@ Usage: python demos/grid_cells.py [--out DIR] [--quick] [--models DIR] [--n N]
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import time
 from pathlib import Path
 
 import torch
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _models import written  # noqa: E402
 
 from neurodyn.fitting.core import FitConfig, fit
 from neurodyn.io import load_model, write_json
@@ -85,6 +87,7 @@ def main(argv: list[str] | None = None) -> dict:
                                   for m in res.metrics["modules"]]
     metrics["seconds"] = time.perf_counter() - start
     write_json(metrics, out / "metrics.json")
+    print(written(out))
     _section(out, metrics, argv)
     return metrics
 
@@ -122,4 +125,4 @@ def _section(out: Path, metrics: dict, argv: list[str] | None) -> None:
 
 
 if __name__ == "__main__":
-    print(json.dumps(main(), indent=2))
+    main()

@@ -18,7 +18,6 @@ Usage: python demos/grid_modules.py [--out DIR] [--quick] [--models DIR]
 from __future__ import annotations
 
 import importlib.util
-import json
 import sys
 import time
 from pathlib import Path
@@ -28,7 +27,7 @@ import torch
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
-from _models import cache_dir, demo_parser, fitted  # noqa: E402
+from _models import cache_dir, demo_parser, fitted, written  # noqa: E402
 
 from _runkit.files import atomic_save_figure  # noqa: E402
 from neurodyn.analysis.drift import integration_horizon  # noqa: E402
@@ -88,7 +87,8 @@ def joint_decoding(net, q: bool, seed: int, out: Path) -> dict:
                              {"median (cm)": [100 * c["median_error_m"] for c in code],
                               "catastrophic (%)": [100 * c["catastrophic_fraction"]
                                                    for c in code]},
-                             "error", "the code alone: ideal phases + phase noise")
+                             "median error (cm); catastrophic errors (% of positions)",
+                             "the code alone: ideal phases + phase noise")
     fig.axes[0].set_xlabel("phase noise s.d. (rad)")
     atomic_save_figure(fig, out / "code_range.png", dpi=110)
     return {"network": rows, "code": code}
@@ -149,6 +149,7 @@ def main(argv: list[str] | None = None) -> dict:
                "maps": noisy_maps(hexnet, sqnet, args.quick, args.seed, out)}
     metrics["seconds"] = time.perf_counter() - start
     write_json(metrics, out / "metrics.json")
+    print(written(out))
     _section(out, metrics, argv)
     return metrics
 
@@ -184,4 +185,4 @@ def _section(out: Path, m: dict, argv) -> None:
 
 
 if __name__ == "__main__":
-    print(json.dumps(main(), indent=2, default=str))
+    main()

@@ -20,7 +20,6 @@ Usage: python demos/heterogeneity.py [--out DIR] [--quick] [--cache DIR]
 
 from __future__ import annotations
 
-import json
 import math
 import sys
 import time
@@ -32,7 +31,7 @@ from matplotlib.figure import Figure
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
-from _models import cache_dir, demo_parser, fitted  # noqa: E402
+from _models import cache_dir, demo_parser, fitted, written  # noqa: E402
 
 from _runkit.files import atomic_save_figure  # noqa: E402
 from neurodyn.analysis.diagnostics import energy_audit  # noqa: E402
@@ -126,6 +125,7 @@ def main(argv: list[str] | None = None) -> dict:
     figures = _figures(rows, t, drifts, out)
     metrics["seconds"] = time.perf_counter() - start
     write_json(metrics, out / "metrics.json")
+    print(written(out))
     _section(out, metrics, figures, argv)
     return metrics
 
@@ -157,4 +157,4 @@ def _section(out: Path, m: dict, figures: list[str], argv) -> None:
 
 
 if __name__ == "__main__":
-    print(json.dumps(main(), indent=2, default=str))
+    main()

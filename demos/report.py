@@ -103,7 +103,12 @@ class Section:
 def flatten_metrics(metrics: Mapping, prefix: str = "") -> dict[str, MetricValue]:
     """Flatten nested dicts into dotted keys: ``{"a": {"b": 1}} -> {"a.b": 1}``.
 
-    Lists of scalars are kept as a comma-separated string; anything else raises ``TypeError``.
+    Lists of scalars are kept as a comma-separated string, lists holding lists or dicts as
+    their compact JSON (cut at 120 characters; the whole is in the demo's ``metrics.json``);
+    anything else raises ``TypeError``.
+
+    >>> flatten_metrics({"a": {"b": 1}, "c": [1, 2.5], "d": [[1, 2], {"e": 3}]})
+    {'a.b': 1, 'c': '1, 2.5', 'd': '[[1, 2], {"e": 3}]'}
     """
     flat: dict[str, MetricValue] = {}
     for key, value in metrics.items():
@@ -112,8 +117,10 @@ def flatten_metrics(metrics: Mapping, prefix: str = "") -> dict[str, MetricValue
             flat.update(flatten_metrics(value, prefix=name + "."))
         elif isinstance(value, (list, tuple)):
             if any(isinstance(v, (Mapping, list, tuple)) for v in value):
-                raise TypeError(f"metric {name!r} is a nested list; metrics must be flat")
-            flat[name] = ", ".join(format_value(v) for v in value)
+                text = json.dumps(value, default=str)
+                flat[name] = text if len(text) <= 120 else text[:117] + "..."
+            else:
+                flat[name] = ", ".join(format_value(v) for v in value)
         elif value is None or isinstance(value, (bool, int, float, str)):
             flat[name] = value
         elif hasattr(value, "item"):  # numpy scalar
@@ -412,13 +419,15 @@ def _section_html(index: int, section: Section, out_dir: Path, embed: bool) -> s
 
 def render_html(
     out_dir: Path, sections: Sequence[Section], title: str = "Results", embed: bool = False,
-    quick: bool = False,
+    quick: bool = False, note: str = "",
 ) -> str:
     """The page as a string (see :func:`build_report`)."""
     banner = ('<p class="banner"><strong>Quick run:</strong> every demo ran at its tiny '
               "<code>--quick</code> size, so its numbers (nan, fractions of 0) do not test the "
               "claims; run <code>python demos/run_all.py --out results</code> for the real "
               "ones.</p>" if quick else "")
+    if note:
+        banner += f'<p class="banner">{_esc(note)}</p>'
     claims = _claims_html(sections) if sections else ""
     toc = "\n".join(
         f'<li><a href="#section-{i}">{_esc(s.title)}</a></li>' for i, s in enumerate(sections)
@@ -456,6 +465,7 @@ def build_report(
     title: str = "neurodyn-flows results",
     embed_images: bool = False,
     quick: bool = False,
+    note: str = "",
 ) -> Path:
     """Write ``out_dir/index.html``, a self-contained page of the given sections.
 
@@ -471,6 +481,8 @@ def build_report(
         relative path.
     quick : bool
         The demos ran at their ``--quick`` sizes: a banner says so at the top.
+    note : str
+        A line shown at the top (which demos are not on the page, an interrupted run).
 
     Returns
     -------
@@ -488,7 +500,8 @@ def build_report(
     for s in sections:
         if not isinstance(s, Section):
             raise TypeError(f"sections must contain Section objects; got {type(s).__name__}")
-    page = render_html(out_dir, sections, title=title, embed=embed_images, quick=quick)
+    page = render_html(out_dir, sections, title=title, embed=embed_images, quick=quick,
+                       note=note)
     path = out_dir / "index.html"
     tmp = path.with_suffix(".html.tmp")
     tmp.write_text(page, encoding="utf-8")
@@ -503,7 +516,7 @@ NOTEBOOKS = Path(__file__).resolve().parents[1] / "notebooks"
 
 
 def notebook_sections(out_dir: str | Path, notebooks: str | Path = NOTEBOOKS,
-                      timeout: int = 900) -> list[Path]:
+                      timeout: int = 900, only: Sequence[str] | None = None) -> list[Path]:
     """Execute each tutorial notebook and give it a section of the page.
 
     Each ``notebooks/*.ipynb`` runs as a reader runs it (nbclient, a fresh ``python3`` kernel,
@@ -520,6 +533,8 @@ def notebook_sections(out_dir: str | Path, notebooks: str | Path = NOTEBOOKS,
         The folder of the notebooks.
     timeout : int
         Seconds a cell may run.
+    only : sequence of str, optional
+        File names of the notebooks to run (default: every one).
 
     Returns
     -------
@@ -531,6 +546,8 @@ def notebook_sections(out_dir: str | Path, notebooks: str | Path = NOTEBOOKS,
 
     out_dir, written = Path(out_dir).resolve(), []
     for path in sorted(Path(notebooks).glob("*.ipynb")):
+        if only is not None and path.name not in only:
+            continue
         nb = nbformat.read(path, as_version=4)
         start = time.perf_counter()
         nbclient.NotebookClient(nb, timeout=timeout, kernel_name="python3", resources={
@@ -646,9 +663,12 @@ def _markdown_html(text: str) -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """``python demos/report.py --out results [--embed]``: rebuild the page from the demos."""
+    """``python demos/report.py --out results [--embed]``: rebuild the page from the demos
+    that have finished (those of ``run_all`` get their section from their ``metrics.json``
+    when they have none), naming the ones that have not."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--out", type=Path, default=Path("results"), help="results folder")
+    parser.add_argument("--out", type=Path, default=Path("results"),
+                        help="results folder of run_all (default: results)")
     parser.add_argument("--title", default="neurodyn-flows results", help="page title")
     parser.add_argument(
         "--embed", action="store_true", help="embed images as data URIs instead of linking them"
@@ -660,18 +680,26 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.error(f"--out {str(args.out)!r} is not a folder; run the demos first")
     if args.notebooks:
         notebook_sections(args.out)
-    sections = collect_sections(args.out)
-    try:  # the README tour's order, as run_all builds the page (its folder is ours)
-        from run_all import _in_tour_order
+    summary_file = args.out / "run_all.json"
+    summary = json.loads(summary_file.read_text()) if summary_file.is_file() else {}
+    quick = bool(summary.get("quick"))
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    import run_all  # the demos' table: titles, key numbers, the README tour's order
 
-        sections = _in_tour_order(sections)
-    except ImportError:
-        pass
-    summary = args.out / "run_all.json"
-    quick = summary.is_file() and bool(json.loads(summary.read_text()).get("quick"))
+    for demo in run_all.DEMOS:
+        if not (args.out / demo[0] / SECTION_FILE).is_file():
+            seconds = summary.get("demos", {}).get(demo[0], {}).get("seconds")
+            section = run_all.section_for(args.out, demo, seconds, run_all._command(
+                demo[0], demo[1], args.out, summary.get("size", "quick" if quick else "demo")))
+            if section is not None:
+                write_section(args.out / demo[0], section)
+    sections = run_all._in_tour_order(collect_sections(args.out))
+    chosen = summary.get("chosen") or [d[0] for d in run_all.DEMOS]
+    missing = run_all.missing_demos(args.out, chosen)
     path = build_report(args.out, sections, title=args.title, embed_images=args.embed,
-                        quick=quick)
-    print(f"wrote {path} ({len(sections)} sections)")
+                        quick=quick, note=run_all.missing_note(args.out, chosen))
+    print(f"wrote {path} ({len(sections)} sections)"
+          + (f"; not finished or failed: {', '.join(missing)}" if missing else ""))
     return 0
 
 

@@ -1,23 +1,36 @@
 """Run the main demos on their defaults and build the offline results page.
 
-    python demos/run_all.py --out results [--quick] [--jobs 2] [--only NAME,...]
+    python demos/run_all.py --out results [--quick | --full] [--jobs 2] [--only NAME,...]
 
-Each demo runs as its own process writing into ``OUT/<name>/``; two run at a time on a
-two-core machine (one torch thread each). The fitted attractor models are shared through
-``OUT/models``. Afterwards every demo folder gets a ``section.json`` (unless the demo wrote
-its own) and ``OUT/index.html`` lists every figure with its key numbers and the command that
-reproduces it.
+Three sizes: ``--quick`` (tiny, for the tests: about 3 minutes on two cores), the default (the
+figures that carry the claims, ``make demo``: about 15 minutes on two cores) and ``--full``
+(the long measurements behind the README's numbers, ``bench/demos_full.py``: hours).
+
+The demos run in ``--jobs`` worker processes (two on a two-core machine, one torch thread
+each), which import the libraries once and run one demo after another in-process, each writing
+into ``OUT/<name>/`` (its printed output into ``OUT/<name>/log.txt``). The first demo fits the
+attractor models the others share through ``OUT/models``; the demos that load them start when
+it has finished, the others at once. A line is printed as each demo finishes (its wall and CPU
+time), its ``section.json`` written (unless the demo wrote its own) and ``OUT/index.html``
+rebuilt, so an interrupted or slow run still leaves a page of what has finished, naming what
+has not (``python demos/report.py --out OUT`` rebuilds it the same way).
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import gc
+import importlib.util
 import json
+import multiprocessing
 import os
-import subprocess
+import queue
+import resource
+import signal
 import sys
 import time
-from concurrent.futures import ThreadPoolExecutor, as_completed
+import traceback
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -209,6 +222,18 @@ DEMOS = [
 ]
 
 
+#: demos that load the attractor models the first demo (restoration) fits into OUT/models:
+#: they start once it has finished, the others at once
+SHARED_MODELS = {"moving_bump", "speed_gain", "energy_comparison", "connectivity", "manifold",
+                 "drift_and_cues", "grid_modules", "heterogeneity", "generate_activity"}
+#: the tutorial notebooks executed onto the page (a full run's), as tasks beside the demos
+NOTEBOOKS = HERE.parent / "notebooks"
+#: environment of the worker processes: one thread per library, SVG copies of the figures
+#: (RUNKIT_SVG: the library's figure writers add an SVG beside each PNG, linked on the page)
+WORKER_ENV = {"OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "NUMBA_NUM_THREADS": "1",
+              "RUNKIT_SVG": "1", "MPLBACKEND": "Agg"}
+
+
 def _get(metrics: dict, path: str):
     cur = metrics
     for part in path.split("."):
@@ -218,31 +243,88 @@ def _get(metrics: dict, path: str):
     return cur
 
 
-def _run(name: str, script: str, out: Path, quick: bool) -> dict:
-    # the demo runs in the repository root: a relative --out is resolved against the caller's
-    # working directory first, where the results page is written
-    cmd = [sys.executable, str(HERE / script), "--out", str((out / name).resolve())]
-    if quick:
-        cmd.append("--quick")
-    # RUNKIT_SVG: the library's figure writers add an SVG beside each PNG (linked on the page)
-    env = dict(os.environ, OMP_NUM_THREADS="1", MKL_NUM_THREADS="1", RUNKIT_SVG="1")
-    start = time.perf_counter()
-    proc = subprocess.run(cmd, capture_output=True, text=True, cwd=HERE.parent, env=env)
-    return {"name": name, "returncode": proc.returncode, "seconds": time.perf_counter() - start,
-            "stderr": proc.stderr[-4000:], "command": " ".join(["python", f"demos/{script}",
-                                                               "--out", str(out / name)]
-                                                              + (["--quick"] if quick else []))}
+def _worker_init() -> None:
+    """A worker process: the libraries imported once, Ctrl-C left to the parent (which ends
+    the workers), the repository root as working directory (where the demos run)."""
+    os.environ.update(WORKER_ENV)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    os.chdir(HERE.parent)
+    import matplotlib  # noqa: F401 - paid once per worker, not once per demo
+    import torch
+
+    torch.set_num_threads(1)
 
 
-def _notebooks(out: Path) -> None:
-    """Execute the tutorial notebooks onto the page (:func:`report.notebook_sections`)."""
-    try:
-        start = time.perf_counter()
-        done = notebook_sections(out)
-    except ImportError as err:  # nbclient, nbformat and ipykernel come with the dev extra
-        print(f"notebooks left off the page: {err}", flush=True)
-        return
-    print(f"notebooks: {len(done)} executed in {time.perf_counter() - start:.0f} s", flush=True)
+@contextlib.contextmanager
+def _output_to(path: Path):
+    """Standard output and error, Python's and the C libraries', into ``path``."""
+    sys.stdout.flush()
+    sys.stderr.flush()
+    saved = os.dup(1), os.dup(2)
+    with open(path, "w", encoding="utf-8", buffering=1) as fh:
+        os.dup2(fh.fileno(), 1)
+        os.dup2(fh.fileno(), 2)
+        try:
+            with contextlib.redirect_stdout(fh), contextlib.redirect_stderr(fh):
+                yield
+        finally:
+            sys.stdout.flush()
+            sys.stderr.flush()
+            os.dup2(saved[0], 1)
+            os.dup2(saved[1], 2)
+            os.close(saved[0])
+            os.close(saved[1])
+
+
+def _cpu_seconds() -> float:
+    """CPU time of this process (every thread) and of its finished child processes."""
+    own = resource.getrusage(resource.RUSAGE_SELF)
+    kids = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
+
+
+#: a demo's command-line flag per size
+SIZE_FLAGS = {"quick": ["--quick"], "demo": [], "full": ["--full"]}
+
+
+def _command(name: str, script: str, out: Path, size: str) -> str:
+    return " ".join(["python", f"demos/{script}", "--out", str(out / name)] + SIZE_FLAGS[size])
+
+
+def run_demo(name: str, script: str, out: Path, size: str) -> dict:
+    """Run one demo in this process: ``main(["--out", OUT/name, ...])`` of its script, its
+    printed output in ``OUT/name/log.txt``; returns its outcome, wall and CPU seconds."""
+    folder = (out / name).resolve()
+    folder.mkdir(parents=True, exist_ok=True)
+    log = folder / "log.txt"
+    start, cpu = time.perf_counter(), _cpu_seconds()
+    code = 0
+    with _output_to(log):
+        try:
+            if script.endswith(".ipynb"):
+                notebook_sections(out.resolve(), NOTEBOOKS, only=[script])
+            else:
+                spec = importlib.util.spec_from_file_location(f"demo_{name}", HERE / script)
+                module = importlib.util.module_from_spec(spec)
+                spec.loader.exec_module(module)
+                module.main(["--out", str(folder)] + SIZE_FLAGS[size])
+        except SystemExit as stop:
+            code = stop.code if isinstance(stop.code, int) else (0 if stop.code is None else 1)
+        except Exception:  # noqa: BLE001 - a demo's failure is reported, the run goes on
+            traceback.print_exc()
+            code = 1
+        finally:
+            _close_figures()
+    return {"name": name, "returncode": code, "seconds": time.perf_counter() - start,
+            "cpu_seconds": _cpu_seconds() - cpu, "log": str(log),
+            "stderr": log.read_text(errors="replace")[-4000:] if code else "",
+            "command": _command(name, script, out, size)}
+
+
+def _close_figures() -> None:
+    if "matplotlib.pyplot" in sys.modules:
+        sys.modules["matplotlib.pyplot"].close("all")
+    gc.collect()
 
 
 def _in_tour_order(sections: list) -> list:
@@ -257,36 +339,137 @@ def _in_tour_order(sections: list) -> list:
 
 
 def _announce(run: dict, done: int, total: int, out: Path) -> None:
-    """One line on stdout as a demo finishes: its count, name, outcome, time and figures."""
-    figures = len(list((out / run["name"]).rglob("*.png")))
+    """One line on stdout as a demo finishes: its count, name, outcome, times and figures."""
+    folder = out / run["name"]
+    figures = len(list(folder.rglob("*.png"))) if folder.is_dir() else 0
     outcome = "ok" if run["returncode"] == 0 else f"FAILED (exit {run['returncode']})"
-    print(f"[{done}/{total}] {run['name']}: {outcome} in {run['seconds']:.0f} s, "
-          f"{figures} figures in {out / run['name']}", flush=True)
+    print(f"[{done}/{total}] {run['name']}: {outcome} in {run['seconds']:.0f} s "
+          f"({run['cpu_seconds']:.0f} s CPU), {figures} figures in {folder}", flush=True)
+
+
+def section_for(out: Path, demo, seconds: float | None = None, command: str | None = None,
+                cpu_seconds: float | None = None) -> Section | None:
+    """The page's section of a finished demo from its ``metrics.json`` and figures (None when
+    it has no metrics): its title, description and key numbers from :data:`DEMOS`."""
+    name, script, title, description, keys = demo
+    folder = out / name
+    metrics_file = folder / "metrics.json"
+    if not metrics_file.is_file():
+        return None
+    metrics = json.loads(metrics_file.read_text())
+    numbers = {label: _get(metrics, path) for label, path in keys.items()}
+    if seconds is not None:
+        numbers["seconds"] = round(seconds, 1)
+    if cpu_seconds is not None:
+        numbers["CPU seconds"] = round(cpu_seconds, 1)
+    figures = sorted(str(p.relative_to(folder)) for p in folder.rglob("*.png"))
+    return Section(title=title, description=description, figures=figures, metrics=numbers,
+                   command=command or _command(name, script, out, "demo"))
 
 
 def _section(out: Path, demo, run: dict) -> None:
-    name, _script, title, description, keys = demo
-    folder = out / name
-    if (folder / "section.json").exists():
+    if (out / demo[0] / "section.json").exists():
         return
-    metrics_file = folder / "metrics.json"
-    metrics = json.loads(metrics_file.read_text()) if metrics_file.exists() else {}
-    numbers = {label: _get(metrics, path) for label, path in keys.items()}
-    numbers["seconds"] = round(run["seconds"], 1)
-    figures = sorted(str(p.relative_to(folder)) for p in folder.rglob("*.png"))
-    write_section(folder, Section(title=title, description=description, figures=figures,
-                                  metrics=numbers, command=run["command"]))
+    section = section_for(out, demo, run["seconds"], run["command"], run["cpu_seconds"])
+    if section is not None:
+        write_section(out / demo[0], section)
+
+
+def missing_demos(out: Path, names: list[str] | None = None) -> list[str]:
+    """The demos (of ``names``, default all) whose section is not in ``out``."""
+    names = [d[0] for d in DEMOS] if names is None else names
+    return [n for n in names if not (out / n / "section.json").is_file()]
+
+
+def missing_note(out: Path, chosen: list[str]) -> str:
+    """The page's line naming the chosen demos that are not on it (empty when none)."""
+    missing = missing_demos(out, chosen)
+    return ("Not on this page (not finished, failed or not run): " + ", ".join(missing) + "."
+            if missing else "")
+
+
+def rebuild_page(out: Path, quick: bool, chosen: list[str], note: str = "") -> Path:
+    """``OUT/index.html`` from every finished section, naming the chosen demos not on it."""
+    note = " ".join(n for n in (note, missing_note(out, chosen)) if n)
+    return build_report(out, _in_tour_order(collect_sections(out)), quick=quick, note=note)
+
+
+def _tasks(demos: list, notebooks: bool) -> list:
+    tasks = [(d[0], d[1]) for d in demos]
+    if notebooks:
+        tasks += [(f"notebook_{p.stem}", p.name) for p in sorted(NOTEBOOKS.glob("*.ipynb"))]
+    return tasks
+
+
+def _schedule(tasks: list, out: Path, size: str, jobs: int, finished) -> None:
+    """Run ``tasks`` (name, script) on ``jobs`` workers, calling ``finished(run)`` in this
+    process as each ends; those of :data:`SHARED_MODELS` wait for the first demo when it is
+    restoration. Ctrl-C ends the workers and raises ``KeyboardInterrupt``."""
+    names = [t[0] for t in tasks]
+    first = "restoration" if "restoration" in names else None
+    done: queue.Queue = queue.Queue()
+    pending, running, ended = list(tasks), 0, set()
+
+    def ready(task) -> bool:
+        return task[0] not in SHARED_MODELS or first is None or first in ended
+
+    pool = multiprocessing.get_context("spawn").Pool(max(1, jobs), initializer=_worker_init)
+    try:
+        while pending or running:
+            while running < max(1, jobs):
+                task = next((t for t in pending if ready(t)), None)
+                if task is None:
+                    break
+                pending.remove(task)
+                running += 1
+                pool.apply_async(run_demo, (*task, out, size), callback=done.put,
+                                 error_callback=lambda err, t=task: done.put(_crashed(t, err)))
+            run = _next(done)
+            running -= 1
+            ended.add(run["name"])
+            finished(run)
+        pool.close()
+    finally:
+        pool.terminate()
+        pool.join()
+
+
+def _next(done: queue.Queue) -> dict:
+    while True:  # a timeout, so that Ctrl-C is seen at once
+        try:
+            return done.get(timeout=0.2)
+        except queue.Empty:
+            continue
+
+
+def _crashed(task, err: BaseException) -> dict:
+    return {"name": task[0], "returncode": 1, "seconds": 0.0, "cpu_seconds": 0.0, "log": "",
+            "stderr": f"worker failed: {type(err).__name__}: {err}", "command": ""}
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--out", type=Path, default=Path("results"),
+                   help="results folder: a folder per demo, the models they share (models/) "
+                        "and the page index.html (default: results)")
+    size = p.add_mutually_exclusive_group()
+    size.add_argument("--quick", action="store_true",
+                      help="tiny sizes: every demo and the page in about 3 minutes on two cores; "
+                           "the numbers do not test the claims")
+    size.add_argument("--full", action="store_true",
+                      help="the long measurements behind the README's numbers (hours; default: "
+                           "the sizes that carry the claims in about 15 minutes on two cores)")
+    p.add_argument("--jobs", type=int, default=2,
+                   help="worker processes, each running one demo at a time (default: 2)")
+    p.add_argument("--only", default=None, help="comma-separated demo names (default: all)")
+    p.add_argument("--notebooks", choices=("auto", "on", "off"), default="auto",
+                   help="execute the tutorial notebooks onto the page (auto: unless --quick)")
+    return p
 
 
 def main(argv: list[str] | None = None) -> dict:
-    """Run the demos and build ``OUT/index.html``; returns the run summary."""
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--out", type=Path, default=Path("results"))
-    p.add_argument("--quick", action="store_true", help="tiny sizes (for the tests)")
-    p.add_argument("--jobs", type=int, default=2, help="demos run at the same time")
-    p.add_argument("--only", default=None, help="comma-separated demo names")
-    p.add_argument("--notebooks", choices=("auto", "on", "off"), default="auto",
-                   help="execute the tutorial notebooks onto the page (auto: unless --quick)")
+    """Run the demos and build ``OUT/index.html`` as each finishes; returns the run summary."""
+    p = _parser()
     args = p.parse_args(argv)
     names = [d[0] for d in DEMOS]
     chosen = names if args.only is None else args.only.split(",")
@@ -294,39 +477,60 @@ def main(argv: list[str] | None = None) -> dict:
     if unknown:
         p.error(f"--only: unknown demos {sorted(unknown)}; choose from {names}")
     demos = [d for d in DEMOS if d[0] in chosen]
-    args.out.mkdir(parents=True, exist_ok=True)
-    start = time.perf_counter()
-    runs = {}
-    # the first demo fits the shared attractor models; the rest run in parallel
-    first, rest = demos[:1], demos[1:]
-    print(f"running {len(demos)} demos into {args.out} ({args.jobs} at a time"
-          f"{', quick sizes' if args.quick else ''}); a line as each finishes", flush=True)
-    for d in first:
-        runs[d[0]] = _run(d[0], d[1], args.out, args.quick)
-        _announce(runs[d[0]], len(runs), len(demos), args.out)
-    with ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
-        futures = [pool.submit(_run, d[0], d[1], args.out, args.quick) for d in rest]
-        for future in as_completed(futures):
-            r = future.result()
-            runs[r["name"]] = r
-            _announce(r, len(runs), len(demos), args.out)
-    failed = [n for n, r in runs.items() if r["returncode"] != 0]
-    for d in demos:
-        if runs[d[0]]["returncode"] == 0:
-            _section(args.out, d, runs[d[0]])
-    if args.notebooks == "on" or (args.notebooks == "auto" and not args.quick):
-        _notebooks(args.out)
-    page = build_report(args.out, _in_tour_order(collect_sections(args.out)), quick=args.quick)
-    summary = {"seconds": time.perf_counter() - start, "page": str(page), "failed": failed,
-               "quick": args.quick,
-               "demos": {n: {"seconds": r["seconds"], "returncode": r["returncode"]}
-                         for n, r in runs.items()}}
-    (args.out / "run_all.json").write_text(json.dumps(summary, indent=2) + "\n")
-    for n in failed:
-        print(f"demo {n} failed:\n{runs[n]['stderr']}", file=sys.stderr)
-    print(json.dumps(summary["demos"], indent=1))
-    print(f"results page: {page} ({summary['seconds']:.0f} s)")
-    if failed:
+    notebooks = args.notebooks == "on" or (args.notebooks == "auto" and not args.quick)
+    tasks = _tasks(demos, notebooks)
+    out = args.out
+    out.mkdir(parents=True, exist_ok=True)
+    start, cpu_start = time.perf_counter(), _cpu_seconds()
+    runs: dict = {}
+    size = "quick" if args.quick else "full" if args.full else "demo"
+    summary = {"quick": args.quick, "size": size, "chosen": [t[0] for t in tasks], "demos": {}}
+    print(f"running {len(tasks)} demos into {out} ({args.jobs} at a time, {size} sizes); a "
+          "line as each finishes", flush=True)
+    by_name = {d[0]: d for d in demos}
+
+    def finished(run: dict) -> None:
+        runs[run["name"]] = run
+        _announce(run, len(runs), len(tasks), out)
+        if run["returncode"] == 0 and run["name"] in by_name:
+            _section(out, by_name[run["name"]], run)
+        summary["demos"][run["name"]] = {k: run[k] for k in ("seconds", "cpu_seconds",
+                                                              "returncode")}
+        _write_summary(out, summary, start, cpu_start)
+        rebuild_page(out, args.quick, summary["chosen"])
+
+    _write_summary(out, summary, start, cpu_start)
+    try:
+        _schedule(tasks, out, size, args.jobs, finished)
+    except KeyboardInterrupt:
+        page = rebuild_page(out, args.quick, summary["chosen"],
+                            note=f"Interrupted after {len(runs)} of {len(tasks)} demos.")
+        print(f"interrupted: {len(runs)} of {len(tasks)} demos finished; results page: {page}",
+              file=sys.stderr, flush=True)
+        raise SystemExit(130) from None
+    return _finish(out, summary, runs, start, cpu_start)
+
+
+def _write_summary(out: Path, summary: dict, start: float, cpu_start: float) -> None:
+    summary["seconds"] = time.perf_counter() - start
+    # this process and its ended workers (the workers count once the run has ended)
+    summary["cpu_seconds"] = _cpu_seconds() - cpu_start
+    summary["failed"] = [n for n, r in summary["demos"].items() if r["returncode"] != 0]
+    tmp = out / "run_all.json.tmp"
+    tmp.write_text(json.dumps(summary, indent=2) + "\n")
+    os.replace(tmp, out / "run_all.json")
+
+
+def _finish(out: Path, summary: dict, runs: dict, start: float, cpu_start: float) -> dict:
+    _write_summary(out, summary, start, cpu_start)
+    page = out / "index.html"
+    summary["page"] = str(page)
+    for n in summary["failed"]:
+        print(f"demo {n} failed (its output: {runs[n]['log']}):\n{runs[n]['stderr']}",
+              file=sys.stderr)
+    print(f"results page: {page} ({summary['seconds']:.0f} s, {summary['cpu_seconds']:.0f} s "
+          f"CPU); every demo's times in {out / 'run_all.json'}")
+    if summary["failed"]:
         raise SystemExit(1)
     return summary
 

@@ -29,6 +29,7 @@ with one line naming ``make mnist``.
 
 from __future__ import annotations
 
+import functools
 import math
 import warnings
 from collections.abc import Callable
@@ -39,6 +40,7 @@ import numpy as np
 import torch
 
 from _runkit.files import load_npy
+from _runkit.results import Result
 
 from .errors import FlowsError, as_generator, check_finite, check_positive_int
 
@@ -392,7 +394,7 @@ def as_float32(name: str, arr: np.ndarray) -> torch.Tensor:
 
 
 @dataclass(frozen=True)
-class Dataset:
+class Dataset(Result):
     """A distribution to learn or to start from.
 
     Either a generator (``sampler``, infinitely many fresh points) or a finite ``pool`` of rows.
@@ -409,6 +411,10 @@ class Dataset:
         All rows of a finite dataset.
     closed_form : callable or None
         ``closed_form(dim, points) -> Mixture`` for a named dataset of :data:`MIXTURES`.
+    held_out : callable or None
+        ``held_out() -> (validation, test)``, rows never in ``pool`` (MNIST's validation and
+        test images): a metric against validation images has the floor of the same metric
+        between test and validation images (:func:`flows.evaluation.floors.floor_pairs`).
     """
 
     name: str
@@ -416,6 +422,7 @@ class Dataset:
     sampler: Sampler | None = None
     pool: torch.Tensor | None = None
     closed_form: MixtureForm | None = None
+    held_out: Callable[[], tuple[torch.Tensor, torch.Tensor]] | None = None
 
     @property
     def finite(self) -> bool:
@@ -508,6 +515,18 @@ def load_mnist_pool(spec: str) -> tuple[torch.Tensor, torch.Tensor]:
     return torch.from_numpy(x), torch.from_numpy(y)
 
 
+def load_mnist_held_out(spec: str) -> tuple[torch.Tensor, torch.Tensor]:
+    """The 10,000 validation and the 10,000 test images of ``mnist`` or ``mnist14``, never in
+    its training pool, as float32 tensors (n, d) in [-1, 1)."""
+    from .mnist import load_mnist
+
+    if spec not in ("mnist", "mnist14"):
+        raise FlowsError(f"data={spec!r} is not an MNIST data set; use 'mnist' or 'mnist14'")
+    side = 14 if spec == "mnist14" else 28
+    return tuple(torch.from_numpy(load_mnist(split, side, what=f"data={spec!r}")[0])
+                 for split in ("valid", "test"))  # type: ignore[return-value]
+
+
 def generated_dataset(spec: str) -> Dataset | None:
     """The generated dataset named ``spec`` (``moons``, ``gmm16``, ...), or None for any other
     string (``digits``, a file path, an unknown name).
@@ -542,7 +561,8 @@ def load_dataset(spec: str, name: str = "data") -> Dataset:
         return Dataset("digits", 64, pool=load_digits()[0])
     if spec in ("mnist", "mnist14"):
         pool = load_mnist_pool(spec)[0]
-        return Dataset(spec, pool.shape[1], pool=pool)
+        return Dataset(spec, pool.shape[1], pool=pool,
+                       held_out=functools.partial(load_mnist_held_out, spec))
     ds = generated_dataset(spec)
     if ds is not None:
         return ds
@@ -569,7 +589,7 @@ def source_for(spec: str | None, dim: int, name: str = "source") -> Dataset:
 
 
 @dataclass(frozen=True)
-class Splits:
+class Splits(Result):
     """Training points, held-out points and an independent floor sample of the same size.
 
     ``floor`` is a second sample of the true distribution, independent of ``heldout``, with

@@ -29,12 +29,13 @@ from dataclasses import dataclass
 import torch
 
 from _runkit import Registry
+from _runkit.results import Result
 
 from .errors import FlowsError, as_generator
 
 
 @dataclass(frozen=True)
-class PathSample:
+class PathSample(Result):
     """A point on a conditional path and its velocity.
 
     Attributes

@@ -45,8 +45,9 @@ class ModelFormatError(BadInput):
     """A file is not a model this library wrote, or is damaged."""
 
 
-def save_model(network: HopfieldNetwork, path: str | Path, extra: dict | None = None) -> None:
-    """Save a network to ``path`` (atomically).
+def save_model(network: HopfieldNetwork, path: str | Path, extra: dict | None = None,
+               overwrite: bool = False) -> None:
+    """Save a network to ``path`` (atomically); an existing file is replaced only when asked.
 
     Parameters
     ----------
@@ -56,6 +57,28 @@ def save_model(network: HopfieldNetwork, path: str | Path, extra: dict | None = 
         Destination file, conventionally ``DIR/model.pt``.
     extra : dict or None
         JSON-serialisable metadata stored alongside (e.g. the fit config).
+    overwrite : bool
+        Replace a file that exists at ``path`` (a model ``neurodyn fit`` wrote there, say).
+        Without it such a file is left as it is and :class:`~_runkit.BadInput` names it: a
+        second save to one path is a mistake more often than an intention.
+
+    Raises
+    ------
+    BadInput
+        ``path`` exists and ``overwrite`` is False, or is a directory.
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> from neurodyn.fitting.core import FitConfig, fit
+    >>> net = fit(FitConfig(n=32, steps=1)).network
+    >>> path = pathlib.Path(tempfile.mkdtemp()) / "model.pt"
+    >>> save_model(net, path)
+    >>> save_model(net, path)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    _runkit.errors.BadInput: path='.../model.pt' exists; save_model replaces a file only ...
+    >>> save_model(net, path, overwrite=True)
 
     Notes
     -----
@@ -64,6 +87,13 @@ def save_model(network: HopfieldNetwork, path: str | Path, extra: dict | None = 
     the library runs from one) and, for a network from :func:`neurodyn.fit`, its resolved
     config under ``fit``; keys of ``extra`` take precedence.
     """
+    target = Path(path)
+    if target.is_dir():
+        raise BadInput(f"path={str(path)!r} is a directory; name the file, e.g. "
+                       f"{str(target / 'model.pt')!r}")
+    if target.exists() and not overwrite:
+        raise BadInput(f"path={str(path)!r} exists; save_model replaces a file only with "
+                       "overwrite=True (or choose another path)")
     extra = {**_provenance(network), **(extra or {})}
     payload = {
         "format": FORMAT,

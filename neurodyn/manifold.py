@@ -20,6 +20,8 @@ from dataclasses import dataclass
 
 import torch
 
+from _runkit.results import Result
+
 from .activation import Activation
 from .geometry.populations import Geometry, Ring, Torus
 
@@ -57,7 +59,7 @@ def bump_profile(geometry: Geometry, profile: str = "auto") -> torch.Tensor:
 
 
 @dataclass(frozen=True)
-class ManifoldDistance:
+class ManifoldDistance(Result):
     """Distance of states to the manifold.
 
     Attributes

@@ -64,7 +64,8 @@ def fit_run(config: FitConfig, out: str | Path, fresh: bool = False,
                "final_loss": {k: v[-1] for k, v in result.history.items() if v}}
     try:  # the report simulates (numba compiles): a Ctrl-C there may surface only as the flag
         check_interrupt()
-        metrics.update(write_network_report(result.network, out, result.history))
+        metrics.update(write_network_report(result.network, out, result.history,
+                                            family=config.family, unfitted=result.unfitted))
         check_interrupt()
         report = attraction_report(result.network, config.kappa, config.tolerance)
         check_interrupt()
@@ -80,7 +81,8 @@ def fit_run(config: FitConfig, out: str | Path, fresh: bool = False,
     if failed and config.check_kappa:
         raise FitFailed(f"kappa={config.kappa:g} not reached: " + "; ".join(failed)
                         + f" (no model written; see {out / 'metrics.json'})")
-    save_model(result.network, out / "model.pt")  # records the resolved fit config itself
+    # the run directory is this command's (claimed under its lock): a rerun replaces its model
+    save_model(result.network, out / "model.pt", overwrite=True)  # records the fit config
     return {"resumed_from_step": result.resumed_from, **metrics}
 
 
@@ -179,11 +181,13 @@ def simulate_run(network: HopfieldNetwork, u0: torch.Tensor, duration: float, dt
 
 
 def write_network_report(network: HopfieldNetwork, out: str | Path,
-                         history: dict | None = None, zero_tol: float = 1e-3) -> dict:
+                         history: dict | None = None, zero_tol: float = 1e-3,
+                         family: str = "seal", unfitted: dict | None = None) -> dict:
     """Draw :func:`~neurodyn.analysis.report.network_report` into ``out``.
 
     Writes ``jacobian_spectrum.png``, ``connectivity.png``, ``bump.png`` (ring) and, given a
-    loss ``history``, ``fit_loss.png``.
+    loss ``history``, ``fit_loss.png`` (:func:`~neurodyn.plotting.plot_loss` with the fit's
+    ``family`` and ``unfitted`` losses).
 
     Returns
     -------
@@ -201,7 +205,7 @@ def write_network_report(network: HopfieldNetwork, out: str | Path,
     if network.geometry.dim == 1:
         save_figure(plot_bump(network), out / "bump.png")
     if history:
-        save_figure(plot_loss(history), out / "fit_loss.png")
+        save_figure(plot_loss(history, family=family, unfitted=unfitted), out / "fit_loss.png")
     return report.to_dict()
 
 

@@ -184,7 +184,8 @@ def cmd_sample(a: argparse.Namespace):
 def add_eval(sub) -> None:
     """Options of ``flows eval``."""
     e = sub.add_parser("eval", formatter_class=Formatter,
-                       help="distance or test between samples and a reference; prints JSON",
+                       help="distance or test between samples and a reference, beside its "
+                            "noise floor",
                        description="A metric between samples and a reference, with its noise "
                                    "floor for a named dataset and, with --permutations, the "
                                    "p-value of a permutation two-sample test; or memorization "
@@ -406,9 +407,29 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
+#: each command's key numbers, ``(label, dotted path into its metrics)``, printed beneath the
+#: line saying what it wrote (:mod:`_runkit.summary`; the first four that the result holds)
+HEADLINES = {
+    "train": (("W2 to held-out data", "w2_heldout"), ("its floor", "w2_floor"),
+              ("final loss", "final_loss"), ("memorized fraction", "memorized_fraction")),
+    "sample": (("samples", "n"), ("dimension", "dim"), ("field evaluations", "nfe")),
+    "eval": (("value", "value"), ("floor", "floor"), ("value / floor", "floor_ratio"),
+             ("p-value", "p_value")),
+    "experiment width": (("widths", "widths"), ("NTK gap", "ntk_gap"),
+                         ("NTK check passes", "ntk_passes"), ("lambda_0", "lambda_0")),
+    "experiment samples": (("n", "ns"), ("excess test risk", "excess_test"), ("W2", "w2"),
+                           ("W2 floor", "w2_floor")),
+    "experiment risk": (("n", "ns"), ("excess test risk", "excess_test"),
+                        ("excess slope (bound -1/2)", "excess_slope"),
+                        ("W2 bound holds", "w2_bound_holds_all")),
+    "experiment memorization": (("n", "ns"), ("memorized (trained)", "memorized_trained"),
+                                ("memorized (empirical optimum)", "memorized_empirical_optimal")),
+}
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``flows`` command; returns the exit code."""
-    return cli_main("flows", build_parser(), argv)
+    return cli_main("flows", build_parser(), argv, headlines=HEADLINES)
 
 
 if __name__ == "__main__":

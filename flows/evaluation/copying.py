@@ -27,12 +27,14 @@ from dataclasses import asdict, dataclass
 import numpy as np
 import torch
 
+from _runkit.results import Result
+
 from ..errors import FlowsError, as_generator, check_int, check_positive_int
 from .nearest import _points
 
 
 @dataclass(frozen=True)
-class DataCopying:
+class DataCopying(Result):
     """Result of :func:`data_copying`.
 
     Attributes

@@ -22,6 +22,8 @@ import numpy as np
 import ot
 import torch
 
+from _runkit.results import Result
+
 from ..data import Dataset
 from ..errors import (
     FlowsError,
@@ -137,11 +139,12 @@ def metric_fn(name: str, seed: int = 0) -> Callable[[object, object], float]:
 
 
 @dataclass(frozen=True)
-class MetricResult:
+class MetricResult(Result):
     """A distance with its sample sizes and, when available, its noise floor and spread.
 
     ``floor`` is the mean over ``floor_pairs`` independent pairs of true-data samples of the
-    sizes used and ``floor_std`` their standard deviation (one pair: a single value, std None).
+    sizes used and ``floor_std`` their standard deviation (one pair: a single value, std None);
+    ``floor_method`` says which pairs (:attr:`flows.evaluation.floors.Floor.method`).
     """
 
     metric: str
@@ -151,6 +154,7 @@ class MetricResult:
     floor: float | None = None
     floor_std: float | None = None
     floor_pairs: int | None = None
+    floor_method: str | None = None
 
     def to_dict(self) -> dict:
         """JSON-ready dict (unknown floor fields omitted)."""
@@ -182,14 +186,15 @@ def evaluate(samples: torch.Tensor | np.ndarray, reference: torch.Tensor | np.nd
     n, n_ref = int(np.shape(samples)[0]), int(np.shape(reference)[0])
     if dataset is not None:
         fl: Floor = noise_floor(dataset, f, n, n_ref, pairs=pairs, seed=seed)
-        return MetricResult(metric, value, n, n_ref, fl.mean, fl.std, len(fl.values))
+        return MetricResult(metric, value, n, n_ref, fl.mean, fl.std, len(fl.values), fl.method)
     if floor_reference is None:
         return MetricResult(metric, value, n, n_ref)
-    return MetricResult(metric, value, n, n_ref, f(floor_reference, reference), None, 1)
+    return MetricResult(metric, value, n, n_ref, f(floor_reference, reference), None, 1,
+                        "the given floor sample")
 
 
 @dataclass(frozen=True)
-class PathEnergy:
+class PathEnergy(Result):
     """Kinetic energy of the sampled flow against the squared W2 between its endpoints.
 
     ``normalized`` = |E - W2^2| / W2^2 with E = mean_i int_0^1 ||v(x_i(t), t)||^2 dt: 0 for

@@ -33,6 +33,8 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
+from _runkit.results import Result
+
 from ..errors import FlowsError, RunFailed, check_finite, check_positive, check_positive_int
 
 MAX_COST_BYTES = 1 << 30
@@ -43,7 +45,7 @@ RELAXATION = 1.6
 
 
 @dataclass(frozen=True)
-class EntropicOT:
+class EntropicOT(Result):
     """Result of :func:`entropic_ot`.
 
     Attributes
@@ -221,7 +223,7 @@ def _sinkhorn_stage(c: torch.Tensor, f: torch.Tensor, g: torch.Tensor, cur: floa
 
 
 @dataclass(frozen=True)
-class SinkhornDivergence:
+class SinkhornDivergence(Result):
     """Result of :func:`sinkhorn_result`: the debiased divergence and how its solves ended.
 
     Attributes

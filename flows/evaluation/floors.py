@@ -12,6 +12,15 @@ reference) pairs and reports the mean and the standard deviation over them.
 - Finite data sets (digits, user arrays): each pair is two disjoint random subsets of the
   rows, of sizes min(N, R - N') and N' = min(N', R // 2) for R rows; the sizes used are
   reported, since a finite pool cannot supply two large independent samples.
+- Data sets with held-out splits (MNIST): each pair is a random subset of the test images
+  (in the samples' place) and one of the validation images (in the reference's), images no
+  training saw. The reference of a metric against such a data set is random validation images
+  (:func:`flows.runs.measure.reference_for`), so real images never trained on score about
+  1x the floor, and ``bench/mnist14_acceptance.py`` uses the same reference and floor.
+
+The method is named in :attr:`Floor.method` (and as ``floor_method`` where a metric is
+reported). Random subsets, not the first rows: MNIST's splits are ordered (the test set's
+second half is another population of writers), so blocks of rows are not samples of them.
 """
 
 from __future__ import annotations
@@ -22,14 +31,19 @@ from dataclasses import asdict, dataclass
 
 import torch
 
+from _runkit.results import Result
+
 from ..data import Dataset
 from ..errors import FlowsError, as_generator, check_positive_int, derive_seed
 
 Metric = Callable[[torch.Tensor, torch.Tensor], float]
 
+#: :attr:`Floor.method` of a data set with held-out splits (MNIST)
+HELD_OUT = "test vs validation images"
+
 
 @dataclass(frozen=True)
-class Floor:
+class Floor(Result):
     """A noise floor with its spread.
 
     Attributes
@@ -41,7 +55,7 @@ class Floor:
     n_samples, n_reference : int
         Sizes of the two samples of each pair.
     method : str
-        "independent draws" or "disjoint subsets".
+        "independent draws", "disjoint subsets" or "test vs validation images".
     """
 
     mean: float
@@ -69,6 +83,13 @@ def floor_pairs(ds: Dataset, n_samples: int, n_reference: int, pairs: int,
     n_reference = check_positive_int("n_reference", n_reference)
     pairs = check_positive_int("pairs", pairs)
     out = []
+    if ds.held_out is not None:
+        valid, test = ds.held_out()
+        for i in range(pairs):
+            g = as_generator(derive_seed(seed, f"floor-pair-{i}"))
+            out.append((test[torch.randperm(test.shape[0], generator=g)[:n_samples]],
+                        valid[torch.randperm(valid.shape[0], generator=g)[:n_reference]]))
+        return out, HELD_OUT
     if ds.pool is None:
         for i in range(pairs):
             g = as_generator(derive_seed(seed, f"floor-pair-{i}"))

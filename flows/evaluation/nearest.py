@@ -41,6 +41,8 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
+from _runkit.results import Result
+
 from ..errors import FlowsError, as_generator, check_finite, check_positive, check_positive_int
 
 CRITERION = 1.0 / 3.0
@@ -159,7 +161,7 @@ def calibrated_criterion(dimension: float, null_rate: float = NULL_RATE,
 
 
 @dataclass(frozen=True)
-class Memorization:
+class Memorization(Result):
     """Fraction of samples memorized against the whole training set, beside its null.
 
     Attributes

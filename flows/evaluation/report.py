@@ -46,11 +46,18 @@ class EvalReport(MetricResult):
     permutations: int | None = None
     details: dict = field(default_factory=dict)
 
+    @property
+    def floor_ratio(self) -> float | None:
+        """``value / floor`` (None without a floor or for a floor of 0): 1 for a sampler as
+        good as the data's own, for a distance."""
+        return self.value / self.floor if self.floor else None
+
     def to_dict(self) -> dict:
         """The common keys (None where not applicable), then ``details`` flattened."""
         out = {k: getattr(self, k) for k in ("metric", "value", "floor", "floor_std",
-                                             "floor_pairs", "p_value", "permutations",
-                                             "n_samples", "n_reference")}
+                                             "floor_pairs", "floor_method", "floor_ratio",
+                                             "p_value", "permutations", "n_samples",
+                                             "n_reference")}
         out.update(self.details)
         return out
 
@@ -103,14 +110,14 @@ def report_statistic(samples: torch.Tensor | np.ndarray, reference: torch.Tensor
                                                   max_iter)
     elif metric in METRICS:
         r = evaluate(samples, reference, metric, seed=seed, dataset=dataset, pairs=pairs)
-        value, fl = r.value, (r.floor, r.floor_std, r.floor_pairs)
+        value, fl = r.value, (r.floor, r.floor_std, r.floor_pairs, r.floor_method)
     else:
         value = two_sample_statistic(samples, reference, metric, k, seed)
-        fl = (None, None, None)
+        fl = (None, None, None, None)
         if dataset is not None:
             f = noise_floor(dataset, lambda a, b: two_sample_statistic(a, b, metric, k, seed),
                             n, m, pairs=pairs, seed=seed)
-            fl = (f.mean, f.std, len(f.values))
+            fl = (f.mean, f.std, len(f.values), f.method)
         if metric in ("precision", "recall"):
             details["k"] = k
     p = None
@@ -121,8 +128,9 @@ def report_statistic(samples: torch.Tensor | np.ndarray, reference: torch.Tensor
 
 
 def _sinkhorn_with_floor(samples, reference, dataset, pairs, seed, reg, max_iter):
-    """The Sinkhorn divergence (not strict), its floor ``(mean, std, pairs)`` and the details
-    (reg, eps, iterations, the largest marginal error, whether every solve converged)."""
+    """The Sinkhorn divergence (not strict), its floor ``(mean, std, pairs, method)`` and the
+    details (reg, eps, iterations, the largest marginal error, whether every solve
+    converged)."""
     res = sinkhorn_result(samples, reference, reg, max_iter=max_iter)
     solves = [res]
 
@@ -131,11 +139,11 @@ def _sinkhorn_with_floor(samples, reference, dataset, pairs, seed, reg, max_iter
         solves.append(r)
         return r.value
 
-    fl = (None, None, None)
+    fl = (None, None, None, None)
     if dataset is not None:
         f = noise_floor(dataset, divergence, int(np.shape(samples)[0]),
                         int(np.shape(reference)[0]), pairs=pairs, seed=seed)
-        fl = (f.mean, f.std, len(f.values))
+        fl = (f.mean, f.std, len(f.values), f.method)
     details = {"reg": reg, "eps": res.eps, "max_iter": max_iter, "iterations": res.iterations,
                "converged": all(s.converged for s in solves),
                "marginal_error": max(s.marginal_error for s in solves)}
@@ -170,6 +178,7 @@ def report_memorization(samples: torch.Tensor | np.ndarray, train: torch.Tensor 
         details.update(copying_z=cp.z, n_heldout=cp.n_heldout)
     floor = mem.baseline if math.isfinite(mem.baseline) else None
     return EvalReport("memorization", mem.fraction, mem.n_samples, mem.n_train, floor,
+                      floor_method=None if floor is None else "leave-one-out training points",
                       p_value=p, details=details)
 
 
@@ -185,5 +194,5 @@ def report_copying(samples: torch.Tensor | np.ndarray, train: torch.Tensor | np.
                          "trained on)")
     cp = data_copying(samples, train, heldout, cells=cells, seed=seed)
     details = {k: v for k, v in cp.to_dict().items() if k not in ("z", "p_value", "n_samples")}
-    return EvalReport("copying", cp.z, cp.n_samples, cp.n_heldout, 0.0, p_value=cp.p_value,
-                      details=details)
+    return EvalReport("copying", cp.z, cp.n_samples, cp.n_heldout, 0.0,
+                      floor_method="the null's mean", p_value=cp.p_value, details=details)

@@ -59,6 +59,8 @@ import numpy as np
 import ot
 import torch
 
+from _runkit.results import Result
+
 from ..errors import (
     FlowsError,
     as_generator,
@@ -92,7 +94,7 @@ Split = Callable[[np.ndarray, np.ndarray], float]
 
 
 @dataclass(frozen=True)
-class PermutationTest:
+class PermutationTest(Result):
     """Result of :func:`permutation_test`.
 
     Attributes

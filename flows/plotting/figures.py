@@ -59,14 +59,21 @@ def plot_trajectories(trajectory: torch.Tensor | np.ndarray, times: torch.Tensor
 
 
 def plot_loss(losses: Sequence[float] | torch.Tensor, ax: Axes | None = None, label: str = "",
-              logy: bool = True, smooth: int = 1) -> Figure:
-    """Training loss per step (optionally a running mean over ``smooth`` steps), log scale."""
+              logy: bool = True, smooth: int = 1, step: str = "step",
+              title: str = "training loss") -> Figure:
+    """Training loss per step (optionally a running mean over ``smooth`` steps), log scale.
+
+    ``step`` names what one step is (the x-axis: "Adam step (minibatch of 256)", say) and
+    ``title`` the curve; a running mean is said in the title.
+    """
     fig, ax = _axes(ax)
     y = _np(torch.as_tensor(losses, dtype=torch.float64))
-    if smooth > 1 and y.size >= smooth:
+    smoothed = smooth > 1 and y.size >= smooth
+    if smoothed:
         y = np.convolve(y, np.ones(smooth) / smooth, mode="valid")
-    ax.plot(np.arange(y.size), y, lw=1, label=label or None)
-    ax.set(xlabel="step", ylabel="training loss", yscale="log" if logy else "linear")
+    ax.plot(np.arange(y.size) + (smooth - 1 if smoothed else 0), y, lw=1, label=label or None)
+    ax.set(xlabel=step, ylabel="training loss", yscale="log" if logy else "linear",
+           title=title + (f" (running mean over {smooth} steps)" if smoothed else ""))
     if label:
         ax.legend(fontsize=8)
     return fig

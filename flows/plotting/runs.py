@@ -26,8 +26,8 @@ __all__ = ["training_figures", "class_figures", "width_figures", "samples_figure
 
 
 def training_figures(losses: torch.Tensor, samples: torch.Tensor, heldout: torch.Tensor,
-                     trajectory: tuple[torch.Tensor, torch.Tensor] | None = None
-                     ) -> dict[str, Figure]:
+                     trajectory: tuple[torch.Tensor, torch.Tensor] | None = None,
+                     step: str = "step") -> dict[str, Figure]:
     """loss.png; samples.png (and data.png for 8x8 digits); trajectories.png when given.
 
     Parameters
@@ -35,14 +35,21 @@ def training_figures(losses: torch.Tensor, samples: torch.Tensor, heldout: torch
     losses : torch.Tensor, shape (steps,)
     samples, heldout : torch.Tensor, shapes (n, d)
     trajectory : (states of shape (T, N, 2), times of shape (T,)), optional
+    step : str
+        What one training step is (the loss plot's x-axis).
     """
-    figs = {"loss.png": plot_loss(losses, smooth=max(1, losses.shape[0] // 200))}
+    steps = losses.shape[0]
+    figs = {"loss.png": plot_loss(losses, smooth=max(1, steps // 200), step=step,
+                                  title="flow-matching loss")}
     d = heldout.shape[1]
     if d == 64:
-        figs["samples.png"] = plot_digits(samples, title="generated digits")
+        figs["samples.png"] = plot_digits(samples, title=f"generated digits after {steps} steps")
         figs["data.png"] = plot_digits(heldout, title="held-out digits")
     elif d >= 2:
-        figs["samples.png"] = plot_samples(samples[:, :2], heldout[:, :2])
+        figs["samples.png"] = plot_samples(samples[:, :2], heldout[:, :2],
+                                           title=f"{samples.shape[0]} samples after {steps} "
+                                                 "steps over held-out data" +
+                                                 (" (first 2 coordinates)" if d > 2 else ""))
     if trajectory is not None:
         figs["trajectories.png"] = plot_trajectories(*trajectory)
     return figs

@@ -83,8 +83,9 @@ def plot_w2_bound(x: Sequence[float], measured: Sequence[float], floors: Sequenc
     """Measured W2 with its floor, the Groenwall bound and the coupling bound against x;
     optionally the bound with the factor along the trajectories, the certified bound (given as
     log10, drawn where a float holds it) and W2(source, data), the line a bound must be under
-    to say anything."""
-    fig, ax = _axes(ax)
+    to say anything. The legend sits beside the axes: its lines would hide some of the curves
+    inside them."""
+    fig, ax = _axes(ax, figsize=(8.0, 4.0))
     if certified_log10 is not None:
         ax.loglog(x, [10.0**v if v < 300 else float("nan") for v in certified_log10], "D-",
                   label="certified: mu from the weights (estimated excess)")
@@ -99,7 +100,7 @@ def plot_w2_bound(x: Sequence[float], measured: Sequence[float], floors: Sequenc
     ax.loglog(x, floors, "k--", lw=1, label="floor (two i.i.d. samples)")
     ax.set(xlabel=xlabel, ylabel="W2", title="W2 bound and measured W2")
     _plain_log_ticks(ax)
-    ax.legend(fontsize=8)
+    ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.02, 1.0), frameon=False)
     return fig
 
 

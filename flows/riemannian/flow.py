@@ -24,6 +24,7 @@ import numpy as np
 import torch
 from torch import nn
 
+from _runkit.results import Result
 from _runkit.seeds import derive_seed
 
 from ..errors import FlowsError, as_generator, check_choice, check_positive_int
@@ -73,7 +74,7 @@ class PeriodicField(nn.Module):
 
 
 @dataclass(frozen=True)
-class TorusFlow:
+class TorusFlow(Result):
     """A trained flow on the torus.
 
     Attributes

@@ -142,10 +142,17 @@ def evaluate_field(field: TwoLayerReLUField, splits: Splits, source: Dataset, se
 def reference_for(name: str, n: int, seed: int) -> tuple[torch.Tensor, torch.Tensor]:
     """A reference sample of a named dataset and an independent floor sample of the same size.
 
-    Finite datasets give two disjoint random subsets (at most half the rows each).
+    Finite datasets give two disjoint random subsets (at most half the rows each); one with
+    held-out splits (MNIST) gives random validation images and random test images, which no
+    training saw (:func:`flows.evaluation.floors.floor_pairs` pairs them the same way).
     """
     ds = load_dataset(name, name="data")
     n = check_positive_int("n", n)
+    if ds.held_out is not None:
+        valid, test = ds.held_out()
+        g = torch.Generator().manual_seed(derive_seed(seed, "reference"))
+        return (valid[torch.randperm(valid.shape[0], generator=g)[:n]],
+                test[torch.randperm(test.shape[0], generator=g)[:n]])
     if ds.pool is None:
         ref = ds.sample(n, derive_seed(seed, "reference"))
         return ref, ds.sample(n, derive_seed(seed, "floor"))

@@ -135,7 +135,9 @@ def run_training(config: TrainConfig, out: str | Path, fresh: bool = False,
         t0 = time.perf_counter()
         ev, traj = _evaluate_trained(res, splits, source, ds, cfg.seed, method, sample_steps,
                                      guidance)
-        figs = training_figures(res.losses, ev.samples, splits.heldout, traj)
+        step = (f"Adam step (minibatch of {cfg.batch})" if cfg.regime == "practice" else
+                f"gradient-descent step (all {splits.train.shape[0]} points)")
+        figs = training_figures(res.losses, ev.samples, splits.heldout, traj, step=step)
         if res.classes and splits.heldout.shape[1] == 64:
             figs |= class_figures(ev.samples, ev.labels, guidance)
         figures = run.write_figures(figs)

@@ -26,6 +26,7 @@ from torchdiffeq import odeint
 
 from _runkit import Diverged, Registry, RunFailed
 from _runkit.cli import with_threads
+from _runkit.results import Result
 
 from ..errors import FlowsError, as_generator, check_choice, check_positive, check_positive_int
 
@@ -42,7 +43,7 @@ class BudgetExceeded(RunFailed):
 
 
 @dataclass(frozen=True)
-class SampleResult:
+class SampleResult(Result):
     """Result of :func:`integrate`.
 
     Attributes
@@ -276,7 +277,7 @@ def velocity_divergence(field: Field, x: torch.Tensor, t: torch.Tensor,
 
 
 @dataclass(frozen=True)
-class LikelihoodResult:
+class LikelihoodResult(Result):
     """Result of :func:`log_likelihood`.
 
     Attributes

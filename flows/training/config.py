@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, fields, replace
 from typing import TYPE_CHECKING
 
+from _runkit.results import Result
+
 from ..errors import FlowsError, check_choice, check_positive, check_positive_int, check_seed
 
 #: default step size of the built-in field in the practice regime (Adam on both layers, with a
@@ -268,7 +270,7 @@ class TrainConfig:
 
 
 @dataclass
-class TrainResult:
+class TrainResult(Result):
     """Outcome of :func:`train`.
 
     Attributes

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
+from _runkit.results import Result
 from _runkit.seeds import child_seeds
 
 from .._util import check_int, check_positive, require_manifold, to_numpy
@@ -26,7 +27,7 @@ __all__ = ["ManifoldActivity", "manifold_activity", "path_on_manifold"]
 
 
 @dataclass(frozen=True)
-class ManifoldActivity:
+class ManifoldActivity(Result):
     """Samples of simulated population activity near the attractor manifold.
 
     Attributes

@@ -135,7 +135,7 @@ def _on_manifold(network: HopfieldNetwork, manifold: TargetManifold) -> Hopfield
 
 
 @dataclass(frozen=True)
-class NormalSpectrum:
+class NormalSpectrum(Result):
     """The Jacobian spectrum at one manifold point against ``-kappa / tau``.
 
     Attributes
@@ -183,7 +183,7 @@ def normal_spectrum(network: HopfieldNetwork, kappa: float, tol: float = 0.05,
 
 
 @dataclass(frozen=True)
-class FieldEnergyError:
+class FieldEnergyError(Result):
     """Restoring field and energy against the targets, on perturbations of one size range.
 
     Attributes
@@ -255,7 +255,7 @@ def field_energy_error(network: HopfieldNetwork, kappa: float, count: int = 64,
 
 
 @dataclass(frozen=True)
-class DecayRates:
+class DecayRates(Result):
     """Measured decay rates of small perturbations, per probe kind, in units of ``1/tau``.
 
     Attributes

@@ -66,7 +66,7 @@ def jacobian_spectrum(network: HopfieldNetwork, psi=None) -> torch.Tensor:
 
 
 @dataclass(frozen=True)
-class SpectrumSummary:
+class SpectrumSummary(Result):
     """How many eigenvalues are neutral and how fast the rest decay.
 
     Attributes
@@ -92,7 +92,7 @@ def summarize_spectrum(ev: torch.Tensor, zero_tol: float = 1e-3) -> SpectrumSumm
 
 
 @dataclass(frozen=True)
-class ConnectivityProfile:
+class ConnectivityProfile(Result):
     """Effective connectivity ``W_eff = -Hess F`` averaged along diagonals.
 
     Attributes

@@ -50,6 +50,8 @@ from dataclasses import asdict, dataclass
 import numpy as np
 import torch
 
+from _runkit.results import Result
+
 from ..network import HopfieldNetwork
 
 __all__ = [
@@ -100,7 +102,7 @@ def unwrap_track(phases) -> np.ndarray:
 
 
 @dataclass(frozen=True)
-class DiffusionEstimate:
+class DiffusionEstimate(Result):
     """Diffusion coefficient from increments at several lags, with a bootstrap interval.
 
     Attributes
@@ -290,7 +292,7 @@ def diffusion_tensor_theory(network: HopfieldNetwork, noise: float) -> np.ndarra
 
 
 @dataclass(frozen=True)
-class ErrorGrowth:
+class ErrorGrowth(Result):
     """RMS path-integration error over time with a bootstrap band and the diffusion prediction.
 
     Attributes
@@ -349,7 +351,7 @@ def error_growth(error, t, d_trace: float | None = None, boot: int = 500, level:
 
 
 @dataclass(frozen=True)
-class IntegrationHorizon:
+class IntegrationHorizon(Result):
     """How long (and how far) integration stays within an error ``threshold``.
 
     Attributes

@@ -20,6 +20,8 @@ from scipy.sparse import coo_matrix
 from scipy.sparse.csgraph import connected_components, shortest_path
 from scipy.spatial import cKDTree
 
+from _runkit.results import Result
+
 __all__ = [
     "Embedding",
     "pca",
@@ -31,7 +33,7 @@ _SUBSAMPLE_METHODS = ("farthest", "random")
 
 
 @dataclass(frozen=True)
-class Embedding:
+class Embedding(Result):
     """Coordinates of samples in a low-dimensional embedding.
 
     Attributes

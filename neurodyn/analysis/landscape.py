@@ -13,6 +13,8 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
+from _runkit.results import Result
+
 from .._util import check_int, check_positive, require_manifold, to_numpy
 from ..network import HopfieldNetwork
 
@@ -20,7 +22,7 @@ __all__ = ["EnergyLandscape", "energy_landscape"]
 
 
 @dataclass(frozen=True)
-class EnergyLandscape:
+class EnergyLandscape(Result):
     """Hopfield energy along the manifold and across it, relative to ``E(u*(0))``.
 
     Attributes

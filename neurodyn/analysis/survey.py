@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 
+from _runkit.results import Result
 from _runkit.seeds import child_seeds
 
 from .._util import check_int, require_manifold, to_numpy
@@ -30,7 +31,7 @@ MIN_SURVEY_SAMPLES = 20
 
 
 @dataclass(frozen=True)
-class ManifoldSurvey:
+class ManifoldSurvey(Result):
     """Outcome of :func:`survey_manifold`.
 
     Attributes

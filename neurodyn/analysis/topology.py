@@ -27,6 +27,8 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.spatial.distance import cdist
 
+from _runkit.results import Result
+
 __all__ = [
     "Homology",
     "TopologyDependencyError",
@@ -44,7 +46,7 @@ class TopologyDependencyError(ImportError):
 
 
 @dataclass(frozen=True)
-class Homology:
+class Homology(Result):
     """Vietoris-Rips persistence diagrams of a point cloud.
 
     Attributes

@@ -41,7 +41,7 @@ NULL_MIN_SHIFT = 20.0
 DEFAULT_DT_NETWORK = 2.0
 
 #: argparse destinations that are not part of a run's config
-_NOT_CONFIG = ("func", "debug", "command")
+_NOT_CONFIG = ("func", "debug", "json", "command")
 
 
 def parse_time(text: str, tau_seconds: float, name: str = "time") -> float:

@@ -135,14 +135,15 @@ def _add_run_arguments(p: argparse.ArgumentParser) -> None:
     add_device_argument(p)
     p.add_argument("--modules", type=_float_list, default=None,
                    help="comma-separated spacings (m) of several modules, e.g. 0.5,0.7,0.98 "
-                        "(overrides --spacing)")
+                        "(overrides --spacing; default: one module of --spacing)")
     p.add_argument("--cells", type=positive_int, default=64,
                    help="size of the random panel of cells")
     p.add_argument("--orientation", type=float, default=0.0,
                    help="grid orientation: angle of k1 (degrees)")
     p.add_argument("--bins", type=positive_int, default=20, help="rate-map bins per side")
     p.add_argument("--lattice", default=None,
-                   help=f"expected lattice of the model, one of {LATTICES} (checked)")
+                   help=f"expected lattice of the model, one of {LATTICES} (checked; default: "
+                        "the model's, unchecked)")
     p.add_argument("--dt-network", type=float, default=None,
                    help=f"largest network step in tau (default {DEFAULT_DT_NETWORK})")
     p.add_argument("--tau-seconds", type=positive, default=0.01, help="tau in seconds")
@@ -166,7 +167,8 @@ def _add_noise_arguments(p: argparse.ArgumentParser) -> None:
                    help="set the noise by the diffusion D of every module's position error "
                         "(cm^2/s; the RMS error grows like sqrt(2 D t)), from the bump's "
                         "diffusion theory: one sigma per module, stated in metrics.json "
-                        "(noise_calibration); instead of --noise")
+                        "(noise_calibration); instead of --noise (default: none, --noise sets "
+                        "the noise)")
     d.add_argument("--method", choices=FIXED_METHODS, default=None,
                    help="fixed-step integrator (default rk4 without noise, euler with --noise, "
                         "which needs it)")

@@ -120,26 +120,29 @@ def register(sub) -> argparse.ArgumentParser:
     src = s.add_mutually_exclusive_group()
     src.add_argument("--init", default=None,
                      help="FILE.npy of potentials: (B, N) for a ring; (B, n1, n2) or (B, N) "
-                          "for a torus (potential units)")
+                          "for a torus (potential units; default: none, --perturb draws them)")
     src.add_argument("--perturb", choices=PERTURBATIONS, default="noise",
                      help="perturbation of random manifold states")
     s.add_argument("--strength", type=nonnegative, default=0.3,
                    help="relative perturbation size ||du|| / ||u*|| (dimensionless)")
     s.add_argument("--strength-max", type=nonnegative, default=None,
-                   help="draw strengths uniformly in [strength, strength-max]")
+                   help="draw strengths uniformly in [strength, strength-max] (default: none, "
+                        "every state at --strength)")
     s.add_argument("--count", type=positive_int, default=16, help="number of perturbed states")
     s.add_argument("--velocity", default=None,
                    help="constant:V | sine:AMP:FREQ | steps:V1,V2,...:HOLD | "
-                        "ou:SIGMA:TIMESCALE[:VMAX] (rad per tau; times in tau)")
+                        "ou:SIGMA:TIMESCALE[:VMAX] (rad per tau; times in tau; default: none, "
+                        "no velocity input)")
     s.add_argument("--velocity-file", default=None,
                    help="FILE.npy of velocities (rad per tau) sampled every --dt: (steps,) or "
-                        "(steps, B) for a ring, (steps, 2) or (steps, B, 2) for a torus")
+                        "(steps, B) for a ring, (steps, 2) or (steps, B, 2) for a torus "
+                        "(default: none)")
     s.add_argument("--duration", default="20", help="simulated time (tau; or with unit s / ms)")
     s.add_argument("--dt", default="0.1", help="integration step (tau; or with unit s / ms)")
     s.add_argument("--tau-seconds", type=positive, default=0.01,
                    help="tau in seconds, for durations given in s or ms")
     s.add_argument("--method", choices=METHODS, default=None,
-                   help="integrator (default: the simulator's choice)")
+                   help="integrator (default: rk4, or euler (Euler-Maruyama) with --noise)")
     s.add_argument("--noise", type=nonnegative, default=0.0,
                    help="noise sigma on u (potential units per sqrt(tau)); needs euler")
     s.add_argument("--save-every", type=positive_int, default=10,

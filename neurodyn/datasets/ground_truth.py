@@ -38,6 +38,7 @@ import numpy as np
 from scipy.signal import lfilter
 
 from _runkit.files import atomic_savez
+from _runkit.results import Result
 
 from ..spatial.phases import position_to_phase
 from .trajectories import RatTrajectory, rat_trajectory
@@ -49,7 +50,7 @@ CANN_RATES = (0.625, 1.0, 1.315)
 
 
 @dataclass(frozen=True)
-class GroundTruth:
+class GroundTruth(Result):
     """What generated a population's activity.
 
     Attributes
@@ -111,7 +112,7 @@ class GroundTruth:
 
 
 @dataclass(frozen=True)
-class ActivityData:
+class ActivityData(Result):
     """Spike counts per bin with their covariate and the ground truth that made them.
 
     Attributes

@@ -25,6 +25,8 @@ from importlib import resources
 import numpy as np
 from scipy.ndimage import gaussian_filter1d
 
+from _runkit.results import Result
+
 from ..spatial.agent import Box, generate_trajectory
 from ..spatial.positions import ratinabox_arrays
 
@@ -36,7 +38,7 @@ TRAJECTORIES = {"sargolini": (600.0, 1.0), "tanni": (7323.0, 2.5)}
 
 
 @dataclass(frozen=True)
-class RatTrajectory:
+class RatTrajectory(Result):
     """A trajectory resampled to bins of ``dt`` seconds.
 
     Attributes

@@ -381,9 +381,13 @@ def plot_speed_gain(curves: dict, tolerance: float = 0.05, controls: dict | None
             ax.axvline(res.v_max, color=color, ls="--", lw=1)
             ax.annotate(f"v_max {res.v_max:.3g}", (res.v_max, 1 - tolerance), color=color,
                         rotation=90, va="top", ha="right", fontsize=8)
+    # hollow markers, the first largest: controls that coincide (the exact coupling tracks
+    # every speed at every kappa) stay visible as nested rings
+    count = len(controls or {})
     for i, (label, res) in enumerate((controls or {}).items()):
         ax.semilogx([p.v for p in res.points], [p.gain for p in res.points], ":",
-                    marker="xs^v"[i % 4], ms=4, color="0.4", label=label)
+                    marker="osd^"[i % 4], ms=4 + 3 * (count - 1 - i), mfc="none",
+                    color="0.4", label=label)
     ax.set_xlabel("commanded speed v (rad/τ)")
     ax.set_ylabel("speed gain (bump speed / v)")
     ax.set_title("velocity coupling: speed gain and maximum tracked speed")

@@ -39,7 +39,7 @@ import torch
 from _runkit import BadInput, RunFailed
 from _runkit.cli import with_threads
 from _runkit.files import check_like
-from _runkit.results import require_pandas, require_xarray
+from _runkit.results import Result, require_pandas, require_xarray
 
 from ..activation import Logistic
 from ..dynamics.device import check_device
@@ -77,14 +77,19 @@ class FitInterrupted(KeyboardInterrupt):
 
 
 @dataclass
-class FitResult:
-    """Outcome of :func:`fit`: the network, per-step losses of each term and the wall time."""
+class FitResult(Result):
+    """Outcome of :func:`fit`: the network, per-step losses of each term and the wall time.
+
+    ``unfitted`` holds, for the closed-form families (``seal``, ``spectral``), each term's loss
+    on the same batches with no learned energy (``theta = 0``): what the fit brought down.
+    """
 
     network: HopfieldNetwork
     config: FitConfig
     history: dict[str, list[float]] = field(default_factory=dict)
     seconds: float = 0.0
     resumed_from: int = 0
+    unfitted: dict[str, float] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         # the network remembers its fit, so save_model records the config with the weights
@@ -485,7 +490,9 @@ def fit(config: FitConfig | None = None, out_dir: str | Path | None = None,
     net.energy_fn.set_theta(_solve(sums, config))
     with torch.no_grad():
         net.transport = Transport.fit(geometry, target.u0, net.tau, net.activation)
-    return FitResult(net, config, history, time.perf_counter() - start, step0)
+    steps = max(len(history["linear"]), 1)
+    unfitted = {k: float(sums[k]["yty"]) / steps for k in TERMS}  # theta = 0: no energy
+    return FitResult(net, config, history, time.perf_counter() - start, step0, unfitted)
 
 
 def _streamed(design: str, config: FitConfig, geometry: Geometry, dev: torch.device) -> bool:

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 import torch
 
 from _runkit import check_int
+from _runkit.results import Result
 from _runkit.seeds import derive_seed
 
 from ..network import HopfieldNetwork
@@ -32,7 +33,7 @@ __all__ = ["Generated", "generate_ambient", "generate_riemannian", "relax_states
 
 
 @dataclass(frozen=True)
-class Generated:
+class Generated(Result):
     """Generated states.
 
     Attributes

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 import torch
 
 from _runkit import BadInput, check_int
+from _runkit.results import Result
 from _runkit.seeds import derive_seed
 
 from ..network import HopfieldNetwork
@@ -16,7 +17,7 @@ __all__ = ["PopulationStates", "population_states", "shuffled_states"]
 
 
 @dataclass(frozen=True)
-class PopulationStates:
+class PopulationStates(Result):
     """States of a population and their coordinate on the attractor.
 
     Attributes

@@ -78,7 +78,8 @@ def plot_spectrum(eigenvalues, zero_tol: float = 1e-3, ax: Axes | None = None) -
     idx = np.arange(len(ev))
     near = np.abs(ev) <= zero_tol
     ax.plot(idx[~near], ev[~near], ".", color="tab:blue", label="decaying")
-    ax.plot(idx[near], ev[near], "o", color="tab:red", label=f"neutral (|λ| ≤ {zero_tol:g})")
+    ax.plot(idx[near], ev[near], "o", color="tab:red",
+            label=f"neutral (|λ| ≤ {zero_tol:g}): {int(near.sum())}")
     ax.axhline(0, color="0.5", lw=0.8)
     ax.set_xlabel("eigenvalue index")
     ax.set_ylabel("eigenvalue λ (1/τ)")
@@ -111,8 +112,11 @@ def plot_connectivity(profile, ax: Axes | None = None) -> Figure:
         profile = profile.profile
     d, w = _np(profile.distance), _np(profile.weight)
     ax.plot(d, w, "-", color="tab:purple")
-    ax.fill_between(d, w, 0, where=w > 0, color="tab:red", alpha=0.25, label="excitation")
-    ax.fill_between(d, w, 0, where=w < 0, color="tab:blue", alpha=0.25, label="inhibition")
+    # interpolate: each fill reaches the zero crossing instead of stopping a sample short
+    ax.fill_between(d, w, 0, where=w > 0, interpolate=True, color="tab:red", alpha=0.25,
+                    label="excitation")
+    ax.fill_between(d, w, 0, where=w < 0, interpolate=True, color="tab:blue", alpha=0.25,
+                    label="inhibition")
     ax.axhline(0, color="0.5", lw=0.8)
     for z in profile.zero_crossings():
         ax.axvline(z, color="0.3", ls=":", lw=1)
@@ -191,45 +195,129 @@ def manifold_energy(network: HopfieldNetwork) -> float | None:
 
 def plot_path_integration(trajectory: SimulationResult, runs: int = 4,
                           ax: Axes | None = None) -> Figure:
-    """Decoded phase (solid) against the integrated input velocity (dashed) for a few runs."""
+    """Decoded phase against the integrated input velocity for a few runs.
+
+    The integrated input is a wide pale band and the decoded phase a thin dark line of the
+    same colour on top of it, so both stay visible where they agree (a dashed line under a
+    solid one disappears); the title gives the largest gap between them."""
     fig, ax = new_axes(ax)
     t = _np(trajectory.t)
     dec = _np(trajectory.decoded)[..., 0]
     ref = _np(trajectory.reference)[..., 0]
-    for b in range(min(runs, dec.shape[1])):
-        line = ax.plot(t, np.unwrap(dec[:, b]), lw=1.2)[0]
-        ax.plot(t, ref[:, b], "--", color=line.get_color(), lw=1)
+    shown = min(runs, dec.shape[1])
+    gap = 0.0
+    for b in range(shown):
+        decoded = np.unwrap(dec[:, b])
+        decoded += 2 * np.pi * np.round((ref[0, b] - decoded[0]) / (2 * np.pi))
+        band = ax.plot(t, ref[:, b], lw=6, alpha=0.3, solid_capstyle="butt",
+                       label="integrated input" if b == 0 else None)[0]
+        ax.plot(t, decoded, lw=1.2, color=band.get_color(),
+                label="decoded bump phase" if b == 0 else None)
+        gap = max(gap, float(np.abs(decoded - ref[:, b]).max()))
     ax.set_xlabel("time (τ)")
     ax.set_ylabel("bump phase (rad, unwrapped)")
-    ax.set_title("path integration: decoded (solid) vs input (dashed)")
+    ax.set_title(f"path integration, {shown} runs: decoded phase (line) on the integrated "
+                 f"input (band)\nlargest gap {gap:.2g} rad", fontsize="medium")
+    ax.legend(frameon=False, fontsize="small")
     return fig
 
 
-def plot_loss(history: dict, ax: Axes | None = None) -> Figure:
-    """Training losses per step (log scale)."""
-    fig, ax = new_axes(ax)
+#: what one step of a fit is, per energy family (the x-axis of :func:`plot_loss`)
+FIT_STEPS = {"seal": "sampled batches in the least-squares solve",
+             "spectral": "sampled batches in the least-squares solve",
+             "mlp": "Adam step (one sampled batch each)",
+             "template": "Levenberg-Marquardt step (one sampled batch each)"}
+
+
+def plot_loss(history: dict, ax: Axes | None = None, family: str = "seal",
+              unfitted: dict | None = None) -> Figure:
+    """Each term's loss after each step of a fit (log scale), and what it fell from.
+
+    Parameters
+    ----------
+    history : dict of str to list of float
+        Each term's loss per step (:attr:`~neurodyn.fitting.core.FitResult.history`).
+    ax : Axes or None
+        Axes to draw into (a new figure otherwise).
+    family : str
+        The energy family, which says what a step is (:data:`FIT_STEPS`): the closed-form
+        families solve least squares on every batch drawn so far, so their loss is the
+        residual of an exact fit (round-off) and may grow by round-off as batches are added.
+    unfitted : dict of str to float, optional
+        Each term's loss with no learned energy (``FitResult.unfitted``), drawn dashed: the
+        level the fit brought the loss down from.
+
+    Returns
+    -------
+    Figure
+    """
+    fig, ax = new_axes(ax, figsize=(7.0, 3.8))
+    falls = []
+    few = max((len(v) for v in history.values()), default=0) <= 40
     for key, values in history.items():
         v = np.asarray(values, dtype=float)
-        if v.size and np.any(v > 0):
-            ax.semilogy(np.maximum(v, 1e-30), label=key, lw=1)
-    ax.set_xlabel("Adam step")
-    ax.set_ylabel("loss")
-    ax.legend(frameon=False)
+        if not (v.size and np.any(v > 0)):
+            continue
+        steps = np.arange(1, v.size + 1)
+        line = ax.semilogy(steps, np.maximum(v, 1e-30), "o-" if few else "-", ms=3,
+                           label=f"{key}", lw=1)[0]
+        if unfitted and unfitted.get(key, 0) > 0:
+            ax.axhline(unfitted[key], color=line.get_color(), ls="--", lw=1,
+                       label=f"{key}, unfitted (θ = 0)")
+            falls.append(unfitted[key] / max(v[-1], 1e-300))
+    ax.set_xlabel(FIT_STEPS.get(family, "step"))
+    ax.set_ylabel("loss (mean squared residual per batch)")
+    if few:
+        ax.xaxis.get_major_locator().set_params(integer=True)
+    title = f"fit of the {family} energy: loss of each term"
+    if falls:
+        title += (f"\n{min(falls):.0e} to {max(falls):.0e} times below the network with no "
+                  "learned energy (dashed)")
+    ax.set_title(title, fontsize="medium")
+    ax.legend(frameon=False, fontsize="small", loc="upper left", bbox_to_anchor=(1.01, 1.0))
     return fig
 
 
 def plot_activity(trajectory: SimulationResult, run: int = 0, ax: Axes | None = None) -> Figure:
-    """Rates of a ring population over time (neurons by preferred angle), viridis."""
+    """Rates of one run of a ring population over time, centred on the bump.
+
+    The neurons are drawn by their preferred angle relative to the bump's final phase
+    ``psi`` (decoded at the last saved time), so the bump sits in the middle instead of
+    being split between the top and bottom edges; the dotted line marks the ring's seam
+    (preferred angle 0 = 2 pi). The title names the run (of how many).
+
+    Parameters
+    ----------
+    trajectory : SimulationResult
+        A ring run, rates ``(T, B, N)``.
+    run : int
+        Which of the ``B`` runs.
+    ax : Axes or None
+        Axes to draw into (a new figure otherwise).
+
+    Returns
+    -------
+    Figure
+    """
     fig, ax = new_axes(ax)
-    r = _np(trajectory.r)[:, run]
-    if r.ndim != 2:
+    rates = _np(trajectory.r)
+    if rates.ndim != 3:
         raise ValueError("trajectory: plot_activity needs a ring (T, B, N) run")
-    t = _np(trajectory.t)
-    n = r.shape[1]
-    mesh = ax.pcolormesh(t, 2 * np.pi * np.arange(n) / n, r.T, cmap="viridis", shading="auto")
+    if not 0 <= run < rates.shape[1]:
+        raise ValueError(f"run={run}: the trajectory has runs 0..{rates.shape[1] - 1}")
+    r, t, n = rates[:, run], _np(trajectory.t), rates.shape[2]
+    psi = float(_np(trajectory.decoded)[-1, run, 0])
+    shift = int(round(psi / (2 * np.pi) * n)) - n // 2  # the neuron at psi to the middle
+    rel = 2 * np.pi * (np.arange(n) - n // 2) / n
+    mesh = ax.pcolormesh(t, rel, np.roll(r, -shift, axis=1).T, cmap="viridis", shading="auto")
+    seam = ((-shift) % n - n // 2) * 2 * np.pi / n  # where neuron 0 is drawn
+    ax.axhline(seam, color="tab:red", ls="--", lw=1, label="seam: angle 0 = 2π")
+    ax.legend(loc="lower right", fontsize="small", framealpha=0.7)
     fig.colorbar(mesh, ax=ax, label="rate (a.u.)")
     ax.set_xlabel("time (τ)")
-    ax.set_ylabel("preferred angle (rad)")
+    ax.set_ylabel(f"preferred angle − {psi:.2f} rad")
+    ax.set_title(f"run {run} of {rates.shape[1]}: rates, centred on the bump's final "
+                 f"phase ψ = {psi:.2f} rad", fontsize="medium")
     return fig
 
 

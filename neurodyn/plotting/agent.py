@@ -43,7 +43,10 @@ def plot_trajectory(
     fig, ax = new_axes(ax, (4.5, 4.5))
     size = trajectory.box.size
     ax.add_patch(Rectangle((0, 0), size, size, fill=False, edgecolor="k", linewidth=1.5))
-    ax.plot(*trajectory.position.T, color="0.3", linewidth=0.6, label="true")
+    # with a decoded path, the true one is a wide pale band under it: where they agree both show
+    style = ({"color": "0.3", "linewidth": 0.6} if decoded is None else
+             {"color": "tab:blue", "linewidth": 4.0, "alpha": 0.3, "solid_capstyle": "round"})
+    ax.plot(*trajectory.position.T, label="true", **style)
     if decoded is not None:
         decoded = np.asarray(decoded, dtype=float)
         if decoded.shape != trajectory.position.shape:
@@ -51,7 +54,7 @@ def plot_trajectory(
                 f"decoded must have shape {trajectory.position.shape} like the trajectory, "
                 f"got shape {decoded.shape}"
             )
-        ax.plot(*decoded.T, color="tab:red", linewidth=0.8, linestyle="--", label="decoded")
+        ax.plot(*decoded.T, color="tab:red", linewidth=0.8, label="decoded")
         ax.legend(loc="upper right", fontsize="small")
     ax.plot(*trajectory.position[0], marker="o", color="tab:green", markersize=5)
     pad = 0.03 * size

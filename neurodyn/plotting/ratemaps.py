@@ -21,10 +21,14 @@ if TYPE_CHECKING:
 __all__ = ["plot_rate_maps", "plot_autocorrelogram"]
 
 
+#: the colour of the bins the animal never visited (no rate), unlike any of viridis
+UNVISITED = "0.82"
+
+
 def _viridis_blank_nan():
     import matplotlib
 
-    return matplotlib.colormaps["viridis"].with_extremes(bad=(0.0, 0.0, 0.0, 0.0))
+    return matplotlib.colormaps["viridis"].with_extremes(bad=UNVISITED)
 
 
 def plot_rate_maps(
@@ -32,6 +36,7 @@ def plot_rate_maps(
     cells: np.ndarray | list[int] | None = None,
     ncols: int = 8,
     fig: Figure | None = None,
+    title: str = "",
 ) -> Figure:
     """Draw a panel of rate maps on one colour scale.
 
@@ -44,11 +49,15 @@ def plot_rate_maps(
         Panels per row, >= 1.
     fig : Figure or None
         Figure to draw into (it is cleared); a new one is created when omitted.
+    title : str
+        What the maps are (the title then says which cells and the unvisited bins' share).
 
     Returns
     -------
     matplotlib.figure.Figure
-        Unvisited bins are blank; the colour bar is labelled 'rate'. The caller closes it.
+        Unvisited bins are grey (no rate, unlike a rate of 0, which is dark) and the title
+        says what share of the box they are; the colour bar is labelled 'rate'. The caller
+        closes it.
     """
     from matplotlib.figure import Figure
 
@@ -66,6 +75,10 @@ def plot_rate_maps(
     axes = fig.subplots(nrows, ncols, squeeze=False, sharex=True, sharey=True)
     image = _draw_panels(axes, shown, cells, extent, vmin, vmax)
     fig.colorbar(image, ax=axes, label="mean rate (a.u.)", shrink=0.8)
+    unvisited = float(np.mean(~np.isfinite(shown[0])))
+    fig.suptitle(f"{title or 'rate maps'} of {cells.size} of {maps.maps.shape[0]} cells; grey: "
+                 f"bins never visited ({100 * unvisited:.0f}% of the box), no rate",
+                 fontsize="medium")
     return fig
 
 

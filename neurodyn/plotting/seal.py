@@ -90,13 +90,20 @@ def plot_ablation(result: Ablation, ax=None) -> Figure:
 
 
 def plot_normal_spectra(spectra: dict, kappa: float, ax=None) -> Figure:
-    """Sorted Jacobian eigenvalues (times tau) of several networks beside ``-kappa``."""
+    """Sorted Jacobian eigenvalues (times tau) of several networks beside ``-kappa``.
+
+    The reference line is drawn first and each network's eigenvalues in decreasing marker
+    size, so eigenvalues that sit on ``-kappa`` or on another network's stay visible."""
     fig, ax = new_axes(ax)
-    for name, ev in spectra.items():
+    ax.axhline(-kappa, color="k", ls="--", lw=1, label="-kappa", zorder=1)
+    count = len(spectra)
+    for k, (name, ev) in enumerate(spectra.items()):
         ev = np.sort(np.asarray(ev))[::-1]
-        ax.plot(ev, ".", ms=3, label=name)
-    ax.axhline(-kappa, color="k", ls="--", lw=1, label="-kappa")
-    ax.set_xlabel("index")
+        ax.plot(ev, "o", ms=3 + 2.5 * (count - 1 - k), mfc="none" if k < count - 1 else None,
+                label=name, zorder=2 + k)
+    ax.set_xlabel("eigenvalue index (largest first)")
     ax.set_ylabel("eigenvalue x tau")
+    ax.set_title(f"Jacobian eigenvalues at the bump, prescribed kappa = {kappa:g}",
+                 fontsize="medium")
     ax.legend(fontsize=7)
     return fig

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import torch
 
-from _runkit import BadInput, Diverged
+from _runkit import BadInput, Diverged, Result
 
 from .field import SheetField
 
@@ -30,7 +30,7 @@ AUDIT_RTOL = {torch.float64: 1e-10, torch.float32: 1e-6}
 
 
 @dataclass(frozen=True)
-class SheetRun:
+class SheetRun(Result):
     """A relaxation: the final state and the audited energy.
 
     Attributes
@@ -220,7 +220,7 @@ def _compiled_steps(stepper, u, steps: int, dt: float, audit: bool) -> tuple[lis
 
 
 @dataclass(frozen=True)
-class ZeroModes:
+class ZeroModes(Result):
     """The Jacobian ``J = -(I + H D)/tau`` at a resting bump, seen through the symmetric
     ``S = I + D^{1/2} H D^{1/2}`` (``J`` is similar to ``-S/tau``).
 

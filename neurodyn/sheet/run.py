@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 
 import torch
 
-from _runkit import BadInput
+from _runkit import BadInput, Result
 
 from ..fitting.core import FitConfig, fit
 from ..fitting.streamed import nearest_point_local
@@ -23,7 +23,7 @@ __all__ = ["SheetReport", "large_torus"]
 
 
 @dataclass(frozen=True)
-class SheetReport:
+class SheetReport(Result):
     """What :func:`large_torus` measured.
 
     Attributes

@@ -63,6 +63,7 @@ import numpy as np
 from scipy.signal import lfilter
 from scipy.special import log_ndtr
 
+from _runkit.results import Result
 from _runkit.seeds import check_seed
 
 __all__ = ["LATTICES", "Box", "Trajectory", "generate_trajectory"]
@@ -148,7 +149,7 @@ class Box:
 
 
 @dataclass(frozen=True)
-class Trajectory:
+class Trajectory(Result):
     """Positions and velocities of an agent sampled every ``dt`` seconds.
 
     ``velocity[i] = (position[i + 1] - position[i]) / dt`` (see the module docstring for the last

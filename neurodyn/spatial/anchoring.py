@@ -23,6 +23,8 @@ from dataclasses import asdict, dataclass
 import numpy as np
 import torch
 
+from _runkit.results import Result
+
 from ..analysis.drift import diffusion_tensor_theory, error_growth
 from ..dynamics.inputs import ArrayVelocity, parse_velocity, reference_phase
 from ..dynamics.simulation import simulate
@@ -35,7 +37,7 @@ __all__ = ["AnchoringResult", "landmark_anchoring", "ConflictResult", "cue_confl
 
 
 @dataclass(frozen=True)
-class AnchoringResult:
+class AnchoringResult(Result):
     """Heading error with and without a landmark.
 
     Attributes
@@ -162,7 +164,7 @@ def followed_fraction_theory(k: float, rotation: float, window: float) -> float:
 
 
 @dataclass(frozen=True)
-class ConflictResult:
+class ConflictResult(Result):
     """Fraction of a cue rotation the bump followed, per cue strength.
 
     Attributes

@@ -21,6 +21,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from _runkit.results import Result
+
 from .agent import Box
 from .phases import wave_vectors
 
@@ -71,7 +73,7 @@ def log_likelihood(obs: np.ndarray, k: np.ndarray, positions: np.ndarray) -> np.
 
 
 @dataclass(frozen=True)
-class DecodedPositions:
+class DecodedPositions(Result):
     """Result of :func:`decode_position`.
 
     Attributes

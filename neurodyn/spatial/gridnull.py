@@ -19,6 +19,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from _runkit.results import Result
+
 from .agent import Box
 from .gridscores import grid_scores
 from .ratemaps import rate_maps
@@ -30,7 +32,7 @@ SMOOTHING_BINS = 1.0
 
 
 @dataclass(frozen=True)
-class GridClassification:
+class GridClassification(Result):
     """Gridness of each cell and the shuffled null it is judged against.
 
     Attributes

@@ -13,6 +13,8 @@ from numbers import Real
 import numpy as np
 from scipy import ndimage
 
+from _runkit.results import Result
+
 from .ratemaps import RateMaps, autocorrelogram
 
 __all__ = ["GridScore", "GridScores", "gridness", "grid_scores", "fraction_above", "ROTATIONS"]
@@ -23,7 +25,7 @@ _MIN_OUTER_FRACTION = 0.35
 
 
 @dataclass(frozen=True)
-class GridScore:
+class GridScore(Result):
     """Grid scores of one autocorrelogram (see the module docstring for the definitions).
 
     Attributes
@@ -51,7 +53,7 @@ class GridScore:
 
 
 @dataclass(frozen=True)
-class GridScores:
+class GridScores(Result):
     """Grid scores of a population, one entry per cell, each array of shape (cells,)."""
 
     classic: np.ndarray

@@ -19,6 +19,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from _runkit.results import Result
+
 from .gridnull import shifted_null
 
 __all__ = ["TuningCurves", "tuning_curves", "mean_vector", "HDClassification",
@@ -26,7 +28,7 @@ __all__ = ["TuningCurves", "tuning_curves", "mean_vector", "HDClassification",
 
 
 @dataclass(frozen=True)
-class TuningCurves:
+class TuningCurves(Result):
     """Rates binned by heading.
 
     Attributes
@@ -97,7 +99,7 @@ def mean_vector(tc: TuningCurves) -> tuple[np.ndarray, np.ndarray]:
 
 
 @dataclass(frozen=True)
-class HDClassification:
+class HDClassification(Result):
     """Mean vector lengths against a time-shift null.
 
     Attributes

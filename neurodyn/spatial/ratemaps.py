@@ -59,6 +59,8 @@ import numpy as np
 from scipy import ndimage, sparse
 from scipy.signal import fftconvolve
 
+from _runkit.results import Result
+
 from .agent import Box
 from .positions import check_positions
 
@@ -66,7 +68,7 @@ __all__ = ["RateMaps", "rate_maps", "autocorrelogram"]
 
 
 @dataclass(frozen=True)
-class RateMaps:
+class RateMaps(Result):
     """Binned firing rates of a population.
 
     Attributes

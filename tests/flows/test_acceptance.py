@@ -14,14 +14,14 @@ def test_moons_default_practice_settings(tmp_path, capsys):
     standard deviations of the W2 between independent i.i.d. samples of the same sizes (about
     0.21 +- 0.04; a fixed 0.15 would ask a sampler to beat a perfect one). Control: the same
     run stopped after 300 steps is above that bound."""
-    assert main(["train", "--data", "moons", "--out", str(tmp_path / "full")]) == 0
+    assert main(["train", "--data", "moons", "--out", str(tmp_path / "full"), "--json"]) == 0
     m = json.loads(capsys.readouterr().out)
     assert m["n_eval"] == 1000
     bound = m["w2_floor"] + 2 * m["w2_floor_std"]
     assert m["w2_heldout"] <= bound, m
     assert m["steps"] == 40_000  # the wall time (target 60 s) is reported in timing.json
     assert main(["train", "--data", "moons", "--steps", "300",
-                 "--out", str(tmp_path / "short")]) == 0
+                 "--out", str(tmp_path / "short"), "--json"]) == 0
     short = json.loads(capsys.readouterr().out)
     assert short["w2_floor"] == m["w2_floor"] and short["w2_heldout"] > bound, short
 

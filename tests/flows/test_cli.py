@@ -12,7 +12,7 @@ TINY = ["--steps", "60", "--width", "16", "--batch", "32", "--n-train", "300", "
 
 
 def run(capsys, *args):
-    code = main([str(a) for a in args])
+    code = main([str(a) for a in args] + ["--json"])  # stdout: the result as one JSON line
     cap = capsys.readouterr()
     return code, cap.out, cap.err
 

@@ -12,7 +12,7 @@ from flows.data import load_dataset, moons
 
 
 def run(capsys, *args):
-    code = main([str(a) for a in args])
+    code = main([str(a) for a in args] + ["--json"])  # stdout: the result as one JSON line
     cap = capsys.readouterr()
     return code, cap.out, cap.err
 

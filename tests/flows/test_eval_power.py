@@ -120,7 +120,7 @@ def test_sinkhorn_reports_non_convergence_and_converges_in_few_iterations():
 
 
 def run(capsys, *args):
-    code = main([str(a) for a in args])
+    code = main([str(a) for a in args] + ["--json"])  # stdout: the result as one JSON line
     return code, capsys.readouterr()
 
 

@@ -136,7 +136,7 @@ def test_command_line_trains_the_conv_field_with_the_options_and_refuses_before_
             "--n-eval", "50", "--model-class", "flows.nets.conv:ConvField", "--model-args",
             '{"classes": 10, "channels": 8}', "--time-sampling", "logit-normal",
             "--clip-grad", "1.0", "--path", "affine:sin,1-t", "--sample-steps", "4"]
-    assert main([*args, "--out", str(out)]) == 0
+    assert main([*args, "--out", str(out), "--json"]) == 0
     cfg = json.loads((out / "config.json").read_text())["config"]
     assert (cfg["time_sampling"], cfg["clip_grad"], cfg["path"]) == \
         ("logit-normal", 1.0, "affine:sin,1-t")

@@ -280,7 +280,7 @@ CASES = [
     ("mf-out-is-file", lambda r: ["manifold", "--model", str(r / "ring"), "--out",
                                   str(r / "afile")], "out"),
     # the command itself
-    ("no-command", lambda r: [], "command"),
+    ("no-command", lambda r: [], "COMMAND"),
     ("unknown-command", lambda r: ["transmogrify"], "transmogrify"),
 ]
 

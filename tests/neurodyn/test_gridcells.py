@@ -93,6 +93,29 @@ def test_segments_do_not_change_the_result(hex_net, monkeypatch):
     assert np.allclose(whole.modules[0].all_maps.maps[flat], whole.maps.maps, equal_nan=True)
 
 
+def test_the_progress_bar_ends_at_its_total(hex_net, monkeypatch):
+    """A run of 6.0 s sampled every 0.02 s spans 5.98 s (0.0997 min): the bar's total and its
+    end are the same number (the bar used to end at 0.099667 of 0.1), in several segments."""
+    seen = {}
+
+    class Bar:
+        def __init__(self, total, initial, desc, enabled):
+            self.total, self.n, seen["positions"] = total, initial, []
+
+        def refresh(self):
+            seen["positions"].append(self.n)
+
+        def close(self):
+            seen["end"] = (self.n, self.total)
+
+    monkeypatch.setattr(gc, "progress_bar", Bar)
+    monkeypatch.setattr(gc, "_SEGMENT_BYTES", 16 * 256 * 37)  # 37 samples per segment
+    traj = generate_trajectory(6.0, 0.02, Box(1.0), seed=5)
+    gc.run_grid_cells(hex_net, traj, cells=4, shuffles=0)
+    assert seen["end"] == (0.1, 0.1) and len(seen["positions"]) > 5
+    assert seen["positions"] == sorted(seen["positions"])
+
+
 def test_write_contract(short_run, tmp_path):
     res = short_run
     metrics = write_grid_cells(res, tmp_path)

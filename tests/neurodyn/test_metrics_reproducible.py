@@ -36,7 +36,8 @@ def test_fit_records_wall_time_and_resume_step_in_timing(models):
 
 def test_simulate_same_seed_same_metrics(tmp_path, models, capsys):
     metrics, timing = _twice(tmp_path, ["simulate", "--model", str(models / "ring"),
-                                        "--count", "2", "--duration", "5", "--seed", "0"])
+                                        "--count", "2", "--duration", "5", "--seed", "0",
+                                        "--json"])
     assert "seconds" not in metrics and timing["seconds"] > 0
     printed = json.loads(capsys.readouterr().out.splitlines()[-1])
     assert printed["seconds"] > 0  # the command's line still reports it

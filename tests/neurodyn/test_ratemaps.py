@@ -347,7 +347,14 @@ def test_plot_rate_maps(exploration):
     images = [ax.images[0] for ax in fig.axes if ax.images and ax.get_label() != "<colorbar>"]
     assert len(images) == 3
     assert images[0].get_cmap().name.startswith("viridis")
-    assert images[0].get_cmap().get_bad()[3] == 0.0  # NaN bins are blank
+    # unvisited (NaN) bins are an opaque grey that is no colour of the rate scale, and the
+    # title gives their share of the box
+    bad = np.array(images[0].get_cmap().get_bad())
+    scale = images[0].get_cmap()(np.linspace(0, 1, 256))
+    assert bad[3] == 1.0 and np.allclose(bad[:3], bad[0]) and np.abs(scale - bad).max() > 0.2
+    assert np.abs(scale - bad).sum(axis=1).min() > 0.2
+    share = 100 * np.mean(~np.isfinite(maps[0]))
+    assert f"grey: bins never visited ({share:.0f}% of the box)" in fig.texts[0].get_text()
     labels = [ax.get_ylabel() for ax in fig.axes]
     assert "mean rate (a.u.)" in labels and "y (m)" in labels  # the colour bar says its unit
     assert any(ax.get_xlabel() == "x (m)" for ax in fig.axes)

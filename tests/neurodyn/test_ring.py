@@ -185,6 +185,23 @@ def test_velocity_spec_errors():
             parse_velocity(bad)
 
 
+def test_save_model_replaces_a_file_only_when_asked(ring_net, tmp_path):
+    """The quickstart's save into the folder the command line wrote keeps that model unless
+    overwrite=True; the refused call leaves the file's bytes as they were."""
+    from _runkit import BadInput
+
+    path = tmp_path / "model.pt"
+    save_model(ring_net, path, extra={"note": "first"})
+    before = path.read_bytes()
+    with pytest.raises(BadInput, match="exists; save_model replaces a file only with overwrite"):
+        save_model(ring_net, path, extra={"note": "second"})
+    assert path.read_bytes() == before and load_model(path).extra["note"] == "first"
+    save_model(ring_net, path, extra={"note": "second"}, overwrite=True)
+    assert load_model(path).extra["note"] == "second"
+    with pytest.raises(BadInput, match="is a directory"):
+        save_model(ring_net, tmp_path, overwrite=True)
+
+
 def test_save_load_roundtrip(ring_net, tmp_path):
     save_model(ring_net, tmp_path / "model.pt", extra={"note": "x"})
     loaded = load_model(tmp_path)

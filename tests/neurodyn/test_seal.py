@@ -383,7 +383,8 @@ def test_cli_ctrl_c_during_the_numba_compile_after_the_fit_exits_130_with_the_ch
     assert not (tmp_path / "model.pt").exists()
     q = _cli(*args, cwd=tmp_path)
     assert q.returncode == 0, q.stderr
-    assert json.loads(q.stdout)["resumed_from_step"] == 3 and (tmp_path / "model.pt").exists()
+    timing = json.loads((tmp_path / "timing.json").read_text())
+    assert timing["resumed_from_step"] == 3 and (tmp_path / "model.pt").exists()
 
 
 def test_seal_learning_demo_quick(tmp_path):

@@ -62,8 +62,9 @@ def test_a_missing_optional_dependency_is_one_line_before_anything_is_written(
     assert code == 2 and "ripser" not in capsys.readouterr().err
 
 
-def test_a_successful_command_says_on_stderr_what_it_wrote(tmp_path, capsys):
+def test_a_successful_command_says_what_it_wrote(tmp_path, capsys):
     import argparse
+    import shutil
 
     from _runkit import cli_main
 
@@ -79,9 +80,16 @@ def test_a_successful_command_says_on_stderr_what_it_wrote(tmp_path, capsys):
         return {"ok": True}
 
     s.set_defaults(func=draw)
-    assert cli_main("demo", p, ["draw", "--out", str(tmp_path / "run")]) == 0
+    assert cli_main("demo", p, ["draw", "--out", str(tmp_path / "run"), "--json"]) == 0
     out, err = capsys.readouterr()
-    assert out == '{"ok": true}\n'  # the JSON line for scripts is unchanged
+    assert out == '{"ok": true}\n'  # with --json: the JSON line for scripts, the rest on stderr
     assert err.startswith("demo draw: done in ") and err.count("\n") == 1
     assert f"wrote {tmp_path / 'run'}/: 2 figures (a.png, b.png); metrics.json" in err
-    assert cli_main("demo", p, ["draw"]) == 0 and capsys.readouterr().err == ""  # no --out
+    assert cli_main("demo", p, ["draw", "--json"]) == 0 and capsys.readouterr().err == ""
+    shutil.rmtree(tmp_path / "run")
+    assert cli_main("demo", p, ["draw", "--out", str(tmp_path / "run")]) == 0
+    out, err = capsys.readouterr()  # without: what it wrote, the numbers, where the rest is
+    assert err == "" and out.splitlines() == [
+        f"demo draw: done in 0.0 s; wrote {tmp_path / 'run'}/: 2 figures (a.png, b.png); "
+        "metrics.json", "  ok yes", f"  every number: {tmp_path / 'run' / 'metrics.json'} "
+        "(or --json)"]

@@ -490,8 +490,11 @@ def test_cli_main_success_usage_errors_help_and_debug(capsys):
     def handler(args):
         return {"x": args.x, "w2": float("nan")}
 
-    assert rk.cli_main("tool", _parser(handler), ["go", "--x", "4"]) == 0
+    assert rk.cli_main("tool", _parser(handler), ["go", "--x", "4", "--json"]) == 0
     assert json.loads(capsys.readouterr().out) == {"x": 4, "w2": "nan"}
+    assert rk.cli_main("tool", _parser(handler), ["go", "--x", "4"]) == 0
+    assert capsys.readouterr().out.splitlines() == ["tool go: done in 0.0 s", "  x 4, w2 nan",
+                                                    "  every number: rerun with --json"]
     assert rk.cli_main("tool", _parser(handler), ["go", "--x", "abc"]) == 2
     assert capsys.readouterr().err == "tool go: error: argument --x: invalid int value: 'abc'\n"
     assert rk.cli_main("tool", _parser(handler), ["go", "--y"]) == 2

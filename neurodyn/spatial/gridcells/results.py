@@ -7,6 +7,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from _runkit.results import Result
+
 from ..agent import Trajectory
 from ..gridnull import GridClassification
 from ..gridscores import GridScores, fraction_above
@@ -58,7 +60,7 @@ def null_shift(trajectory: Trajectory, min_shift: float | None = None) -> float:
 
 
 @dataclass
-class ModuleResult:
+class ModuleResult(Result):
     """Path integration and rate maps of one grid module.
 
     Attributes
@@ -127,7 +129,7 @@ class ModuleResult:
 
 
 @dataclass
-class GridCellsResult:
+class GridCellsResult(Result):
     """Outcome of :func:`run_grid_cells`.
 
     Attributes

@@ -571,8 +571,13 @@ def _simulate_segments(network: HopfieldNetwork, u: torch.Tensor, record: _Recor
         u, first, nfe, before = resumed["u"], int(resumed["first"]), int(resumed["nfe"]), \
             float(resumed["wall"])
     minutes = float(trajectory.dt) / 60.0
-    bar = progress_bar(total=round((steps - 1) * minutes, 3), initial=round(first * minutes, 3),
-                       desc="grid cells (simulated min)", enabled=progress)
+    total = round((steps - 1) * minutes, 3)
+
+    def at(sample: int) -> float:  # the bar's position; the last sample is the total itself
+        return total if sample >= steps - 1 else round(sample * minutes, 3)
+
+    bar = progress_bar(total=total, initial=at(first), desc="grid cells (simulated min)",
+                       enabled=progress)
     start = time.perf_counter()
     try:
         while first < steps - 1:
@@ -581,7 +586,8 @@ def _simulate_segments(network: HopfieldNetwork, u: torch.Tensor, record: _Recor
                                  dt_net, substeps, method=method, noise=noise, seed=seed,
                                  spacings=spacings, orientation=orientation, device=device)
             nfe += n_eval
-            bar.update(round((last - first) * minutes, 6))
+            bar.n = at(last)  # set, not added: float sums would end short of the total
+            bar.refresh()
             first = last
             if saver is not None and first < steps - 1:
                 saver.maybe_save(record, u, first, nfe, before + time.perf_counter() - start)
