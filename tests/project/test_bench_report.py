@@ -46,7 +46,7 @@ def test_a_retyped_number_is_caught(report):
 def test_the_renderers_read_what_the_benches_write(report):
     results = doctest.testmod(report, verbose=False)
     assert results.attempted >= 2 and results.failed == 0
-    kept = json.loads((ROOT / "bench" / "results" / "bench_neurodyn.json").read_text())
+    kept = json.loads((ROOT / "bench" / "measured" / "bench_neurodyn.json").read_text())
     table = report.bench_neurodyn(json.dumps(kept))
     speedup = kept["gradient"]["speedup"]
     assert f"| {report._g(speedup)} |" in table and "1,024 trajectories" in table
