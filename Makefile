@@ -21,7 +21,7 @@ endef
 KERNELS := $(wildcard neurodyn/dynamics/_compiled/*.py flows/assignment/_*.py)
 WARM := $(VENV)/.kernels-compiled
 
-.PHONY: env mnist notebook demo demo-full test test-slow bench lint clean clean-kernels
+.PHONY: env mnist notebook demo demo-full test test-slow bench docs lint clean clean-kernels
 
 $(BIN)/python:
 	@mkdir -p $(VENV) && : > $(LOG)
@@ -78,6 +78,17 @@ test-slow: $(WARM) $(MNIST)
 bench: $(WARM)
 	$(PIP) -e ".[bench]"
 	$(BIN)/python bench/run_all.py --out results/bench
+
+## The documentation, docs/_build/html/index.html: the guides, the API reference from the
+## docstrings, the command-line reference from the parsers, the tutorial notebooks executed.
+## Offline (nothing fetched), from a fresh environment each time, any warning an error.
+DOCS_STAMP := $(VENV)/.docs-installed
+$(DOCS_STAMP): $(STAMP)
+	$(PIP) -e ".[docs]"
+	touch $(DOCS_STAMP)
+
+docs: $(WARM) $(DOCS_STAMP)
+	$(BIN)/python -m sphinx -b html -E -W --keep-going -q docs docs/_build/html
 
 lint: $(STAMP)
 	$(BIN)/ruff check neurodyn flows demos tests bench

@@ -197,7 +197,7 @@ def evaluate(samples: torch.Tensor | np.ndarray, reference: torch.Tensor | np.nd
 class PathEnergy(Result):
     """Kinetic energy of the sampled flow against the squared W2 between its endpoints.
 
-    ``normalized`` = |E - W2^2| / W2^2 with E = mean_i int_0^1 ||v(x_i(t), t)||^2 dt: 0 for
+    ``normalized`` = ``|E - W2^2| / W2^2`` with ``E = mean_i int_0^1 ||v(x_i(t), t)||^2 dt``: 0 for
     straight, optimal transport paths.
     """
 
@@ -208,7 +208,7 @@ class PathEnergy(Result):
 
 def path_energy(field: Field, x0: torch.Tensor, method: str = "midpoint",
                 steps: int = 50) -> PathEnergy:
-    """Normalized path energy |E int ||v||^2 dt - W2(x0, x1)^2| / W2(x0, x1)^2.
+    """Normalized path energy ``|E int ||v||^2 dt - W2(x0, x1)^2| / W2(x0, x1)^2``.
 
     Integrates the state and the running energy together; x0 of shape (N, d).
     """

@@ -151,7 +151,7 @@ def population_minimum(ds: Dataset, n_mc: int = 40_000, seed: int = 0,
 
     Mixture data sets (:meth:`flows.data.Dataset.mixture`) give the exact conditional variance
     at ``n_mc`` draws (se from them). Others use the empirical distribution of ``n_empirical``
-    points; ``error`` is then |L*(n_empirical) - L*(n_empirical / 4)|.
+    points; ``error`` is then ``|L*(n_empirical) - L*(n_empirical / 4)|``.
 
     Examples
     --------

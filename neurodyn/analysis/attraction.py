@@ -188,12 +188,16 @@ class FieldEnergyError(Result):
 
     Attributes
     ----------
-    field_error : per kind, the largest ``||tau f(u) + kappa delta|| / (kappa ||delta||)``.
-    field_error_median : per kind, the median of the same.
-    energy_ratio : per kind, ``(min, max)`` of ``(E(u) - E(M)) / (kappa B)``.
-    energy_ratio_quadratic : per kind, ``(min, max)`` of ``(E(u) - E(M)) /
-        (kappa/2 ||delta||_D^2)``.
-    strength : the range of relative perturbation sizes.
+    field_error : dict
+        Per kind, the largest ``||tau f(u) + kappa delta|| / (kappa ||delta||)``.
+    field_error_median : dict
+        Per kind, the median of the same.
+    energy_ratio : dict
+        Per kind, ``(min, max)`` of ``(E(u) - E(M)) / (kappa B)``.
+    energy_ratio_quadratic : dict
+        Per kind, ``(min, max)`` of ``(E(u) - E(M)) / (kappa/2 ||delta||_D^2)``.
+    strength : tuple of float
+        The range of relative perturbation sizes.
     """
 
     field_error: dict

@@ -1,10 +1,12 @@
-"""Every ```python block of README.md runs as written, at the sizes shown.
+"""Every ```python block of the README and of the documentation's pages runs as written, at the
+sizes shown.
 
-The blocks of one section (the text under one heading) run in order in one namespace, as a
-reader pasting them into one session would, inside a fresh temporary directory (files the blocks
-write land there) with the repository's root importable (the user-model example names a module
-of ``tests/``). A section whose blocks take more than a few seconds is marked slow
-(``make test-slow`` runs it).
+The files: ``README.md``, ``README.new.md`` while a draft of the next README is beside it, and
+every page of ``docs/``. The blocks of one section (the text under one heading of one file) run
+in order in one namespace, as a reader pasting them into one session would, inside a fresh
+temporary directory (files the blocks write land there) with the repository's root importable
+(the user-model example names a module of ``tests/``). A section whose blocks take more than a
+few seconds is marked slow (``make test-slow`` runs it).
 """
 
 import re
@@ -14,9 +16,16 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 README = ROOT / "README.md"
+FILES = [path for path in (README, ROOT / "README.new.md") if path.is_file()] + sorted(
+    path for path in (ROOT / "docs").rglob("*.md")
+    if not {"_build", "_generated"} & set(path.relative_to(ROOT / "docs").parts))
 
-#: sections (their heading's text) whose blocks are too long for the default suite
-SLOW = {"flows": "two trainings of 5,000 steps"}
+#: sections (their heading's text, in any of the files) whose blocks are too long for the
+#: default suite
+SLOW = {"flows": "two trainings of 5,000 steps",
+        "Train, sample, judge": "a training of 5,000 steps",
+        "Your own network, conditions and device": "a training of 5,000 steps and a dopri5 "
+                                                   "log-likelihood"}
 
 
 def readme_sections(text: str) -> list[tuple[str, list[str]]]:
@@ -43,25 +52,28 @@ def readme_sections(text: str) -> list[tuple[str, list[str]]]:
     return list(sections.items())
 
 
-SECTIONS = readme_sections(README.read_text())
+SECTIONS = [(path.relative_to(ROOT).as_posix(), name, blocks)
+            for path in FILES for name, blocks in readme_sections(path.read_text())]
 
 
 def test_the_readme_has_python_blocks_and_every_slow_section_exists():
-    names = [name for name, _ in SECTIONS]
-    assert sum(len(blocks) for _, blocks in SECTIONS) >= 3
-    assert set(SLOW) <= set(names), f"not sections of the README: {set(SLOW) - set(names)}"
+    readme = [blocks for file, _, blocks in SECTIONS if file == "README.md"]
+    assert sum(len(blocks) for blocks in readme) >= 2
+    names = {name for _, name, _ in SECTIONS}
+    assert set(SLOW) <= names, f"not sections of the README or the docs: {set(SLOW) - names}"
 
 
-@pytest.mark.parametrize("name, blocks", [
-    pytest.param(name, blocks, id=name, marks=[pytest.mark.slow] if name in SLOW else [])
-    for name, blocks in SECTIONS])
-def test_readme_section_runs(name, blocks, tmp_path, monkeypatch):
+@pytest.mark.parametrize("file, name, blocks", [
+    pytest.param(file, name, blocks, id=f"{file}::{name}",
+                 marks=[pytest.mark.slow] if name in SLOW else [])
+    for file, name, blocks in SECTIONS])
+def test_readme_section_runs(file, name, blocks, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     monkeypatch.syspath_prepend(str(ROOT))
     namespace: dict = {"__name__": "__readme__"}
     for i, code in enumerate(blocks, 1):
         try:
-            exec(compile(code, f"README.md [{name}, block {i}]", "exec"), namespace)
+            exec(compile(code, f"{file} [{name}, block {i}]", "exec"), namespace)
         except Exception as exc:  # name the block, keep the traceback
-            raise AssertionError(f"README section {name!r}, python block {i} failed: "
+            raise AssertionError(f"{file}: section {name!r}, python block {i} failed: "
                                  f"{type(exc).__name__}: {exc}") from exc
