@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 PIP := $(BIN)/pip install -q -c requirements/constraints.txt
 STAMP := $(VENV)/.installed
-EXTRAS := dev,progress,topology,fast
+EXTRAS := dev,progress,topology,fast,docs
 NOTEBOOK_EXTRAS := $(EXTRAS),notebook
 ## the set-up steps' own output (pip's, the compiler's), shown when a step fails
 LOG := $(VENV)/setup.log
