@@ -15,7 +15,6 @@ Usage: python demos/fit_activity.py [--out DIR] [--quick] [--seed S]
 
 from __future__ import annotations
 
-import json
 import math
 import sys
 import time
@@ -26,7 +25,7 @@ from matplotlib.figure import Figure
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
-from _models import demo_parser  # noqa: E402
+from _models import demo_parser, written  # noqa: E402
 
 from _runkit.files import atomic_save_figure  # noqa: E402
 from neurodyn.datasets import identity_shuffled, ring_activity, time_shifted  # noqa: E402
@@ -194,6 +193,7 @@ def main(argv=None):
     metrics["seconds"] = time.perf_counter() - start
     write_json(metrics, out / "metrics.json")
     _section(out, metrics, list(figures), argv)
+    print(written(out))
     return metrics
 
 
@@ -224,4 +224,4 @@ def _section(out, m, figures, argv):
 
 
 if __name__ == "__main__":
-    print(json.dumps(main(), indent=1, default=str)[:4000])
+    main()

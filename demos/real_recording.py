@@ -17,7 +17,6 @@ Usage: python demos/real_recording.py [--out DIR] [--quick] [--seed S]
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 import time
@@ -27,7 +26,7 @@ import numpy as np
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
-from _models import demo_parser  # noqa: E402
+from _models import demo_parser, written  # noqa: E402
 
 from neurodyn.inference import fit_activity  # noqa: E402
 from neurodyn.inference.verdict.sleep import rolled, sleep_decoding  # noqa: E402
@@ -84,6 +83,7 @@ def main(argv=None):
         metrics = {"skipped": f"no recording at {DATA} (set NEURODYN_ADN)"}
         write_json(metrics, out / "metrics.json")
         _section(out, metrics, [], argv)
+        print(written(out))
         return metrics
     start = time.process_time()
     d = np.load(DATA)
@@ -108,6 +108,7 @@ def main(argv=None):
                "cpu_seconds": time.process_time() - start}
     write_json(metrics, out / "metrics.json")
     _section(out, metrics, figures, argv)
+    print(written(out))
     return metrics
 
 
@@ -144,4 +145,4 @@ def _section(out, m, figures, argv):
 
 
 if __name__ == "__main__":
-    print(json.dumps(main(), indent=1, default=str)[:4000])
+    main()

@@ -141,6 +141,7 @@ DEMOS = [
     ("grid_modules", "grid_modules.py", "Grid modules under noise", "", {}),
     ("heterogeneity", "heterogeneity.py", "Heterogeneous rings: disorder pins the bump", "", {}),
     ("fit_activity", "fit_activity.py", "SEAL from recorded activity", "", {}),
+    ("real_recording", "real_recording.py", "SEAL on a real recording (ADn, 19 cells)", "", {}),
     ("generate_activity", "generate_activity.py",
      "Generated population activity that keeps its attractor",
      "Noisy states of a fitted ring and hex torus; (a) ambient flow matching, (b) Riemannian "
