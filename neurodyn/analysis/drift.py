@@ -46,13 +46,14 @@ from __future__ import annotations
 
 import math
 from dataclasses import asdict, dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
-import torch
 
 from _runkit.results import Result
 
-from ..network import HopfieldNetwork
+if TYPE_CHECKING:
+    from ..network import HopfieldNetwork
 
 __all__ = [
     "DiffusionEstimate", "unwrap_track", "diffusion_estimate", "diffusion_tensor_theory",
@@ -60,8 +61,16 @@ __all__ = [
 ]
 
 
+def _numpy(x, dtype=None) -> np.ndarray:
+    """An array of ``x``, a tensor (on any device) or anything numpy takes; torch is not
+    imported for numpy input."""
+    if hasattr(x, "detach"):
+        x = x.detach().cpu().numpy()
+    return np.asarray(x, dtype)
+
+
 def _as_track(phases) -> np.ndarray:
-    p = phases.detach().cpu().numpy() if isinstance(phases, torch.Tensor) else np.asarray(phases)
+    p = _numpy(phases)
     p = np.asarray(p, dtype=float)
     if p.ndim == 2:
         p = p[..., None]
@@ -226,7 +235,7 @@ def _kept_track(phases, t, skip: float, boot: int, level: float
     """The unwrapped phases ``(T', B, dim)`` and times ``(T',)`` after ``skip``; ``ValueError``
     for mismatched times, fewer than 3 steps or 2 runs left, or a bad ``boot`` or ``level``."""
     psi = unwrap_track(phases)
-    tt = t.detach().cpu().numpy() if isinstance(t, torch.Tensor) else np.asarray(t, float)
+    tt = _numpy(t, float)
     if tt.shape != (psi.shape[0],):
         raise ValueError(f"t: shape {tt.shape}; expected ({psi.shape[0]},) like the phases")
     keep = tt >= tt[0] + skip - 1e-12
@@ -278,6 +287,8 @@ def diffusion_tensor_theory(network: HopfieldNetwork, noise: float) -> np.ndarra
         raise ValueError("network: has no target manifold; build it with one (fit does)")
     if not (isinstance(noise, (int, float)) and math.isfinite(noise) and noise >= 0):
         raise ValueError(f"noise={noise!r}: must be a finite number >= 0")
+    import torch
+
     g = network.geometry
     psi = torch.zeros(g.dim, dtype=torch.float64)
     m = network.manifold
@@ -337,7 +348,7 @@ def error_growth(error, t, d_trace: float | None = None, boot: int = 500, level:
     ErrorGrowth
     """
     e = _as_track(error)
-    tt = t.detach().cpu().numpy() if isinstance(t, torch.Tensor) else np.asarray(t, float)
+    tt = _numpy(t, float)
     sq = (e**2).sum(-1)  # (T, B)
     runs = sq.shape[1]
     rng = np.random.default_rng(seed)
@@ -414,7 +425,7 @@ def integration_horizon(error, t, threshold: float, d_trace: float | None = None
     if not (isinstance(threshold, (int, float)) and threshold > 0):
         raise ValueError(f"threshold={threshold!r}: must be a number > 0")
     e = _as_track(error)
-    tt = t.detach().cpu().numpy() if isinstance(t, torch.Tensor) else np.asarray(t, float)
+    tt = _numpy(t, float)
     tt = tt - tt[0]
     norm = np.sqrt((e**2).sum(-1))
     hit = norm >= threshold

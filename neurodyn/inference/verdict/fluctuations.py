@@ -156,7 +156,8 @@ def lag1_parts(residual, tuning, phi, weights, *, slope=None, omega=None, curvat
                                              modes, curv), strict=True):
             store[sl] = part
     *kept, lev = parts
-    kept = [x - x.mean(0) for x in kept]
+    for x in kept:  # centred in place: the parts are (T, cells) each
+        x -= x.mean(0)
     prods = {k: (x[1:] * x[:-1]) @ weights for k, x in zip(("gain", "tangent", "modes", "rest"),
                                                              kept, strict=True)}
     own = kept[2] + kept[3]

@@ -198,12 +198,18 @@ def _log_shares(cells, geometry):
         1 if geometry == "ring" else 2:])
 
 
-def _llr_and_decode(n, log_q, log_qbar):
+def _llr_and_decode(n, log_q, log_qbar, block: int = 8192):
     """Per window: the best bump's log-likelihood ratio over the mean rates (free gain), and
-    the best grid index."""
-    ll = n @ log_q
-    best = ll.argmax(1)
-    return ll[np.arange(n.shape[0]), best] - n @ log_qbar, best
+    the best grid index. Windows go through in blocks, so memory stays at ``block`` rows of
+    the grid whatever the recording's length."""
+    best = np.empty(n.shape[0], dtype=np.intp)
+    top = np.empty(n.shape[0])
+    for start in range(0, n.shape[0], block):
+        ll = n[start:start + block] @ log_q
+        b = ll.argmax(1)
+        best[start:start + block] = b
+        top[start:start + block] = ll[np.arange(b.size), b]
+    return top - n @ log_qbar, best
 
 
 def _sampled(rows, most: int) -> np.ndarray:
