@@ -22,6 +22,8 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import sparse
 
+from _runkit.results import Result
+
 __all__ = ["RingCells", "binned_curves", "place_ring_cells", "profile_values"]
 
 #: angles evaluated at once by :func:`profile_values`
@@ -29,7 +31,7 @@ _CHUNK = 1 << 18
 
 
 @dataclass(frozen=True)
-class RingCells:
+class RingCells(Result):
     """Cells placed on a ring.
 
     Attributes

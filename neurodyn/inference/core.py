@@ -641,7 +641,8 @@ def _untuned(geometry, dt, used, why, tau) -> ActivityFit:
     """The fit of cells that could not be placed at all: the gate failed, nothing else ran."""
     gate = Evidence("tuning", "gate", "fail", float("nan"), float("nan"), reason=why)
     empty = np.zeros(0)
-    rates = ModeRates((), empty, empty, empty, empty, float("nan"), 0, significant=empty)
+    rates = ModeRates((), empty, empty, empty, empty, float("nan"), 0,
+                      significant=np.zeros(0, dtype=bool))
     return ActivityFit(geometry, float(dt), True, float("nan"), float("nan"), combine([gate]),
                        rates, None, float(tau), {}, {}, None, None, used)
 

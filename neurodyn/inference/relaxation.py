@@ -39,11 +39,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from _runkit.results import Result
+
 __all__ = ["ModeRates", "mode_amplitudes", "relaxation_rates"]
 
 
 @dataclass(frozen=True)
-class ModeRates:
+class ModeRates(Result):
     """Relaxation rates of the normal modes.
 
     Attributes

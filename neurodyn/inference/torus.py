@@ -22,6 +22,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from _runkit import BadInput
+from _runkit.results import Result
 
 from ..spatial.phases import phase_to_position_delta, position_to_phase
 from ..spatial.ratemaps import autocorrelogram
@@ -68,7 +69,7 @@ def torus_profile_values(coef, phi) -> np.ndarray:
 
 
 @dataclass(frozen=True)
-class TorusCells:
+class TorusCells(Result):
     """Cells placed on a hexagonal torus.
 
     Attributes

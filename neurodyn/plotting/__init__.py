@@ -235,7 +235,7 @@ def plot_loss(history: dict, ax: Axes | None = None, family: str = "seal",
 
     Parameters
     ----------
-    history : dict of str to list of float
+    history : dict[str, list of float]
         Each term's loss per step (:attr:`~neurodyn.fitting.core.FitResult.history`).
     ax : Axes or None
         Axes to draw into (a new figure otherwise).
@@ -243,7 +243,7 @@ def plot_loss(history: dict, ax: Axes | None = None, family: str = "seal",
         The energy family, which says what a step is (:data:`FIT_STEPS`): the closed-form
         families solve least squares on every batch drawn so far, so their loss is the
         residual of an exact fit (round-off) and may grow by round-off as batches are added.
-    unfitted : dict of str to float, optional
+    unfitted : dict[str, float], optional
         Each term's loss with no learned energy (``FitResult.unfitted``), drawn dashed: the
         level the fit brought the loss down from.
 

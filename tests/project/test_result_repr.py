@@ -18,8 +18,6 @@ from _runkit.results import REPR_LIMIT, Result
 #: public dataclasses that are inputs or settings, not results (their repr is their arguments)
 NOT_RESULTS = {"FieldSpec", "TrainConfig", "Box", "FitConfig", "Constant", "Heterogeneity",
                "OrnsteinUhlenbeck", "Plan", "Sine", "Steps", "SweepKind", "Landmark"}
-#: neurodyn.inference is being reworked (fit-activity, issue 43); its types move onto Result there
-REWORKED = {"ActivityFit", "ModeRates", "RingCells", "TorusCells"}
 
 
 def _public_classes() -> dict[str, type]:
@@ -44,10 +42,7 @@ RESULT_TYPES = {w: c for w, c in PUBLIC.items()
 
 
 def _param(where):
-    cls = RESULT_TYPES[where]
-    marks = [pytest.mark.xfail(strict=True, reason="reworked with fit-activity")] \
-        if cls.__name__ in REWORKED else []
-    return pytest.param(where, marks=marks, id=where)
+    return pytest.param(where, id=where)
 
 
 def test_the_scan_finds_the_result_types():
@@ -55,6 +50,21 @@ def test_the_scan_finds_the_result_types():
     assert {"FitResult", "TrainResult", "RestorationResult", "LikelihoodResult", "RateMaps",
             "GridCellsResult", "MetricResult", "SampleResult"} <= names
     assert len(RESULT_TYPES) > 80
+
+
+def _inference_reprs() -> dict:
+    """The fit of recorded activity and its verdict's types, crowded: long statistics and
+    reasons, many tests."""
+    from neurodyn.inference.core import _untuned
+    from neurodyn.inference.verdict.rule import Evidence, combine
+    from neurodyn.inference.verdict.sleep import SleepDecoding
+
+    many = [Evidence(f"test {i}", "specific", "pass", list(range(5000)), np.ones((64, 64)),
+                     p_value=1e-9, reason="line\n" * 400) for i in range(40)]
+    verdict = combine(many)
+    sleep = SleepDecoding(0.05, 18.0, 36.0, 8700.0, many, [np.ones(10_000)], np.ones(10_000))
+    fit = _untuned("torus", 0.01, np.ones(5000, bool), "reason " * 300, 1.0)
+    return {type(r).__name__: repr(r) for r in (many[0], verdict, sleep, fit)}
 
 
 @pytest.mark.parametrize("where", [_param(w) for w in sorted(RESULT_TYPES)])
@@ -74,7 +84,8 @@ def _crowded(cls: type):
     return obj
 
 
-CUSTOM = {"FitResult", "TrainResult", "TorusFlow", "PopulationStates", "SheetRun"}
+CUSTOM = {"FitResult", "TrainResult", "TorusFlow", "PopulationStates", "SheetRun", "ActivityFit",
+          "Evidence", "Verdict", "SleepDecoding"}
 
 
 @pytest.mark.parametrize("where", sorted(w for w, c in RESULT_TYPES.items()
@@ -126,6 +137,7 @@ def test_results_with_their_own_repr_keep_to_the_limit():
     sheet = SheetRun(torch.zeros(512, 512), torch.linspace(-1e6, -2e6, 10_001), 1.234e-17,
                      1e-12, 10_000, 0.01, 1234.5, 2345.6)
     shown["SheetRun"] = repr(sheet)
+    shown.update(_inference_reprs())
     assert set(shown) == CUSTOM
     for name, text in shown.items():
         assert "\n" not in text and len(text) <= REPR_LIMIT, (name, text)

@@ -36,6 +36,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
+import numpy as np
+
 from _runkit.results import Result
 
 __all__ = ["Evidence", "Verdict", "combine", "STATUSES", "ROLES"]
@@ -45,11 +47,18 @@ ROLES = ("gate", "necessary", "specific", "reported")
 
 
 def _short(x) -> str:
-    if isinstance(x, float):
+    """A statistic or threshold in a few characters: numbers to 3 digits, short sequences in
+    full (Betti numbers), anything longer by its size."""
+    if isinstance(x, (float, np.floating)):
         return f"{x:.3g}"
-    if isinstance(x, (list, tuple)):
+    if isinstance(x, (list, tuple)) and len(x) <= 4:
         return "(" + ", ".join(_short(v) for v in x) + ")"
-    return str(x)
+    if isinstance(x, (list, tuple)):
+        return f"({len(x)} values)"
+    if isinstance(x, np.ndarray):
+        return f"array{x.shape}"
+    text = str(x)
+    return text if len(text) <= 24 else text[:21] + "..."
 
 
 @dataclass(frozen=True)

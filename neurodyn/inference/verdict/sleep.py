@@ -301,7 +301,9 @@ class SleepDecoding(Result):
                                    "p_value": e.p_value} for e in self.evidence}}
 
     def __repr__(self) -> str:
-        tests = ", ".join(f"{e.name.split()[-1]} {e.status}" for e in self.evidence)
+        tests = ", ".join(f"{e.name.split()[-1]} {e.status}" for e in self.evidence[:3])
+        if len(self.evidence) > 3:
+            tests += f", {len(self.evidence) - 3} more"
         return (f"SleepDecoding({self.seconds:.0f} s, step {self.step_deg:.0f} deg vs "
                 f"{self.rolled_step_deg:.0f} rolled; {tests})")
 
