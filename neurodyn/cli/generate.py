@@ -26,8 +26,10 @@ def register(sub) -> argparse.ArgumentParser:
     """Add the ``generate`` sub-command.
 
     ``neurodyn generate --model DIR --out OUT`` samples noisy states of the model, trains the
-    ambient, Riemannian and relaxed generators, judges them against held-out states and writes
-    ``metrics.json``, ``timing.json``, ``config.json`` and ``generated.png`` into ``OUT``.
+    ambient, Riemannian and relaxed generators, judges them against held-out states, says
+    whether the ambient flow's samples as generated keep the data's attractor (``verdict``;
+    :mod:`neurodyn.generative.verdict`) and writes ``metrics.json``, ``timing.json``,
+    ``config.json``, ``generated.png`` and ``barcodes.png`` into ``OUT``.
     """
     p = sub.add_parser(
         "generate", formatter_class=argparse.ArgumentDefaultsHelpFormatter,
@@ -37,7 +39,12 @@ def register(sub) -> argparse.ArgumentParser:
                     "matching, (b) Riemannian flow matching on the decoded coordinate mapped "
                     "through the manifold, (c) ambient samples relaxed by the network; normal "
                     "distance, Betti numbers, intrinsic W2, tuning curves, correlations and "
-                    "memorization of each against held-out states, and a shuffled control.")
+                    "memorization of each against held-out states, and a shuffled control. "
+                    "The verdict (metrics.json's 'verdict') judges (a)'s samples as generated: "
+                    "kept is true only when the data's own attractor verdict is true (with "
+                    "--data, the fit-activity folder's metrics.json; the network's own states "
+                    "otherwise) and they match the held-out states' Betti numbers and normal "
+                    "distance; (b) and (c) are shaped by the model's manifold and never count.")
     p.add_argument("--model", required=True, help="directory holding model.pt (or the file)")
     p.add_argument("--out", required=True, help="output directory (locked while the run writes)")
     p.add_argument("--count", type=positive_int, default=2000, help="noisy states sampled")
@@ -74,7 +81,7 @@ def _generate(args) -> dict:
     from ..generative.compare import compare_generators
     from ..generative.states import population_states
 
-    network, recorded = _checked_inputs(args)
+    network, recorded, data = _checked_inputs(args)
     with open_run(args, "generate") as run:
         if recorded is not None:
             states = recorded
@@ -84,12 +91,12 @@ def _generate(args) -> dict:
             states = population_states(network, args.count, args.noise, seed=args.seed)
         samples: dict = {}
         res = compare_generators(network, states, args.held, args.steps, args.train_steps,
-                                 args.relax, args.seed, samples=samples)
+                                 args.relax, args.seed, samples=samples, data=data)
         metrics = res.to_dict()
         seconds = {k: c.pop("seconds") for k, c in metrics["cost"].items()}
         cpu = {k: c.pop("cpu_seconds") for k, c in metrics["cost"].items()}
         run.write_figures({"generated.png": _figure(network, samples),
-                           "barcodes.png": _barcodes(network, samples, args.seed)})
+                           "barcodes.png": _barcodes(network, samples, res.verdict, args.seed)})
         _write_states(run, states.rates[args.held:], samples)
         run.write_json("metrics.json", metrics)
         run.write_json("timing.json", {"seconds": seconds, "cpu_seconds": cpu})
@@ -97,9 +104,11 @@ def _generate(args) -> dict:
 
 
 def _checked_inputs(args):
-    """The network and, with ``--data``, the recorded states, every option and file checked
-    and the memory estimate made before ``--out`` is claimed."""
+    """The network, with ``--data`` the recorded states and the data's own attractor verdict
+    (None: the states will be the network's own), every option and file checked and the memory
+    estimate made before ``--out`` is claimed."""
     from ..generative.methods import RELAX_DT
+    from ..generative.verdict import data_verdict
 
     check_installed("ripser", "topology", "Betti numbers of generated states (neurodyn generate)")
     if 3 * args.held > args.count:
@@ -110,15 +119,16 @@ def _checked_inputs(args):
         raise BadInput(f"--window={args.window}: must be odd")
     if args.data:
         network, states = _recorded(args)  # the model folder's cells and the counts, read
+        data = data_verdict(args.model)
     else:
-        network, states = load_network(args.model), None
+        network, states, data = load_network(args.model), None, None
         if network.manifold is None:
             raise BadInput(f"--model={args.model!r}: the network has no target manifold")
     # the states, the three flows' copies of them and the held-out distances, float64
     check_memory("--count", 8.0 * args.count * (16.0 * network.geometry.size + args.held))
     # method (c) saves every state of its relaxations (u and r)
     check_states_memory("--relax", args.relax / RELAX_DT + 2, args.count, network.geometry.size)
-    return network, states
+    return network, states, data
 
 
 def _write_states(run, train, samples: dict) -> None:
@@ -150,12 +160,13 @@ def _driven(network, args):
                          seed=args.seed)
 
 
-def _barcodes(network, samples: dict, seed: int):
+def _barcodes(network, samples: dict, verdict, seed: int):
     from ..generative.metrics import ATTRACTOR_BETTI, state_homology
-    from ..plotting.generative import plot_generated_barcodes
+    from ..plotting.generative import plot_generated_barcodes, verdict_title
 
     homologies = {k: state_homology(r, seed=seed) for k, r in samples.items()}
-    return plot_generated_barcodes(homologies, ATTRACTOR_BETTI[network.geometry.dim])
+    return plot_generated_barcodes(homologies, ATTRACTOR_BETTI[network.geometry.dim],
+                                   verdict_title(verdict.to_dict()))
 
 
 def _figure(network, samples: dict):

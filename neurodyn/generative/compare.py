@@ -5,7 +5,9 @@ evaluations (``2 steps``, midpoint); the relaxed method adds the network's own e
 are reported apart. The control trains the ambient flow on the shuffled states (each neuron
 permuted independently, :func:`~neurodyn.generative.states.shuffled_states`) and reports the
 Betti numbers of what it generates: a ring or torus there would mean the method invents
-topology.
+topology. Whether the generated activity keeps the data's attractor is one judgement of (a)'s
+samples as generated, against the data's own verdict (:mod:`.verdict`): (b) and (c) are shaped
+by the network's manifold and never count.
 """
 
 from __future__ import annotations
@@ -18,8 +20,9 @@ from _runkit import Result, check_int
 
 from ..network import HopfieldNetwork
 from .methods import generate_ambient, generate_riemannian, relax_states
-from .metrics import GeneratedMetrics, judge_states
+from .metrics import ATTRACTOR_BETTI, GeneratedMetrics, judge_states, state_betti
 from .states import PopulationStates, population_states, shuffled_states
+from .verdict import JUDGED, DataVerdict, KeptVerdict, keeps_attractor
 
 __all__ = ["GenerationComparison", "compare_generators", "equal_time", "METHODS"]
 
@@ -43,6 +46,10 @@ class GenerationComparison(Result):
         Betti numbers of ambient samples of a flow trained on shuffled states.
     held, train : int
         States held out and trained on.
+    held_betti : tuple of int
+        Betti numbers of the held-out states (the judge's rule).
+    verdict : KeptVerdict
+        Whether (a)'s samples as generated keep the data's attractor (:mod:`.verdict`).
     """
 
     methods: dict
@@ -51,13 +58,17 @@ class GenerationComparison(Result):
     control_betti: tuple
     held: int
     train: int
+    held_betti: tuple
+    verdict: KeptVerdict
 
 
 def compare_generators(network: HopfieldNetwork, states: PopulationStates | None = None,
                        held: int = 400, steps: int = 5, train_steps: int = 4500,
                        relax: float = 4.0, seed: int = 0,
-                       samples: dict | None = None) -> GenerationComparison:
-    """Run (a) ambient, (b) Riemannian and (c) relaxed generation and judge each.
+                       samples: dict | None = None,
+                       data: DataVerdict | None = None) -> GenerationComparison:
+    """Run (a) ambient, (b) Riemannian and (c) relaxed generation, judge each, and say whether
+    (a)'s samples as generated keep the data's attractor.
 
     Parameters
     ----------
@@ -82,6 +93,9 @@ def compare_generators(network: HopfieldNetwork, states: PopulationStates | None
     seed : int
     samples : dict or None
         Filled with the generated rates per method when given (for figures).
+    data : DataVerdict or None
+        The data's own attractor verdict (:func:`~.verdict.data_verdict` of the model folder
+        recorded states came from); None: the states are the network's own.
 
     Returns
     -------
@@ -101,12 +115,15 @@ def compare_generators(network: HopfieldNetwork, states: PopulationStates | None
         k: judge_states(network, g.rates, test, train, seed=seed) for k, g in gen.items()}
     control = generate_ambient(shuffled_states(train, seed), held, steps, train_steps, seed=seed)
     control_betti = judge_states(network, control.rates, test, train, seed=seed).betti
+    held_betti = state_betti(test.rates, seed=seed)
+    verdict = keeps_attractor(judged[JUDGED], held_betti, ATTRACTOR_BETTI[network.geometry.dim],
+                              DataVerdict.network() if data is None else data)
     if samples is not None:
         samples.update({k: g.rates for k, g in gen.items()}, held=test.rates, control=control.rates)
     cost = {k: {"nfe": g.nfe, "network_evaluations": g.network_evaluations,
                 "seconds": g.seconds, "cpu_seconds": g.cpu_seconds} for k, g in gen.items()}
     return GenerationComparison(judged, cost, gen["relaxed"].energy_rise, control_betti, held,
-                                len(train))
+                                len(train), held_betti, verdict)
 
 
 def equal_time(network: HopfieldNetwork, states: PopulationStates,

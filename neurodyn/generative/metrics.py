@@ -26,7 +26,8 @@ from ..analysis.topology import ATTRACTOR_BETTI  # re-exported: the judge's expe
 from ..network import HopfieldNetwork
 from .states import PopulationStates, locate
 
-__all__ = ["GeneratedMetrics", "judge_states", "state_homology", "ATTRACTOR_BETTI"]
+__all__ = ["GeneratedMetrics", "judge_states", "state_homology", "state_betti",
+           "ATTRACTOR_BETTI"]
 
 
 @dataclass(frozen=True)
@@ -94,6 +95,14 @@ def state_homology(rates: torch.Tensor, maxdim: int = 2, seed: int = 0):
                                seed=seed)
 
 
+def state_betti(rates: torch.Tensor, maxdim: int = 2, seed: int = 0) -> tuple:
+    """Betti numbers ``(b0, ..., b_maxdim)`` of states ``(n, N)`` by the judge's rule
+    (:func:`state_homology`, long bars by the widest gap)."""
+    from ..analysis.topology import betti_numbers
+
+    return tuple(int(b) for b in betti_numbers(state_homology(rates, maxdim, seed)))
+
+
 def judge_states(network: HopfieldNetwork, rates: torch.Tensor, held: PopulationStates,
                  train: PopulationStates, maxdim: int | None = None, bins: int | None = None,
                  seed: int = 0) -> GeneratedMetrics:
@@ -106,13 +115,11 @@ def judge_states(network: HopfieldNetwork, rates: torch.Tensor, held: Population
     from flows import memorization
     from flows.riemannian import intrinsic_floor, intrinsic_w2
 
-    from ..analysis.topology import betti_numbers
-
     dim = held.phases.shape[1]
     bins = bins or (16 if dim == 1 else 6)
     psi, dist = locate(network, rates)
     floor_d = float(held.distance.median())
-    hom = state_homology(rates, 2 if maxdim is None else maxdim, seed)
+    betti = state_betti(rates, 2 if maxdim is None else maxdim, seed)
     w2 = intrinsic_w2(psi, held.phases)
     w2_floor, w2_std = intrinsic_floor(train.phases, len(held), pairs=20, seed=seed)
     fresh = train.subset(torch.arange(len(held)))
@@ -121,7 +128,7 @@ def judge_states(network: HopfieldNetwork, rates: torch.Tensor, held: Population
     mem = memorization(rates.to(torch.float32), train.rates.to(torch.float32), seed=seed)
     return GeneratedMetrics(
         float(dist.median()), floor_d, float(dist.median()) / floor_d,
-        tuple(int(b) for b in betti_numbers(hom)), w2, w2_floor, w2_std, w2 / w2_floor,
+        betti, w2, w2_floor, w2_std, w2 / w2_floor,
         _relative(_tuning(rates, psi, bins), t_held),
         _relative(_tuning(fresh.rates, fresh.phases, bins), t_held),
         _relative(_corr(rates), c_held), _relative(_corr(fresh.rates), c_held),

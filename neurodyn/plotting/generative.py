@@ -8,11 +8,40 @@ from matplotlib.figure import Figure
 
 from _runkit.cli import notebook_figure
 
-__all__ = ["plot_generated", "plot_generated_barcodes", "plot_method_table", "method_rows"]
+__all__ = ["plot_generated", "plot_generated_barcodes", "plot_method_table", "method_rows",
+           "verdict_title"]
 
 _TITLES = {"held": "held-out data", "ambient": "(a) ambient flow",
            "riemannian": "(b) Riemannian flow", "relaxed": "(c) ambient + relaxation",
            "control": "control: shuffled data"}
+
+
+def _role(name: str) -> str:
+    """What a set is to the verdict (:mod:`neurodyn.generative.verdict`)."""
+    from ..generative.verdict import JUDGED, MODEL_SHAPED
+
+    if name == JUDGED:
+        return "judged, as generated"
+    if name in MODEL_SHAPED:
+        return "shaped by the model's manifold"
+    return {"held": "the reference", "control": "must not be the attractor"}.get(name, "")
+
+
+def _title(name: str) -> str:
+    return f"{_TITLES[name]}\n{_role(name)}"
+
+
+def verdict_title(verdict: dict) -> str:
+    """One line of a :class:`~neurodyn.generative.verdict.KeptVerdict` (its ``to_dict()``):
+    kept or not, the data's own verdict, and which sets count.
+
+    >>> verdict_title({"kept": False, "data_attractor": "unknown"}).split(";")[0]
+    "attractor kept: no (the data's own verdict: unknown)"
+    """
+    data = verdict["data_attractor"]
+    data = {True: "attractor", False: "no attractor"}.get(data, data)
+    return (f"attractor kept: {'yes' if verdict['kept'] else 'no'} (the data's own verdict: "
+            f"{data}); judged: (a) as generated; (b), (c) shaped by the model's manifold")
 
 
 def plot_generated(samples: dict, phases: dict) -> Figure:
@@ -40,17 +69,18 @@ def plot_generated(samples: dict, phases: dict) -> Figure:
         xy = (samples[name].to(torch.float64).numpy() - mean) @ vt[:2].T
         sc = ax.scatter(xy[:, 0], xy[:, 1], s=4, c=phases[name][:, 0].numpy(), cmap="hsv",
                         vmin=0, vmax=2 * np.pi)
-        ax.set_title(_TITLES[name], fontsize=10)
+        ax.set_title(_title(name), fontsize=10)
         ax.set_xlabel("PC 1 of held-out rates")
     np.atleast_1d(axes)[0].set_ylabel("PC 2")
     fig.colorbar(sc, ax=axes, label="decoded coordinate (rad)")
     return notebook_figure(fig)
 
 
-def plot_generated_barcodes(homologies: dict, expected: tuple) -> Figure:
+def plot_generated_barcodes(homologies: dict, expected: tuple, title: str = "") -> Figure:
     """Barcodes of held-out and generated states side by side, one panel per set (every
     dimension stacked, the longest bars, the judge's long-bar threshold dashed), each titled
-    with its Betti numbers against the attractor's ``expected`` ones.
+    with what it is to the verdict (judged, or shaped by the model's manifold) and its Betti
+    numbers against the attractor's ``expected`` ones.
 
     Parameters
     ----------
@@ -59,6 +89,8 @@ def plot_generated_barcodes(homologies: dict, expected: tuple) -> Figure:
         :func:`plot_generated`.
     expected : tuple of int
         The attractor's Betti numbers ((1, 1, 0) ring, (1, 2, 1) torus).
+    title : str
+        Drawn above the panels (:func:`verdict_title`).
 
     Returns
     -------
@@ -74,9 +106,11 @@ def plot_generated_barcodes(homologies: dict, expected: tuple) -> Figure:
         betti = tuple(int(b) for b in betti_numbers(homologies[name]))
         plot_barcode(homologies[name], ax=ax, max_bars=12)
         flag = "" if betti == tuple(expected) else " - not the attractor's"
-        ax.set_title(f"{_TITLES[name]}\nBetti {betti}{flag}", fontsize=9)
+        ax.set_title(f"{_title(name)}\nBetti {betti}{flag}", fontsize=9)
     for ax in axes[1:]:
         ax.set_ylabel("")
+    if title:
+        fig.suptitle(title, fontsize=10)
     return notebook_figure(fig)
 
 
