@@ -8,9 +8,9 @@ flow matching followed by relaxation under the network's own dynamics); :mod:`.m
 generated states against held-out data (normal distance against the data's noise floor, Betti
 numbers, intrinsic W2 of the decoded coordinate against its i.i.d. floor, tuning curves,
 pairwise correlations, memorization); :mod:`.compare` runs all three side by side;
-:mod:`.verdict` says whether the generated activity keeps the data's attractor, judging (a)'s
-samples as generated against the data's own verdict ((b) and (c) are shaped by the network's
-manifold and never count).
+:mod:`.verdict` says whether the generated activity is an attractor population: the data's own
+verdict is true and (a)'s samples as generated match the held-out data ((b) and (c) are shaped
+by the network's manifold and are reported beside it).
 """
 
 from __future__ import annotations
@@ -21,8 +21,9 @@ __getattr__, __dir__, __all__ = lazy_names(__name__, {
     "states": ("PopulationStates", "population_states", "shuffled_states"),
     "methods": ("Generated", "generate_ambient", "generate_riemannian", "relax_states"),
     "metrics": ("GeneratedMetrics", "judge_states", "state_homology", "state_betti",
-                "ATTRACTOR_BETTI"),
+                "rate_floor", "ATTRACTOR_BETTI"),
     "compare": ("GenerationComparison", "compare_generators", "equal_time"),
     "sources": ("driven_states", "recorded_states", "trajectory_coordinate"),
-    "verdict": ("DataVerdict", "KeptVerdict", "data_verdict", "keeps_attractor"),
+    "verdict": ("DataVerdict", "KeptVerdict", "data_verdict", "fitted_verdict",
+                "keeps_attractor"),
 })

@@ -9,7 +9,7 @@ from matplotlib.figure import Figure
 from _runkit.cli import notebook_figure
 
 __all__ = ["plot_generated", "plot_generated_barcodes", "plot_method_table", "method_rows",
-           "verdict_title"]
+           "verdict_title", "plot_kept_verdict"]
 
 _TITLES = {"held": "held-out data", "ambient": "(a) ambient flow",
            "riemannian": "(b) Riemannian flow", "relaxed": "(c) ambient + relaxation",
@@ -23,7 +23,7 @@ def _role(name: str) -> str:
     if name == JUDGED:
         return "judged, as generated"
     if name in MODEL_SHAPED:
-        return "shaped by the model's manifold"
+        return "shaped by the model's manifold, not judged"
     return {"held": "the reference", "control": "must not be the attractor"}.get(name, "")
 
 
@@ -31,17 +31,71 @@ def _title(name: str) -> str:
     return f"{_TITLES[name]}\n{_role(name)}"
 
 
+def _data_word(value) -> str:
+    return {True: "attractor", False: "no attractor"}.get(value, str(value))
+
+
 def verdict_title(verdict: dict) -> str:
     """One line of a :class:`~neurodyn.generative.verdict.KeptVerdict` (its ``to_dict()``):
-    kept or not, the data's own verdict, and which sets count.
+    kept or not, the data's own verdict, and (a)'s rate W2 over its floor.
 
-    >>> verdict_title({"kept": False, "data_attractor": "unknown"}).split(";")[0]
-    "attractor kept: no (the data's own verdict: unknown)"
+    >>> verdict_title({"kept": False, "data_attractor": "unknown", "rate_w2_ratio": 1.1,
+    ...                "w2_tolerance": 1.2}).split(";")[0]
+    "attractor population: no (the data's own verdict: unknown)"
     """
-    data = verdict["data_attractor"]
-    data = {True: "attractor", False: "no attractor"}.get(data, data)
-    return (f"attractor kept: {'yes' if verdict['kept'] else 'no'} (the data's own verdict: "
-            f"{data}); judged: (a) as generated; (b), (c) shaped by the model's manifold")
+    return (f"attractor population: {'yes' if verdict['kept'] else 'no'} (the data's own "
+            f"verdict: {_data_word(verdict['data_attractor'])}); (a) as generated: rate W2 "
+            f"{verdict['rate_w2_ratio']:.3g}x its floor (at most {verdict['w2_tolerance']:g}x)")
+
+
+def plot_kept_verdict(comparison: dict) -> Figure:
+    """The verdict of one comparison: each set's rate W2 over its floor (real states against
+    the held-out ones, 1 by definition) against the tolerance, the judged set apart from the
+    sets shaped by the model's manifold, with both conditions and the data's own verdict.
+
+    Parameters
+    ----------
+    comparison : dict
+        :meth:`~neurodyn.generative.GenerationComparison.to_dict`.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+    """
+    import textwrap
+
+    v = comparison["verdict"]
+    names = ["held", *comparison["methods"], "control"]
+    ratios = [1.0, *(m["rate_w2_ratio"] for m in comparison["methods"].values()),
+              comparison["control_rate_w2_ratio"]]
+    colours = {"held": "0.6", v["judged"]: "tab:blue", "control": "tab:red"}
+    fig = Figure(figsize=(9.5, 4.6), layout="constrained")
+    ax, text = fig.subplots(1, 2, width_ratios=(1.3, 1))
+    y = np.arange(len(names))[::-1]
+    ax.barh(y, ratios, color=[colours.get(k, "0.85") for k in names],
+            hatch=["//" if k in v["model_shaped"] else "" for k in names], edgecolor="0.3")
+    ax.axvline(v["w2_tolerance"], ls="--", c="k", lw=1, label=f"tolerance {v['w2_tolerance']:g}x")
+    ax.set_yticks(y, [f"{_TITLES[k]}\n{_role(k)}" for k in names], fontsize=8)
+    for yi, r in zip(y, ratios, strict=True):
+        ax.text(r, yi, f" {r:.3g}", va="center", fontsize=8)
+    ax.set_xlabel("rate W2 to held-out states / floor (real states)")
+    ax.set_xlim(0, 1.25 * max(max(ratios), v["w2_tolerance"]))
+    ax.legend(fontsize=8, loc="upper right")
+    text.axis("off")
+    ok = {True: "yes", False: "NO"}
+    lines = [f"attractor population: {'YES' if v['kept'] else 'NO'}", "",
+             f"1. the data's own verdict is true: {ok[v['data_attractor'] is True]}",
+             f"   ({_data_word(v['data_attractor'])}; {v['data_source']})",
+             f"2. (a) as generated matches held-out: {ok[v['rate_w2_ratio'] <= v['w2_tolerance']]}",
+             f"   rate W2 {v['rate_w2_ratio']:.3g}x floor", "",
+             f"reported: Betti (a) {tuple(v['betti'])}, held-out {tuple(v['held_betti'])},",
+             f"attractor {tuple(v['attractor_betti'])}"]
+    lines += [f"{k}: rate W2 {m['rate_w2_ratio']:.3g}x, Betti {tuple(m['betti'])}"
+              for k, m in v["model_shaped"].items()]
+    lines += ["", *textwrap.wrap(v["reason"], 48)[:14]]
+    text.text(0, 1, "\n".join(lines), va="top", ha="left", fontsize=8, family="monospace",
+              transform=text.transAxes)
+    return notebook_figure(fig)
 
 
 def plot_generated(samples: dict, phases: dict) -> Figure:
