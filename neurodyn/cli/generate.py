@@ -84,7 +84,7 @@ def register(sub) -> argparse.ArgumentParser:
 def _generate(args) -> dict:
     from ..generative.compare import compare_generators
     from ..generative.states import population_states
-    from ..generative.verdict import DataVerdict, fitted_verdict
+    from ..generative.verdict import fitted_verdict
 
     network, recorded, data = _checked_inputs(args)
     with open_run(args, "generate") as run:
@@ -94,7 +94,7 @@ def _generate(args) -> dict:
             states = _driven(network, args)
         else:
             states = population_states(network, args.count, args.noise, seed=args.seed)
-        if not isinstance(data, DataVerdict):  # the folder holds no verdict: fit the counts
+        if isinstance(data, dict):  # the model folder holds no verdict: fit the counts
             data = fitted_verdict(**data, seed=args.seed)
         samples: dict = {}
         res = compare_generators(network, states, args.held, args.steps, args.train_steps,
@@ -161,11 +161,11 @@ def _recorded(args):
     from ..inference.core import _check_inputs
     from ..inference.recordings import read_activity
 
-    data = read_activity(args.data, "--data")
-    network, states = recorded_states(args.model, data, args.count, args.window, args.seed)
+    network, states = recorded_states(args.model, args.data, args.count, args.window, args.seed)
     verdict = data_verdict(args.model)
     if verdict.attractor != "unknown":
         return network, states, verdict
+    data = read_activity(args.data, "--data")
     geometry = "ring" if network.geometry.dim == 1 else "torus"
     cov = data.get("heading" if geometry == "ring" else "position")
     _check_inputs(data["counts"], data["dt"], geometry, cov)
