@@ -134,8 +134,8 @@ def fitted_verdict(counts, dt: float, geometry: str, covariate=None, seed: int =
         Bin width (s).
     geometry : str
         ``"ring"`` or ``"torus"``.
-    covariate : array or None
-        The heading ``(T,)`` (ring) or position ``(T, 2)`` (torus), if recorded.
+    covariate : array, shape (T,) or (T, 2), or None
+        The heading (ring, rad) or position (torus, m), if recorded.
     seed : int
 
     Returns
