@@ -1,12 +1,22 @@
-"""Generated activity over seeds: how often each generator keeps the attractor.
+"""Generated activity over seeds: how often it is an attractor population, and how close each
+generator comes to the network's states.
 
 For each seed: noisy states of the fitted network (data drawn with that seed), the three
 generators of :func:`neurodyn.generative.compare_generators` and the shuffled control; prints one
 row per seed (appended to ``--jsonl`` as it finishes, so a long run can be read while it goes)
-and, at the end, the counts the acceptance asks for (Betti numbers of the ring (1, 1, 0) / torus
-(1, 2, 1), normal distance <= 1.5x the data's floor, intrinsic W2 <= 1.2x its i.i.d. floor at 10
-evaluations) with the worst ratios, and each generator's W2 ratio paired with a fresh real
-sample's of the same seed (how many seeds it is above, the two-sided sign test, the medians).
+and, at the end:
+
+- ``kept``: in how many seeds the generated activity is called an attractor population, by the
+  one rule of :mod:`neurodyn.generative.verdict`: the states are the network's own (the data's
+  verdict is true) and (a)'s samples as generated, before any relaxation, match the held-out
+  states (rate W2 in the neurons' space at most 1.2x that of real states). (b) and (c) are
+  shaped by the network's manifold (``model_shaped`` in the summary): their counts say how well
+  they reproduce the model's states, never that an attractor is kept;
+- per generator, the counts the acceptance asks for (Betti numbers of the ring (1, 1, 0) / torus
+  (1, 2, 1), normal distance <= 1.5x the data's floor, intrinsic W2 <= 1.2x its i.i.d. floor at
+  10 evaluations) with the worst ratios, and its W2 ratio paired with a fresh real sample's of
+  the same seed (how many seeds it is above, the two-sided sign test, the medians).
+
 Beside them, per seed:
 
 - ``real_w2_ratio``: the W2 ratio of a fresh real sample (training states never shown to the
@@ -42,6 +52,7 @@ from neurodyn.generative import (
     state_homology,
 )
 from neurodyn.generative.states import locate
+from neurodyn.generative.verdict import MODEL_SHAPED
 
 BETTI = {"ring": ATTRACTOR_BETTI[1], "torus": ATTRACTOR_BETTI[2]}
 HELD = 400
@@ -67,11 +78,12 @@ def _row(net, seed: int, train_steps: int, keep: str | None = None) -> dict:
            "cpu_seconds": round(time.process_time() - c0, 1),
            "load": round(os.getloadavg()[0], 1),
            "control_betti": list(res.control_betti), "energy_rise": res.energy_rise,
+           "held_betti": list(res.held_betti), "kept": res.verdict.kept,
            "real_w2_ratio": round(intrinsic_w2(fresh, held) / floor, 3),
            "relax_shift_rms": round(float(shift.pow(2).sum(1).mean().sqrt()), 4)}
     for k, m in res.methods.items():
         row[k] = {"betti": list(m.betti), "distance_ratio": round(m.distance_ratio, 3),
-                  "w2_ratio": round(m.w2_ratio, 3),
+                  "w2_ratio": round(m.w2_ratio, 3), "rate_w2_ratio": round(m.rate_w2_ratio, 3),
                   "w2_within_2std": bool(m.w2 <= m.w2_floor + 2 * m.w2_floor_std)}
     return row
 
@@ -108,10 +120,14 @@ def summarize(rows: list, geometry: str) -> dict:
                "control_with_attractor_topology": sum(r["control_betti"] == want for r in rows),
                "max_energy_rise": max(r["energy_rise"] for r in rows),
                "real_w2_ok": sum(r["real_w2_ratio"] <= 1.2 for r in rows),
+               # rows of runs before the verdict was recorded have no "kept": not counted
+               "kept": sum(r.get("kept") is True for r in rows),
+               "kept_judged": sum("kept" in r for r in rows),
                "cpu_seconds": round(sum(r["cpu_seconds"] for r in rows), 1),
                "seconds": round(sum(r["seconds"] for r in rows), 1)}
     for k in ("ambient", "riemannian", "relaxed"):
-        summary[k] = {"betti_ok": sum(r[k]["betti"] == want for r in rows),
+        summary[k] = {"model_shaped": k in MODEL_SHAPED,
+                      "betti_ok": sum(r[k]["betti"] == want for r in rows),
                       "distance_ok": sum(r[k]["distance_ratio"] <= 1.5 for r in rows),
                       "w2_ok": sum(r[k]["w2_ratio"] <= 1.2 for r in rows),
                       "w2_within_2std": sum(r[k]["w2_within_2std"] for r in rows),

@@ -1,4 +1,5 @@
-"""Generated population activity that keeps its attractor: three flow-matching generators.
+"""Generated population activity, three flow-matching generators, and whether it keeps the
+attractor.
 
 Noisy states of a fitted ring (N = 128) and hex torus (16 x 16; 32 x 32 with ``--full``); (a)
 ambient flow matching on the states, (b) Riemannian flow matching on the decoded coordinate
@@ -7,10 +8,14 @@ the network's own dynamics.
 Every sampler takes 10 field evaluations (5 midpoint steps). Each is judged against held-out
 states (normal distance against the data's noise floor, Betti numbers, intrinsic W2 of the
 decoded coordinate against its i.i.d. floor, tuning curves, correlations, memorization); a flow
-trained on shuffled states is the control that must not produce the attractor's topology. The
-barcodes of every set (``*_barcodes.png``) show the topology the Betti numbers count; the
-table (``*_methods.png``, ``equal_time`` in the metrics) puts the three side by side at equal
-flow evaluations and, with (a) and (b) retrained to the CPU time (c) took, at equal cost (CPU
+trained on shuffled states is the control that must not produce the attractor's topology.
+Whether the generated activity is an attractor population (``verdict``, ``*_verdict.png``) is
+judged on (a)'s samples as generated: the states are the network's own (an attractor's), and
+(a)'s rate W2 to the held-out states must be within 1.2x that of real states; (b) and (c) are
+shaped by the network's manifold and are reported beside it, never judged. The barcodes of
+every set (``*_barcodes.png``) show the topology the Betti numbers count; the table
+(``*_methods.png``, ``equal_time`` in the metrics) puts the three side by side at equal flow
+evaluations and, with (a) and (b) retrained to the CPU time (c) took, at equal cost (CPU
 time, not wall time: the cores may be shared; on an idle core the two agree).
 
     python demos/generate_activity.py --out results/generate_activity [--quick | --full]
@@ -40,7 +45,9 @@ from neurodyn.plotting.generative import (
     method_rows,
     plot_generated,
     plot_generated_barcodes,
+    plot_kept_verdict,
     plot_method_table,
+    verdict_title,
 )
 
 
@@ -52,10 +59,12 @@ def _one(network, count: int, held: int, train_steps: int, seed: int, out: Path,
     phases = {k: locate(network, r)[0] for k, r in samples.items()}
     save_figure(plot_generated(samples, phases), out / f"{name}_generated.png")
     homologies = {k: state_homology(r, seed=seed) for k, r in samples.items()}
-    save_figure(plot_generated_barcodes(homologies, ATTRACTOR_BETTI[network.geometry.dim]),
+    save_figure(plot_generated_barcodes(homologies, ATTRACTOR_BETTI[network.geometry.dim],
+                                        verdict_title(res.verdict.to_dict())),
                 out / f"{name}_barcodes.png")
     eq = equal_time(network, states, res, held, train_steps=train_steps, seed=seed)
     d = res.to_dict()
+    save_figure(plot_kept_verdict(d), out / f"{name}_verdict.png")
     save_figure(plot_method_table(method_rows(d, eq), f"{name}: 10 flow evaluations each; "
                                   "equal CPU time: (a), (b) retrained to the time of (c)"),
                 out / f"{name}_methods.png")

@@ -1,4 +1,4 @@
-"""Generative models of population activity that keep the attractor.
+"""Generative models of population activity, and whether they keep the data's attractor.
 
 :mod:`.states` samples noisy population states of a fitted network (the data), :mod:`.sources`
 states driven by a trajectory or recorded counts put on a fitted model's neurons; :mod:`.methods`
@@ -7,7 +7,10 @@ the decoded coordinate mapped through the manifold with a learned normal variabi
 flow matching followed by relaxation under the network's own dynamics); :mod:`.metrics` judges
 generated states against held-out data (normal distance against the data's noise floor, Betti
 numbers, intrinsic W2 of the decoded coordinate against its i.i.d. floor, tuning curves,
-pairwise correlations, memorization); :mod:`.compare` runs all three side by side.
+pairwise correlations, memorization); :mod:`.compare` runs all three side by side;
+:mod:`.verdict` says whether the generated activity is an attractor population: the data's own
+verdict is true and (a)'s samples as generated match the held-out data ((b) and (c) are shaped
+by the network's manifold and are reported beside it).
 """
 
 from __future__ import annotations
@@ -17,7 +20,10 @@ from _runkit.lazy import lazy_names
 __getattr__, __dir__, __all__ = lazy_names(__name__, {
     "states": ("PopulationStates", "population_states", "shuffled_states"),
     "methods": ("Generated", "generate_ambient", "generate_riemannian", "relax_states"),
-    "metrics": ("GeneratedMetrics", "judge_states", "state_homology", "ATTRACTOR_BETTI"),
+    "metrics": ("GeneratedMetrics", "judge_states", "state_homology", "state_betti",
+                "rate_floor", "ATTRACTOR_BETTI"),
     "compare": ("GenerationComparison", "compare_generators", "equal_time"),
     "sources": ("driven_states", "recorded_states", "trajectory_coordinate"),
+    "verdict": ("DataVerdict", "KeptVerdict", "data_verdict", "fitted_verdict",
+                "keeps_attractor"),
 })

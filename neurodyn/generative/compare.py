@@ -5,11 +5,15 @@ evaluations (``2 steps``, midpoint); the relaxed method adds the network's own e
 are reported apart. The control trains the ambient flow on the shuffled states (each neuron
 permuted independently, :func:`~neurodyn.generative.states.shuffled_states`) and reports the
 Betti numbers of what it generates: a ring or torus there would mean the method invents
-topology.
+topology, and its rate W2 over the floor shows the W2 can tell a wrong population from the
+data's. Whether the generated activity is an attractor population is one judgement of (a)'s
+samples as generated, against the data's own verdict (:mod:`.verdict`): (b) and (c) are shaped
+by the network's manifold and are reported beside it.
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import torch
@@ -18,8 +22,9 @@ from _runkit import Result, check_int
 
 from ..network import HopfieldNetwork
 from .methods import generate_ambient, generate_riemannian, relax_states
-from .metrics import GeneratedMetrics, judge_states
+from .metrics import ATTRACTOR_BETTI, GeneratedMetrics, judge_states, state_betti
 from .states import PopulationStates, population_states, shuffled_states
+from .verdict import DataVerdict, KeptVerdict, keeps_attractor
 
 __all__ = ["GenerationComparison", "compare_generators", "equal_time", "METHODS"]
 
@@ -41,23 +46,34 @@ class GenerationComparison(Result):
         Largest relative energy rise along the relaxations (descent holds below 1e-9).
     control_betti : tuple of int
         Betti numbers of ambient samples of a flow trained on shuffled states.
+    control_rate_w2_ratio : float
+        Their rate W2 over its floor.
     held, train : int
         States held out and trained on.
+    held_betti : tuple of int
+        Betti numbers of the held-out states (the judge's rule).
+    verdict : KeptVerdict
+        Whether (a)'s samples as generated are an attractor population (:mod:`.verdict`).
     """
 
     methods: dict
     cost: dict
     energy_rise: float
     control_betti: tuple
+    control_rate_w2_ratio: float
     held: int
     train: int
+    held_betti: tuple
+    verdict: KeptVerdict
 
 
 def compare_generators(network: HopfieldNetwork, states: PopulationStates | None = None,
                        held: int = 400, steps: int = 5, train_steps: int = 4500,
                        relax: float = 4.0, seed: int = 0,
-                       samples: dict | None = None) -> GenerationComparison:
-    """Run (a) ambient, (b) Riemannian and (c) relaxed generation and judge each.
+                       samples: dict | None = None,
+                       data: DataVerdict | None = None) -> GenerationComparison:
+    """Run (a) ambient, (b) Riemannian and (c) relaxed generation, judge each, and say whether
+    (a)'s samples as generated are an attractor population.
 
     Parameters
     ----------
@@ -82,6 +98,11 @@ def compare_generators(network: HopfieldNetwork, states: PopulationStates | None
     seed : int
     samples : dict or None
         Filled with the generated rates per method when given (for figures).
+    data : DataVerdict or None
+        The data's own attractor verdict (:func:`~.verdict.data_verdict` of the model folder
+        recorded states came from, or :func:`~.verdict.fitted_verdict` of their counts). None:
+        the network's own states (finite ``noise``) are an attractor's; recorded ones (``noise``
+        nan) have an unknown verdict, so nothing generated from them is kept.
 
     Returns
     -------
@@ -100,13 +121,25 @@ def compare_generators(network: HopfieldNetwork, states: PopulationStates | None
     judged: dict[str, GeneratedMetrics] = {
         k: judge_states(network, g.rates, test, train, seed=seed) for k, g in gen.items()}
     control = generate_ambient(shuffled_states(train, seed), held, steps, train_steps, seed=seed)
-    control_betti = judge_states(network, control.rates, test, train, seed=seed).betti
+    ctrl = judge_states(network, control.rates, test, train, seed=seed)
+    held_betti = state_betti(test.rates, seed=seed)
+    verdict = keeps_attractor(judged, held_betti, ATTRACTOR_BETTI[network.geometry.dim],
+                              _own_verdict(states) if data is None else data)
     if samples is not None:
         samples.update({k: g.rates for k, g in gen.items()}, held=test.rates, control=control.rates)
     cost = {k: {"nfe": g.nfe, "network_evaluations": g.network_evaluations,
                 "seconds": g.seconds, "cpu_seconds": g.cpu_seconds} for k, g in gen.items()}
-    return GenerationComparison(judged, cost, gen["relaxed"].energy_rise, control_betti, held,
-                                len(train))
+    return GenerationComparison(judged, cost, gen["relaxed"].energy_rise, ctrl.betti,
+                                ctrl.rate_w2_ratio, held, len(train), held_betti, verdict)
+
+
+def _own_verdict(states: PopulationStates) -> DataVerdict:
+    """The data verdict when none is given: the network's own states (finite noise) are an
+    attractor's; recorded ones (noise nan) are unknown."""
+    if math.isnan(states.noise):
+        return DataVerdict("unknown", "recorded states were given without the data's own "
+                           "verdict (data=)", "none")
+    return DataVerdict.network()
 
 
 def equal_time(network: HopfieldNetwork, states: PopulationStates,

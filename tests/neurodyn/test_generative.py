@@ -66,7 +66,7 @@ def test_equal_time_table_puts_the_methods_side_by_side(ring):
     rows = method_rows(res.to_dict(), eq)
     assert [r["budget"] for r in rows] == ["equal NFE"] * 3 + ["equal CPU time"] * 2
     assert rows[2]["network_evaluations"] == 160 and rows[0]["network_evaluations"] == 0
-    assert len(plot_method_table(rows).axes[0].tables[0].get_celld()) == 9 * 6
+    assert len(plot_method_table(rows).axes[0].tables[0].get_celld()) == 10 * 6
 
 
 def test_barcodes_figure_shows_the_judges_betti_numbers(ring):
