@@ -63,7 +63,32 @@ class _Picklable:
 
 
 class BadInput(_Picklable, ValueError):
-    """Refused input: the message names the parameter, the value received and what is allowed."""
+    """Refused input: the message names the parameter, the value received and what is allowed.
+
+    A ``ValueError`` so that callers catching that keep working; the command lines tell the
+    two apart (``BadInput`` exits 2, any other ``ValueError`` is a bug and exits 1).
+
+    Parameters
+    ----------
+    message : str
+        ``"kappa=-1.0 is not allowed; it must be > 0"``.
+    param : str or None
+        The parameter at fault (``"kappa"``), for a caller that must say which of its own
+        options it came from (the command lines name ``--kappa``); None when no single
+        parameter is.
+
+    Examples
+    --------
+    >>> err = BadInput("kappa=-1.0 is not allowed; it must be > 0", param="kappa")
+    >>> err.param, str(err), isinstance(err, ValueError)
+    ('kappa', 'kappa=-1.0 is not allowed; it must be > 0', True)
+    >>> BadInput("no command given").param is None
+    True
+    """
+
+    def __init__(self, *args: object, param: str | None = None):
+        super().__init__(*args)
+        self.param = param
 
 
 class RunFailed(_Picklable, RuntimeError):

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import torch
 
 from _runkit import Result, artifact
-from _runkit.cli import with_threads
+from _runkit.runtime import with_threads
 
 from ..dynamics.perturbations import PERTURBATIONS, perturb, random_strengths
 from ..dynamics.simulation import SimulationResult, simulate

@@ -16,7 +16,8 @@ import math
 import re
 from collections.abc import Callable
 
-from _runkit import BadInput, Diverged, RunDir, check_int, check_memory, check_positive_int
+from _runkit import BadInput, Diverged, RunDir, check_memory, check_positive_int
+from _runkit.runtime import set_threads
 from _runkit.seeds import SEED_MAX, check_seed
 
 __all__ = ["parse_time", "args_config", "command", "open_run", "load_network",
@@ -189,13 +190,9 @@ def command(handler: Callable[[argparse.Namespace], dict]) -> Callable:
 
     @functools.wraps(handler)
     def run(args: argparse.Namespace):
-        import torch  # the command runs: the library is needed now
-
         from ..dynamics.simulation import NonFiniteStateError
 
-        # bounded as in flows: OpenMP aborts the process on a thread count far above the cores
-        threads = check_int("--threads", getattr(args, "threads", 1), lo=1, hi=1024)
-        torch.set_num_threads(threads)
+        set_threads(getattr(args, "threads", 1), "--threads")
         try:
             return handler(args)
         except NonFiniteStateError as err:

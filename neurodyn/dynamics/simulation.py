@@ -21,7 +21,7 @@ import torch
 
 from _runkit import Diverged
 from _runkit import progress as progress_bar
-from _runkit.cli import with_threads
+from _runkit.runtime import with_threads
 from _runkit.seeds import check_seed
 
 from ..geometry.populations import wrap_angle

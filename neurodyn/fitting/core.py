@@ -37,9 +37,9 @@ from pathlib import Path
 import torch
 
 from _runkit import BadInput, RunFailed
-from _runkit.cli import with_threads
 from _runkit.files import check_like
 from _runkit.results import Result, require_pandas, require_xarray
+from _runkit.runtime import with_threads
 
 from ..activation import Logistic
 from ..dynamics.device import check_device

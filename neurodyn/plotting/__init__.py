@@ -22,8 +22,8 @@ import torch
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
-from _runkit.cli import notebook_figure
 from _runkit.files import atomic_save_figure
+from _runkit.notebook import notebook_figure
 
 from ..analysis.diagnostics import ConnectivityProfile
 from ..dynamics.simulation import SimulationResult
@@ -36,7 +36,7 @@ __all__ = ["new_axes", "plot_bump", "plot_spectrum", "plot_connectivity", "plot_
 
 def new_axes(ax: Axes | None = None, figsize=(5.0, 3.6)) -> tuple[Figure, Axes]:
     """Return ``(figure, axes)``: the given axes' figure, or a new stand-alone figure; either
-    shows once in a notebook (:func:`_runkit.cli.notebook_figure`)."""
+    shows once in a notebook (:func:`_runkit.notebook.notebook_figure`)."""
     if ax is not None:
         return notebook_figure(ax.figure, created=False), ax
     fig = notebook_figure(Figure(figsize=figsize, layout="constrained"))

@@ -6,7 +6,7 @@ import numpy as np
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
-from _runkit.cli import notebook_figure
+from _runkit.notebook import notebook_figure
 
 from ..analysis.embedding import Embedding
 

@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from _runkit.cli import notebook_figure
+from _runkit.notebook import notebook_figure
 
 from ..geometry.populations import LATTICES, sheet_corners
 from ..spatial.gridcells.results import GridCellsResult

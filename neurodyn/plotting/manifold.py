@@ -8,7 +8,7 @@ import numpy as np
 from matplotlib.collections import LineCollection
 from matplotlib.figure import Figure
 
-from _runkit.cli import notebook_figure
+from _runkit.notebook import notebook_figure
 
 from .._util import to_numpy
 from ..analysis.activity import ManifoldActivity

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from _runkit.cli import notebook_figure
+from _runkit.notebook import notebook_figure
 
 from ..spatial.gridscores import GridScore, _check_autocorr
 from ..spatial.ratemaps import RateMaps

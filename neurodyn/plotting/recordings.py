@@ -19,7 +19,7 @@ import math
 import numpy as np
 from matplotlib.figure import Figure
 
-from _runkit.cli import notebook_figure
+from _runkit.notebook import notebook_figure
 
 from . import new_axes
 

@@ -35,7 +35,7 @@ import numpy as np
 import torch
 
 from _runkit import progress as progress_bar
-from _runkit.cli import check_interrupt, with_threads
+from _runkit.runtime import check_interrupt, with_threads
 
 from ...analysis.connectivity import fit_circulant
 from ...dynamics.device import check_device
