@@ -34,7 +34,7 @@ from .checks import (
     check_positive,
     check_positive_int,
 )
-from .errors import BadInput, Diverged, RunFailed, exit_code
+from .errors import BadInput, BadType, Diverged, RunFailed, exit_code
 from .files import (
     atomic_torch_save,
     atomic_write_bytes,
@@ -49,7 +49,7 @@ from .rundir import RunDir
 from .runtime import check_interrupt, progress, with_threads
 
 __all__ = [
-    "BadInput", "Diverged", "Registry", "Result", "RunDir", "RunFailed", "artifact",
+    "BadInput", "BadType", "Diverged", "Registry", "Result", "RunDir", "RunFailed", "artifact",
     "atomic_torch_save", "atomic_write_bytes", "atomic_write_text", "check_array",
     "check_interrupt",
     "check_choice", "check_float", "check_int", "check_memory", "check_nonnegative",

@@ -36,8 +36,8 @@ import signal
 import sys
 import threading
 
-__all__ = ["BadInput", "RunFailed", "Diverged", "EXIT_OK", "EXIT_FAILED", "EXIT_BAD_INPUT",
-           "EXIT_INTERRUPTED", "exit_code", "guard_start", "release_start"]
+__all__ = ["BadInput", "BadType", "RunFailed", "Diverged", "EXIT_OK", "EXIT_FAILED",
+           "EXIT_BAD_INPUT", "EXIT_INTERRUPTED", "exit_code", "guard_start", "release_start"]
 
 EXIT_OK = 0
 EXIT_FAILED = 1
@@ -89,6 +89,16 @@ class BadInput(_Picklable, ValueError):
     def __init__(self, *args: object, param: str | None = None):
         super().__init__(*args)
         self.param = param
+
+
+class BadType(BadInput, TypeError):
+    """Refused input of the wrong type (a :class:`BadInput` that is also a ``TypeError``, so
+    that callers catching that keep working).
+
+    >>> err = BadType("box=1.0 is not allowed; it must be a Box", param="box")
+    >>> isinstance(err, BadInput), isinstance(err, TypeError), exit_code(err)
+    (True, True, 2)
+    """
 
 
 class RunFailed(_Picklable, RuntimeError):

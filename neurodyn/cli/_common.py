@@ -150,7 +150,7 @@ def device_arg(text: str) -> str:
 
     try:
         check_device(text)
-    except ValueError as err:
+    except BadInput as err:
         raise argparse.ArgumentTypeError(str(err)) from None
     return text
 
@@ -170,8 +170,9 @@ def parse_velocity_arg(spec: str, name: str = "--velocity"):
         raise BadInput(f"{name}={spec!r}: every number must be finite")
     try:
         return parse_velocity(spec)
-    except (ValueError, TypeError) as err:
-        raise BadInput(f"{name}={spec!r}: {err}") from None
+    except BadInput as err:
+        raise BadInput(f"{name}={spec!r}: {err}", param=name.lstrip("-").replace("-", "_")
+                       ) from None
 
 
 def args_config(args: argparse.Namespace) -> dict:
@@ -183,9 +184,11 @@ def args_config(args: argparse.Namespace) -> dict:
 def command(handler: Callable[[argparse.Namespace], dict]) -> Callable:
     """Wrap a sub-command's handler for the run contract.
 
-    Sets torch's threads from ``--threads``; input errors raised by the library (``ValueError``,
-    ``TypeError``, missing or wrong files) become :class:`~_runkit.BadInput` (exit 2) and a
-    state that leaves its sane range becomes :class:`~_runkit.Diverged` (exit 1).
+    Sets torch's threads from ``--threads``; missing or unreadable files named on the command
+    line become :class:`~_runkit.BadInput` (exit 2) and a state that leaves its sane range
+    becomes :class:`~_runkit.Diverged` (exit 1). The library refuses input with ``BadInput``
+    itself: any other ``ValueError`` or ``TypeError`` is a bug and ends the command with exit
+    1, "unexpected" (:func:`_runkit.cli_main`).
     """
 
     @functools.wraps(handler)
@@ -197,10 +200,8 @@ def command(handler: Callable[[argparse.Namespace], dict]) -> Callable:
             return handler(args)
         except NonFiniteStateError as err:
             raise Diverged(f"{err}", step=getattr(err, "step", None), parameter="dt") from err
-        except BadInput:
-            raise
-        except (ValueError, TypeError, FileNotFoundError, IsADirectoryError,
-                NotADirectoryError, PermissionError) as err:
+        except (FileNotFoundError, IsADirectoryError, NotADirectoryError,
+                PermissionError) as err:
             raise BadInput(str(err)) from err
 
     return run

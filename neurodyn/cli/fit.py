@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import functools
-import re
 from dataclasses import fields
 from pathlib import Path
 from types import SimpleNamespace
@@ -66,10 +65,10 @@ def _config(args, n) -> FitConfig:
             from ..fitting.template import template_harmonics
 
             template_harmonics(cfg, geometry)
-    except ValueError as err:
-        key = re.match(r"(\w+)=", str(err))
-        option = f"--{key.group(1).replace('_', '-')}: " if key else ""
-        raise BadInput(f"{option}{err}") from None
+    except BadInput as err:
+        param = err.param.split(".")[0] if err.param else None
+        option = f"--{param.replace('_', '-')}: " if param else ""
+        raise BadInput(f"{option}{err}", param=param) from None
     return cfg
 
 
