@@ -239,7 +239,7 @@ def _geodesic_distances(X: np.ndarray, n_neighbors: int) -> np.ndarray:
         raise BadInput(
             f"isomap: the {n_neighbors}-nearest-neighbour graph has {n_parts} disconnected "
             f"components (n_neighbors={n_neighbors}); increase n_neighbors so that the graph "
-            "connects all samples, or remove isolated samples", param="isomap"
+            "connects all samples, or remove isolated samples", param="n_neighbors"
         )
     return shortest_path(graph, method="D", directed=False)
 

@@ -66,9 +66,10 @@ def _config(args, n) -> FitConfig:
 
             template_harmonics(cfg, geometry)
     except BadInput as err:
-        param = err.param.split(".")[0] if err.param else None
-        option = f"--{param.replace('_', '-')}: " if param else ""
-        raise BadInput(f"{option}{err}", param=param) from None
+        if err.param is None or err.param.startswith("-"):  # no parameter, or already an option
+            raise
+        param = err.param.split(".")[0]
+        raise BadInput(f"--{param.replace('_', '-')}: {err}", param=param) from None
     return cfg
 
 

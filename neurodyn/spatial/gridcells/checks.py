@@ -69,7 +69,7 @@ def _check_trajectory(trajectory: Trajectory) -> None:
         if not np.all(np.isfinite(arr)):
             i = int(np.flatnonzero(~np.isfinite(arr).reshape(arr.shape[0], -1).all(-1))[0])
             raise BadInput(f"trajectory.{name}: non-finite value at sample {i}",
-                           param="trajectory.")
+                           param="trajectory")
     step = np.diff(t)
     if np.any(step <= 0):
         i = int(np.flatnonzero(step <= 0)[0])
