@@ -33,16 +33,16 @@ __all__ = ["check_positive", "check_positive_int", "check_nonnegative", "check_i
 
 def _real(name: str, value: object, allowed: str) -> float:
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
-        raise BadInput(f"{name}={value!r} is not allowed; it must be {allowed}")
+        raise BadInput(f"{name}={value!r} is not allowed; it must be {allowed}", param=name)
     v = float(value)
     if not np.isfinite(v):
-        raise BadInput(f"{name}={value!r} is not allowed; it must be {allowed}")
+        raise BadInput(f"{name}={value!r} is not allowed; it must be {allowed}", param=name)
     return v
 
 
 def _integer(name: str, value: object, allowed: str) -> int:
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
-        raise BadInput(f"{name}={value!r} is not allowed; it must be {allowed}")
+        raise BadInput(f"{name}={value!r} is not allowed; it must be {allowed}", param=name)
     return int(value)
 
 
@@ -58,7 +58,8 @@ def check_positive(name: str, value: object) -> float:
     """
     v = _real(name, value, "a finite number > 0")
     if v <= 0:
-        raise BadInput(f"{name}={value!r} is not allowed; it must be a finite number > 0")
+        raise BadInput(f"{name}={value!r} is not allowed; it must be a finite number > 0",
+                       param=name)
     return v
 
 
@@ -74,7 +75,8 @@ def check_nonnegative(name: str, value: object) -> float:
     """
     v = _real(name, value, "a finite number >= 0")
     if v < 0:
-        raise BadInput(f"{name}={value!r} is not allowed; it must be a finite number >= 0")
+        raise BadInput(f"{name}={value!r} is not allowed; it must be a finite number >= 0",
+                       param=name)
     return v
 
 
@@ -90,7 +92,7 @@ def check_positive_int(name: str, value: object) -> int:
     """
     v = _integer(name, value, "an integer >= 1")
     if v < 1:
-        raise BadInput(f"{name}={value!r} is not allowed; it must be an integer >= 1")
+        raise BadInput(f"{name}={value!r} is not allowed; it must be an integer >= 1", param=name)
     return v
 
 
@@ -117,7 +119,7 @@ def check_int(name: str, value: object, lo: int | None = None, hi: int | None = 
     allowed = _range_text("an integer", lo, hi)
     v = _integer(name, value, allowed)
     if (lo is not None and v < lo) or (hi is not None and v > hi):
-        raise BadInput(f"{name}={value!r} is not allowed; it must be {allowed}")
+        raise BadInput(f"{name}={value!r} is not allowed; it must be {allowed}", param=name)
     return v
 
 
@@ -135,7 +137,7 @@ def check_float(name: str, value: object, lo: float | None = None,
     allowed = _range_text("a finite number", lo, hi)
     v = _real(name, value, allowed)
     if (lo is not None and v < lo) or (hi is not None and v > hi):
-        raise BadInput(f"{name}={value!r} is not allowed; it must be {allowed}")
+        raise BadInput(f"{name}={value!r} is not allowed; it must be {allowed}", param=name)
     return v
 
 
@@ -191,7 +193,8 @@ def check_choice(name: str, value: object, allowed: Iterable[str]) -> str:
     """
     allowed = list(allowed)
     if not isinstance(value, str) or value not in allowed:
-        raise BadInput(f"{name}={value!r} is not allowed; choose one of {', '.join(allowed)}")
+        raise BadInput(f"{name}={value!r} is not allowed; choose one of {', '.join(allowed)}",
+                       param=name)
     return value
 
 
@@ -244,13 +247,14 @@ def check_array(name: str, a: object, ndim: int | Sequence[int] | None = None,
     _check_rank_and_shape(name, a, ndim, shape)
     size = a.numel() if is_tensor else a.size
     if size == 0 and not empty:
-        raise BadInput(f"{name} is empty (shape {tuple(a.shape)}); at least one value is needed")
+        raise BadInput(f"{name} is empty (shape {tuple(a.shape)}); at least one value is needed",
+                       param=name)
     if finite and kind in "fc":
         bad = ~(torch.isfinite(a).cpu().numpy() if is_tensor else np.isfinite(a))
         if bad.any():
             first = tuple(int(i) for i in np.argwhere(bad)[0])
             raise BadInput(f"{name} contains {int(bad.sum())} non-finite value(s) (first at "
-                           f"index {first}); only finite numbers are allowed")
+                           f"index {first}); only finite numbers are allowed", param=name)
     return a
 
 
@@ -259,7 +263,8 @@ def _numeric_kind(name: str, a, is_tensor: bool, torch, real: bool) -> str:
     integers are ``i``); :class:`BadInput` for a non-array, a non-numeric dtype, or a complex
     one when ``real``. ``torch`` is the torch module (None when it is absent)."""
     if not is_tensor and not isinstance(a, np.ndarray):
-        raise BadInput(f"{name} of type {type(a).__name__} is not allowed; it must be an array")
+        raise BadInput(f"{name} of type {type(a).__name__} is not allowed; it must be an array",
+                       param=name)
     if is_tensor:
         kind = "c" if a.is_complex() else "f" if a.is_floating_point() else (
             "b" if a.dtype == torch.bool else "i")
@@ -267,9 +272,9 @@ def _numeric_kind(name: str, a, is_tensor: bool, torch, real: bool) -> str:
         kind = a.dtype.kind
     if kind == "c" and real:
         raise BadInput(f"{name} has complex dtype {str(a.dtype).replace('torch.', '')}; "
-                       "only real arrays are allowed")
+                       "only real arrays are allowed", param=name)
     if kind not in "biufc":
-        raise BadInput(f"{name} has dtype {a.dtype}; only numeric arrays are allowed")
+        raise BadInput(f"{name} has dtype {a.dtype}; only numeric arrays are allowed", param=name)
     return kind
 
 
@@ -282,14 +287,14 @@ def _check_rank_and_shape(name: str, a, ndim: int | Sequence[int] | None,
         if a.ndim not in ndims:
             want = " or ".join(str(n) for n in ndims)
             raise BadInput(f"{name} has {a.ndim} dimension(s) (shape {tuple(a.shape)}); "
-                           f"it must have {want}")
+                           f"it must have {want}", param=name)
     if shape is not None:
         shape = tuple(shape)
         ok = len(shape) == a.ndim and all(
             s is None or s == n for s, n in zip(shape, a.shape, strict=True))
         if not ok:
             raise BadInput(f"{name} has shape {tuple(a.shape)}; it must have shape "
-                           f"{_shape_text(shape)}")
+                           f"{_shape_text(shape)}", param=name)
 
 
 def format_bytes(n: float) -> str:
@@ -425,7 +430,7 @@ def check_memory(name: str, nbytes: float, limit: float | None = None) -> int:
     if not np.isfinite(need) or need > limit:
         size = "an unbounded amount" if not np.isfinite(need) else f"about {format_bytes(need)}"
         raise BadInput(f"{name} is too large: the run would need {size} of memory, more than "
-                       f"the {format_bytes(limit)} available{source}; reduce {name}")
+                       f"the {format_bytes(limit)} available{source}; reduce {name}", param=name)
     return int(np.ceil(max(need, 0.0)))
 
 
@@ -462,10 +467,10 @@ class Registry:
         """Register ``obj`` under ``name``; a taken name is refused unless ``replace``."""
         if not isinstance(name, str) or not name:
             raise BadInput(f"{self.kind} name {name!r} is not allowed; it must be a non-empty "
-                           "string")
+                           "string", param=self.kind)
         if name in self._items and not replace:
             raise BadInput(f"{self.kind}={name!r} is already registered; pass replace=True to "
-                           "replace it")
+                           "replace it", param=self.kind)
         self._items[name] = obj
         return obj
 
@@ -483,7 +488,7 @@ class Registry:
             return self._items[name]
         except (KeyError, TypeError):
             raise BadInput(f"{self.kind}={name!r} is not allowed; choose one of "
-                           f"{', '.join(self._items)}") from None
+                           f"{', '.join(self._items)}", param=self.kind) from None
 
     def names(self) -> list[str]:
         """Registered names, in registration order."""

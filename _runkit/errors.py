@@ -36,8 +36,8 @@ import signal
 import sys
 import threading
 
-__all__ = ["BadInput", "RunFailed", "Diverged", "EXIT_OK", "EXIT_FAILED", "EXIT_BAD_INPUT",
-           "EXIT_INTERRUPTED", "exit_code", "guard_start", "release_start"]
+__all__ = ["BadInput", "BadType", "RunFailed", "Diverged", "EXIT_OK", "EXIT_FAILED",
+           "EXIT_BAD_INPUT", "EXIT_INTERRUPTED", "exit_code", "guard_start", "release_start"]
 
 EXIT_OK = 0
 EXIT_FAILED = 1
@@ -63,7 +63,42 @@ class _Picklable:
 
 
 class BadInput(_Picklable, ValueError):
-    """Refused input: the message names the parameter, the value received and what is allowed."""
+    """Refused input: the message names the parameter, the value received and what is allowed.
+
+    A ``ValueError`` so that callers catching that keep working; the command lines tell the
+    two apart (``BadInput`` exits 2, any other ``ValueError`` is a bug and exits 1).
+
+    Parameters
+    ----------
+    message : str
+        ``"kappa=-1.0 is not allowed; it must be > 0"``.
+    param : str or None
+        The parameter at fault (``"kappa"``), for a caller that must say which of its own
+        options it came from (the command lines name ``--kappa``); None when no single
+        parameter is.
+
+    Examples
+    --------
+    >>> err = BadInput("kappa=-1.0 is not allowed; it must be > 0", param="kappa")
+    >>> err.param, str(err), isinstance(err, ValueError)
+    ('kappa', 'kappa=-1.0 is not allowed; it must be > 0', True)
+    >>> BadInput("no command given").param is None
+    True
+    """
+
+    def __init__(self, *args: object, param: str | None = None):
+        super().__init__(*args)
+        self.param = param
+
+
+class BadType(BadInput, TypeError):
+    """Refused input of the wrong type (a :class:`BadInput` that is also a ``TypeError``, so
+    that callers catching that keep working).
+
+    >>> err = BadType("box=1.0 is not allowed; it must be a Box", param="box")
+    >>> isinstance(err, BadInput), isinstance(err, TypeError), exit_code(err)
+    (True, True, 2)
+    """
 
 
 class RunFailed(_Picklable, RuntimeError):

@@ -50,10 +50,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .cli import progress as progress_bar
 from .errors import BadInput, RunFailed
 from .files import atomic_write_bytes, atomic_write_text, read_json, to_jsonable, write_json
 from .results import require_pandas, require_xarray
+from .runtime import progress as progress_bar
+from .runtime import set_threads
 from .seeds import check_seed
 
 __all__ = ["SweepResult", "cell_seed", "config_key", "grid_cells", "grid_points", "local_cluster",
@@ -159,12 +160,7 @@ class SweepResult:
 def _run_cell(cell: Callable[[dict], dict], params: dict) -> dict:
     """Run one cell with one thread per library (workers share the machine's cores)."""
     os.environ.setdefault("OMP_NUM_THREADS", "1")
-    try:
-        import torch
-
-        torch.set_num_threads(1)
-    except ImportError:  # pragma: no cover - torch is a core dependency
-        pass
+    set_threads(1)
     out = cell(dict(params))
     if not isinstance(out, Mapping):
         raise RunFailed(f"sweep cell {params}: returned {type(out).__name__}, expected a dict")

@@ -8,6 +8,8 @@ from typing import Any
 import numpy as np
 import torch
 
+from _runkit import BadInput, BadType
+
 from .network import HopfieldNetwork
 
 
@@ -21,9 +23,9 @@ def to_numpy(x: Any) -> np.ndarray:
 def check_int(value: Any, name: str, low: int) -> int:
     """``value`` as an int, which must be ``>= low``."""
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
-        raise TypeError(f"{name}={value!r}: must be an int >= {low}")
+        raise BadType(f"{name}={value!r}: must be an int >= {low}", param=name)
     if value < low:
-        raise ValueError(f"{name}={value}: must be an int >= {low}")
+        raise BadInput(f"{name}={value}: must be an int >= {low}", param=name)
     return int(value)
 
 
@@ -33,14 +35,16 @@ def check_positive(value: Any, name: str, allow_zero: bool = False) -> float:
     ok = ok and math.isfinite(value) and (value >= 0 if allow_zero else value > 0)
     if not ok:
         bound = ">= 0" if allow_zero else "> 0"
-        raise ValueError(f"{name}={value!r}: must be a finite number {bound}")
+        raise BadInput(f"{name}={value!r}: must be a finite number {bound}", param=name)
     return float(value)
 
 
 def require_manifold(network: HopfieldNetwork):
     """The network's target manifold (an error when it has none)."""
     if not isinstance(network, HopfieldNetwork):
-        raise TypeError(f"network: expected a HopfieldNetwork, got {type(network).__name__}")
+        raise BadType(f"network: expected a HopfieldNetwork, got {type(network).__name__}",
+                      param="network")
     if network.manifold is None:
-        raise ValueError("network: has no target manifold; build it with one (fit does)")
+        raise BadInput("network: has no target manifold; build it with one (fit does)",
+                       param="network")
     return network.manifold

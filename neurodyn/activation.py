@@ -70,7 +70,7 @@ class Logistic(Activation):
         for key in ("gain", "rmax"):
             v = getattr(self, key)
             if not (isinstance(v, (int, float)) and v > 0 and v == v and v != float("inf")):
-                raise ValueError(f"{key}={v!r}: must be a finite number > 0")
+                raise BadInput(f"{key}={v!r}: must be a finite number > 0", param=key)
 
     def __call__(self, u):
         return self.rmax * torch.sigmoid(self.gain * u)
@@ -102,7 +102,7 @@ class Tanh(Activation):
     def __post_init__(self):
         v = self.gain
         if not (isinstance(v, (int, float)) and v > 0 and v != float("inf")):
-            raise ValueError(f"gain={v!r}: must be a finite number > 0")
+            raise BadInput(f"gain={v!r}: must be a finite number > 0", param="gain")
 
     def __call__(self, u):
         return torch.tanh(self.gain * u)

@@ -26,6 +26,7 @@ from datetime import datetime, timezone
 
 import numpy as np
 
+from _runkit import BadInput
 from _runkit.files import load_arrays
 
 from .spatial.agent import Box, Trajectory
@@ -63,8 +64,8 @@ def from_ratinabox(source, box: Box | None = None) -> Trajectory:
         if extent is not None:
             x0, x1, y0, y1 = (float(v) for v in extent)
             if x0 != 0 or y0 != 0 or abs((x1 - x0) - (y1 - y0)) > 1e-12:
-                raise ValueError(f"Environment.extent={list(extent)}: only square boxes with a "
-                                 "corner at the origin are supported")
+                raise BadInput(f"Environment.extent={list(extent)}: only square boxes with a "
+                               "corner at the origin are supported", param="Environment.extent")
             box = Box(x1)
         else:
             box = Box(1.0)
@@ -141,7 +142,8 @@ def write_nwb(path, t, position, rates=None, rate_maps=None, x_edges=None,
     t = np.asarray(t, dtype=float)
     position = None if position is None else np.asarray(position, dtype=float)
     if t.ndim != 1 or (position is not None and position.shape != (t.size, 2)):
-        raise ValueError(f"position: shape {position.shape}; expected ({t.size}, 2) like t")
+        raise BadInput(f"position: shape {position.shape}; expected ({t.size}, 2) like t",
+                       param="position")
     start = session_start_time or datetime.now(timezone.utc).replace(microsecond=0)
     if identifier is None:
         total = (position if position is not None else np.asarray(rates, dtype=float)).sum()
@@ -164,8 +166,8 @@ def write_nwb(path, t, position, rates=None, rate_maps=None, x_edges=None,
     if rates is not None:
         rates = np.asarray(rates, dtype=float)
         if rates.ndim not in (2, 3) or rates.shape[0] != t.size:
-            raise ValueError(f"rates: shape {rates.shape}; expected ({t.size}, cells) or "
-                             f"({t.size}, runs, cells)")
+            raise BadInput(f"rates: shape {rates.shape}; expected ({t.size}, cells) or "
+                           f"({t.size}, runs, cells)", param="rates")
         shape = "(steps, cells)" if rates.ndim == 2 else "(steps, runs, cells)"
         mod.add(pynwb.TimeSeries(name="rates", data=rates, unit="rate (a.u.)", **_times(t),
                                  description=f"network rates r = phi(u), {shape}"))
@@ -193,7 +195,8 @@ def _rate_images(rate_maps, x_edges):
 
     maps = np.asarray(rate_maps, dtype=float)
     if maps.ndim != 3:
-        raise ValueError(f"rate_maps: shape {maps.shape}; expected (cells, bins, bins)")
+        raise BadInput(f"rate_maps: shape {maps.shape}; expected (cells, bins, bins)",
+                       param="rate_maps")
     edges = "" if x_edges is None else f"; bin edges (m): {np.asarray(x_edges).tolist()}"
     images = [GrayscaleImage(name=f"cell_{i:04d}", data=m,
                              description="mean rate per bin [iy, ix], NaN unvisited")

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 
 import torch
 
+from _runkit import BadInput
 from _runkit.results import Result
 
 from .activation import Activation
@@ -46,16 +47,17 @@ def bump_profile(geometry: Geometry, profile: str = "auto") -> torch.Tensor:
     th = geometry.coords()
     if profile == "cosine":
         if not isinstance(geometry, Ring):
-            raise ValueError(f"profile='cosine' needs a ring, got {geometry!r}")
+            raise BadInput(f"profile='cosine' needs a ring, got {geometry!r}", param="profile")
         return torch.cos(th[0])
     if not isinstance(geometry, Torus):
-        raise ValueError(f"profile={profile!r} needs a torus, got {geometry!r}")
+        raise BadInput(f"profile={profile!r} needs a torus, got {geometry!r}", param="profile")
     if profile == "hex":
         s = torch.cos(th[0]) + torch.cos(th[1]) + torch.cos(th[0] - th[1])  # in [-1.5, 3]
         return (s + 1.5) / 2.25 - 1.0
     if profile == "square":
         return (1 + torch.cos(th[0])) * (1 + torch.cos(th[1])) / 2 - 1.0
-    raise ValueError(f"profile={profile!r}: unknown; choose one of {('auto',) + PROFILES}")
+    raise BadInput(f"profile={profile!r}: unknown; choose one of {('auto',) + PROFILES}",
+                   param="profile")
 
 
 @dataclass(frozen=True)
@@ -88,13 +90,13 @@ class TargetManifold:
     def __init__(self, geometry: Geometry, activation: Activation, u0: torch.Tensor):
         geometry.check_state(torch.as_tensor(u0), "u0")
         if torch.as_tensor(u0).shape != torch.Size(geometry.shape):
-            raise ValueError(f"u0: shape {tuple(u0.shape)}, expected {geometry.shape}")
+            raise BadInput(f"u0: shape {tuple(u0.shape)}, expected {geometry.shape}", param="u0")
         self.geometry = geometry
         self.activation = activation
         self.u0 = torch.as_tensor(u0, dtype=torch.float64).clone()
         self.norm = float(self.u0.norm())
         if self.norm == 0:
-            raise ValueError("u0: the zero state cannot define a manifold")
+            raise BadInput("u0: the zero state cannot define a manifold", param="u0")
 
     @classmethod
     def bump(cls, geometry: Geometry, activation: Activation, a: float = -2.0, c: float = 4.0,
@@ -102,9 +104,9 @@ class TargetManifold:
         """``u*(theta) = a + c p(theta)`` with a named or given profile ``p`` (peak 1 at 0)."""
         for key, v in (("a", a), ("c", c)):
             if not math.isfinite(v):
-                raise ValueError(f"{key}={v!r}: must be finite")
+                raise BadInput(f"{key}={v!r}: must be finite", param=key)
         if c <= 0:
-            raise ValueError(f"c={c!r}: the bump height must be > 0")
+            raise BadInput(f"c={c!r}: the bump height must be > 0", param="c")
         p = bump_profile(geometry, profile) if isinstance(profile, str) else torch.as_tensor(
             profile, dtype=torch.float64)
         return cls(geometry, activation, a + c * p)
@@ -311,7 +313,7 @@ def probe_directions(manifold: TargetManifold, psi: torch.Tensor, kind: str,
         d = sign.reshape((b,) + (1,) * g.dim) * (
             us - us.flatten(1).mean(-1).reshape((b,) + (1,) * g.dim))
     else:
-        raise ValueError(f"kind={kind!r}: unknown probe; choose one of {PROBES}")
+        raise BadInput(f"kind={kind!r}: unknown probe; choose one of {PROBES}", param="kind")
     t = manifold.tangents(psi).flatten(1, -2)
     left = manifold.activation.derivative(us).flatten(1).unsqueeze(-1) * t
     flat = oblique_projection(d.flatten(1), t, left)

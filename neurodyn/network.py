@@ -22,6 +22,8 @@ import math
 import torch
 from torch import nn
 
+from _runkit import BadInput
+
 from .activation import Activation
 from .energies import InteractionEnergy
 from .geometry.populations import Geometry
@@ -52,7 +54,8 @@ class Transport(nn.Module):
         super().__init__()
         h = torch.as_tensor(gains, dtype=torch.float64)
         if tuple(h.shape) != geometry.spectral_shape:
-            raise ValueError(f"gains: shape {tuple(h.shape)}, expected {geometry.spectral_shape}")
+            raise BadInput(f"gains: shape {tuple(h.shape)}, expected {geometry.spectral_shape}",
+                           param="gains")
         self.geometry = geometry
         self.register_buffer("gains", h.clone())
 
@@ -117,10 +120,11 @@ class Transport(nn.Module):
         """
         if isinstance(width, bool) or not (isinstance(width, (int, float))
                                            and 0 <= width <= 2 * math.pi):
-            raise ValueError(f"width={width!r}: must be a number in [0, 2 pi] (radians; a "
-                             "kernel wider than a turn has no modes left)")
+            raise BadInput(f"width={width!r}: must be a number in [0, 2 pi] (radians; a "
+                           "kernel wider than a turn has no modes left)", param="width")
         if network.manifold is None:
-            raise ValueError("network: needs a target manifold to calibrate the coupling")
+            raise BadInput("network: needs a target manifold to calibrate the coupling",
+                           param="network")
         g = network.geometry
         k, _, nyq, _ = g._tables(torch.float64, "cpu")
         k2 = (k**2).sum(0)
@@ -138,8 +142,8 @@ class Transport(nn.Module):
                                           left.T @ drive) / network.tau
         trace = float(response.diagonal().sum())
         if not (math.isfinite(trace) and trace > 0):
-            raise ValueError(f"width={width!r}: the kernel does not move the bump forward "
-                             f"(response trace {trace:.3g}); choose a smaller width")
+            raise BadInput(f"width={width!r}: the kernel does not move the bump forward "
+                           f"(response trace {trace:.3g}); choose a smaller width", param="width")
         return cls(g, -kernel * (g.dim / trace))
 
     def forward(self, r: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
@@ -177,12 +181,14 @@ class HopfieldNetwork(nn.Module):
                  transport: Transport | None = None, manifold: TargetManifold | None = None):
         super().__init__()
         if not (isinstance(tau, (int, float)) and tau > 0):
-            raise ValueError(f"tau={tau!r}: must be a number > 0")
+            raise BadInput(f"tau={tau!r}: must be a number > 0", param="tau")
         if energy.geometry is not geometry and energy.geometry.config() != geometry.config():
-            raise ValueError("energy: built for a different geometry than the network")
+            raise BadInput("energy: built for a different geometry than the network",
+                           param="energy")
         b = torch.as_tensor(bias, dtype=torch.float64)
         if b.dim() != 0 and tuple(b.shape) != geometry.shape:
-            raise ValueError(f"bias: shape {tuple(b.shape)}, expected () or {geometry.shape}")
+            raise BadInput(f"bias: shape {tuple(b.shape)}, expected () or {geometry.shape}",
+                           param="bias")
         self.geometry = geometry
         self.activation = activation
         self.energy_fn = energy
@@ -213,7 +219,8 @@ class HopfieldNetwork(nn.Module):
         du = -u - self.energy_fn.grad(r) + self.bias.to(u.dtype)
         if velocity is not None:
             if self.transport is None:
-                raise ValueError("velocity: this network has no transport; fit one first")
+                raise BadInput("velocity: this network has no transport; fit one first",
+                               param="velocity")
             du = du + self.transport(r, velocity)
         if current is not None:
             du = du + current
@@ -235,7 +242,8 @@ class HopfieldNetwork(nn.Module):
         g = self.geometry
         u = g.check_state(u, "u")
         if u.dim() != g.dim:
-            raise ValueError(f"u: one state of shape {g.shape} expected, got {tuple(u.shape)}")
+            raise BadInput(f"u: one state of shape {g.shape} expected, got {tuple(u.shape)}",
+                           param="u")
         d = self.activation.derivative(u).reshape(-1)
         eye = torch.eye(g.size, dtype=u.dtype, device=u.device).reshape((g.size,) + g.shape)
         r = self.activation(u).expand((g.size,) + g.shape)
@@ -281,9 +289,11 @@ def velocity_coupling(network: HopfieldNetwork, coupling: str = "exact",
     False
     """
     if coupling not in VELOCITY_COUPLINGS:
-        raise ValueError(f"coupling={coupling!r}: choose one of {VELOCITY_COUPLINGS}")
+        raise BadInput(f"coupling={coupling!r}: choose one of {VELOCITY_COUPLINGS}",
+                       param="coupling")
     if network.manifold is None:
-        raise ValueError("network: needs a target manifold to build a velocity coupling")
+        raise BadInput("network: needs a target manifold to build a velocity coupling",
+                       param="network")
     if coupling == "exact":
         with torch.no_grad():
             transport = Transport.fit(network.geometry, network.manifold.u0.detach().cpu(),

@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from _runkit import check_interrupt
+from _runkit import BadInput, check_interrupt
 from _runkit.files import atomic_savez
 
 from .dynamics.inputs import Velocity
@@ -371,7 +371,7 @@ def manifold_report(network: HopfieldNetwork, out_dir: str | Path | None = None,
     )
 
     if animate and out_dir is None:
-        raise ValueError("animate=True: needs out_dir to write the GIF into")
+        raise BadInput("animate=True: needs out_dir to write the GIF into", param="animate")
     start = time.perf_counter()
     survey = survey_manifold(network, samples=samples, seed=seed, topology=topology,
                              isomap_points=isomap_points, max_landmarks=max_landmarks)

@@ -98,10 +98,20 @@ def device(value: str) -> str:
     try:
         resolve_device(value)
     except FlowsError as exc:
-        why = "is not available here (no CUDA device)" if "available" in str(exc) else \
+        why = "is not available here (no CUDA device)" if _is_cuda(value) else \
             "is not a device; use cpu, cuda or cuda:N"
         raise argparse.ArgumentTypeError(f"{value!r} {why}") from exc
     return value
+
+
+def _is_cuda(value: str) -> bool:
+    """Whether torch reads ``value`` as a CUDA device (refused then because none is here)."""
+    import torch
+
+    try:
+        return torch.device(value).type == "cuda"
+    except (RuntimeError, TypeError):
+        return False
 
 
 def path_name(value: str) -> str:

@@ -15,8 +15,9 @@ import argparse
 import sys
 from pathlib import Path
 
-from _runkit import check_int, cli_main
+from _runkit import cli_main
 from _runkit.cli import add_sweep_arguments, out_path, sweep_options, worker_count
+from _runkit.runtime import set_threads
 
 from ..training.config import TrainConfig
 from ._parsing import (
@@ -389,9 +390,7 @@ def cmd_experiment(a: argparse.Namespace):
 
 def _common(a: argparse.Namespace) -> None:
     """Options every sub-command shares."""
-    import torch
-
-    torch.set_num_threads(check_int("threads", a.threads, lo=1, hi=1024))
+    set_threads(a.threads, "threads")
 
 
 def build_parser() -> argparse.ArgumentParser:

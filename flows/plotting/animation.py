@@ -10,6 +10,8 @@ from matplotlib.figure import Figure
 
 from _runkit.files import frame_index, write_gif
 
+from ..errors import FlowsError
+
 __all__ = ["animate_flow"]
 
 
@@ -60,18 +62,19 @@ def animate_flow(trajectories: np.ndarray, path: str | Path, times: np.ndarray |
 
 def _checked_flow(trajectories, times, trails) -> tuple[np.ndarray, np.ndarray, int]:
     """The trajectories ``(steps, n, 2)`` (finite), their times ``(steps,)`` (default evenly
-    spaced in [0, 1]) and the number of trails (at most ``n``); ``ValueError`` otherwise."""
+    spaced in [0, 1]) and the number of trails (at most ``n``); ``FlowsError`` otherwise."""
     x = np.asarray(trajectories, dtype=np.float64)
     if x.ndim != 3 or x.shape[2] != 2 or x.shape[0] < 1 or x.shape[1] < 1:
-        raise ValueError(f"trajectories: shape {x.shape}; expected (steps, n, 2)")
+        raise FlowsError(f"trajectories: shape {x.shape}; expected (steps, n, 2)",
+                         param="trajectories")
     if not np.all(np.isfinite(x)):
-        raise ValueError("trajectories: contains non-finite values")
+        raise FlowsError("trajectories: contains non-finite values", param="trajectories")
     steps = x.shape[0]
     t = np.linspace(0.0, 1.0, steps) if times is None else np.asarray(times, dtype=float)
     if t.shape != (steps,):
-        raise ValueError(f"times: shape {t.shape}; expected ({steps},)")
+        raise FlowsError(f"times: shape {t.shape}; expected ({steps},)", param="times")
     if isinstance(trails, bool) or not isinstance(trails, (int, np.integer)) or trails < 0:
-        raise ValueError(f"trails={trails!r}: must be an int >= 0")
+        raise FlowsError(f"trails={trails!r}: must be an int >= 0", param="trails")
     return x, t, min(int(trails), x.shape[1])
 
 
@@ -82,7 +85,7 @@ def _draw_background(ax, x: np.ndarray, target) -> None:
     if target is not None:
         tg = np.asarray(target, dtype=np.float64)
         if tg.ndim != 2 or tg.shape[1] != 2:
-            raise ValueError(f"target: shape {tg.shape}; expected (m, 2)")
+            raise FlowsError(f"target: shape {tg.shape}; expected (m, 2)", param="target")
         ax.scatter(tg[:, 0], tg[:, 1], s=2, color="0.8", linewidths=0, label="data")
         pts = np.r_[pts, tg]
     lo, hi = pts.min(0), pts.max(0)

@@ -13,14 +13,14 @@ import torch
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
-from _runkit.cli import notebook_figure
+from _runkit.notebook import notebook_figure
 
 CMAP = "viridis"
 
 
 def _axes(ax: Axes | None, figsize: tuple[float, float] = (5.0, 4.0)) -> tuple[Figure, Axes]:
     """``(figure, axes)``: the given axes' figure, or a new one; either shows once in a
-    notebook (:func:`_runkit.cli.notebook_figure`)."""
+    notebook (:func:`_runkit.notebook.notebook_figure`)."""
     if ax is not None:
         return notebook_figure(ax.figure, created=False), ax  # type: ignore[return-value]
     fig = notebook_figure(Figure(figsize=figsize, layout="constrained"))

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from _runkit import BadInput, Result, RunDir, check_positive_int
-from _runkit.cli import with_threads
+from _runkit.runtime import with_threads
 
 from ..data import load_dataset
 from ..errors import derive_seed

@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 
 from _runkit import BadInput, Result, RunDir, atomic_write_bytes, check_int, check_positive_int
-from _runkit.cli import with_threads
+from _runkit.runtime import with_threads
 
 from ..data import load_dataset
 from ..errors import SEED_MAX

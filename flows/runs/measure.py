@@ -16,7 +16,7 @@ import numpy as np
 import torch
 
 from _runkit import Result, artifact
-from _runkit.cli import with_threads
+from _runkit.runtime import with_threads
 
 from ..data import Dataset, Splits, load_dataset
 from ..errors import check_positive_int, derive_seed

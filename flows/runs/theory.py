@@ -23,7 +23,7 @@ from pathlib import Path
 import numpy as np
 
 from _runkit import BadInput, Result, RunDir, check_int, check_positive_int
-from _runkit.cli import with_threads
+from _runkit.runtime import with_threads
 from _runkit.sweep import check_sweep_options
 
 from ..data import load_dataset

@@ -25,8 +25,8 @@ from torch import nn
 from torchdiffeq import odeint
 
 from _runkit import Diverged, Registry, RunFailed
-from _runkit.cli import with_threads
 from _runkit.results import Result
+from _runkit.runtime import with_threads
 
 from ..errors import FlowsError, as_generator, check_choice, check_positive, check_positive_int
 

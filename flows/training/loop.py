@@ -41,8 +41,8 @@ from torch import nn
 
 import _runkit
 from _runkit import BadInput, Diverged
-from _runkit.cli import with_threads
 from _runkit.files import check_adam_state, check_finite_tensors, check_like, check_saved_step
+from _runkit.runtime import with_threads
 
 from ..conditions import LabelledSplits, labelled_splits, load_labels
 from ..data import Dataset, Splits, load_dataset, make_splits, source_for

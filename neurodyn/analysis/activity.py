@@ -15,6 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
+from _runkit import BadInput
 from _runkit.results import Result
 from _runkit.seeds import child_seeds
 
@@ -118,11 +119,12 @@ def manifold_activity(network: HopfieldNetwork, samples: int = 2000, runs: int |
     noise = check_positive(noise, "noise", allow_zero=True)
     settle = check_positive(settle, "settle", allow_zero=noise == 0)
     if relax >= duration:
-        raise ValueError(f"relax={relax}: must be < duration={duration}")
+        raise BadInput(f"relax={relax}: must be < duration={duration}", param="relax")
     if isinstance(velocity, str):
         velocity = parse_velocity(velocity)
     if velocity is not None and network.transport is None:
-        raise ValueError("velocity: the network has no transport; pass velocity=None")
+        raise BadInput("velocity: the network has no transport; pass velocity=None",
+                       param="velocity")
     per_run, save_every, first, total = _sampling_schedule(samples, runs, duration, relax, dt)
     s_phase, s_move, s_noise = child_seeds(seed, 3)
     g = network.geometry
@@ -192,7 +194,8 @@ def path_on_manifold(network: HopfieldNetwork, runs: int = 4, duration: float = 
     m = require_manifold(network)
     runs = check_int(runs, "runs", 1)
     if network.transport is None:
-        raise ValueError("network: path integration needs a transport (fit makes one)")
+        raise BadInput("network: path integration needs a transport (fit makes one)",
+                       param="network")
     if isinstance(velocity, str):
         velocity = parse_velocity(velocity)
     s_phase, s_sim = child_seeds(seed, 2)

@@ -34,7 +34,7 @@ from dataclasses import asdict, dataclass
 
 import torch
 
-from _runkit import Result, artifact
+from _runkit import BadInput, Result, artifact
 
 from ..dynamics.simulation import simulate
 from ..manifold import PROBES, TargetManifold, bregman, nearest_point, probe_directions
@@ -111,7 +111,7 @@ def own_attractor(network: HopfieldNetwork, kappa: float, tol: float = 1e-11,
     """
     m = network.manifold
     if m is None:
-        raise ValueError("network: needs a target manifold")
+        raise BadInput("network: needs a target manifold", param="network")
     dt = 0.05 * network.tau / kappa
     u, t, last = m.u0.unsqueeze(0), 0.0, float("inf")
     with torch.no_grad():
@@ -230,7 +230,7 @@ def field_energy_error(network: HopfieldNetwork, kappa: float, count: int = 64,
     """
     m = network.manifold
     if m is None:
-        raise ValueError("network: needs a target manifold")
+        raise BadInput("network: needs a target manifold", param="network")
     g = network.geometry
     gen = torch.Generator().manual_seed(seed)
     fe, fm, er, eq = {}, {}, {}, {}

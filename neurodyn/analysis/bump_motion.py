@@ -14,8 +14,8 @@ from dataclasses import dataclass
 
 import torch
 
-from _runkit import Result, artifact
-from _runkit.cli import with_threads
+from _runkit import BadInput, Result, artifact
+from _runkit.runtime import with_threads
 
 from ..dynamics.inputs import Velocity, parse_velocity
 from ..dynamics.simulation import SimulationResult, simulate
@@ -118,7 +118,7 @@ def path_integration(network: HopfieldNetwork, velocity: Velocity | str = "ou:0.
         velocity = parse_velocity(velocity)
     if isinstance(tolerance, bool) or not (isinstance(tolerance, (int, float))
                                            and 0 < tolerance < 1):
-        raise ValueError(f"tolerance={tolerance!r}: must be in (0, 1)")
+        raise BadInput(f"tolerance={tolerance!r}: must be in (0, 1)", param="tolerance")
     tr = from_manifold(network, runs, duration, dt, seed, velocity=velocity, diagnostics=True,
                        device=device)
     err = path_integration_error(tr)
@@ -147,7 +147,7 @@ def unwrapped_error(trajectory: SimulationResult) -> torch.Tensor:
     True
     """
     if trajectory.reference is None:
-        raise ValueError("trajectory: the run had no velocity input")
+        raise BadInput("trajectory: the run had no velocity input", param="trajectory")
     dec = trajectory.decoded.to(torch.float64)
     ref = trajectory.reference.to(torch.float64)
     step = torch.diff(dec, dim=0) - torch.diff(ref, dim=0)
@@ -168,9 +168,9 @@ def from_manifold(network: HopfieldNetwork, runs: int, duration: float, dt: floa
     (3, 2, 32)
     """
     if network.manifold is None:
-        raise ValueError("network: needs a target manifold to start from")
+        raise BadInput("network: needs a target manifold to start from", param="network")
     if isinstance(runs, bool) or not isinstance(runs, int) or runs < 1:
-        raise ValueError(f"runs={runs!r}: must be an integer >= 1")
+        raise BadInput(f"runs={runs!r}: must be an integer >= 1", param="runs")
     gen = torch.Generator().manual_seed(seed)
     u0 = network.manifold.u_star(network.geometry.random_phase(runs, gen))
     return simulate(network, u0, duration, dt, seed=seed,
@@ -227,7 +227,7 @@ def default_lags(duration: float, spacing: float) -> tuple[float, ...]:
     rounded to a whole number (>= 1) of saved steps ``spacing``; a run too short for two
     distinct lags of that kind uses one and two saved steps.
 
-    Raises ``ValueError`` when the run has fewer than three saved steps after the start.
+    Raises ``BadInput`` when the run has fewer than three saved steps after the start.
 
     Examples
     --------
@@ -238,8 +238,8 @@ def default_lags(duration: float, spacing: float) -> tuple[float, ...]:
     """
     steps = int(math.floor(duration / spacing + 1e-9))
     if steps < 3:
-        raise ValueError(f"duration={duration!r}: a diffusion estimate needs at least three "
-                         f"saved steps of {spacing:g} tau")
+        raise BadInput(f"duration={duration!r}: a diffusion estimate needs at least three "
+                       f"saved steps of {spacing:g} tau", param="duration")
     k = sorted({max(1, round(duration / 2 ** j / spacing)) for j in (6, 5, 4, 3)})
     if len(k) < 2:
         k = [1, 2]
@@ -290,7 +290,7 @@ def diffusion(network: HopfieldNetwork, noise: float = 0.05, runs: int = 128,
     """
     if isinstance(noise, bool) or not (isinstance(noise, (int, float)) and math.isfinite(noise)
                                        and noise > 0):
-        raise ValueError(f"noise={noise!r}: must be a finite number > 0")
+        raise BadInput(f"noise={noise!r}: must be a finite number > 0", param="noise")
     tr = from_manifold(network, runs, duration, dt, seed, noise=noise, diagnostics=False,
                        device=device)
     if lags is None:

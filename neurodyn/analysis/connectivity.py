@@ -28,7 +28,7 @@ from dataclasses import dataclass
 
 import torch
 
-from _runkit import Result, artifact
+from _runkit import BadInput, Result, artifact
 from _runkit.seeds import check_seed, derive_seed
 
 from ..dynamics.device import on_device
@@ -186,7 +186,8 @@ def effective_connectivity(network: HopfieldNetwork, psi=None, rtol: float = 1e-
     s = torch.linalg.svdvals(w)
     total = float(s.pow(2).sum())
     if not total:
-        raise ValueError("network: its effective connectivity at the manifold is zero")
+        raise BadInput("network: its effective connectivity at the manifold is zero",
+                       param="network")
     # the nearest circulant C is an orthogonal projection: ||W - C||^2 = ||W||^2 - N sum w^2
     circ = g.size * float(diagonal_average(w, g).pow(2).sum())
     return EffectiveConnectivity(
@@ -276,9 +277,9 @@ def fit_circulant(network: HopfieldNetwork, count: int = 64, strength: float = 0
     (torch.Size([32]), True)
     """
     if isinstance(count, bool) or not isinstance(count, int) or count < 1:
-        raise ValueError(f"count={count!r}: must be an integer >= 1")
+        raise BadInput(f"count={count!r}: must be an integer >= 1", param="count")
     if not (math.isfinite(strength) and strength >= 0):
-        raise ValueError(f"strength={strength!r}: must be finite and >= 0")
+        raise BadInput(f"strength={strength!r}: must be finite and >= 0", param="strength")
     seed = check_seed("seed", seed)
     network = _on_cpu(network)
     g = network.geometry

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 import torch
 
-from _runkit import Result
+from _runkit import BadInput, Result
 
 from ..dynamics.simulation import SimulationResult
 from ..network import HopfieldNetwork
@@ -28,7 +28,8 @@ __all__ = [
 
 def _manifold(network: HopfieldNetwork):
     if network.manifold is None:
-        raise ValueError("network: has no target manifold; build it with one (fit does)")
+        raise BadInput("network: has no target manifold; build it with one (fit does)",
+                       param="network")
     return network.manifold
 
 
@@ -259,13 +260,14 @@ def energy_audit(trajectory: SimulationResult, rtol: float = 1e-10,
 
     Raises
     ------
-    ValueError
+    BadInput
         A run with a time-varying input audited without its ``network``: the autonomous
         audit would report the input's work as violations.
     """
     e = trajectory.energy
     if e.shape[0] < 2:
-        raise ValueError("trajectory: needs at least two saved steps for an energy audit")
+        raise BadInput("trajectory: needs at least two saved steps for an energy audit",
+                       param="trajectory")
     if trajectory.velocity is None and trajectory.current is None:
         inc = e[1:] - e[:-1]
         bad = inc > rtol * (1 + e[:-1].abs())
@@ -278,9 +280,10 @@ def energy_audit(trajectory: SimulationResult, rtol: float = 1e-10,
         return InputEnergyAudit("static", float(inc.max()), int(bad.sum()), rtol,
                                 not bool(bad.any()))
     if network is None:
-        raise ValueError("network: the run was driven by a time-varying input (velocity or a "
-                         "changing current); pass the network that ran for the power balance "
-                         "(the autonomous audit would count the input's work as violations)")
+        raise BadInput("network: the run was driven by a time-varying input (velocity or a "
+                       "changing current); pass the network that ran for the power balance "
+                       "(the autonomous audit would count the input's work as violations)",
+                       param="network")
     res = power_residual(network, trajectory)
     bad = res.abs() > power_atol
     return InputEnergyAudit("power", float(res.abs().max()), int(bad.sum()), power_atol,

@@ -50,6 +50,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from _runkit import BadInput
 from _runkit.results import Result
 
 if TYPE_CHECKING:
@@ -75,9 +76,10 @@ def _as_track(phases) -> np.ndarray:
     if p.ndim == 2:
         p = p[..., None]
     if p.ndim != 3 or p.shape[0] < 3:
-        raise ValueError(f"phases: shape {p.shape}; expected (T, B) or (T, B, dim) with T >= 3")
+        raise BadInput(f"phases: shape {p.shape}; expected (T, B) or (T, B, dim) with T >= 3",
+                       param="phases")
     if not np.all(np.isfinite(p)):
-        raise ValueError("phases: non-finite values")
+        raise BadInput("phases: non-finite values", param="phases")
     return p
 
 
@@ -149,15 +151,15 @@ class DiffusionEstimate(Result):
 def _lag_steps(t: np.ndarray, lags, steps: int) -> np.ndarray:
     dt = float(t[1] - t[0])
     if np.max(np.abs(np.diff(t) - dt)) > 1e-6 * dt:
-        raise ValueError("t: saved times must be uniformly spaced")
+        raise BadInput("t: saved times must be uniformly spaced", param="t")
     if lags is None:
         top = max(1, (steps - 1) // 4)
         k = np.unique(np.round(np.geomspace(max(1, top // 8), top, 5)).astype(int))
     else:
         k = np.rint(np.asarray(lags, dtype=float) / dt).astype(int)
         if k.ndim != 1 or k.size < 2 or np.any(k < 1) or np.any(k >= steps):
-            raise ValueError(f"lags={lags!r}: need >= 2 lags of at least one saved step and "
-                             f"shorter than the run ({(steps - 1) * dt:g})")
+            raise BadInput(f"lags={lags!r}: need >= 2 lags of at least one saved step and "
+                           f"shorter than the run ({(steps - 1) * dt:g})", param="lags")
         k = np.unique(k)
     return k
 
@@ -232,23 +234,25 @@ def diffusion_estimate(phases, t, lags=None, skip: float = 0.0, boot: int = 1000
 
 def _kept_track(phases, t, skip: float, boot: int, level: float
                 ) -> tuple[np.ndarray, np.ndarray]:
-    """The unwrapped phases ``(T', B, dim)`` and times ``(T',)`` after ``skip``; ``ValueError``
+    """The unwrapped phases ``(T', B, dim)`` and times ``(T',)`` after ``skip``; ``BadInput``
     for mismatched times, fewer than 3 steps or 2 runs left, or a bad ``boot`` or ``level``."""
     psi = unwrap_track(phases)
     tt = _numpy(t, float)
     if tt.shape != (psi.shape[0],):
-        raise ValueError(f"t: shape {tt.shape}; expected ({psi.shape[0]},) like the phases")
+        raise BadInput(f"t: shape {tt.shape}; expected ({psi.shape[0]},) like the phases",
+                       param="t")
     keep = tt >= tt[0] + skip - 1e-12
     psi, tt = psi[keep], tt[keep]
     if psi.shape[0] < 3:
-        raise ValueError(f"skip={skip}: leaves fewer than 3 saved steps")
+        raise BadInput(f"skip={skip}: leaves fewer than 3 saved steps", param="skip")
     if not (isinstance(boot, int) and boot >= 100):
-        raise ValueError(f"boot={boot!r}: must be an integer >= 100")
+        raise BadInput(f"boot={boot!r}: must be an integer >= 100", param="boot")
     if not 0 < level < 1:
-        raise ValueError(f"level={level!r}: must be in (0, 1)")
+        raise BadInput(f"level={level!r}: must be in (0, 1)", param="level")
     runs = psi.shape[1]
     if runs < 2:
-        raise ValueError(f"phases: {runs} run; the bootstrap needs at least 2 independent runs")
+        raise BadInput(f"phases: {runs} run; the bootstrap needs at least 2 independent runs",
+                       param="phases")
     return psi, tt
 
 
@@ -284,9 +288,10 @@ def diffusion_tensor_theory(network: HopfieldNetwork, noise: float) -> np.ndarra
     array ``(dim, dim)`` in rad^2 per time unit.
     """
     if network.manifold is None:
-        raise ValueError("network: has no target manifold; build it with one (fit does)")
+        raise BadInput("network: has no target manifold; build it with one (fit does)",
+                       param="network")
     if not (isinstance(noise, (int, float)) and math.isfinite(noise) and noise >= 0):
-        raise ValueError(f"noise={noise!r}: must be a finite number >= 0")
+        raise BadInput(f"noise={noise!r}: must be a finite number >= 0", param="noise")
     import torch
 
     g = network.geometry
@@ -423,7 +428,7 @@ def integration_horizon(error, t, threshold: float, d_trace: float | None = None
     IntegrationHorizon
     """
     if not (isinstance(threshold, (int, float)) and threshold > 0):
-        raise ValueError(f"threshold={threshold!r}: must be a number > 0")
+        raise BadInput(f"threshold={threshold!r}: must be a number > 0", param="threshold")
     e = _as_track(error)
     tt = _numpy(t, float)
     tt = tt - tt[0]

@@ -20,6 +20,7 @@ from scipy.sparse import coo_matrix
 from scipy.sparse.csgraph import connected_components, shortest_path
 from scipy.spatial import cKDTree
 
+from _runkit import BadInput, BadType
 from _runkit.results import Result
 
 __all__ = [
@@ -77,15 +78,15 @@ class Embedding(Result):
         ndarray, shape (samples, k)
         """
         if self.components is None:
-            raise ValueError(
+            raise BadInput(
                 f"transform: method={self.method!r} has no linear components; "
-                "only 'pca' embeddings can project new samples"
+                "only 'pca' embeddings can project new samples", param="transform"
             )
         X = _as_samples(X, "X", min_samples=1)
         if X.shape[1] != self.mean.shape[0]:
-            raise ValueError(
+            raise BadInput(
                 f"transform: X has {X.shape[1]} features; the embedding was fitted on "
-                f"{self.mean.shape[0]}"
+                f"{self.mean.shape[0]}", param="transform"
             )
         return (X - self.mean) @ self.components.T
 
@@ -94,28 +95,31 @@ def _as_samples(X: np.ndarray, name: str, min_samples: int) -> np.ndarray:
     """Validate a (samples, features) array and return it as finite float64."""
     arr = np.asarray(X, dtype=np.float64)
     if arr.ndim != 2:
-        raise ValueError(
-            f"{name} must be a 2-D array of shape (samples, features); got shape {arr.shape}"
+        raise BadInput(
+            f"{name} must be a 2-D array of shape (samples, features); got shape {arr.shape}",
+            param=name
         )
     if arr.shape[0] < min_samples:
-        raise ValueError(
-            f"{name} has {arr.shape[0]} samples; at least {min_samples} are needed here"
+        raise BadInput(
+            f"{name} has {arr.shape[0]} samples; at least {min_samples} are needed here", param=name
         )
     if arr.shape[1] < 1:
-        raise ValueError(f"{name} has no features (shape {arr.shape}); at least 1 is needed")
+        raise BadInput(f"{name} has no features (shape {arr.shape}); at least 1 is needed",
+                       param=name)
     if not np.all(np.isfinite(arr)):
         bad = int(np.count_nonzero(~np.isfinite(arr)))
-        raise ValueError(
-            f"{name} contains {bad} non-finite entries (NaN or inf); all must be finite"
+        raise BadInput(
+            f"{name} contains {bad} non-finite entries (NaN or inf); all must be finite", param=name
         )
     return arr
 
 
 def _check_n_components(n_components: int, upper: int, what: str) -> int:
     if isinstance(n_components, bool) or not isinstance(n_components, (int, np.integer)):
-        raise TypeError(f"n_components must be an int; got {n_components!r}")
+        raise BadType(f"n_components must be an int; got {n_components!r}", param="n_components")
     if not 1 <= n_components <= upper:
-        raise ValueError(f"n_components={n_components} is not allowed; {what} allow 1..{upper}")
+        raise BadInput(f"n_components={n_components} is not allowed; {what} allow 1..{upper}",
+                       param="n_components")
     return int(n_components)
 
 
@@ -183,7 +187,7 @@ def isomap(X: np.ndarray, n_components: int = 2, n_neighbors: int = 10) -> Embed
         Embedding dimension ``k``, ``1 <= k < samples``.
     n_neighbors : int
         Neighbours per point in the graph, ``1 <= n_neighbors < samples``. The graph must be
-        connected; too small a value splits it and raises ``ValueError``.
+        connected; too small a value splits it and raises ``BadInput``.
 
     Returns
     -------
@@ -202,10 +206,11 @@ def isomap(X: np.ndarray, n_components: int = 2, n_neighbors: int = 10) -> Embed
     n = X.shape[0]
     k = _check_n_components(n_components, n - 1, f"{n} samples and Isomap")
     if isinstance(n_neighbors, bool) or not isinstance(n_neighbors, (int, np.integer)):
-        raise TypeError(f"n_neighbors must be an int; got {n_neighbors!r}")
+        raise BadType(f"n_neighbors must be an int; got {n_neighbors!r}", param="n_neighbors")
     if not 1 <= n_neighbors < n:
-        raise ValueError(
-            f"n_neighbors={n_neighbors} is not allowed; with {n} samples use 1..{n - 1}"
+        raise BadInput(
+            f"n_neighbors={n_neighbors} is not allowed; with {n} samples use 1..{n - 1}",
+            param="n_neighbors"
         )
     coords, ratio = _classical_mds(_geodesic_distances(X, n_neighbors), k)
     return Embedding(
@@ -219,7 +224,7 @@ def isomap(X: np.ndarray, n_components: int = 2, n_neighbors: int = 10) -> Embed
 
 def _geodesic_distances(X: np.ndarray, n_neighbors: int) -> np.ndarray:
     """Shortest-path distances ``(n, n)`` along the symmetric ``n_neighbors``-nearest-neighbour
-    graph of the samples ``X`` ``(n, features)``; ``ValueError`` when it is disconnected."""
+    graph of the samples ``X`` ``(n, features)``; ``BadInput`` when it is disconnected."""
     n = X.shape[0]
     dist, idx = cKDTree(X).query(X, k=n_neighbors + 1)
     rows = np.repeat(np.arange(n), n_neighbors)
@@ -231,10 +236,10 @@ def _geodesic_distances(X: np.ndarray, n_neighbors: int) -> np.ndarray:
     graph = graph.maximum(graph.T)
     n_parts, _ = connected_components(graph, directed=False)
     if n_parts > 1:
-        raise ValueError(
+        raise BadInput(
             f"isomap: the {n_neighbors}-nearest-neighbour graph has {n_parts} disconnected "
             f"components (n_neighbors={n_neighbors}); increase n_neighbors so that the graph "
-            "connects all samples, or remove isolated samples"
+            "connects all samples, or remove isolated samples", param="n_neighbors"
         )
     return shortest_path(graph, method="D", directed=False)
 
@@ -297,11 +302,13 @@ def _subsample_with_radius(
 ) -> tuple[np.ndarray, float]:
     """Subset indices and the cover radius ``max_i min_j ||x_i - x_{l_j}||`` (0 if all kept)."""
     if method not in _SUBSAMPLE_METHODS:
-        raise ValueError(f"method={method!r} is unknown; choose one of {_SUBSAMPLE_METHODS}")
+        raise BadInput(f"method={method!r} is unknown; choose one of {_SUBSAMPLE_METHODS}",
+                       param="method")
     if isinstance(max_points, bool) or not isinstance(max_points, (int, np.integer)):
-        raise TypeError(f"max_points must be an int; got {max_points!r}")
+        raise BadType(f"max_points must be an int; got {max_points!r}", param="max_points")
     if max_points < 1:
-        raise ValueError(f"max_points={max_points} is not allowed; it must be >= 1")
+        raise BadInput(f"max_points={max_points} is not allowed; it must be >= 1",
+                       param="max_points")
     rng = np.random.default_rng(seed)
     n = X.shape[0]
     if n <= max_points:

@@ -170,7 +170,7 @@ def energy_landscape(network: HopfieldNetwork, points: int = 128, s_max: float =
 
 def _checked_grid(points: int, steps: int, directions: int, s_max: float
                   ) -> tuple[int, int, int, float]:
-    """The checked grid sizes (``steps`` made odd) and ``s_max`` (``ValueError`` otherwise)."""
+    """The checked grid sizes (``steps`` made odd) and ``s_max`` (``BadInput`` otherwise)."""
     points = check_int(points, "points", 2)
     steps = check_int(steps, "steps", 3)
     directions = check_int(directions, "directions", 0)

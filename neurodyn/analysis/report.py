@@ -14,8 +14,8 @@ from dataclasses import dataclass
 
 import torch
 
-from _runkit import Result, artifact
-from _runkit.cli import with_threads
+from _runkit import BadInput, Result, artifact
+from _runkit.runtime import with_threads
 
 from ..dynamics.perturbations import PERTURBATIONS, perturb, random_strengths
 from ..dynamics.simulation import SimulationResult, simulate
@@ -223,16 +223,17 @@ def restoration(network: HopfieldNetwork, count: int = 256,
 
 
 def _check_restoration(network: HopfieldNetwork, kinds: tuple[str, ...], count: int) -> None:
-    """Raise ``ValueError`` without a target manifold, perturbation kinds or a count >= 1."""
+    """Raise ``BadInput`` without a target manifold, perturbation kinds or a count >= 1."""
     if network.manifold is None:
-        raise ValueError("network: restoration needs a network with a target manifold")
+        raise BadInput("network: restoration needs a network with a target manifold",
+                       param="network")
     if not kinds:
-        raise ValueError("kinds: give at least one perturbation kind")
+        raise BadInput("kinds: give at least one perturbation kind", param="kinds")
     for k in kinds:
         if k not in PERTURBATIONS or k == "none":
-            raise ValueError(f"kinds: {k!r} unknown; choose from {PERTURBATIONS[1:]}")
+            raise BadInput(f"kinds: {k!r} unknown; choose from {PERTURBATIONS[1:]}", param="kinds")
     if isinstance(count, bool) or not isinstance(count, int) or count < 1:
-        raise ValueError(f"count={count!r}: must be an integer >= 1")
+        raise BadInput(f"count={count!r}: must be an integer >= 1", param="count")
 
 
 def _restoration_stats(tr, threshold: float) -> RestorationStats:

@@ -27,6 +27,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.spatial.distance import cdist
 
+from _runkit import BadInput, BadType
 from _runkit.results import Result
 
 __all__ = [
@@ -88,8 +89,9 @@ class Homology(Result):
     def lifetimes(self, dim: int) -> np.ndarray:
         """Bar lengths ``death - birth`` in dimension ``dim``, shape (bars,), longest first."""
         if not 0 <= dim <= self.maxdim:
-            raise ValueError(
-                f"dim={dim} is not allowed; this homology has dimensions 0..{self.maxdim}"
+            raise BadInput(
+                f"dim={dim} is not allowed; this homology has dimensions 0..{self.maxdim}",
+                param="dim"
             )
         d = self.diagrams[dim]
         return np.sort(d[:, 1] - d[:, 0])[::-1]
@@ -112,10 +114,10 @@ def _import_ripser():
 
 def _check_int(value: int, name: str, low: int, high: int | None = None) -> int:
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
-        raise TypeError(f"{name} must be an int; got {value!r}")
+        raise BadType(f"{name} must be an int; got {value!r}", param=name)
     if value < low or (high is not None and value > high):
         allowed = f">= {low}" if high is None else f"in {low}..{high}"
-        raise ValueError(f"{name}={value} is not allowed; it must be {allowed}")
+        raise BadInput(f"{name}={value} is not allowed; it must be {allowed}", param=name)
     return int(value)
 
 
@@ -220,7 +222,7 @@ def persistent_homology(
     try:
         idx, cover = _maxmin(arr, max_points, rng, metric, distance_matrix)
     except ValueError as exc:
-        raise ValueError(f"metric={metric!r} is not usable here: {exc}") from exc
+        raise BadInput(f"metric={metric!r} is not usable here: {exc}", param="metric") from exc
     if distance_matrix:
         D = arr[np.ix_(idx, idx)]
     else:
@@ -241,21 +243,22 @@ def persistent_homology(
 
 def _checked_samples(X, maxdim, max_points, coeff, pca_components):
     """:func:`persistent_homology`'s checked integers and ``X`` as a finite float64 array
-    ``(samples, features)`` of at least 2 samples (``ValueError`` otherwise)."""
+    ``(samples, features)`` of at least 2 samples (``BadInput`` otherwise)."""
     maxdim = _check_int(maxdim, "maxdim", 0, 3)
     max_points = _check_int(max_points, "max_points", 2)
     coeff = _check_int(coeff, "coeff", 2)
     if any(coeff % p == 0 for p in range(2, int(coeff**0.5) + 1)):
-        raise ValueError(f"coeff={coeff} is not allowed; it must be a prime")
+        raise BadInput(f"coeff={coeff} is not allowed; it must be a prime", param="coeff")
     if pca_components is not None:
         pca_components = _check_int(pca_components, "pca_components", 1)
     arr = np.asarray(X, dtype=np.float64)
     if arr.ndim != 2:
-        raise ValueError(f"X must be a 2-D array (samples, features); got shape {arr.shape}")
+        raise BadInput(f"X must be a 2-D array (samples, features); got shape {arr.shape}",
+                       param="X")
     if arr.shape[0] < 2:
-        raise ValueError(f"X has {arr.shape[0]} samples; at least 2 are needed")
+        raise BadInput(f"X has {arr.shape[0]} samples; at least 2 are needed", param="X")
     if not np.all(np.isfinite(arr)):
-        raise ValueError("X contains non-finite entries (NaN or inf); all must be finite")
+        raise BadInput("X contains non-finite entries (NaN or inf); all must be finite", param="X")
     return maxdim, max_points, coeff, pca_components, arr
 
 
@@ -266,12 +269,13 @@ def _prepared_samples(arr: np.ndarray, distance_matrix: bool, metric: str,
     (Euclidean metric, more features than components), or the samples as they are."""
     if distance_matrix:
         if arr.shape[0] != arr.shape[1]:
-            raise ValueError(
-                f"X has shape {arr.shape}; with distance_matrix=True it must be square"
+            raise BadInput(
+                f"X has shape {arr.shape}; with distance_matrix=True it must be square", param="X"
             )
         if not np.allclose(arr, arr.T) or np.any(arr < 0) or np.any(np.diag(arr) != 0):
-            raise ValueError(
-                "X is not a distance matrix (it must be symmetric, non-negative, zero diagonal)"
+            raise BadInput(
+                "X is not a distance matrix (it must be symmetric, non-negative, zero diagonal)",
+                param="X"
             )
         return arr, "precomputed", None
     if metric == "euclidean" and pca_components is not None and arr.shape[1] > pca_components:
@@ -345,7 +349,8 @@ def betti_numbers(
         ``(b0, b1, b2)`` for ``maxdim=2``.
     """
     if not isinstance(homology, Homology):
-        raise TypeError(f"homology must be a Homology; got {type(homology).__name__}")
+        raise BadType(f"homology must be a Homology; got {type(homology).__name__}",
+                      param="homology")
     n = homology.maxdim + 1
     if threshold is None:
         taus = long_bar_thresholds(homology)
@@ -354,11 +359,13 @@ def betti_numbers(
     else:
         taus = tuple(float(t) for t in threshold)
         if len(taus) != n:
-            raise ValueError(
-                f"threshold has {len(taus)} values; give one per dimension ({n}) or a single one"
+            raise BadInput(
+                f"threshold has {len(taus)} values; give one per dimension ({n}) or a single one",
+                param="threshold"
             )
     if any(not np.isfinite(t) or t < 0 for t in taus):
-        raise ValueError(f"threshold={threshold!r} is not allowed; thresholds must be finite, >= 0")
+        raise BadInput(f"threshold={threshold!r} is not allowed; thresholds must be finite, >= 0",
+                       param="threshold")
     return tuple(
         int(np.count_nonzero(d[:, 1] - d[:, 0] > t))
         for d, t in zip(homology.diagrams, taus, strict=True)

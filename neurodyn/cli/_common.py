@@ -16,7 +16,8 @@ import math
 import re
 from collections.abc import Callable
 
-from _runkit import BadInput, Diverged, RunDir, check_int, check_memory, check_positive_int
+from _runkit import BadInput, Diverged, RunDir, check_memory, check_positive_int
+from _runkit.runtime import set_threads
 from _runkit.seeds import SEED_MAX, check_seed
 
 __all__ = ["parse_time", "args_config", "command", "open_run", "load_network",
@@ -149,7 +150,7 @@ def device_arg(text: str) -> str:
 
     try:
         check_device(text)
-    except ValueError as err:
+    except BadInput as err:
         raise argparse.ArgumentTypeError(str(err)) from None
     return text
 
@@ -169,8 +170,9 @@ def parse_velocity_arg(spec: str, name: str = "--velocity"):
         raise BadInput(f"{name}={spec!r}: every number must be finite")
     try:
         return parse_velocity(spec)
-    except (ValueError, TypeError) as err:
-        raise BadInput(f"{name}={spec!r}: {err}") from None
+    except BadInput as err:
+        raise BadInput(f"{name}={spec!r}: {err}", param=name.lstrip("-").replace("-", "_")
+                       ) from None
 
 
 def args_config(args: argparse.Namespace) -> dict:
@@ -182,28 +184,24 @@ def args_config(args: argparse.Namespace) -> dict:
 def command(handler: Callable[[argparse.Namespace], dict]) -> Callable:
     """Wrap a sub-command's handler for the run contract.
 
-    Sets torch's threads from ``--threads``; input errors raised by the library (``ValueError``,
-    ``TypeError``, missing or wrong files) become :class:`~_runkit.BadInput` (exit 2) and a
-    state that leaves its sane range becomes :class:`~_runkit.Diverged` (exit 1).
+    Sets torch's threads from ``--threads``; missing or unreadable files named on the command
+    line become :class:`~_runkit.BadInput` (exit 2) and a state that leaves its sane range
+    becomes :class:`~_runkit.Diverged` (exit 1). The library refuses input with ``BadInput``
+    itself: any other ``ValueError`` or ``TypeError`` is a bug and ends the command with exit
+    1, "unexpected" (:func:`_runkit.cli_main`).
     """
 
     @functools.wraps(handler)
     def run(args: argparse.Namespace):
-        import torch  # the command runs: the library is needed now
-
         from ..dynamics.simulation import NonFiniteStateError
 
-        # bounded as in flows: OpenMP aborts the process on a thread count far above the cores
-        threads = check_int("--threads", getattr(args, "threads", 1), lo=1, hi=1024)
-        torch.set_num_threads(threads)
+        set_threads(getattr(args, "threads", 1), "--threads")
         try:
             return handler(args)
         except NonFiniteStateError as err:
             raise Diverged(f"{err}", step=getattr(err, "step", None), parameter="dt") from err
-        except BadInput:
-            raise
-        except (ValueError, TypeError, FileNotFoundError, IsADirectoryError,
-                NotADirectoryError, PermissionError) as err:
+        except (FileNotFoundError, IsADirectoryError, NotADirectoryError,
+                PermissionError) as err:
             raise BadInput(str(err)) from err
 
     return run

@@ -128,7 +128,7 @@ def _diffuse(args) -> dict:
     saved = _steps(args) // every + 2
     try:
         default_lags(args.duration, every * args.dt)
-    except ValueError:
+    except BadInput:
         raise BadInput(f"--duration={args.duration:g}: too short for a diffusion estimate; it "
                        f"needs at least three saved steps of {every * args.dt:g} tau") from None
     check_states_memory("--runs/--duration", saved, args.runs, network.geometry.size)

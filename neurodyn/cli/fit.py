@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import functools
-import re
 from dataclasses import fields
 from pathlib import Path
 from types import SimpleNamespace
@@ -66,10 +65,11 @@ def _config(args, n) -> FitConfig:
             from ..fitting.template import template_harmonics
 
             template_harmonics(cfg, geometry)
-    except ValueError as err:
-        key = re.match(r"(\w+)=", str(err))
-        option = f"--{key.group(1).replace('_', '-')}: " if key else ""
-        raise BadInput(f"{option}{err}") from None
+    except BadInput as err:
+        if err.param is None or err.param.startswith("-"):  # no parameter, or already an option
+            raise
+        param = err.param.split(".")[0]
+        raise BadInput(f"--{param.replace('_', '-')}: {err}", param=param) from None
     return cfg
 
 

@@ -240,22 +240,22 @@ def _trajectory(args, sheet: int) -> Trajectory:
     if not path.exists():
         raise FileNotFoundError(f"--trajectory {path}: no such file")
     if path.is_dir():
-        raise ValueError(f"--trajectory {path}: is a directory; expected a .npy or .npz file")
+        raise BadInput(f"--trajectory {path}: is a directory; expected a .npy or .npz file",
+                       param="trajectory")
     if path.suffix.lower() == ".npy" and args.dt is None:
-        raise ValueError(f"--trajectory {path}: a .npy file of positions needs --dt SECONDS")
+        raise BadInput(f"--trajectory {path}: a .npy file of positions needs --dt SECONDS",
+                       param="trajectory")
     dt = None if args.dt is None else _positive("--dt", args.dt)
     try:
         traj = load_positions(path, dt, box)
-    except TypeError as exc:
-        raise ValueError(f"--trajectory {path}: {exc}") from None
-    except ValueError as exc:
-        raise ValueError(f"--trajectory {path}: {exc}") from None
+    except BadInput as exc:
+        raise BadInput(f"--trajectory {path}: {exc}", param="trajectory") from None
     if args.duration is not None:
         duration = _positive("--duration", args.duration)
         steps = int(round(duration / traj.dt)) + 1
         if steps > traj.steps:
-            raise ValueError(f"--duration {duration}: longer than the trajectory "
-                             f"({(traj.steps - 1) * traj.dt:g} s in {path})")
+            raise BadInput(f"--duration {duration}: longer than the trajectory "
+                           f"({(traj.steps - 1) * traj.dt:g} s in {path})", param="duration")
         traj = Trajectory(traj.t[:steps], traj.position[:steps], traj.velocity[:steps],
                           traj.dt, traj.box)
     return traj
@@ -289,8 +289,8 @@ def _tracking_file(args, sheet: int, box: Box) -> Trajectory:
     try:
         traj, report = file_trajectory(path, dt, box, arena=args.arena,
                                        max_speed=args.max_speed, duration=duration)
-    except ValueError as exc:
-        raise ValueError(f"--trajectory {path}: {exc}") from None
+    except BadInput as exc:
+        raise BadInput(f"--trajectory {path}: {exc}", param="trajectory") from None
     _check_run_memory(args, sheet, traj.steps)
     args.tracking = report.to_dict()
     return traj

@@ -60,8 +60,8 @@ def _check_velocity(velocity, name: str, duration: float, dt: float, batch: int,
     span = dt if isinstance(velocity, OrnsteinUhlenbeck) else duration
     try:
         copy.copy(velocity).prepare(span, dt, batch, dim, torch.Generator().manual_seed(0))
-    except ValueError as err:
-        raise BadInput(f"{name}: {err}") from None
+    except BadInput as err:
+        raise BadInput(f"{name}: {err}", param=name.lstrip("-").replace("-", "_")) from None
 
 
 def _simulate(args) -> dict:

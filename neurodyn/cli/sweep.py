@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import math
 
-from _runkit import check_memory
+from _runkit import BadInput, check_memory
 from _runkit.cli import add_sweep_arguments, sweep_options, sweep_workers
 from _runkit.sweep import check_sweep_options, run_sweep
 
@@ -32,12 +32,13 @@ def parse_grid(items: list[str], kind: str) -> dict:
     for item in items or []:
         name, sep, text = item.partition("=")
         if not sep or name not in grid:
-            raise ValueError(f"--grid {item!r}: expected AXIS=V1,V2,... with AXIS one of "
-                             f"{sorted(grid)}")
+            raise BadInput(f"--grid {item!r}: expected AXIS=V1,V2,... with AXIS one of "
+                           f"{sorted(grid)}", param="grid")
         try:
             values = [int(t) if name == "n" else float(t) for t in text.split(",")]
         except ValueError:
-            raise ValueError(f"--grid {item!r}: {text!r} is not a list of numbers") from None
+            raise BadInput(f"--grid {item!r}: {text!r} is not a list of numbers",
+                           param="grid") from None
         for value in values:
             _check_value(name, value, item)
         grid[name] = values
@@ -54,7 +55,8 @@ def _check_fit_memory(n: int) -> None:
 
 
 def _check_value(name: str, value: float, item: str) -> None:
-    """Raise ``ValueError`` naming ``--grid`` for a value no cell of the axis accepts."""
+    """Refuse (:class:`~_runkit.BadInput`, naming ``--grid``) a value no cell of the axis
+    accepts."""
     from ..fitting.config import FitConfig
     from ..geometry.populations import Ring
 
@@ -65,10 +67,10 @@ def _check_value(name: str, value: float, item: str) -> None:
         elif name == "kappa":
             FitConfig(kappa=value)
         elif not math.isfinite(value) or (name == "noise" and value <= 0):
-            raise ValueError(f"{name}={value!r}: must be a finite number"
-                             + (" > 0" if name == "noise" else ""))
-    except ValueError as err:
-        raise ValueError(f"--grid {item!r}: {err}") from None
+            raise BadInput(f"{name}={value!r}: must be a finite number"
+                           + (" > 0" if name == "noise" else ""), param=name)
+    except BadInput as err:
+        raise BadInput(f"--grid {item!r}: {err}", param="grid") from None
 
 
 def _fixed(args, spec) -> dict:
@@ -81,8 +83,8 @@ def _fixed(args, spec) -> dict:
     if args.fit_steps is not None:
         try:
             FitConfig(steps=args.fit_steps)
-        except ValueError as err:
-            raise ValueError(f"--fit-steps {args.fit_steps}: {err}") from None
+        except BadInput as err:
+            raise BadInput(f"--fit-steps {args.fit_steps}: {err}", param="fit_steps") from None
         fixed["fit_steps"] = args.fit_steps
     return fixed
 

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from _runkit import BadInput
+
 __all__ = ["time_shifted", "identity_shuffled", "CONTROLS"]
 
 
@@ -40,11 +42,12 @@ def time_shifted(counts, seed: int = 0, min_shift: int | None = None) -> np.ndar
     """
     x = np.asarray(counts)
     if x.ndim != 2 or x.shape[0] < 4:
-        raise ValueError(f"counts: shape {x.shape}; expected (T >= 4, cells)")
+        raise BadInput(f"counts: shape {x.shape}; expected (T >= 4, cells)", param="counts")
     steps = x.shape[0]
     lo = max(1, steps // 10 if min_shift is None else int(min_shift))
     if steps - lo < lo:
-        raise ValueError(f"min_shift={min_shift}: needs T >= 2 min_shift bins (T={steps})")
+        raise BadInput(f"min_shift={min_shift}: needs T >= 2 min_shift bins (T={steps})",
+                       param="min_shift")
     lags = np.random.default_rng(seed).integers(lo, steps - lo + 1, size=x.shape[1])
     idx = (np.arange(steps)[:, None] - lags[None, :]) % steps
     return np.take_along_axis(x, idx, axis=0)
@@ -73,7 +76,7 @@ def identity_shuffled(counts, seed: int = 0) -> np.ndarray:
     """
     x = np.asarray(counts)
     if x.ndim != 2:
-        raise ValueError(f"counts: shape {x.shape}; expected (T, cells)")
+        raise BadInput(f"counts: shape {x.shape}; expected (T, cells)", param="counts")
     rng = np.random.default_rng(seed)
     order = np.argsort(rng.random(x.shape), axis=1)
     return np.take_along_axis(x, order, axis=1)

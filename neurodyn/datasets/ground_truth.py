@@ -37,6 +37,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.signal import lfilter
 
+from _runkit import BadInput
 from _runkit.files import atomic_savez
 from _runkit.results import Result
 
@@ -176,7 +177,8 @@ def _cells(rng, cells: int, recorded: int, dims: int, gain, baseline):
     """Preferred coordinates of the network's cells, the recorded subset (sorted), and their
     gains and baselines."""
     if not (isinstance(recorded, int) and 3 <= recorded <= cells):
-        raise ValueError(f"recorded={recorded!r}: must be an integer in 3..cells={cells}")
+        raise BadInput(f"recorded={recorded!r}: must be an integer in 3..cells={cells}",
+                       param="recorded")
     pref_all = rng.uniform(0, 2 * np.pi, size=(cells, dims) if dims > 1 else cells)
     keep = np.sort(rng.choice(cells, size=recorded, replace=False))
     g = rng.uniform(*gain, size=recorded)
@@ -316,8 +318,8 @@ def torus_activity(cells: int = 100, recorded: int = 71, trajectory="sargolini",
     tr = _trajectory(trajectory, dt, duration, seed)
     rates = np.asarray(mode_rates, dtype=float) / tau
     if rates.size != 2:
-        raise ValueError(f"mode_rates={mode_rates!r}: a torus takes two rates (constant, "
-                         "fundamental cosines)")
+        raise BadInput(f"mode_rates={mode_rates!r}: a torus takes two rates (constant, "
+                       "fundamental cosines)", param="mode_rates")
     pref, keep, g, b = _cells(rng, cells, recorded, 2, gain, baseline)
     steps = tr.t.size
     err = _ou(rng, steps, 2, anchor, np.sqrt(diffusion / anchor), tr.dt)

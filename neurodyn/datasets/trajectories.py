@@ -25,6 +25,7 @@ from importlib import resources
 import numpy as np
 from scipy.ndimage import gaussian_filter1d
 
+from _runkit import BadInput
 from _runkit.results import Result
 
 from ..spatial.agent import Box, generate_trajectory
@@ -94,7 +95,8 @@ def heading_of(t, position, smooth: float = 0.2) -> np.ndarray:
     t = np.asarray(t, dtype=float)
     pos = np.asarray(position, dtype=float)
     if t.ndim != 1 or pos.shape != (t.size, 2) or t.size < 3:
-        raise ValueError(f"position: shape {pos.shape}; expected ({t.size}, 2) like t (>= 3)")
+        raise BadInput(f"position: shape {pos.shape}; expected ({t.size}, 2) like t (>= 3)",
+                       param="position")
     step = float(np.median(np.diff(t)))
     sigma = max(smooth / step, 1e-9)
     sm = gaussian_filter1d(pos, sigma, axis=0, mode="nearest")
@@ -146,9 +148,9 @@ def rat_trajectory(name: str = "sargolini", dt: float = 0.02, duration: float | 
     ((499, 2), True)
     """
     if name not in TRAJECTORIES:
-        raise ValueError(f"name={name!r}: choose one of {sorted(TRAJECTORIES)}")
+        raise BadInput(f"name={name!r}: choose one of {sorted(TRAJECTORIES)}", param="name")
     if not (isinstance(dt, (int, float)) and math.isfinite(dt) and dt > 0):
-        raise ValueError(f"dt={dt!r}: must be a finite number > 0")
+        raise BadInput(f"dt={dt!r}: must be a finite number > 0", param="dt")
     full, side = TRAJECTORIES[name]
     found = None if synthetic else _wheel_arrays(name)
     if found is None:
@@ -163,7 +165,8 @@ def rat_trajectory(name: str = "sargolini", dt: float = 0.02, duration: float | 
     pos0 = pos0[keep]
     end = t0[-1] if duration is None else min(float(duration), t0[-1])
     if not end > 2 * dt:
-        raise ValueError(f"duration={duration!r}: leaves fewer than 3 bins of dt={dt}")
+        raise BadInput(f"duration={duration!r}: leaves fewer than 3 bins of dt={dt}",
+                       param="duration")
     t = np.arange(int(np.floor(end / dt + 1e-9))) * dt
     head0 = np.unwrap(heading_of(t0, pos0, smooth))
     pos = np.stack([np.interp(t, t0, pos0[:, i]) for i in range(2)], axis=1)

@@ -12,6 +12,8 @@ import copy
 
 import torch
 
+from _runkit import BadInput
+
 __all__ = ["DEVICES", "check_device", "on_device", "module_tensors"]
 
 DEVICES = ("cpu", "cuda")
@@ -27,22 +29,23 @@ def check_device(device: str | torch.device) -> torch.device:
 
     Raises
     ------
-    ValueError
+    BadInput
         for another kind of device, or ``cuda`` on a machine without a CUDA device.
     """
     try:
         dev = torch.device(device)
     except (RuntimeError, TypeError):
-        raise ValueError(f"device={device!r}: not a device; choose one of {DEVICES}") from None
+        raise BadInput(f"device={device!r}: not a device; choose one of {DEVICES}",
+                       param="device") from None
     if dev.type not in DEVICES:
-        raise ValueError(f"device={device!r}: unsupported; choose one of {DEVICES}")
+        raise BadInput(f"device={device!r}: unsupported; choose one of {DEVICES}", param="device")
     if dev.type == "cuda":
         if not torch.cuda.is_available():
-            raise ValueError(f"device={device!r}: torch finds no CUDA device on this machine; "
-                             "use device='cpu'")
+            raise BadInput(f"device={device!r}: torch finds no CUDA device on this machine; "
+                           "use device='cpu'", param="device")
         if dev.index is not None and dev.index >= torch.cuda.device_count():
-            raise ValueError(f"device={device!r}: only {torch.cuda.device_count()} CUDA "
-                             "device(s) here")
+            raise BadInput(f"device={device!r}: only {torch.cuda.device_count()} CUDA "
+                           "device(s) here", param="device")
     return dev
 
 

@@ -22,6 +22,7 @@ from dataclasses import asdict, dataclass
 
 import torch
 
+from _runkit import BadInput
 from _runkit.seeds import check_seed
 
 from ..activation import Activation
@@ -53,7 +54,7 @@ class Heterogeneity:
             v = getattr(self, key)
             if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) \
                     or v < 0:
-                raise ValueError(f"{key}={v!r}: must be a finite number >= 0")
+                raise BadInput(f"{key}={v!r}: must be a finite number >= 0", param=key)
         check_seed("seed", self.seed)
 
     def to_dict(self) -> dict:
@@ -77,7 +78,7 @@ class PerNeuronGain(Activation):
     def __init__(self, base: Activation, gains: torch.Tensor):
         g = torch.as_tensor(gains, dtype=torch.float64)
         if not bool((g > 0).all()):
-            raise ValueError("gains: must all be > 0")
+            raise BadInput("gains: must all be > 0", param="gains")
         self.base, self.gains = base, g
 
     def __call__(self, u):
@@ -108,7 +109,7 @@ class PerturbedEnergy(InteractionEnergy):
         w = torch.as_tensor(weights, dtype=torch.float64)
         n = base.geometry.size
         if tuple(w.shape) != (n, n) or not torch.allclose(w, w.T):
-            raise ValueError(f"weights: a symmetric ({n}, {n}) matrix is needed")
+            raise BadInput(f"weights: a symmetric ({n}, {n}) matrix is needed", param="weights")
         self.base = base
         self.register_buffer("weights", w.clone())
 
@@ -154,7 +155,8 @@ def heterogeneous(network: HopfieldNetwork, disorder: Heterogeneity) -> Hopfield
     (32,)
     """
     if not isinstance(disorder, Heterogeneity):
-        raise ValueError(f"disorder: expected a Heterogeneity, got {type(disorder).__name__}")
+        raise BadInput(f"disorder: expected a Heterogeneity, got {type(disorder).__name__}",
+                       param="disorder")
     g = network.geometry
     gen = torch.Generator().manual_seed(disorder.seed)
     xi = torch.randn(g.shape, generator=gen, dtype=torch.float64)

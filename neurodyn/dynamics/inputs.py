@@ -21,6 +21,8 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
+from _runkit import BadInput
+
 __all__ = ["Velocity", "Constant", "Sine", "Steps", "OrnsteinUhlenbeck", "ArrayVelocity",
            "parse_velocity", "VELOCITY_KINDS", "reference_phase"]
 
@@ -45,9 +47,9 @@ class Velocity(ABC):
         if v.numel() == 1:
             v = v.expand(self.dim)
         if v.numel() != self.dim:
-            raise ValueError(f"{name}={values!r}: needs 1 or {self.dim} components")
+            raise BadInput(f"{name}={values!r}: needs 1 or {self.dim} components", param=name)
         if not torch.isfinite(v).all():
-            raise ValueError(f"{name}={values!r}: must be finite")
+            raise BadInput(f"{name}={values!r}: must be finite", param=name)
         return v.reshape(1, self.dim)
 
 
@@ -78,7 +80,8 @@ class Sine(Velocity):
         super().prepare(duration, dt, batch, dim)
         self._a = self._vector(self.amplitude, "amplitude")
         if not (math.isfinite(self.frequency) and self.frequency >= 0):
-            raise ValueError(f"frequency={self.frequency!r}: must be finite and >= 0")
+            raise BadInput(f"frequency={self.frequency!r}: must be finite and >= 0",
+                           param="frequency")
         return self
 
     def __call__(self, t):
@@ -114,7 +117,7 @@ class Steps(_Sampled):
     def prepare(self, duration, dt, batch, dim, generator=None):
         super().prepare(duration, dt, batch, dim)
         if not (math.isfinite(self.hold) and self.hold > 0):
-            raise ValueError(f"hold={self.hold!r}: must be > 0")
+            raise BadInput(f"hold={self.hold!r}: must be > 0", param="hold")
         vals = torch.stack([self._vector(v, "values") for v in self.values])
         self._set_samples(vals, self.hold)
         return self
@@ -145,11 +148,12 @@ class OrnsteinUhlenbeck(_Sampled):
         for key in ("sigma", "timescale"):
             v = getattr(self, key)
             if not (math.isfinite(v) and v > 0):
-                raise ValueError(f"{key}={v!r}: must be > 0")
+                raise BadInput(f"{key}={v!r}: must be > 0", param=key)
         if self.vmax is not None and not self.vmax > 0:
-            raise ValueError(f"vmax={self.vmax!r}: must be > 0")
+            raise BadInput(f"vmax={self.vmax!r}: must be > 0", param="vmax")
         if generator is None:
-            raise ValueError("generator: an Ornstein-Uhlenbeck velocity needs a seeded generator")
+            raise BadInput("generator: an Ornstein-Uhlenbeck velocity needs a seeded generator",
+                           param="generator")
         steps = int(math.ceil(duration / dt)) + 1
         a = math.exp(-dt / self.timescale)
         noise = torch.randn((steps, batch, dim), generator=generator, dtype=torch.float64)
@@ -178,10 +182,10 @@ class ArrayVelocity(_Sampled):
     def __init__(self, values, dt: float):
         v = torch.as_tensor(np.asarray(values), dtype=torch.float64)
         if v.dim() == 0 or v.shape[0] < 1:
-            raise ValueError(f"velocity array: shape {tuple(v.shape)}; need at least one sample")
+            raise BadInput(f"velocity array: shape {tuple(v.shape)}; need at least one sample")
         if not torch.isfinite(v).all():
             bad = int((~torch.isfinite(v)).nonzero()[0, 0])
-            raise ValueError(f"velocity array: non-finite value at sample {bad}")
+            raise BadInput(f"velocity array: non-finite value at sample {bad}")
         self.values = v
         self.dt = float(dt)
 
@@ -198,15 +202,15 @@ class ArrayVelocity(_Sampled):
         elif v.dim() != 3 or v.shape[2] != dim:
             allowed = ("(steps,) or (steps, B)" if dim == 1
                        else f"(steps, {dim}) or (steps, B, {dim})")
-            raise ValueError(f"velocity array: shape {shape}; expected {allowed}")
+            raise BadInput(f"velocity array: shape {shape}; expected {allowed}")
         if v.shape[1] not in (1, batch):
-            raise ValueError(
+            raise BadInput(
                 f"velocity array: shape {shape} has {v.shape[1]} runs but the batch has {batch}"
             )
         if duration > v.shape[0] * self.dt * (1 + 1e-9):
-            raise ValueError(
+            raise BadInput(
                 f"duration={duration}: longer than the velocity array ({v.shape[0]} samples "
-                f"x dt={self.dt} = {v.shape[0] * self.dt})"
+                f"x dt={self.dt} = {v.shape[0] * self.dt})", param="duration"
             )
         self._set_samples(v, self.dt, linear=True)
         return self
@@ -217,24 +221,25 @@ def parse_velocity(spec: str) -> Velocity:
 
     Raises
     ------
-    ValueError
+    BadInput
         naming the spec, what was wrong and the allowed forms.
     """
     forms = "constant:V | sine:AMP:FREQ | steps:V1,V2,...:HOLD | ou:SIGMA:TIMESCALE[:VMAX]"
     if not isinstance(spec, str) or ":" not in spec:
-        raise ValueError(f"velocity={spec!r}: expected one of {forms}")
+        raise BadInput(f"velocity={spec!r}: expected one of {forms}", param="velocity")
     kind, *args = spec.split(":")
 
     def nums(text, what):
         try:
             return tuple(float(x) for x in text.split(","))
         except ValueError:
-            raise ValueError(f"velocity={spec!r}: {what} {text!r} is not a number list") from None
+            raise BadInput(f"velocity={spec!r}: {what} {text!r} is not a number list",
+                           param="velocity") from None
 
     def one(text, what):
         vals = nums(text, what)
         if len(vals) != 1:
-            raise ValueError(f"velocity={spec!r}: {what} must be one number")
+            raise BadInput(f"velocity={spec!r}: {what} must be one number", param="velocity")
         return vals[0]
 
     try:
@@ -252,8 +257,8 @@ def parse_velocity(spec: str) -> Velocity:
             return OrnsteinUhlenbeck(one(args[0], "SIGMA"), one(args[1], "TIMESCALE"), vmax)
     except ValueError:
         raise
-    raise ValueError(f"velocity={spec!r}: unknown kind or wrong number of fields; "
-                     f"expected one of {forms}")
+    raise BadInput(f"velocity={spec!r}: unknown kind or wrong number of fields; "
+                   f"expected one of {forms}", param="velocity")
 
 
 def reference_phase(velocity: Velocity, times: torch.Tensor, dt: float,

@@ -18,6 +18,7 @@ import math
 
 import torch
 
+from _runkit import BadInput
 from _runkit.seeds import check_seed
 
 from ..manifold import TargetManifold
@@ -72,7 +73,8 @@ def perturbation_direction(manifold: TargetManifold, psi: torch.Tensor, kind: st
         d = sign.reshape((batch,) + (1,) * g.dim) * centred
     elif kind == "lesion":
         if not 0 < lesion_fraction < 1:
-            raise ValueError(f"lesion_fraction={lesion_fraction}: must be in (0, 1)")
+            raise BadInput(f"lesion_fraction={lesion_fraction}: must be in (0, 1)",
+                           param="lesion_fraction")
         count = max(1, round(lesion_fraction * g.size))
         scores = torch.rand((batch, g.size), generator=generator)
         idx = scores.argsort(dim=-1)[:, :count]
@@ -80,7 +82,8 @@ def perturbation_direction(manifold: TargetManifold, psi: torch.Tensor, kind: st
         low = us.flatten(1).min(-1).values.reshape((batch,) + (1,) * g.dim)
         d = -mask * (us - low + 1.0)
     else:
-        raise ValueError(f"kind={kind!r}: unknown perturbation; choose one of {PERTURBATIONS}")
+        raise BadInput(f"kind={kind!r}: unknown perturbation; choose one of {PERTURBATIONS}",
+                       param="kind")
     if kind in ("noise", "shape"):
         t = manifold.tangents(psi).flatten(1, -2)  # (B, N, dim)
         flat = d.flatten(1)
@@ -115,7 +118,7 @@ def perturb(manifold: TargetManifold, psi: torch.Tensor, kind: str, strength, ge
     psi = torch.as_tensor(psi, dtype=torch.float64)
     s = torch.as_tensor(strength, dtype=torch.float64)
     if not torch.isfinite(s).all() or (s < 0).any():
-        raise ValueError(f"strength={strength!r}: must be finite and >= 0")
+        raise BadInput(f"strength={strength!r}: must be finite and >= 0", param="strength")
     us = manifold.u_star(psi)
     if kind == "none":
         return us
@@ -129,7 +132,7 @@ def perturb(manifold: TargetManifold, psi: torch.Tensor, kind: str, strength, ge
 def random_strengths(count: int, low: float, high: float, generator) -> torch.Tensor:
     """``count`` strengths uniform in ``[low, high]``."""
     if not 0 <= low <= high or not math.isfinite(high):
-        raise ValueError(f"strength range ({low}, {high}): need 0 <= low <= high < inf")
+        raise BadInput(f"strength range ({low}, {high}): need 0 <= low <= high < inf")
     return low + (high - low) * torch.rand(count, generator=generator, dtype=torch.float64)
 
 
@@ -159,7 +162,7 @@ def perturbed_states(manifold: TargetManifold, count: int, kind: str = "noise",
     Tensor, shape (count, *population_shape)
     """
     if isinstance(count, bool) or not isinstance(count, int) or count < 1:
-        raise ValueError(f"count={count!r}: must be an integer >= 1")
+        raise BadInput(f"count={count!r}: must be an integer >= 1", param="count")
     g = manifold.geometry
     gen = torch.Generator().manual_seed(check_seed("seed", seed))
     psi = g.random_phase(count, gen)

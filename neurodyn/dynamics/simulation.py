@@ -19,9 +19,9 @@ import warnings
 
 import torch
 
-from _runkit import Diverged
+from _runkit import BadInput, BadType, Diverged
 from _runkit import progress as progress_bar
-from _runkit.cli import with_threads
+from _runkit.runtime import with_threads
 from _runkit.seeds import check_seed
 
 from ..geometry.populations import wrap_angle
@@ -190,7 +190,7 @@ class SimulationResult:
     def path_error(self) -> torch.Tensor:
         """Wrapped error ``decoded - reference`` per axis, ``(T, B, dim)`` (needs velocity)."""
         if self.reference is None:
-            raise ValueError("path_error: the run had no velocity input")
+            raise BadInput("path_error: the run had no velocity input", param="path_error")
         return wrap_angle(self.decoded - self.reference)
 
     def arrays(self, squeeze_ring: bool = True) -> dict:
@@ -209,24 +209,25 @@ class SimulationResult:
 def _check_args(network, u0, duration, dt, method, noise, save_every):
     g = network.geometry
     if isinstance(u0, torch.Tensor) and u0.is_complex():  # a cast would drop the imaginary part
-        raise TypeError(f"u0: complex dtype {u0.dtype}; states are real")
+        raise BadType(f"u0: complex dtype {u0.dtype}; states are real", param="u0")
     g.check_state(u0, "u0")
     if u0.dim() != g.dim + 1:
         dims = ", ".join(map(str, g.shape))
-        raise ValueError(f"u0: shape {tuple(u0.shape)}; expected (B, {dims})")
+        raise BadInput(f"u0: shape {tuple(u0.shape)}; expected (B, {dims})", param="u0")
     for key, v in (("duration", duration), ("dt", dt)):
         if not (isinstance(v, (int, float)) and math.isfinite(v) and v > 0):
-            raise ValueError(f"{key}={v!r}: must be a finite number > 0")
+            raise BadInput(f"{key}={v!r}: must be a finite number > 0", param=key)
     if dt > duration:
-        raise ValueError(f"dt={dt}: larger than duration={duration}")
+        raise BadInput(f"dt={dt}: larger than duration={duration}", param="dt")
     if method not in METHODS:
-        raise ValueError(f"method={method!r}: unknown; choose one of {METHODS}")
+        raise BadInput(f"method={method!r}: unknown; choose one of {METHODS}", param="method")
     if not (math.isfinite(noise) and noise >= 0):
-        raise ValueError(f"noise={noise!r}: must be finite and >= 0")
+        raise BadInput(f"noise={noise!r}: must be finite and >= 0", param="noise")
     if noise > 0 and method != "euler":
-        raise ValueError(f"method={method!r}: noise > 0 needs method='euler' (Euler-Maruyama)")
+        raise BadInput(f"method={method!r}: noise > 0 needs method='euler' (Euler-Maruyama)",
+                       param="method")
     if not (isinstance(save_every, int) and save_every >= 1):
-        raise ValueError(f"save_every={save_every!r}: must be an integer >= 1")
+        raise BadInput(f"save_every={save_every!r}: must be an integer >= 1", param="save_every")
 
 
 BACKENDS = ("auto", "compiled", "torch")
@@ -234,11 +235,11 @@ BACKENDS = ("auto", "compiled", "torch")
 
 def _check_run(check_every, state_limit, backend):
     if isinstance(check_every, bool) or not (isinstance(check_every, int) and check_every >= 1):
-        raise ValueError(f"check_every={check_every!r}: must be an integer >= 1")
+        raise BadInput(f"check_every={check_every!r}: must be an integer >= 1", param="check_every")
     if not (isinstance(state_limit, (int, float)) and state_limit > 0):
-        raise ValueError(f"state_limit={state_limit!r}: must be a number > 0")
+        raise BadInput(f"state_limit={state_limit!r}: must be a number > 0", param="state_limit")
     if backend not in BACKENDS:
-        raise ValueError(f"backend={backend!r}: unknown; choose one of {BACKENDS}")
+        raise BadInput(f"backend={backend!r}: unknown; choose one of {BACKENDS}", param="backend")
 
 
 def _choose_backend(network, method, backend, device, current):
@@ -261,8 +262,8 @@ def _choose_backend(network, method, backend, device, current):
         if plan is not None:
             return plan, "compiled"
     if backend == "compiled":
-        raise ValueError(f"backend='compiled': not available for this run: {reason}; "
-                         "use backend='auto' or 'torch'")
+        raise BadInput(f"backend='compiled': not available for this run: {reason}; "
+                       "use backend='auto' or 'torch'", param="backend")
     return None, "torch"
 
 
@@ -340,15 +341,16 @@ def simulate(network: HopfieldNetwork, u0: torch.Tensor, duration: float, dt: fl
     g = network.geometry
     steps = int(round(duration / dt))
     if abs(steps * dt - duration) > 1e-9 * max(1.0, duration):
-        raise ValueError(f"duration={duration}: must be a whole number of steps dt={dt}")
+        raise BadInput(f"duration={duration}: must be a whole number of steps dt={dt}",
+                       param="duration")
     needs_seed = noise > 0 or isinstance(velocity, OrnsteinUhlenbeck)
     if needs_seed and seed is None:
-        raise ValueError("seed: required for noisy runs and random velocities")
+        raise BadInput("seed: required for noisy runs and random velocities", param="seed")
     gen = torch.Generator().manual_seed(check_seed("seed", seed)) if seed is not None else None
     if velocity is not None:
         velocity.prepare(duration, dt, u0.shape[0], g.dim, gen)
     if velocity is not None and network.transport is None:
-        raise ValueError("velocity: this network has no transport; fit one first")
+        raise BadInput("velocity: this network has no transport; fit one first", param="velocity")
     plan, used = _choose_backend(network, method, backend, device, current)
     save_steps = list(range(0, steps + 1, save_every))
     if save_steps[-1] != steps:
@@ -379,10 +381,10 @@ def simulate(network: HopfieldNetwork, u0: torch.Tensor, duration: float, dt: fl
 
 def _checked_start(network, u0, duration, dt, method, noise, save_every, dtype, check_every,
                    state_limit, backend, device):
-    """Check :func:`simulate`'s arguments (``ValueError`` naming the first bad one); return the
+    """Check :func:`simulate`'s arguments (``BadInput`` naming the first bad one); return the
     network and the start states (in ``dtype`` when floating) on the checked device, and it."""
     if dtype not in (torch.float32, torch.float64):
-        raise ValueError(f"dtype={dtype}: choose torch.float32 or torch.float64")
+        raise BadInput(f"dtype={dtype}: choose torch.float32 or torch.float64", param="dtype")
     _check_run(check_every, state_limit, backend)
     device = check_device(device)
     u0 = torch.as_tensor(u0)

@@ -29,6 +29,8 @@ import math
 
 import torch
 
+from _runkit import BadInput
+
 from ..geometry.populations import Geometry
 from .banded import BandedSpectralEnergy
 
@@ -73,7 +75,7 @@ class AmplitudeFourierEnergy(BandedSpectralEnergy):
     def __init__(self, geometry: Geometry, bandwidth: int = 4, degree: int = 3,
                  scale: torch.Tensor | None = None, eps: float = 1e-3):
         if not (math.isfinite(eps) and eps > 0):
-            raise ValueError(f"eps={eps!r}: must be a finite number > 0")
+            raise BadInput(f"eps={eps!r}: must be a finite number > 0", param="eps")
         super().__init__(geometry, bandwidth, degree, scale, min_bandwidth=0)
         self.eps = float(eps)
 

@@ -14,6 +14,8 @@ import math
 import torch
 from torch import nn
 
+from _runkit import BadInput
+
 from ..geometry.populations import Geometry
 from .base import InteractionEnergy
 
@@ -44,9 +46,10 @@ class BandedSpectralEnergy(InteractionEnergy, abc.ABC):
         super().__init__(geometry)
         top = max(geometry.shape) // 2
         if not min_bandwidth <= bandwidth <= top:
-            raise ValueError(f"bandwidth={bandwidth}: must be in [{min_bandwidth}, {top}]")
+            raise BadInput(f"bandwidth={bandwidth}: must be in [{min_bandwidth}, {top}]",
+                           param="bandwidth")
         if not 1 <= degree <= 8:
-            raise ValueError(f"degree={degree}: must be in [1, 8]")
+            raise BadInput(f"degree={degree}: must be in [1, 8]", param="degree")
         self.bandwidth, self.degree = int(bandwidth), int(degree)
         k = geometry.wavevectors()
         mask = (k.abs().amax(0) <= bandwidth).to(torch.float64)
@@ -55,7 +58,8 @@ class BandedSpectralEnergy(InteractionEnergy, abc.ABC):
         s = torch.ones(geometry.spectral_shape, dtype=torch.float64) if scale is None else scale
         s = torch.as_tensor(s, dtype=torch.float64)
         if tuple(s.shape) != geometry.spectral_shape or not (s > 0).all():
-            raise ValueError(f"scale: must be positive with shape {geometry.spectral_shape}")
+            raise BadInput(f"scale: must be positive with shape {geometry.spectral_shape}",
+                           param="scale")
         self.register_buffer("scale", s.clone())
         self.coef = nn.Parameter(torch.zeros(geometry.spectral_shape + (degree,),
                                              dtype=torch.float64))

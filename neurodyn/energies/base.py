@@ -34,7 +34,7 @@ class InteractionEnergy(nn.Module):
 
     def forward(self, r: torch.Tensor) -> torch.Tensor:  # pragma: no cover - abstract
         """Energy ``F(r)``, shape ``(...)`` for ``r`` of shape ``(..., *shape)``."""
-        raise TypeError(f"{type(self).__name__} must implement forward(r)")
+        raise NotImplementedError(f"{type(self).__name__} must implement forward(r)")
 
     def grad(self, r: torch.Tensor) -> torch.Tensor:
         """``grad_r F``, same shape as ``r`` (autograd; differentiable when grad mode is on)."""

@@ -23,7 +23,7 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from _runkit import BadInput
+from _runkit import BadInput, BadType
 
 from ..geometry.populations import Geometry, Ring, Torus
 from .base import InteractionEnergy
@@ -44,14 +44,14 @@ def default_terms(geometry: Geometry, order: int = 3) -> list:
         if geometry.lattice == "hex":
             return [((1, 0), [((0, 1), 1), ((1, -1), 1)])]
         return [((1, 1), [((1, 0), 1), ((0, 1), 1)]), ((1, -1), [((1, 0), 1), ((0, -1), 1)])]
-    raise TypeError(f"geometry: no default locking terms for {type(geometry).__name__}")
+    raise BadType(f"geometry: no default locking terms for {type(geometry).__name__}")
 
 
 def _stored(geometry: Geometry, k: tuple[int, ...]) -> tuple[int, bool]:
     """Flat index of wave vector ``k`` in the half spectrum and whether it is the conjugate."""
     k = tuple(int(x) for x in k)
     if len(k) != geometry.dim:
-        raise ValueError(f"wave vector {k}: needs {geometry.dim} components")
+        raise BadInput(f"wave vector {k}: needs {geometry.dim} components")
     conj = k[-1] < 0  # the half spectrum keeps the last axis's non-negative wave numbers
     if conj:
         k = tuple(-x for x in k)
@@ -60,11 +60,11 @@ def _stored(geometry: Geometry, k: tuple[int, ...]) -> tuple[int, bool]:
         full = geometry.shape[a]
         if a == geometry.dim - 1:
             if not 0 <= x < n:
-                raise ValueError(f"wave vector {k}: out of the spectrum of {geometry!r}")
+                raise BadInput(f"wave vector {k}: out of the spectrum of {geometry!r}")
             pos = x
         else:
             if abs(x) > full // 2:
-                raise ValueError(f"wave vector {k}: out of the spectrum of {geometry!r}")
+                raise BadInput(f"wave vector {k}: out of the spectrum of {geometry!r}")
             pos = x % full
         idx = idx * n + pos
     return idx, conj
@@ -104,14 +104,16 @@ class PhaseLockEnergy(InteractionEnergy):
             total = [0] * geometry.dim
             for k_b, n_b in factors:
                 if isinstance(n_b, bool) or not isinstance(n_b, int) or n_b < 1:
-                    raise ValueError(f"terms: power n_B={n_b!r} must be an integer >= 1")
+                    raise BadInput(f"terms: power n_B={n_b!r} must be an integer >= 1",
+                                   param="terms")
                 total = [t + n_b * int(x) for t, x in zip(total, k_b, strict=True)]
             if tuple(total) != k_a:
-                raise ValueError(f"terms: {k_a} != sum n_B k_B = {tuple(total)}; a term must "
-                                 "balance its wave vectors to be translation invariant")
+                raise BadInput(f"terms: {k_a} != sum n_B k_B = {tuple(total)}; a term must "
+                               "balance its wave vectors to be translation invariant",
+                               param="terms")
             self.terms.append((k_a, [(tuple(int(x) for x in k), int(n)) for k, n in factors]))
         if not self.terms:
-            raise ValueError("terms: at least one locking term is needed")
+            raise BadInput("terms: at least one locking term is needed", param="terms")
         self._index = [(_stored(geometry, k_a), [(_stored(geometry, k), n) for k, n in fs])
                        for k_a, fs in self.terms]
         self.coef = nn.Parameter(torch.zeros(len(self.terms), dtype=torch.float64))

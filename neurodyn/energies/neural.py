@@ -7,7 +7,7 @@ import math
 import torch
 from torch import nn
 
-from _runkit import check_int
+from _runkit import BadInput, BadType, check_int
 
 from ..geometry.populations import Geometry
 from .base import InteractionEnergy, _flat
@@ -31,20 +31,22 @@ class ModuleEnergy(InteractionEnergy):
     def __init__(self, geometry: Geometry, module: nn.Module):
         super().__init__(geometry)
         if not isinstance(module, nn.Module):
-            raise TypeError(f"module: expected a torch.nn.Module, got {type(module).__name__}")
+            raise BadType(f"module: expected a torch.nn.Module, got {type(module).__name__}",
+                          param="module")
         self.module = module
 
     def forward(self, r):
         out = self.module(r)
         if out.shape != r.shape[: r.dim() - self.geometry.dim]:
-            raise ValueError(
+            raise BadInput(
                 f"module: returned shape {tuple(out.shape)} for rates {tuple(r.shape)}; "
-                f"expected the batch shape {tuple(r.shape[: r.dim() - self.geometry.dim])}"
+                f"expected the batch shape {tuple(r.shape[: r.dim() - self.geometry.dim])}",
+                param="module"
             )
         return out
 
     def config(self):
-        raise TypeError(
+        raise BadType(
             "ModuleEnergy wraps an arbitrary module and cannot be rebuilt from a config; "
             "use MLPEnergy or save the module yourself"
         )

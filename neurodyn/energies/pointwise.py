@@ -21,6 +21,8 @@ from __future__ import annotations
 import torch
 from torch import nn
 
+from _runkit import BadInput, BadType
+
 from ..activation import Activation, Logistic, Tanh, make_activation
 from ..geometry.populations import Geometry
 from .base import InteractionEnergy, _flat
@@ -34,8 +36,8 @@ def rate_range(activation: Activation) -> tuple[float, float]:
         return 0.0, float(activation.rmax)
     if isinstance(activation, Tanh):
         return -1.0, 1.0
-    raise TypeError(f"activation: no known rate range for {type(activation).__name__}; "
-                    "use Logistic or Tanh")
+    raise BadType(f"activation: no known rate range for {type(activation).__name__}; "
+                  "use Logistic or Tanh", param="activation")
 
 
 class PointwiseEnergy(InteractionEnergy):
@@ -70,9 +72,9 @@ class PointwiseEnergy(InteractionEnergy):
                  inverse: bool = True):
         super().__init__(geometry)
         if isinstance(degree, bool) or not isinstance(degree, int) or not 0 <= degree <= 12:
-            raise ValueError(f"degree={degree!r}: must be an integer in [0, 12]")
+            raise BadInput(f"degree={degree!r}: must be an integer in [0, 12]", param="degree")
         if not inverse and degree == 0:
-            raise ValueError("degree=0 with inverse=False: the family would be empty")
+            raise BadInput("degree=0 with inverse=False: the family would be empty", param="degree")
         self.activation, self.degree, self.inverse = activation, degree, bool(inverse)
         self.lo, hi = rate_range(activation)
         self.width = hi - self.lo

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import torch
 
+from _runkit import BadInput
+
 from ..geometry.populations import Geometry
 from .base import InteractionEnergy, _flat
 
@@ -31,11 +33,12 @@ class QuadraticEnergy(InteractionEnergy):
         w = torch.as_tensor(weights)
         n = geometry.size
         if w.shape != (n, n):
-            raise ValueError(f"weights: shape {tuple(w.shape)}, expected ({n}, {n})")
+            raise BadInput(f"weights: shape {tuple(w.shape)}, expected ({n}, {n})", param="weights")
         if not torch.isfinite(w).all():
-            raise ValueError("weights: contains non-finite values")
+            raise BadInput("weights: contains non-finite values", param="weights")
         if not torch.allclose(w, w.T, atol=1e-10 * (1 + float(w.abs().max()))):
-            raise ValueError("weights: must be symmetric for a Hopfield energy (W == W.T)")
+            raise BadInput("weights: must be symmetric for a Hopfield energy (W == W.T)",
+                           param="weights")
         self.register_buffer("weights", w.clone())
 
     def forward(self, r):
@@ -67,7 +70,8 @@ class QuadraticEnergy(InteractionEnergy):
         kernel = profile(wrap_angle(th)) if callable(profile) else torch.as_tensor(profile)
         kernel = kernel.to(torch.float64)
         if tuple(kernel.shape) != geometry.shape:
-            raise ValueError(f"profile: shape {tuple(kernel.shape)}, expected {geometry.shape}")
+            raise BadInput(f"profile: shape {tuple(kernel.shape)}, expected {geometry.shape}",
+                           param="profile")
         # row i is the kernel shifted so that its origin sits on neuron i
         eye = torch.eye(geometry.size, dtype=torch.float64).reshape((-1,) + geometry.shape)
         w = geometry.idft(geometry.dft(eye) * geometry.dft(kernel) * geometry.size)
@@ -101,11 +105,12 @@ class FourierQuadraticEnergy(InteractionEnergy):
         super().__init__(geometry)
         w = torch.as_tensor(spectrum, dtype=torch.float64)
         if tuple(w.shape) != geometry.spectral_shape:
-            raise ValueError(
-                f"spectrum: shape {tuple(w.shape)}, expected {geometry.spectral_shape}"
+            raise BadInput(
+                f"spectrum: shape {tuple(w.shape)}, expected {geometry.spectral_shape}",
+                param="spectrum"
             )
         if not torch.isfinite(w).all():
-            raise ValueError("spectrum: contains non-finite values")
+            raise BadInput("spectrum: contains non-finite values", param="spectrum")
         self.register_buffer("spectrum", w.clone())
 
     def forward(self, r):

@@ -22,7 +22,7 @@ __all__ = ["Registry", "ENERGIES", "ENERGY_FAMILIES", "make_energy"]
 def _needs_state(name):
     def build(config, geometry, state):
         if state is None:
-            raise ValueError(f"{name} energy: needs its state dict to be rebuilt")
+            raise BadInput(f"{name} energy: needs its state dict to be rebuilt")
         key = "weights" if name == "quadratic" else "spectrum"
         cls = QuadraticEnergy if name == "quadratic" else FourierQuadraticEnergy
         if config:
@@ -62,7 +62,7 @@ def make_energy(config: dict, geometry: Geometry, state: dict | None = None) -> 
     Parameters
     ----------
     config : dict
-        ``{"family": name, **hyper-parameters}``; unknown families and keys raise ``ValueError``
+        ``{"family": name, **hyper-parameters}``; unknown families and keys raise ``BadInput``
         naming the valid ones.
     geometry : Geometry
         The population geometry.

@@ -140,12 +140,12 @@ class SealEnergy(InteractionEnergy):
         super().__init__(geometry)
         seed = check_int("seed", seed)  # 1.5 or "0" is refused, not rounded
         if variable not in VARIABLES:
-            raise ValueError(f"variable={variable!r}: choose one of {VARIABLES}")
+            raise BadInput(f"variable={variable!r}: choose one of {VARIABLES}", param="variable")
         top = max(geometry.shape) // 2
         if isinstance(curvature_bandwidth, bool) or not isinstance(curvature_bandwidth, int) \
                 or not 0 <= curvature_bandwidth <= top:
-            raise ValueError(f"curvature_bandwidth={curvature_bandwidth!r}: must be an integer "
-                             f"in [0, {top}]")
+            raise BadInput(f"curvature_bandwidth={curvature_bandwidth!r}: must be an integer "
+                           f"in [0, {top}]", param="curvature_bandwidth")
         self.activation = activation
         self.options = {"degree": int(degree), "curvature_bandwidth": curvature_bandwidth,
                         "pointwise": bool(pointwise), "pointwise_degree": int(pointwise_degree),
@@ -155,7 +155,7 @@ class SealEnergy(InteractionEnergy):
         u = torch.zeros(geometry.shape, dtype=torch.float64) if u0 is None else \
             torch.as_tensor(u0, dtype=torch.float64).clone()
         if tuple(u.shape) != geometry.shape or not torch.isfinite(u).all():
-            raise ValueError(f"u0: must be finite with shape {geometry.shape}")
+            raise BadInput(f"u0: must be finite with shape {geometry.shape}", param="u0")
         self.register_buffer("u0", u)
         self.register_buffer("bias", torch.as_tensor(float(bias), dtype=torch.float64))
         p_star = geometry.power(activation(u))
@@ -242,7 +242,7 @@ class SealEnergy(InteractionEnergy):
                 t.copy_(new)
                 i += n
         if i != theta.numel():
-            raise ValueError(f"theta: {theta.numel()} values for {i} free parameters")
+            raise BadInput(f"theta: {theta.numel()} values for {i} free parameters", param="theta")
 
     # ------------------------------------------------------------------ interface
     def forward(self, r):

@@ -7,7 +7,7 @@ import math
 import torch
 from torch import nn
 
-from _runkit import check_int
+from _runkit import BadInput, check_int
 
 from ..geometry.populations import Geometry
 from .banded import BandedSpectralEnergy
@@ -63,7 +63,7 @@ class LearnedFourierEnergy(BandedSpectralEnergy):
         seed: int = 0,
     ):
         if cross_hidden < 0:
-            raise ValueError(f"cross_hidden={cross_hidden}: must be >= 0")
+            raise BadInput(f"cross_hidden={cross_hidden}: must be >= 0", param="cross_hidden")
         super().__init__(geometry, bandwidth, degree, scale, min_bandwidth=1)
         self.cross_hidden, self.seed = cross_hidden, seed
         self.cross = None

@@ -98,7 +98,8 @@ def template_basis(geometry: Geometry, harmonics: int) -> torch.Tensor:
     top = max_harmonics(geometry)
     if isinstance(harmonics, bool) or not isinstance(harmonics, int) \
             or not 1 <= harmonics <= top:
-        raise ValueError(f"harmonics={harmonics!r}: must be an integer in [1, {top}]")
+        raise BadInput(f"harmonics={harmonics!r}: must be an integer in [1, {top}]",
+                       param="harmonics")
     x = geometry.coords()  # (dim, *shape)
     k = geometry.wavevectors().flatten(1).T  # (K, dim)
     out = [torch.ones(geometry.shape, dtype=torch.float64)]
@@ -171,9 +172,10 @@ class TemplateEnergy(InteractionEnergy):
         w = torch.zeros(geometry.shape, dtype=torch.float64) if template is None else \
             torch.as_tensor(template, dtype=torch.float64).clone()
         if tuple(w.shape) != geometry.shape or not torch.isfinite(w).all():
-            raise ValueError(f"template: must be finite with shape {geometry.shape}")
+            raise BadInput(f"template: must be finite with shape {geometry.shape}",
+                           param="template")
         if not math.isfinite(float(leak)) or float(leak) <= -1:
-            raise ValueError(f"leak={leak!r}: must be a finite number > -1")
+            raise BadInput(f"leak={leak!r}: must be a finite number > -1", param="leak")
         self.harmonics = int(harmonics)
         self.register_buffer("template", w)
         self.register_buffer("leak", torch.as_tensor(float(leak), dtype=torch.float64))

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import torch
 
-from _runkit.cli import with_threads
+from _runkit.runtime import with_threads
 
 from ..analysis.attraction import decay_rates, field_energy_error, normal_spectrum
 from ..analysis.diagnostics import jacobian_spectrum

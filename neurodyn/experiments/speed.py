@@ -36,7 +36,7 @@ import numpy as np
 import torch
 from matplotlib.figure import Figure
 
-from _runkit import Result
+from _runkit import BadInput, Result
 
 from ..dynamics.inputs import Constant
 from ..dynamics.simulation import simulate
@@ -178,9 +178,9 @@ def speed_point(network: HopfieldNetwork, v: float, duration: float = 40.0,
     (True, True)
     """
     if not (isinstance(v, (int, float)) and math.isfinite(v) and v > 0):
-        raise ValueError(f"v={v!r}: must be a finite number > 0")
+        raise BadInput(f"v={v!r}: must be a finite number > 0", param="v")
     if network.manifold is None or network.transport is None:
-        raise ValueError("network: needs a target manifold and a transport")
+        raise BadInput("network: needs a target manifold and a transport", param="network")
     g = network.geometry
     dt, steps, save_every = _schedule(network, v, duration, dt_max)
     u0 = network.manifold.u0.detach().cpu()[None]
@@ -236,9 +236,10 @@ def speed_gain(network: HopfieldNetwork, velocities=DEFAULT_VELOCITIES, duration
     """
     vs = [float(v) for v in velocities]
     if not vs or any(not (math.isfinite(v) and v > 0) for v in vs) or vs != sorted(set(vs)):
-        raise ValueError(f"velocities={velocities!r}: give increasing finite numbers > 0")
+        raise BadInput(f"velocities={velocities!r}: give increasing finite numbers > 0",
+                       param="velocities")
     if not 0 < tolerance < 1:
-        raise ValueError(f"tolerance={tolerance!r}: must be in (0, 1)")
+        raise BadInput(f"tolerance={tolerance!r}: must be in (0, 1)", param="tolerance")
     points = []
     for v in vs:
         points.append(speed_point(network, v, duration, tolerance, dt_max))

@@ -59,20 +59,20 @@ def load_checkpoint(path: Path, config: FitConfig) -> dict:
 
     Raises
     ------
-    ValueError
+    BadInput
         When the file is not a fit checkpoint, or was written with a different config (the
-        message names the differing keys); :class:`~_runkit.BadInput` (a ``ValueError``) when
-        a field is damaged: ``step`` outside ``[0, steps]``, a history whose length is not
-        ``step``, a NaN or infinite tensor (the message names the file and the field).
+        message names the differing keys), or when a field is damaged: ``step`` outside
+        ``[0, steps]``, a history whose length is not ``step``, a NaN or infinite tensor (the
+        message names the file and the field).
     """
     state = safe_torch_load(path, what="fit checkpoint")  # BadInput on a bad file
     if not isinstance(state, dict) or state.get("format") != FORMAT:
-        raise ValueError(f"checkpoint {path}: not a fit checkpoint of this library; use --fresh")
+        raise BadInput(f"checkpoint {path}: not a fit checkpoint of this library; use --fresh")
     old, new = state["config"], checkpoint_config(config)
     diff = sorted(k for k in set(old) | set(new) if old.get(k) != new.get(k))
     if diff:
-        raise ValueError(f"checkpoint {path}: written with a different config (keys {diff}: "
-                         + ", ".join(f"{k}={old.get(k)!r} there, {new.get(k)!r} now"
+        raise BadInput(f"checkpoint {path}: written with a different config (keys {diff}: "
+                       + ", ".join(f"{k}={old.get(k)!r} there, {new.get(k)!r} now"
                                      for k in diff) + "); use --fresh to start over")
     _check_fields(state, config, path)
     return state
@@ -84,12 +84,7 @@ def check_resumable(path: Path, config: FitConfig) -> None:
     calls it before it writes anything (:class:`~_runkit.RunDir`'s ``check``)."""
     if not Path(path).exists():
         return
-    try:
-        load_checkpoint(Path(path), config)
-    except BadInput:
-        raise
-    except ValueError as err:
-        raise BadInput(str(err)) from None
+    load_checkpoint(Path(path), config)
 
 
 def _check_fields(state: dict, config: FitConfig, path: Path) -> None:

@@ -95,9 +95,11 @@ class FitConfig:
 
     def __post_init__(self):
         if self.geometry not in ("ring", "torus"):
-            raise ValueError(f"geometry={self.geometry!r}: choose one of ('ring', 'torus')")
+            raise BadInput(f"geometry={self.geometry!r}: choose one of ('ring', 'torus')",
+                           param="geometry")
         if self.variable not in ("amplitude", "power"):
-            raise ValueError(f"variable={self.variable!r}: choose one of ('amplitude', 'power')")
+            raise BadInput(f"variable={self.variable!r}: choose one of ('amplitude', 'power')",
+                           param="variable")
         from .profiles import check_profile_spec
 
         object.__setattr__(self, "profile", check_profile_spec(self.profile))
@@ -105,38 +107,41 @@ class FitConfig:
             object.__setattr__(self, "family",
                                "seal" if self.profile == "cosine" else "template")
         if self.family not in FAMILIES:
-            raise ValueError(f"family={self.family!r}: choose one of {FAMILIES}")
+            raise BadInput(f"family={self.family!r}: choose one of {FAMILIES}", param="family")
         for key in ("gain", "rmax", "c", "tau", "kappa", "strength", "lr"):
             v = getattr(self, key)
             if isinstance(v, bool) or not (isinstance(v, (int, float)) and math.isfinite(v)
                                            and v > 0):
-                raise ValueError(f"{key}={v!r}: must be a finite number > 0")
+                raise BadInput(f"{key}={v!r}: must be a finite number > 0", param=key)
         if isinstance(self.a, bool) or not (isinstance(self.a, (int, float))
                                             and math.isfinite(self.a)):
-            raise ValueError(f"a={self.a!r}: must be a finite number")
+            raise BadInput(f"a={self.a!r}: must be a finite number", param="a")
         for key in ("weight_linear", "weight_field", "weight_energy", "ridge"):
             v = getattr(self, key)
             if isinstance(v, bool) or not (isinstance(v, (int, float)) and math.isfinite(v)
                                            and v >= 0):
-                raise ValueError(f"{key}={v!r}: must be a finite number >= 0")
+                raise BadInput(f"{key}={v!r}: must be a finite number >= 0", param=key)
         if self.weight_linear + self.weight_field + self.weight_energy <= 0:
-            raise ValueError("weight_linear, weight_field, weight_energy: one must be > 0")
+            raise BadInput("weight_linear, weight_field, weight_energy: one must be > 0")
         for key, lo in (("steps", 0), ("batch", 1), ("checkpoint_every", 1), ("hidden", 1),
                         ("pointwise_degree", 0)):
             v = getattr(self, key)
             if isinstance(v, bool) or not isinstance(v, int) or v < lo:
-                raise ValueError(f"{key}={v!r}: must be an integer >= {lo}")
+                raise BadInput(f"{key}={v!r}: must be an integer >= {lo}", param=key)
         if self.degree is not None and (isinstance(self.degree, bool) or not isinstance(
                 self.degree, int) or not 2 <= self.degree <= 8):
-            raise ValueError(f"degree={self.degree!r}: must be None or an integer in [2, 8]")
+            raise BadInput(f"degree={self.degree!r}: must be None or an integer in [2, 8]",
+                           param="degree")
         if self.bandwidth is not None and (isinstance(self.bandwidth, bool) or not isinstance(
                 self.bandwidth, int) or self.bandwidth < 0):
-            raise ValueError(f"bandwidth={self.bandwidth!r}: must be None or an integer >= 0")
+            raise BadInput(f"bandwidth={self.bandwidth!r}: must be None or an integer >= 0",
+                           param="bandwidth")
         if self.kappa > MAX_KAPPA:
-            raise ValueError(f"kappa={self.kappa!r}: must be <= {MAX_KAPPA:g} (in 1/tau; beyond it "
-                             "the tangent's zero eigenvalue is lost in the normal ones' rounding)")
+            raise BadInput(f"kappa={self.kappa!r}: must be <= {MAX_KAPPA:g} (in 1/tau; beyond it "
+                           "the tangent's zero eigenvalue is lost in the normal ones' rounding)",
+                           param="kappa")
         if self.kappa_tol is not None and not (0 < self.kappa_tol < 1):
-            raise ValueError(f"kappa_tol={self.kappa_tol!r}: must be in (0, 1)")
+            raise BadInput(f"kappa_tol={self.kappa_tol!r}: must be in (0, 1)", param="kappa_tol")
         check_seed("seed", self.seed)
         from ..dynamics.device import check_device
 

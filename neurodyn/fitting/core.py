@@ -37,9 +37,9 @@ from pathlib import Path
 import torch
 
 from _runkit import BadInput, RunFailed
-from _runkit.cli import with_threads
 from _runkit.files import check_like
 from _runkit.results import Result, require_pandas, require_xarray
+from _runkit.runtime import with_threads
 
 from ..activation import Logistic
 from ..dynamics.device import check_device
@@ -129,13 +129,13 @@ def build_geometry(config: FitConfig) -> Geometry:
     if config.geometry == "ring":
         n = 128 if config.n is None else config.n
         if not isinstance(n, int):
-            raise ValueError(f"n={n!r}: a ring needs one integer")
+            raise BadInput(f"n={n!r}: a ring needs one integer", param="n")
         return Ring(n)
     n = (32, 32) if config.n is None else config.n
     if isinstance(n, int):
         n = (n, n)
     if len(n) != 2:
-        raise ValueError(f"n={n!r}: a torus needs two sizes (n1, n2)")
+        raise BadInput(f"n={n!r}: a torus needs two sizes (n1, n2)", param="n")
     return Torus(int(n[0]), int(n[1]), config.lattice)
 
 
@@ -165,7 +165,7 @@ def build_manifold(config: FitConfig, geometry: Geometry | None = None) -> Targe
 
 
 def fittable_manifold(config: FitConfig, geometry: Geometry | None = None) -> TargetManifold:
-    """:func:`build_manifold`, with a user's or named profile refused (``ValueError`` naming
+    """:func:`build_manifold`, with a user's or named profile refused (``BadInput`` naming
     ``profile=``) when it has more than one bump or too much band-edge content
     (:func:`~neurodyn.fitting.profiles.check_fittable`); what :func:`fit` and ``neurodyn fit``
     build, before anything is written."""
@@ -188,9 +188,10 @@ def _check_rate_slopes(manifold: TargetManifold, config: FitConfig) -> None:
     d = manifold.activation.derivative(manifold.u0)
     spread = float(d.max() / d.min()) if float(d.min()) > 0 else math.inf
     if not spread <= MAX_SLOPE_SPREAD:
-        raise ValueError(f"gain={config.gain!r}: the rate function is flat at part of the target "
-                         f"bump (its slope spans a factor {spread:.3g} over the bump, more than "
-                         f"{MAX_SLOPE_SPREAD:g}); lower the gain or narrow the bump's range a, c")
+        raise BadInput(f"gain={config.gain!r}: the rate function is flat at part of the target "
+                       f"bump (its slope spans a factor {spread:.3g} over the bump, more than "
+                       f"{MAX_SLOPE_SPREAD:g}); lower the gain or narrow the bump's range a, c",
+                       param="gain")
 
 
 def _bandwidth(config: FitConfig) -> int:
@@ -408,7 +409,7 @@ def fit(config: FitConfig | None = None, out_dir: str | Path | None = None,
         The fit configuration (defaults: a 128-neuron ring).
     out_dir : str or Path or None
         Where the checkpoint ``fit_state.pt`` goes (written atomically every ``checkpoint_every``
-        steps); an existing one is resumed when its config matches, and refused (``ValueError``
+        steps); an existing one is resumed when its config matches, and refused (``BadInput``
         naming the differing keys) when it does not.
     progress : bool or None
         Show a progress bar (default: only on a terminal).

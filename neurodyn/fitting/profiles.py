@@ -52,6 +52,8 @@ import re
 import numpy as np
 import torch
 
+from _runkit import BadInput
+
 from ..activation import Activation
 from ..geometry.populations import Geometry, Ring, Torus
 
@@ -77,7 +79,7 @@ _SPEC = re.compile(r"^(von-mises|flat-top|asymmetric):(.+)$")
 def check_profile_spec(profile) -> str | tuple:
     """A profile as a config holds it: a checked name (``str``) or a nested tuple of floats.
 
-    Raises ``ValueError`` (naming ``profile=``) for an unknown name, a parameter out of range,
+    Raises ``BadInput`` (naming ``profile=``) for an unknown name, a parameter out of range,
     or an array that is not real and finite.
 
     Examples
@@ -87,39 +89,41 @@ def check_profile_spec(profile) -> str | tuple:
     >>> check_profile_spec("flat-top:4")
     Traceback (most recent call last):
     ...
-    ValueError: profile='flat-top:4': the half-width W must be in (0, pi)
+    _runkit.errors.BadInput: profile='flat-top:4': the half-width W must be in (0, pi)
     """
     if isinstance(profile, (np.ndarray, torch.Tensor, list, tuple)):
         arr = np.asarray(profile.detach().cpu() if isinstance(profile, torch.Tensor)
                          else profile)
         if arr.dtype.kind not in "fiu" or not np.isfinite(arr).all() or arr.size == 0:
-            raise ValueError("profile=<array>: must be a non-empty array of finite real rates")
+            raise BadInput("profile=<array>: must be a non-empty array of finite real rates",
+                           param="profile")
         return tuple(map(tuple, arr.astype(float))) if arr.ndim == 2 else \
             tuple(float(v) for v in arr.reshape(-1)) if arr.ndim == 1 else _bad_rank(arr)
     if not isinstance(profile, str):
-        raise ValueError(f"profile={profile!r}: a name, a .npy file or an array of rates")
+        raise BadInput(f"profile={profile!r}: a name, a .npy file or an array of rates",
+                       param="profile")
     if profile == "cosine" or profile.endswith(".npy"):
         return profile
     m = _SPEC.match(profile)
     if m is None:
-        raise ValueError(f"profile={profile!r}: choose cosine, von-mises:K, flat-top:W, "
-                         "asymmetric:S or a FILE.npy of rates")
+        raise BadInput(f"profile={profile!r}: choose cosine, von-mises:K, flat-top:W, "
+                       "asymmetric:S or a FILE.npy of rates", param="profile")
     name, text = m.groups()
     try:
         value = float(text)
     except ValueError:
-        raise ValueError(f"profile={profile!r}: {text!r} is not a number") from None
+        raise BadInput(f"profile={profile!r}: {text!r} is not a number", param="profile") from None
     ok = {"von-mises": (0 < value < 1e3, "the concentration K must be in (0, 1000)"),
           "flat-top": (0 < value < math.pi, "the half-width W must be in (0, pi)"),
           "asymmetric": (0 < abs(value) < 1, "the skew S must satisfy 0 < |S| < 1")}[name]
     if not (math.isfinite(value) and ok[0]):
-        raise ValueError(f"profile={profile!r}: {ok[1]}")
+        raise BadInput(f"profile={profile!r}: {ok[1]}", param="profile")
     return profile
 
 
 def _bad_rank(arr):
-    raise ValueError(f"profile=<array of shape {arr.shape}>: a ring takes (N,), a torus "
-                     "(n1, n2)")
+    raise BadInput(f"profile=<array of shape {arr.shape}>: a ring takes (N,), a torus "
+                   "(n1, n2)", param="profile")
 
 
 def profile_label(profile) -> str:
@@ -146,7 +150,7 @@ def profile_potentials(geometry: Geometry, activation: Activation, a: float, c: 
 
     Raises
     ------
-    ValueError
+    BadInput
         Naming ``profile=``: a user's profile of another shape than the population's, with a
         value outside the activation's range, or constant; an unreadable file
         (a missing or unreadable ``.npy``).
@@ -166,20 +170,20 @@ def profile_potentials(geometry: Geometry, activation: Activation, a: float, c: 
     else:
         arr, label = np.asarray(profile, dtype=float), "profile=<array>"
     if tuple(arr.shape) != geometry.shape:
-        raise ValueError(f"{label}: shape {tuple(arr.shape)}, the population's is "
-                         f"{geometry.shape}")
+        raise BadInput(f"{label}: shape {tuple(arr.shape)}, the population's is "
+                       f"{geometry.shape}", param=label)
     if arr.dtype.kind not in "fiu" or not np.isfinite(arr).all():
-        raise ValueError(f"{label}: the rates must be finite real numbers")
+        raise BadInput(f"{label}: the rates must be finite real numbers", param=label)
     r = torch.as_tensor(np.ascontiguousarray(arr), dtype=torch.float64)
     with torch.no_grad():
         u = activation.inverse(r)
     if not torch.isfinite(u).all():
         bad = int((~torch.isfinite(u)).sum())
-        raise ValueError(f"{label}: {bad} rate(s) outside the activation's open range "
-                         f"({float(activation(torch.tensor(-1e300))):g}, "
-                         f"{float(activation(torch.tensor(1e300))):g})")
+        raise BadInput(f"{label}: {bad} rate(s) outside the activation's open range "
+                       f"({float(activation(torch.tensor(-1e300))):g}, "
+                       f"{float(activation(torch.tensor(1e300))):g})", param=label)
     if float(u.max() - u.min()) <= 1e-9 * max(1.0, float(u.abs().max())):
-        raise ValueError(f"{label}: constant rates define no bump")
+        raise BadInput(f"{label}: constant rates define no bump", param=label)
     return u
 
 
@@ -222,7 +226,7 @@ def _cosine_coordinate(geometry: Geometry, t: list) -> tuple[torch.Tensor, float
     if isinstance(geometry, Ring):
         return torch.cos(t[0]), -1.0
     if not isinstance(geometry, Torus):
-        raise ValueError(f"profile: no named profiles for {geometry!r}")
+        raise BadInput(f"profile: no named profiles for {geometry!r}", param="profile")
     if geometry.lattice == "hex":
         return (torch.cos(t[0]) + torch.cos(t[1]) + torch.cos(t[0] - t[1]) - 1) / 2, -1.25
     return (torch.cos(t[0]) + torch.cos(t[1])) / 2, -1.0
@@ -324,20 +328,20 @@ def check_fittable(geometry: Geometry, u: torch.Tensor, rates: torch.Tensor, kap
 
     Raises
     ------
-    ValueError
+    BadInput
         Naming ``profile=`` (``label``), the reason and the measured number.
     """
     bumps = count_bumps(geometry, rates)
     if bumps != 1:
-        raise ValueError(f"{label}: {bumps} bumps (regions where the rates exceed half their "
-                         "range); a ring or torus attractor holds one bump")
+        raise BadInput(f"{label}: {bumps} bumps (regions where the rates exceed half their "
+                       "range); a ring or torus attractor holds one bump", param=label)
     edge, top = band_edge_content(geometry, u), max_edge_content(geometry, kappa)
     if edge > top:
         pinned = PINNING * kappa * (max(geometry.shape) * edge) ** 2
-        raise ValueError(
+        raise BadInput(
             f"{label}: band-edge content {edge:.3g} (the target potentials' largest Fourier "
             f"amplitude in the top quarter of the lattice's band, relative to the largest) "
             f"pins the bump to the lattice: predicted tangent eigenvalue {pinned:.2g} / tau, "
             f"above the neutral tolerance; at {max(geometry.shape)} neurons a side and "
             f"kappa={kappa:g} a fit accepts up to {top:.3g}; widen the bump or use more "
-            "neurons")
+            "neurons", param=label)

@@ -38,6 +38,7 @@ from pathlib import Path
 
 import torch
 
+from _runkit import BadInput
 from _runkit.files import check_like
 
 from ..energies.template import template_basis
@@ -65,8 +66,8 @@ def template_harmonics(config, geometry) -> int:
 
     top = max_harmonics(geometry)
     if config.bandwidth is not None and not 1 <= config.bandwidth <= top:
-        raise ValueError(f"bandwidth={config.bandwidth!r}: the template's harmonics must be in "
-                         f"[1, {top}] for {geometry!r}")
+        raise BadInput(f"bandwidth={config.bandwidth!r}: the template's harmonics must be in "
+                       f"[1, {top}] for {geometry!r}", param="bandwidth")
     return config.bandwidth if config.bandwidth is not None else top
 
 

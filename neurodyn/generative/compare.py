@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 import torch
 
-from _runkit import Result, check_int
+from _runkit import BadInput, Result, check_int
 
 from ..network import HopfieldNetwork
 from .methods import generate_ambient, generate_riemannian, relax_states
@@ -111,7 +111,8 @@ def compare_generators(network: HopfieldNetwork, states: PopulationStates | None
     states = population_states(network, seed=seed) if states is None else states
     held = check_int("held", held, lo=2)
     if len(states) < 3 * held:
-        raise ValueError(f"states: {len(states)} states; held={held} needs at least {3 * held}")
+        raise BadInput(f"states: {len(states)} states; held={held} needs at least {3 * held}",
+                       param="states")
     test, train = states.subset(torch.arange(held)), states.subset(torch.arange(held, len(states)))
     a = generate_ambient(train, held, steps, train_steps, seed=seed)
     gen = {"ambient": a,

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 import torch
 
-from _runkit import Result
+from _runkit import BadInput, Result
 
 from ..analysis.topology import ATTRACTOR_BETTI  # re-exported: the judge's expected topology
 from ..network import HopfieldNetwork
@@ -135,7 +135,8 @@ def rate_floor(train: torch.Tensor, held: torch.Tensor, pairs: int = RATE_FLOOR_
     from flows import w2
 
     if len(train) < len(held):
-        raise ValueError(f"train: {len(train)} states; the floor needs {len(held)} (held)")
+        raise BadInput(f"train: {len(train)} states; the floor needs {len(held)} (held)",
+                       param="train")
     g = torch.Generator().manual_seed(derive_seed(seed, "rate floor"))
     vals = [w2(train[torch.randperm(len(train), generator=g)[:len(held)]].to(torch.float64),
                held.to(torch.float64)) for _ in range(pairs)]

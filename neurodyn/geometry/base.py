@@ -15,6 +15,8 @@ from collections.abc import Sequence
 
 import torch
 
+from _runkit import BadInput, BadType
+
 __all__ = ["Geometry", "wrap_angle", "MIN_NEURONS"]
 
 MIN_NEURONS = 8
@@ -46,8 +48,8 @@ class Geometry(ABC):
         shape = tuple(int(n) for n in shape)
         for n in shape:
             if n < MIN_NEURONS:
-                raise ValueError(
-                    f"n={shape}: every neuron axis needs at least {MIN_NEURONS} neurons"
+                raise BadInput(
+                    f"n={shape}: every neuron axis needs at least {MIN_NEURONS} neurons", param="n"
                 )
         self.shape = shape
         self.size = math.prod(shape)
@@ -120,16 +122,16 @@ class Geometry(ABC):
 
     # ------------------------------------------------------------------ checks
     def check_state(self, x: torch.Tensor, name: str = "u") -> torch.Tensor:
-        """Raise ``ValueError`` unless ``x`` has shape ``(..., *shape)`` and finite entries."""
+        """Raise ``BadInput`` unless ``x`` has shape ``(..., *shape)`` and finite entries."""
         if not isinstance(x, torch.Tensor):
-            raise TypeError(f"{name}: expected a torch.Tensor, got {type(x).__name__}")
+            raise BadType(f"{name}: expected a torch.Tensor, got {type(x).__name__}", param=name)
         if x.dim() < self.dim or tuple(x.shape[x.dim() - self.dim:]) != self.shape:
-            raise ValueError(
+            raise BadInput(
                 f"{name}: shape {tuple(x.shape)} does not end with the population shape "
-                f"{self.shape} of {self!r}"
+                f"{self.shape} of {self!r}", param=name
             )
         if not torch.isfinite(x).all():
-            raise ValueError(f"{name}: contains non-finite values")
+            raise BadInput(f"{name}: contains non-finite values", param=name)
         return x
 
     # ------------------------------------------------------------------ transforms
@@ -235,18 +237,20 @@ class Geometry(ABC):
     # ------------------------------------------------------------------ helpers
     def _check_axis(self, axis: int) -> None:
         if not 0 <= axis < self.dim:
-            raise ValueError(f"axis={axis}: must be in [0, {self.dim}) for {self!r}")
+            raise BadInput(f"axis={axis}: must be in [0, {self.dim}) for {self!r}", param="axis")
 
     def _as_phase(self, psi, like: torch.Tensor) -> torch.Tensor:
         psi = torch.as_tensor(psi, dtype=like.dtype, device=like.device)
         if psi.dim() == 0:
             if self.dim != 1:
-                raise ValueError(
-                    f"psi: a scalar offset needs a ring; {self!r} needs shape (..., 2)")
+                raise BadInput(
+                    f"psi: a scalar offset needs a ring; {self!r} needs shape (..., 2)",
+                    param="psi")
             psi = psi.reshape(1)
         if psi.shape[-1] != self.dim:
-            raise ValueError(
-                f"psi: shape {tuple(psi.shape)} must end with the manifold dimension {self.dim}"
+            raise BadInput(
+                f"psi: shape {tuple(psi.shape)} must end with the manifold dimension {self.dim}",
+                param="psi"
             )
         return psi
 

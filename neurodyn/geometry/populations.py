@@ -28,7 +28,7 @@ import math
 import numpy as np
 import torch
 
-from _runkit import BadInput
+from _runkit import BadInput, BadType
 
 from .base import MIN_NEURONS, Geometry, wrap_angle
 
@@ -53,7 +53,7 @@ class Ring(Geometry):
 
     def __init__(self, n: int = 128):
         if isinstance(n, bool) or not isinstance(n, int):
-            raise TypeError(f"n={n!r}: the number of neurons must be an int")
+            raise BadType(f"n={n!r}: the number of neurons must be an int", param="n")
         super().__init__((n,))
         self.n = n
 
@@ -96,9 +96,10 @@ class Torus(Geometry):
         n2 = n1 if n2 is None else n2
         for name, v in (("n1", n1), ("n2", n2)):
             if isinstance(v, bool) or not isinstance(v, int):
-                raise TypeError(f"{name}={v!r}: the sheet size must be an int")
+                raise BadType(f"{name}={v!r}: the sheet size must be an int", param=name)
         if lattice not in LATTICES:
-            raise ValueError(f"lattice={lattice!r}: unknown lattice; choose one of {LATTICES}")
+            raise BadInput(f"lattice={lattice!r}: unknown lattice; choose one of {LATTICES}",
+                           param="lattice")
         super().__init__((n1, n2))
         self.lattice = lattice
 
@@ -216,7 +217,8 @@ def sheet_corners(shape: tuple[int, int], lattice: str, centred: bool = False
     (-0.75, 0.433)
     """
     if lattice not in LATTICES:
-        raise ValueError(f"lattice={lattice!r}: unknown lattice; choose one of {LATTICES}")
+        raise BadInput(f"lattice={lattice!r}: unknown lattice; choose one of {LATTICES}",
+                       param="lattice")
     a = np.arange(shape[0] + 1) - 0.5 - (shape[0] // 2 if centred else 0)
     b = np.arange(shape[1] + 1) - 0.5 - (shape[1] // 2 if centred else 0)
     aa, bb = np.meshgrid(a, b, indexing="ij")
@@ -250,6 +252,6 @@ def make_geometry(config: dict) -> Geometry:
         if isinstance(n, int):
             n = [n, n]
         if len(n) != 2:
-            raise ValueError(f"n={n!r}: a torus needs two sizes (n1, n2)")
+            raise BadInput(f"n={n!r}: a torus needs two sizes (n1, n2)", param="n")
         return Torus(int(n[0]), int(n[1]), lattice)
-    raise ValueError(f"geometry kind={kind!r}: unknown; choose one of ('ring', 'torus')")
+    raise BadInput(f"geometry kind={kind!r}: unknown; choose one of ('ring', 'torus')")

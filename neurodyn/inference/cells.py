@@ -22,6 +22,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import sparse
 
+from _runkit import BadInput
 from _runkit.results import Result
 
 __all__ = ["RingCells", "binned_curves", "place_ring_cells", "profile_values"]
@@ -247,7 +248,8 @@ def place_ring_cells(counts, coord, dt: float, bins: int = 60, harmonics: int = 
     True
     """
     if not 1 <= harmonics < bins // 2:
-        raise ValueError(f"harmonics={harmonics!r}: must be in 1..bins/2 - 1 = {bins // 2 - 1}")
+        raise BadInput(f"harmonics={harmonics!r}: must be in 1..bins/2 - 1 = {bins // 2 - 1}",
+                       param="harmonics")
     centres, curves = binned_curves(counts, coord, dt, bins)
     F = _coefficients(curves, centres, harmonics)
     theta = np.mod(-np.angle(F[:, 1]), 2 * np.pi)

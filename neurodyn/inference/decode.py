@@ -21,6 +21,8 @@ from __future__ import annotations
 import numpy as np
 from scipy.ndimage import uniform_filter1d
 
+from _runkit import BadInput
+
 __all__ = ["decode_ml", "windowed", "wrapped", "bump_frame"]
 
 #: time bins decoded at once (memory: chunk x grid floats)
@@ -74,7 +76,7 @@ def windowed(counts, window: int) -> tuple[np.ndarray, np.ndarray]:
     """
     x = np.asarray(counts, dtype=float)
     if not (isinstance(window, int) and window >= 1 and window % 2 == 1):
-        raise ValueError(f"window={window!r}: must be an odd integer >= 1")
+        raise BadInput(f"window={window!r}: must be an odd integer >= 1", param="window")
     seen = np.isfinite(x)
     if window == 1:
         return np.where(seen, x, 0.0), seen.astype(float)

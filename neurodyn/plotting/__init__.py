@@ -22,8 +22,9 @@ import torch
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
-from _runkit.cli import notebook_figure
+from _runkit import BadInput
 from _runkit.files import atomic_save_figure
+from _runkit.notebook import notebook_figure
 
 from ..analysis.diagnostics import ConnectivityProfile
 from ..dynamics.simulation import SimulationResult
@@ -36,7 +37,7 @@ __all__ = ["new_axes", "plot_bump", "plot_spectrum", "plot_connectivity", "plot_
 
 def new_axes(ax: Axes | None = None, figsize=(5.0, 3.6)) -> tuple[Figure, Axes]:
     """Return ``(figure, axes)``: the given axes' figure, or a new stand-alone figure; either
-    shows once in a notebook (:func:`_runkit.cli.notebook_figure`)."""
+    shows once in a notebook (:func:`_runkit.notebook.notebook_figure`)."""
     if ax is not None:
         return notebook_figure(ax.figure, created=False), ax
     fig = notebook_figure(Figure(figsize=figsize, layout="constrained"))
@@ -58,7 +59,7 @@ def plot_bump(network: HopfieldNetwork, psi: float = math.pi, ax: Axes | None = 
     fig, ax = new_axes(ax)
     m = network.manifold
     if m is None or network.geometry.dim != 1:
-        raise ValueError("network: plot_bump needs a ring network with a manifold")
+        raise BadInput("network: plot_bump needs a ring network with a manifold", param="network")
     theta = _np(network.geometry.coords()[0])
     u = m.u_star(torch.tensor([psi], dtype=torch.float64))
     ax.plot(theta, _np(u), color="tab:blue", label="potential $u^*$")
@@ -302,9 +303,9 @@ def plot_activity(trajectory: SimulationResult, run: int = 0, ax: Axes | None = 
     fig, ax = new_axes(ax)
     rates = _np(trajectory.r)
     if rates.ndim != 3:
-        raise ValueError("trajectory: plot_activity needs a ring (T, B, N) run")
+        raise BadInput("trajectory: plot_activity needs a ring (T, B, N) run", param="trajectory")
     if not 0 <= run < rates.shape[1]:
-        raise ValueError(f"run={run}: the trajectory has runs 0..{rates.shape[1] - 1}")
+        raise BadInput(f"run={run}: the trajectory has runs 0..{rates.shape[1] - 1}", param="run")
     r, t, n = rates[:, run], _np(trajectory.t), rates.shape[2]
     psi = float(_np(trajectory.decoded)[-1, run, 0])
     shift = int(round(psi / (2 * np.pi) * n)) - n // 2  # the neuron at psi to the middle

@@ -6,6 +6,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from _runkit import BadInput, BadType
+
 from ..spatial.agent import Trajectory
 from . import new_axes
 
@@ -39,7 +41,8 @@ def plot_trajectory(
     from matplotlib.patches import Rectangle
 
     if not isinstance(trajectory, Trajectory):
-        raise TypeError(f"trajectory must be a Trajectory, got {type(trajectory).__name__}")
+        raise BadType(f"trajectory must be a Trajectory, got {type(trajectory).__name__}",
+                      param="trajectory")
     fig, ax = new_axes(ax, (4.5, 4.5))
     size = trajectory.box.size
     ax.add_patch(Rectangle((0, 0), size, size, fill=False, edgecolor="k", linewidth=1.5))
@@ -50,9 +53,9 @@ def plot_trajectory(
     if decoded is not None:
         decoded = np.asarray(decoded, dtype=float)
         if decoded.shape != trajectory.position.shape:
-            raise ValueError(
+            raise BadInput(
                 f"decoded must have shape {trajectory.position.shape} like the trajectory, "
-                f"got shape {decoded.shape}"
+                f"got shape {decoded.shape}", param="decoded"
             )
         ax.plot(*decoded.T, color="tab:red", linewidth=0.8, label="decoded")
         ax.legend(loc="upper right", fontsize="small")

@@ -12,6 +12,7 @@ from pathlib import Path
 import numpy as np
 from matplotlib.figure import Figure
 
+from _runkit import BadInput
 from _runkit.files import frame_index, write_gif
 
 from .._util import to_numpy
@@ -26,12 +27,13 @@ def _trajectory_arrays(trajectory, run: int, dim: int) -> tuple[np.ndarray, ...]
     r = to_numpy(trajectory.r)
     dec = to_numpy(trajectory.decoded)
     if r.ndim != 2 + dim:
-        raise ValueError(f"trajectory: rates of shape {r.shape}; expected (T, B, "
-                         + ("N)" if dim == 1 else "n1, n2)"))
+        raise BadInput(f"trajectory: rates of shape {r.shape}; expected (T, B, "
+                       + ("N)" if dim == 1 else "n1, n2)"), param="trajectory")
     if not 0 <= run < r.shape[1]:
-        raise ValueError(f"run={run}: must be in [0, {r.shape[1]})")
+        raise BadInput(f"run={run}: must be in [0, {r.shape[1]})", param="run")
     if len(t) != r.shape[0]:
-        raise ValueError(f"trajectory: {len(t)} times but {r.shape[0]} saved states")
+        raise BadInput(f"trajectory: {len(t)} times but {r.shape[0]} saved states",
+                       param="trajectory")
     return t, r[:, run], dec[:, run].reshape(len(t), -1)
 
 
@@ -125,7 +127,8 @@ def animate_sheet_bump(trajectory, path: str | Path, lattice: str = "hex", fps: 
     Path of the written GIF (``min(frames, T)`` frames).
     """
     if lattice not in ("hex", "square"):
-        raise ValueError(f"lattice={lattice!r}: unknown; choose one of ('hex', 'square')")
+        raise BadInput(f"lattice={lattice!r}: unknown; choose one of ('hex', 'square')",
+                       param="lattice")
     t, r, dec = _trajectory_arrays(trajectory, run, 2)
     idx = frame_index(len(t), frames)
     x, y = sheet_corners(r.shape[1:], lattice)

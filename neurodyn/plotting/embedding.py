@@ -6,7 +6,8 @@ import numpy as np
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
-from _runkit.cli import notebook_figure
+from _runkit import BadInput, BadType
+from _runkit.notebook import notebook_figure
 
 from ..analysis.embedding import Embedding
 
@@ -31,7 +32,8 @@ def _colour_args(
         return {"color": "0.3"}, None
     c = np.asarray(color, dtype=np.float64).reshape(-1)
     if c.shape[0] != n:
-        raise ValueError(f"color has {c.shape[0]} values; it must have one per sample ({n})")
+        raise BadInput(f"color has {c.shape[0]} values; it must have one per sample ({n})",
+                       param="color")
     if cyclic:
         name = cmap or "twilight"
         return {"c": np.mod(c, 2 * np.pi), "cmap": name, "vmin": 0.0, "vmax": 2 * np.pi}, name
@@ -49,9 +51,9 @@ def _add_colorbar(fig: Figure, ax: Axes, mappable, cyclic: bool, label: str) -> 
 
 def _check_embedding(emb: Embedding, k: int, fn: str) -> np.ndarray:
     if not isinstance(emb, Embedding):
-        raise TypeError(f"{fn}: emb must be an Embedding; got {type(emb).__name__}")
+        raise BadType(f"{fn}: emb must be an Embedding; got {type(emb).__name__}")
     if emb.coords.shape[1] < k:
-        raise ValueError(
+        raise BadInput(
             f"{fn}: emb has {emb.coords.shape[1]} coordinates; at least {k} are needed"
         )
     return emb.coords[:, :k]
@@ -102,7 +104,7 @@ def plot_embedding_3d(
     else:
         fig = ax.get_figure()
         if getattr(ax, "name", "") != "3d":
-            raise ValueError("plot_embedding_3d: ax must be a 3-D axes (projection='3d')")
+            raise BadInput("plot_embedding_3d: ax must be a 3-D axes (projection='3d')")
     kwargs, _ = _colour_args(color, xyz.shape[0], cyclic, cmap)
     sc = ax.scatter(xyz[:, 0], xyz[:, 1], xyz[:, 2], s=s, linewidths=0, **kwargs)
     labels = _axis_labels(emb, 3, units)
@@ -155,7 +157,8 @@ def plot_embedding_2d(
     matplotlib.figure.Figure
     """
     if len(dims) != 2 or min(dims) < 0:
-        raise ValueError(f"dims={dims!r} is not allowed; give two non-negative coordinate indices")
+        raise BadInput(f"dims={dims!r} is not allowed; give two non-negative coordinate indices",
+                       param="dims")
     coords = _check_embedding(emb, max(dims) + 1, "plot_embedding_2d")
     if ax is None:
         fig = notebook_figure(Figure(figsize=(5.0, 4.2)))

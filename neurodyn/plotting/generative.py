@@ -6,7 +6,7 @@ import numpy as np
 import torch
 from matplotlib.figure import Figure
 
-from _runkit.cli import notebook_figure
+from _runkit.notebook import notebook_figure
 
 __all__ = ["plot_generated", "plot_generated_barcodes", "plot_method_table", "method_rows",
            "verdict_title", "plot_kept_verdict"]

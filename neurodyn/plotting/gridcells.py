@@ -6,7 +6,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from _runkit.cli import notebook_figure
+from _runkit import BadInput
+from _runkit.notebook import notebook_figure
 
 from ..geometry.populations import LATTICES, sheet_corners
 from ..spatial.gridcells.results import GridCellsResult
@@ -49,9 +50,10 @@ def plot_connectivity_sheet(row: np.ndarray, lattice: str, ax: Axes | None = Non
     """
     row = np.asarray(row, dtype=float)
     if row.ndim != 2:
-        raise ValueError(f"row: shape {row.shape}; expected (n1, n2)")
+        raise BadInput(f"row: shape {row.shape}; expected (n1, n2)", param="row")
     if lattice not in LATTICES:
-        raise ValueError(f"lattice={lattice!r}: unknown lattice; choose one of {LATTICES}")
+        raise BadInput(f"lattice={lattice!r}: unknown lattice; choose one of {LATTICES}",
+                       param="lattice")
     fig, ax = new_axes(ax, (5.6, 4.2))
     centred = np.roll(row, (row.shape[0] // 2, row.shape[1] // 2), axis=(0, 1))
     x, y = sheet_corners(row.shape, lattice, centred=True)
@@ -121,7 +123,7 @@ def plot_modules(result: GridCellsResult, cell: int = 0, fig: Figure | None = No
 
     mods = result.modules
     if not 0 <= cell < result.cells.shape[0]:
-        raise ValueError(f"cell={cell}: must be in [0, {result.cells.shape[0] - 1}]")
+        raise BadInput(f"cell={cell}: must be in [0, {result.cells.shape[0] - 1}]", param="cell")
     if fig is None:
         fig = notebook_figure(Figure(figsize=(4.2 * len(mods), 7.0), layout="constrained"))
     else:

@@ -8,7 +8,8 @@ import numpy as np
 from matplotlib.collections import LineCollection
 from matplotlib.figure import Figure
 
-from _runkit.cli import notebook_figure
+from _runkit import BadInput
+from _runkit.notebook import notebook_figure
 
 from .._util import to_numpy
 from ..analysis.activity import ManifoldActivity
@@ -90,7 +91,8 @@ def plot_activity_isomap(activity: ManifoldActivity, emb: Embedding,
     """
     dec = activity.decoded if index is None else activity.decoded[index]
     if dec.shape[0] != emb.coords.shape[0]:
-        raise ValueError(f"emb: {emb.coords.shape[0]} points, but {dec.shape[0]} decoded phases")
+        raise BadInput(f"emb: {emb.coords.shape[0]} points, but {dec.shape[0]} decoded phases",
+                       param="emb")
     dim = dec.shape[1]
     if fig is None:
         fig = notebook_figure(Figure(figsize=(5.6 * dim, 4.2), layout="constrained"))
@@ -179,7 +181,8 @@ def plot_manifold_path(trajectory: SimulationResult, runs: int = 4, fig: Figure 
     Figure
     """
     if trajectory.reference is None:
-        raise ValueError("trajectory: plot_manifold_path needs a run with velocity input")
+        raise BadInput("trajectory: plot_manifold_path needs a run with velocity input",
+                       param="trajectory")
     t = to_numpy(trajectory.t)
     dec = to_numpy(trajectory.decoded)
     ref = np.mod(to_numpy(trajectory.reference), 2 * math.pi)

@@ -8,7 +8,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from _runkit.cli import notebook_figure
+from _runkit import BadInput, BadType
+from _runkit.notebook import notebook_figure
 
 from ..spatial.gridscores import GridScore, _check_autocorr
 from ..spatial.ratemaps import RateMaps
@@ -84,17 +85,18 @@ def plot_rate_maps(
 
 def _checked_panel(maps: RateMaps, cells, ncols) -> tuple[np.ndarray, int]:
     """The cells to draw (default: the first 32) and the panels per row (at most one per
-    cell); ``TypeError`` or ``ValueError`` for bad arguments."""
+    cell); ``BadInput`` for bad arguments."""
     if not isinstance(maps, RateMaps):
-        raise TypeError(f"maps must be a RateMaps, got {type(maps).__name__}")
+        raise BadType(f"maps must be a RateMaps, got {type(maps).__name__}", param="maps")
     total = maps.maps.shape[0]
     cells = np.arange(min(total, 32)) if cells is None else np.asarray(cells)
     if cells.ndim != 1 or cells.size == 0 or cells.dtype.kind not in "iu":
-        raise ValueError(f"cells must be a non-empty sequence of integers, got {cells!r}")
+        raise BadInput(f"cells must be a non-empty sequence of integers, got {cells!r}",
+                       param="cells")
     if cells.min() < 0 or cells.max() >= total:
-        raise ValueError(f"cells must lie in [0, {total - 1}], got {cells.tolist()}")
+        raise BadInput(f"cells must lie in [0, {total - 1}], got {cells.tolist()}", param="cells")
     if isinstance(ncols, bool) or not isinstance(ncols, Integral) or ncols < 1:
-        raise ValueError(f"ncols must be an integer >= 1, got {ncols!r}")
+        raise BadInput(f"ncols must be an integer >= 1, got {ncols!r}", param="ncols")
     return cells, min(int(ncols), cells.size)
 
 
@@ -146,7 +148,7 @@ def plot_autocorrelogram(
 
     a = _check_autocorr(autocorr)
     if isinstance(bin_size, bool) or not isinstance(bin_size, Real) or not bin_size > 0:
-        raise ValueError(f"bin_size must be a number > 0, got {bin_size!r}")
+        raise BadInput(f"bin_size must be a number > 0, got {bin_size!r}", param="bin_size")
     fig, ax = new_axes(ax, (4.2, 3.6))
     half = (a.shape[0] // 2 + 0.5) * bin_size
     cmap = _viridis_blank_nan()

@@ -19,7 +19,8 @@ import math
 import numpy as np
 from matplotlib.figure import Figure
 
-from _runkit.cli import notebook_figure
+from _runkit import BadInput
+from _runkit.notebook import notebook_figure
 
 from . import new_axes
 
@@ -42,7 +43,7 @@ def plot_tuning(fit, cells_shown: int = 8, fig: Figure | None = None) -> Figure:
     from ..inference.cells import profile_values
 
     if fit.geometry != "ring":
-        raise ValueError("fit: plot_tuning draws a ring's tuning curves")
+        raise BadInput("fit: plot_tuning draws a ring's tuning curves", param="fit")
     fig = _figure(fig, (9.5, 3.6))
     ax, bx = fig.subplots(1, 2, width_ratios=(1.6, 1))
     c = fit.cells

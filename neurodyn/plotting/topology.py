@@ -8,7 +8,7 @@ import numpy as np
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
-from _runkit.cli import notebook_figure
+from _runkit.notebook import notebook_figure
 
 from ..analysis.topology import Homology, _check_int, betti_numbers, long_bar_thresholds
 from . import new_axes

@@ -63,6 +63,7 @@ import numpy as np
 from scipy.signal import lfilter
 from scipy.special import log_ndtr
 
+from _runkit import BadInput, BadType
 from _runkit.results import Result
 from _runkit.seeds import check_seed
 
@@ -77,25 +78,25 @@ LATTICES: tuple[str, ...] = ("hex", "square")
 
 def _check_positive(name: str, value: object) -> float:
     if isinstance(value, bool) or not isinstance(value, Real):
-        raise TypeError(f"{name} must be a real number > 0, got {value!r}")
+        raise BadType(f"{name} must be a real number > 0, got {value!r}", param=name)
     value = float(value)
     if not math.isfinite(value) or value <= 0:
-        raise ValueError(f"{name} must be a finite number > 0, got {value!r}")
+        raise BadInput(f"{name} must be a finite number > 0, got {value!r}", param=name)
     return value
 
 
 def _check_nonnegative(name: str, value: object) -> float:
     if isinstance(value, bool) or not isinstance(value, Real):
-        raise TypeError(f"{name} must be a real number >= 0, got {value!r}")
+        raise BadType(f"{name} must be a real number >= 0, got {value!r}", param=name)
     value = float(value)
     if not math.isfinite(value) or value < 0:
-        raise ValueError(f"{name} must be a finite number >= 0, got {value!r}")
+        raise BadInput(f"{name} must be a finite number >= 0, got {value!r}", param=name)
     return value
 
 
 def _check_lattice(lattice: str) -> str:
     if lattice not in LATTICES:
-        raise ValueError(f"lattice must be one of {list(LATTICES)}, got {lattice!r}")
+        raise BadInput(f"lattice must be one of {list(LATTICES)}, got {lattice!r}", param="lattice")
     return lattice
 
 
@@ -103,7 +104,8 @@ def _as_rng(seed: int | np.random.Generator) -> np.random.Generator:
     if isinstance(seed, np.random.Generator):
         return seed
     if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):
-        raise TypeError(f"seed must be an int or a numpy.random.Generator, got {seed!r}")
+        raise BadType(f"seed must be an int or a numpy.random.Generator, got {seed!r}",
+                      param="seed")
     return np.random.default_rng(check_seed("seed", seed))
 
 
@@ -142,8 +144,9 @@ class Box:
         """
         positions = np.asarray(positions, dtype=float)
         if positions.ndim < 1 or positions.shape[-1] != 2:
-            raise ValueError(
-                f"positions must have shape (..., 2), got shape {positions.shape}"
+            raise BadInput(
+                f"positions must have shape (..., 2), got shape {positions.shape}",
+                param="positions"
             )
         return np.all((positions >= 0.0) & (positions <= self.size), axis=-1)
 
@@ -271,20 +274,21 @@ def generate_trajectory(
     dt = _check_positive("dt", dt)
     box = Box() if box is None else box
     if not isinstance(box, Box):
-        raise TypeError(f"box must be a Box, got {box!r}")
+        raise BadType(f"box must be a Box, got {box!r}", param="box")
     speed_mean = _check_positive("speed_mean", speed_mean)
     speed_timescale = _check_positive("speed_timescale", speed_timescale)
     rotation_sd = _check_nonnegative("rotation_sd", rotation_sd)
     rotation_timescale = _check_positive("rotation_timescale", rotation_timescale)
     wall_distance = _check_positive("wall_distance", wall_distance)
     if wall_distance >= box.size / 2:
-        raise ValueError(
-            f"wall_distance must be < box.size / 2 = {box.size / 2}, got {wall_distance}"
+        raise BadInput(
+            f"wall_distance must be < box.size / 2 = {box.size / 2}, got {wall_distance}",
+            param="wall_distance"
         )
     wall_turn_rate = _check_nonnegative("wall_turn_rate", wall_turn_rate)
     steps = int(round(duration / dt))
     if steps < 2:
-        raise ValueError(
+        raise BadInput(
             f"duration / dt must give at least 2 steps, got duration={duration}, dt={dt}"
         )
     rng = _as_rng(seed)
@@ -304,15 +308,16 @@ def generate_trajectory(
 
 def _start_position(start, box: Box, rng: np.random.Generator) -> np.ndarray:
     """The start ``(2,)``: drawn uniformly in ``box`` from ``rng`` when ``start`` is None, else
-    ``start`` checked to be finite and inside the box (``ValueError``)."""
+    ``start`` checked to be finite and inside the box (``BadInput``)."""
     if start is None:
         return rng.uniform(0.0, box.size, size=2)
     start_xy = np.asarray(start, dtype=float)
     if start_xy.shape != (2,) or not np.all(np.isfinite(start_xy)):
-        raise ValueError(f"start must be a finite array of shape (2,), got {start!r}")
+        raise BadInput(f"start must be a finite array of shape (2,), got {start!r}", param="start")
     if not box.contains(start_xy):
-        raise ValueError(
-            f"start must lie inside the box [0, {box.size}]^2, got {start_xy.tolist()}"
+        raise BadInput(
+            f"start must lie inside the box [0, {box.size}]^2, got {start_xy.tolist()}",
+            param="start"
         )
     return start_xy
 

@@ -23,6 +23,7 @@ from dataclasses import asdict, dataclass
 import numpy as np
 import torch
 
+from _runkit import BadInput
 from _runkit.results import Result
 
 from ..analysis.drift import diffusion_tensor_theory, error_growth
@@ -63,7 +64,8 @@ class AnchoringResult(Result):
 
 def _ring(network: HopfieldNetwork) -> None:
     if network.geometry.dim != 1 or network.manifold is None:
-        raise ValueError("network: the cue protocols need a ring network with a target manifold")
+        raise BadInput("network: the cue protocols need a ring network with a target manifold",
+                       param="network")
 
 
 def landmark_anchoring(network: HopfieldNetwork, noise: float = 0.3, strength: float = 0.05,
@@ -159,7 +161,7 @@ def _error_metrics(cue, free, cue_error: np.ndarray, late: np.ndarray) -> dict:
 def followed_fraction_theory(k: float, rotation: float, window: float) -> float:
     """``f = 1 - (2 / Delta) arctan(tan(Delta / 2) exp(-k T))`` for ``|Delta| < pi``."""
     if not abs(rotation) < math.pi:
-        raise ValueError(f"rotation={rotation!r}: must be in (-pi, pi)")
+        raise BadInput(f"rotation={rotation!r}: must be in (-pi, pi)", param="rotation")
     return 1.0 - 2.0 / rotation * math.atan(math.tan(rotation / 2) * math.exp(-k * window))
 
 

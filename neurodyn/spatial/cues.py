@@ -31,6 +31,8 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
+from _runkit import BadInput
+
 from ..network import HopfieldNetwork
 
 __all__ = ["Landmark", "cue_profile", "cue_current", "pull_rate"]
@@ -59,14 +61,16 @@ class Landmark:
         a = self.strength
         if isinstance(a, bool) or not isinstance(a, (int, float)) or not math.isfinite(a) \
                 or a < 0:
-            raise ValueError(f"strength={a!r}: must be a finite number >= 0")
+            raise BadInput(f"strength={a!r}: must be a finite number >= 0", param="strength")
         if self.windows is not None:
             for w in self.windows:
                 if len(w) != 2 or not (math.isfinite(w[0]) and math.isfinite(w[1])) \
                         or w[1] <= w[0]:
-                    raise ValueError(f"windows: {w!r} must be (start, stop) with stop > start")
+                    raise BadInput(f"windows: {w!r} must be (start, stop) with stop > start",
+                                   param="windows")
         if self.rotate_at is not None and not math.isfinite(self.rotate_at):
-            raise ValueError(f"rotate_at={self.rotate_at!r}: must be finite or None")
+            raise BadInput(f"rotate_at={self.rotate_at!r}: must be finite or None",
+                           param="rotate_at")
 
     def on(self, t: float) -> bool:
         """Whether the cue is on at time ``t``."""
@@ -90,7 +94,8 @@ def cue_profile(network: HopfieldNetwork) -> torch.Tensor:
     Tensor of shape ``geometry.shape``.
     """
     if network.manifold is None:
-        raise ValueError("network: a cue needs the network's target manifold (its bump)")
+        raise BadInput("network: a cue needs the network's target manifold (its bump)",
+                       param="network")
     u0 = network.manifold.u0
     centred = u0 - u0.mean()
     return centred / centred.max()
@@ -126,10 +131,10 @@ def cue_current(network: HopfieldNetwork, landmark: Landmark, phase, dt: float
     elif track.ndim == 2 and g.dim == 1:
         track = track[..., None]
     if track.ndim != 3 or track.shape[-1] != g.dim:
-        raise ValueError(f"phase: shape {np.shape(phase)}; expected (dim,), (steps, B) on a "
-                         f"ring or (steps, B, {g.dim})")
+        raise BadInput(f"phase: shape {np.shape(phase)}; expected (dim,), (steps, B) on a "
+                       f"ring or (steps, B, {g.dim})", param="phase")
     if not np.all(np.isfinite(track)):
-        raise ValueError("phase: non-finite cue locations")
+        raise BadInput("phase: non-finite cue locations", param="phase")
     steps = track.shape[0]
     zero = torch.zeros((1,) + g.shape, dtype=torch.float64)
     amp = float(landmark.strength)
@@ -171,7 +176,7 @@ def pull_rate(network: HopfieldNetwork, strength: float) -> np.ndarray:
     g = network.geometry
     m = network.manifold
     if m is None:
-        raise ValueError("network: has no target manifold")
+        raise BadInput("network: has no target manifold", param="network")
     psi = torch.zeros(g.dim, dtype=torch.float64)
     q = cue_profile(network)
     with torch.no_grad():

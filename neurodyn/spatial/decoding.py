@@ -21,6 +21,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from _runkit import BadInput
 from _runkit.results import Result
 
 from .agent import Box
@@ -34,7 +35,7 @@ def module_wave_vectors(spacings, orientations=0.0, lattice: str = "hex") -> np.
     """Wave vectors of every module: ``(M, P, 2)`` in rad/m (``P = 3`` hex, 2 square)."""
     sp = np.atleast_1d(np.asarray(spacings, dtype=float))
     if sp.ndim != 1 or sp.size < 1:
-        raise ValueError(f"spacings={spacings!r}: give one spacing per module")
+        raise BadInput(f"spacings={spacings!r}: give one spacing per module", param="spacings")
     ori = np.broadcast_to(np.asarray(orientations, dtype=float), sp.shape)
     return np.stack([wave_vectors(float(s), float(o), lattice) for s, o in zip(sp, ori,
                                                                                 strict=True)])
@@ -44,7 +45,7 @@ def module_phases(phases: np.ndarray, lattice: str = "hex") -> np.ndarray:
     """Torus phases ``(..., M, 2)`` to the phases of every wave vector ``(..., M, P)``."""
     ph = np.asarray(phases, dtype=float)
     if ph.ndim < 2 or ph.shape[-1] != 2:
-        raise ValueError(f"phases: shape {ph.shape}; expected (..., modules, 2)")
+        raise BadInput(f"phases: shape {ph.shape}; expected (..., modules, 2)", param="phases")
     if lattice == "hex":
         return np.concatenate([ph, ph[..., :1] - ph[..., 1:2]], axis=-1)
     return ph
@@ -130,13 +131,13 @@ def decode_position(phases, spacings, orientations=0.0, lattice: str = "hex",
         ph = ph[None]
     k = module_wave_vectors(spacings, orientations, lattice)
     if ph.ndim != 3 or ph.shape[1:] != (k.shape[0], 2):
-        raise ValueError(f"phases: shape {np.shape(phases)}; expected (T, {k.shape[0]}, 2) "
-                         "for the given spacings")
+        raise BadInput(f"phases: shape {np.shape(phases)}; expected (T, {k.shape[0]}, 2) "
+                       "for the given spacings", param="phases")
     if not np.all(np.isfinite(ph)):
-        raise ValueError("phases: non-finite values")
+        raise BadInput("phases: non-finite values", param="phases")
     res = float(np.min(spacings)) / 20 if resolution is None else float(resolution)
     if not res > 0:
-        raise ValueError(f"resolution={resolution!r}: must be > 0 (metres)")
+        raise BadInput(f"resolution={resolution!r}: must be > 0 (metres)", param="resolution")
     obs = module_phases(ph, lattice)
     kf = k.reshape(-1, 2)  # (MP, 2)
     of = obs.reshape(obs.shape[0], -1)

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from _runkit import BadInput
 from _runkit.results import Result
 
 from .agent import Box
@@ -146,16 +147,16 @@ def shuffled_gridness(positions, rates, dt: float, box: Box | None = None, bins:
     pos = np.asarray(positions, dtype=float)
     r = np.asarray(rates, dtype=float)
     if r.ndim != 2 or r.shape[0] != pos.shape[0]:
-        raise ValueError(f"rates: shape {r.shape}; expected ({pos.shape[0]}, cells)")
+        raise BadInput(f"rates: shape {r.shape}; expected ({pos.shape[0]}, cells)", param="rates")
     steps, cells = r.shape
     lo = int(np.ceil(min_shift / dt))
     if not (isinstance(shuffles, int) and shuffles >= 1):
-        raise ValueError(f"shuffles={shuffles!r}: must be an integer >= 1")
+        raise BadInput(f"shuffles={shuffles!r}: must be an integer >= 1", param="shuffles")
     if steps - lo <= lo:
-        raise ValueError(f"min_shift={min_shift}: the run ({steps * dt:g} s) must last more than "
-                         "twice the smallest shift")
+        raise BadInput(f"min_shift={min_shift}: the run ({steps * dt:g} s) must last more than "
+                       "twice the smallest shift", param="min_shift")
     if not 0 < percentile < 100:
-        raise ValueError(f"percentile={percentile!r}: must be in (0, 100)")
+        raise BadInput(f"percentile={percentile!r}: must be in (0, 100)", param="percentile")
     def gridness(x: np.ndarray) -> np.ndarray:
         return grid_scores(rate_maps(pos, x, box, bins, smoothing=smoothing)).classic
 

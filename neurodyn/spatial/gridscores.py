@@ -13,6 +13,7 @@ from numbers import Real
 import numpy as np
 from scipy import ndimage
 
+from _runkit import BadInput
 from _runkit.results import Result
 
 from .ratemaps import RateMaps, autocorrelogram
@@ -66,8 +67,9 @@ class GridScores(Result):
 def _check_autocorr(autocorr: np.ndarray) -> np.ndarray:
     a = np.asarray(autocorr, dtype=float)
     if a.ndim != 2 or a.shape[0] != a.shape[1] or a.shape[0] % 2 == 0 or a.shape[0] < 5:
-        raise ValueError(
-            f"autocorr must be a square array of odd size >= 5 (2 bins - 1), got shape {a.shape}"
+        raise BadInput(
+            f"autocorr must be a square array of odd size >= 5 (2 bins - 1), got shape {a.shape}",
+            param="autocorr"
         )
     return a
 
@@ -160,14 +162,15 @@ def gridness(
     (True, True)
     """
     if (rate_map is None) == (autocorr is None):
-        raise ValueError("give exactly one of rate_map and autocorr, got "
-                         f"{'both' if rate_map is not None else 'neither'}")
+        raise BadInput("give exactly one of rate_map and autocorr, got "
+                       f"{'both' if rate_map is not None else 'neither'}")
     if isinstance(bin_size, bool) or not isinstance(bin_size, Real) or not bin_size > 0:
-        raise ValueError(f"bin_size must be a number > 0, got {bin_size!r}")
+        raise BadInput(f"bin_size must be a number > 0, got {bin_size!r}", param="bin_size")
     if rate_map is not None:
         m = np.asarray(rate_map, dtype=float)
         if m.ndim != 2 or m.shape[0] != m.shape[1]:
-            raise ValueError(f"rate_map must be a square array (bins, bins), got shape {m.shape}")
+            raise BadInput(f"rate_map must be a square array (bins, bins), got shape {m.shape}",
+                           param="rate_map")
         autocorr = autocorrelogram(m, min_overlap=min_overlap)
     return _gridness(_check_autocorr(autocorr), float(bin_size))
 
@@ -282,9 +285,10 @@ def grid_scores(
         arr = np.asarray(maps, dtype=float)
     bin_size = 1.0 if bin_size is None else bin_size
     if isinstance(bin_size, bool) or not isinstance(bin_size, Real) or not bin_size > 0:
-        raise ValueError(f"bin_size must be a number > 0, got {bin_size!r}")
+        raise BadInput(f"bin_size must be a number > 0, got {bin_size!r}", param="bin_size")
     if arr.ndim != 3 or arr.shape[1] != arr.shape[2]:
-        raise ValueError(f"maps must have shape (cells, bins, bins), got shape {arr.shape}")
+        raise BadInput(f"maps must have shape (cells, bins, bins), got shape {arr.shape}",
+                       param="maps")
     autocorrs = autocorrelogram(arr, min_overlap=min_overlap)
     results = [_gridness(_check_autocorr(a), float(bin_size)) for a in autocorrs]
     return GridScores(
@@ -312,7 +316,8 @@ def fraction_above(scores: np.ndarray, threshold: float) -> float:
     """
     s = np.asarray(scores, dtype=float)
     if s.ndim != 1 or s.size == 0:
-        raise ValueError(f"scores must be a non-empty array of shape (cells,), got shape {s.shape}")
+        raise BadInput(f"scores must be a non-empty array of shape (cells,), got shape {s.shape}",
+                       param="scores")
     if isinstance(threshold, bool) or not isinstance(threshold, Real) or math.isnan(threshold):
-        raise ValueError(f"threshold must be a real number, got {threshold!r}")
+        raise BadInput(f"threshold must be a real number, got {threshold!r}", param="threshold")
     return float(np.mean(np.where(np.isfinite(s), s, -np.inf) >= threshold))

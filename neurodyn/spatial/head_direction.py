@@ -19,6 +19,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from _runkit import BadInput
 from _runkit.results import Result
 
 from .gridnull import shifted_null
@@ -73,11 +74,12 @@ def tuning_curves(heading, rates, bins: int = 60) -> TuningCurves:
     if r.ndim == 1:
         r = r[:, None]
     if h.ndim != 1 or r.shape[0] != h.shape[0]:
-        raise ValueError(f"rates: shape {r.shape}; expected ({h.shape[0]}, cells) like heading")
+        raise BadInput(f"rates: shape {r.shape}; expected ({h.shape[0]}, cells) like heading",
+                       param="rates")
     if not (isinstance(bins, int) and bins >= 4):
-        raise ValueError(f"bins={bins!r}: must be an integer >= 4")
+        raise BadInput(f"bins={bins!r}: must be an integer >= 4", param="bins")
     if not (np.all(np.isfinite(h)) and np.all(np.isfinite(r))):
-        raise ValueError("heading, rates: must be finite")
+        raise BadInput("heading, rates: must be finite")
     idx = np.minimum((h * bins / (2 * np.pi)).astype(int), bins - 1)
     occ = np.bincount(idx, minlength=bins).astype(float)
     sums = np.zeros((r.shape[1], bins))
@@ -150,7 +152,8 @@ def classify_head_direction(heading, rates, bins: int = 60, shuffles: int = 50,
         r = r[:, None]
     steps = r.shape[0]
     if steps - min_shift <= min_shift:
-        raise ValueError(f"min_shift={min_shift}: needs more than {2 * min_shift} samples")
+        raise BadInput(f"min_shift={min_shift}: needs more than {2 * min_shift} samples",
+                       param="min_shift")
     R, mu = mean_vector(tuning_curves(heading, r, bins))
     null = shifted_null(r, lambda x: mean_vector(tuning_curves(heading, x, bins))[0],
                         shuffles, min_shift, seed)

@@ -11,6 +11,8 @@ from numbers import Real
 
 import numpy as np
 
+from _runkit import BadInput, BadType
+
 from .agent import _check_lattice, _check_positive
 
 __all__ = ["wave_vectors", "position_to_phase", "phase_velocity", "phase_to_position_delta",
@@ -39,9 +41,10 @@ def wave_vectors(spacing: float, orientation: float = 0.0, lattice: str = "hex")
     spacing = _check_positive("spacing", spacing)
     _check_lattice(lattice)
     if isinstance(orientation, bool) or not isinstance(orientation, Real):
-        raise TypeError(f"orientation must be a real number (radians), got {orientation!r}")
+        raise BadType(f"orientation must be a real number (radians), got {orientation!r}",
+                      param="orientation")
     if not math.isfinite(orientation):
-        raise ValueError(f"orientation must be finite, got {orientation!r}")
+        raise BadInput(f"orientation must be finite, got {orientation!r}", param="orientation")
     if lattice == "hex":
         norm = 4.0 * math.pi / (math.sqrt(3.0) * spacing)
         angles = orientation + np.array([0.0, math.pi / 3.0])
@@ -55,7 +58,7 @@ def wave_vectors(spacing: float, orientation: float = 0.0, lattice: str = "hex")
 def _as_vectors(name: str, value: np.ndarray) -> np.ndarray:
     arr = np.asarray(value, dtype=float)
     if arr.ndim < 1 or arr.shape[-1] != 2:
-        raise ValueError(f"{name} must have shape (..., 2), got shape {arr.shape}")
+        raise BadInput(f"{name} must have shape (..., 2), got shape {arr.shape}", param=name)
     return arr
 
 
@@ -173,12 +176,13 @@ def phase_track_to_positions(
     """
     phases = _as_vectors("phases", phases)
     if phases.ndim < 2:
-        raise ValueError(f"phases must have shape (steps, ..., 2), got shape {phases.shape}")
+        raise BadInput(f"phases must have shape (steps, ..., 2), got shape {phases.shape}",
+                       param="phases")
     start = _as_vectors("start", start)
     if start.shape != phases.shape[1:]:
-        raise ValueError(
+        raise BadInput(
             f"start must have shape {phases.shape[1:]} (phases without the steps axis), "
-            f"got shape {start.shape}"
+            f"got shape {start.shape}", param="start"
         )
     dpsi = np.diff(phases, axis=0)
     dpsi = (dpsi + np.pi) % (2.0 * np.pi) - np.pi
@@ -220,7 +224,8 @@ def grid_pattern(
     psi = position_to_phase(position, spacing, orientation, lattice)
     c = np.asarray(phase_offset, dtype=float)
     if c.ndim not in (1, 2) or c.shape[-1] != 2:
-        raise ValueError(f"phase_offset must have shape (2,) or (cells, 2), got shape {c.shape}")
+        raise BadInput(f"phase_offset must have shape (2,) or (cells, 2), got shape {c.shape}",
+                       param="phase_offset")
     if c.ndim == 2:
         psi = psi[..., None, :]
     a = psi[..., 0] - c[..., 0]

@@ -10,6 +10,7 @@ import os
 
 import numpy as np
 
+from _runkit import BadInput, BadType
 from _runkit.files import load_arrays
 
 from .agent import Box, Trajectory, _check_positive
@@ -18,22 +19,23 @@ __all__ = ["check_positions", "load_positions", "ratinabox_arrays"]
 
 
 def check_positions(position: np.ndarray, box: Box) -> None:
-    """Raise ``ValueError`` unless every position ``(steps, 2)`` is finite and inside ``box``.
+    """Raise ``BadInput`` unless every position ``(steps, 2)`` is finite and inside ``box``.
 
     The message names the first offending index and value (and how many lie outside).
     """
     bad = ~np.isfinite(position)
     if bad.any():
         i, j = np.argwhere(bad)[0]
-        raise ValueError(
-            f"positions must be finite, got {position[i, j]} at index [{i}, {j}]"
+        raise BadInput(
+            f"positions must be finite, got {position[i, j]} at index [{i}, {j}]", param="positions"
         )
     outside = ~box.contains(position)
     if outside.any():
         i = int(np.flatnonzero(outside)[0])
-        raise ValueError(
+        raise BadInput(
             f"positions must lie inside the box [0, {box.size}] x [0, {box.size}] m, got "
-            f"{position[i].tolist()} at index {i} ({int(outside.sum())} positions outside)"
+            f"{position[i].tolist()} at index {i} ({int(outside.sum())} positions outside)",
+            param="positions"
         )
 
 
@@ -69,13 +71,13 @@ def load_positions(
 
     Raises
     ------
-    ValueError
+    BadInput
         Wrong shape, fewer than 2 steps, non-finite values, a position outside the box, a
         non-positive ``dt``, non-monotone or non-uniform ``times``, an unsupported file type.
     """
     box = Box() if box is None else box
     if not isinstance(box, Box):
-        raise TypeError(f"box must be a Box, got {box!r}")
+        raise BadType(f"box must be a Box, got {box!r}", param="box")
     if isinstance(source, (str, os.PathLike)):
         position, file_times = _read_positions_file(source)
         if times is None:
@@ -92,29 +94,32 @@ def load_positions(
 
 def _checked_positions(position: np.ndarray, box: Box) -> np.ndarray:
     """``position`` as a float ``(steps, 2)`` array of at least 2 steps inside ``box``
-    (``TypeError`` or ``ValueError`` otherwise)."""
+    (``BadInput`` otherwise)."""
     if position.dtype.kind not in "iuf":
-        raise TypeError(f"positions must be a real numeric array, got dtype {position.dtype}")
+        raise BadType(f"positions must be a real numeric array, got dtype {position.dtype}",
+                      param="positions")
     position = np.array(position, dtype=float)
     if position.ndim != 2 or position.shape[1] != 2:
-        raise ValueError(f"positions must have shape (steps, 2), got shape {position.shape}")
+        raise BadInput(f"positions must have shape (steps, 2), got shape {position.shape}",
+                       param="positions")
     steps = position.shape[0]
     if steps < 2:
-        raise ValueError(f"positions must have at least 2 steps, got {steps}")
+        raise BadInput(f"positions must have at least 2 steps, got {steps}", param="positions")
     check_positions(position, box)
     return position
 
 
 def _sample_times(times, dt: float | None, steps: int) -> tuple[np.ndarray, float]:
     """The ``(steps,)`` sample times and the interval: checked ``times`` (their mean step
-    unless ``dt`` is given), or multiples of ``dt``; ``ValueError`` when neither is given."""
+    unless ``dt`` is given), or multiples of ``dt``; ``BadInput`` when neither is given."""
     if dt is not None:
         dt = _check_positive("dt", dt)
     if times is not None:
         t = _check_times(times, steps, dt)
         dt = float(np.mean(np.diff(t))) if dt is None else dt
     elif dt is None:
-        raise ValueError("dt must be given (a float > 0) when times is not given, got None")
+        raise BadInput("dt must be given (a float > 0) when times is not given, got None",
+                       param="dt")
     else:
         t = np.arange(steps) * dt
     return t, dt
@@ -143,24 +148,25 @@ def ratinabox_arrays(source) -> tuple[np.ndarray, np.ndarray]:
                 with open(path, encoding="utf-8") as fh:
                     hist = json.load(fh)
             except RecursionError:
-                raise ValueError(f"source {path!r} is JSON nested too deeply to read") from None
+                raise BadInput(f"source {path!r} is JSON nested too deeply to read") from None
         else:
-            raise ValueError(f"source {path!r}: a RatInABox history must be a .npz or .json file")
+            raise BadInput(f"source {path!r}: a RatInABox history must be a .npz or .json file")
     elif hasattr(source, "history") and isinstance(source.history, dict):
         hist = source.history
     elif isinstance(source, dict):
         hist = source
     else:
-        raise ValueError(f"source: expected a RatInABox Agent, a history dict or a file, got "
-                         f"{type(source).__name__}")
+        raise BadInput(f"source: expected a RatInABox Agent, a history dict or a file, got "
+                       f"{type(source).__name__}", param="source")
     missing = [k for k in ("t", "pos") if k not in hist]
     if missing:
-        raise ValueError(f"source: a RatInABox history needs keys 't' and 'pos'; missing "
-                         f"{missing} (has {sorted(hist)})")
+        raise BadInput(f"source: a RatInABox history needs keys 't' and 'pos'; missing "
+                       f"{missing} (has {sorted(hist)})", param="source")
     t = np.asarray(hist["t"], dtype=float)
     pos = np.asarray(hist["pos"], dtype=float)
     if pos.ndim != 2 or pos.shape[1] != 2:
-        raise ValueError(f"pos: shape {pos.shape}; a 2-D environment's positions are (steps, 2)")
+        raise BadInput(f"pos: shape {pos.shape}; a 2-D environment's positions are (steps, 2)",
+                       param="pos")
     return t, pos
 
 
@@ -175,37 +181,38 @@ def _read_positions_file(path: str | os.PathLike) -> tuple[np.ndarray, np.ndarra
             return data["position"], data.get("t")
         if "pos" in data and "t" in data:  # RatInABox Agent.get_history_arrays()
             return data["pos"], data["t"]
-        raise ValueError(
+        raise BadInput(
             f"source {path!r} must hold an array named 'position' (or RatInABox's 't' and "
             f"'pos'), has {sorted(data)}"
         )
     if suffix == ".json":  # a RatInABox Agent.history dict
         t, pos = ratinabox_arrays(path)
         return pos, t
-    raise ValueError(f"source must be a .npy or .npz file, a RatInABox .json history or an "
-                     f"array, got {path!r}")
+    raise BadInput(f"source must be a .npy or .npz file, a RatInABox .json history or an "
+                   f"array, got {path!r}", param="source")
 
 
 def _check_times(times: np.ndarray, steps: int, dt: float | None) -> np.ndarray:
     t = np.asarray(times, dtype=float)
     if t.shape != (steps,):
-        raise ValueError(f"times must have shape ({steps},) like positions, got shape {t.shape}")
+        raise BadInput(f"times must have shape ({steps},) like positions, got shape {t.shape}",
+                       param="times")
     if not np.all(np.isfinite(t)):
         i = int(np.flatnonzero(~np.isfinite(t))[0])
-        raise ValueError(f"times must be finite, got {t[i]} at index {i}")
+        raise BadInput(f"times must be finite, got {t[i]} at index {i}", param="times")
     step = np.diff(t)
     if np.any(step <= 0):
         i = int(np.flatnonzero(step <= 0)[0])
-        raise ValueError(
+        raise BadInput(
             f"times must be strictly increasing, got times[{i}]={t[i]} then "
-            f"times[{i + 1}]={t[i + 1]}"
+            f"times[{i + 1}]={t[i + 1]}", param="times"
         )
     mean = float(np.mean(step))
     if np.max(np.abs(step - mean)) > 1e-6 * mean:
-        raise ValueError(
+        raise BadInput(
             f"times must be uniformly spaced (relative tolerance 1e-6), got spacings from "
-            f"{step.min()} to {step.max()} s; resample the positions first"
+            f"{step.min()} to {step.max()} s; resample the positions first", param="times"
         )
     if dt is not None and abs(mean - dt) > 1e-6 * dt:
-        raise ValueError(f"dt must equal the spacing of times ({mean} s), got {dt}")
+        raise BadInput(f"dt must equal the spacing of times ({mean} s), got {dt}", param="dt")
     return t

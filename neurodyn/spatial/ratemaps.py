@@ -59,6 +59,7 @@ import numpy as np
 from scipy import ndimage, sparse
 from scipy.signal import fftconvolve
 
+from _runkit import BadInput, BadType
 from _runkit.results import Result
 
 from .agent import Box
@@ -99,16 +100,17 @@ class RateMaps(Result):
 def _bins_from(box: Box, bins: int | None, bin_size: float | None) -> int:
     if bin_size is not None:
         if isinstance(bin_size, bool) or not isinstance(bin_size, Real) or not bin_size > 0:
-            raise ValueError(f"bin_size must be a number > 0 (metres), got {bin_size!r}")
+            raise BadInput(f"bin_size must be a number > 0 (metres), got {bin_size!r}",
+                           param="bin_size")
         n = int(round(box.size / bin_size))
         if n < 1 or abs(n * bin_size - box.size) > 1e-6 * box.size:
-            raise ValueError(
+            raise BadInput(
                 f"bin_size must divide the box size {box.size} m into a whole number of bins, "
-                f"got {bin_size}"
+                f"got {bin_size}", param="bin_size"
             )
         return n
     if isinstance(bins, bool) or not isinstance(bins, Integral) or bins < 1:
-        raise ValueError(f"bins must be an integer >= 1, got {bins!r}")
+        raise BadInput(f"bins must be an integer >= 1, got {bins!r}", param="bins")
     return int(bins)
 
 
@@ -157,7 +159,7 @@ def rate_maps(
     """
     box = Box() if box is None else box
     if not isinstance(box, Box):
-        raise TypeError(f"box must be a Box, got {box!r}")
+        raise BadType(f"box must be a Box, got {box!r}", param="box")
     n = _bins_from(box, bins, bin_size)
     positions, rates = _checked_samples(positions, rates, box, smoothing)
     sums, occupancy = _binned(positions, rates, n, box.size)
@@ -175,25 +177,28 @@ def rate_maps(
 
 def _checked_samples(positions, rates, box: Box, smoothing) -> tuple[np.ndarray, np.ndarray]:
     """Positions ``(steps, 2)`` inside ``box`` and finite rates ``(steps, cells)`` as float
-    arrays; ``ValueError`` for bad shapes or values, or a smoothing that is not a number >= 0."""
+    arrays; ``BadInput`` for bad shapes or values, or a smoothing that is not a number >= 0."""
     positions = np.asarray(positions, dtype=float)
     rates = np.asarray(rates, dtype=float)
     if positions.ndim != 2 or positions.shape[1] != 2:
-        raise ValueError(f"positions must have shape (steps, 2), got shape {positions.shape}")
+        raise BadInput(f"positions must have shape (steps, 2), got shape {positions.shape}",
+                       param="positions")
     if rates.ndim != 2:
-        raise ValueError(f"rates must have shape (steps, cells), got shape {rates.shape}")
+        raise BadInput(f"rates must have shape (steps, cells), got shape {rates.shape}",
+                       param="rates")
     if rates.shape[0] != positions.shape[0]:
-        raise ValueError(
+        raise BadInput(
             f"rates must have as many steps as positions ({positions.shape[0]}), "
-            f"got shape {rates.shape}"
+            f"got shape {rates.shape}", param="rates"
         )
     check_positions(positions, box)
     if not np.all(np.isfinite(rates)):
-        raise ValueError("rates must be finite, got non-finite values")
+        raise BadInput("rates must be finite, got non-finite values", param="rates")
     if smoothing is not None and (
         isinstance(smoothing, bool) or not isinstance(smoothing, Real) or not smoothing >= 0
     ):
-        raise ValueError(f"smoothing must be a number >= 0 (bins) or None, got {smoothing!r}")
+        raise BadInput(f"smoothing must be a number >= 0 (bins) or None, got {smoothing!r}",
+                       param="smoothing")
     return positions, rates
 
 
@@ -243,9 +248,11 @@ def autocorrelogram(rate_map: np.ndarray, min_overlap: int = 20) -> np.ndarray:
     """
     m = np.asarray(rate_map, dtype=float)
     if m.ndim < 2 or min(m.shape[-2:]) < 2:
-        raise ValueError(f"rate_map must have shape (..., ny, nx) with ny, nx >= 2, got {m.shape}")
+        raise BadInput(f"rate_map must have shape (..., ny, nx) with ny, nx >= 2, got {m.shape}",
+                       param="rate_map")
     if isinstance(min_overlap, bool) or not isinstance(min_overlap, Integral) or min_overlap < 2:
-        raise ValueError(f"min_overlap must be an integer >= 2, got {min_overlap!r}")
+        raise BadInput(f"min_overlap must be an integer >= 2, got {min_overlap!r}",
+                       param="min_overlap")
     valid = np.isfinite(m)
     w = valid.astype(float)
     # centre on the mean of the valid bins: the correlation is unchanged, the sums better scaled

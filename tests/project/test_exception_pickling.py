@@ -13,6 +13,7 @@ PACKAGES = ("_runkit", "neurodyn", "flows")
 #: constructor arguments of each class that defines its own ``__init__``; a new one must be
 #: added here (the test below fails for it until it is)
 CUSTOM_INIT = {
+    "_runkit.errors.BadInput": (("kappa=-1.0 is not allowed; it must be > 0",), {"param": "kappa"}),
     "_runkit.errors.Diverged": (("loss 1e+20 at step 3; lower lr",), {"step": 3,
                                                                        "parameter": "lr"}),
     "neurodyn.dynamics.simulation.NonFiniteStateError": ((12.5, 125, 3.0e7, 1.0e6, 0.1, "euler"),

@@ -8,7 +8,8 @@ from dataclasses import dataclass
 import pytest
 import torch
 
-import _runkit.cli as rk_cli
+import _runkit.notebook as rk_notebook
+import _runkit.runtime as rk_runtime
 import flows
 import neurodyn as nd
 from _runkit.results import Result, artifact
@@ -84,11 +85,11 @@ def test_without_pandas_the_error_says_what_to_install(ring, monkeypatch):
 
 def test_progress_in_a_kernel_is_on_and_stays(monkeypatch):
     pytest.importorskip("tqdm")
-    monkeypatch.setattr(rk_cli, "in_notebook", lambda: True)
-    bar = rk_cli.progress(total=3, desc="fit")
+    monkeypatch.setattr(rk_runtime, "in_notebook", lambda: True)
+    bar = rk_runtime.progress(total=3, desc="fit")
     try:
         assert bar.leave is True and bar.disable is False
     finally:
         bar.close()
     monkeypatch.undo()
-    assert rk_cli.in_notebook() is False  # a test process is no kernel
+    assert rk_notebook.in_notebook() is False  # a test process is no kernel

@@ -25,6 +25,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from _runkit import BadInput
 from _runkit.kernels import use_kernel_cache
 
 from .fastexp import FAST
@@ -44,7 +45,7 @@ def twiddles(n: int, dtype) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     ([0, 4, 2, 6, 1, 5, 3, 7], 1.0)
     """
     if n < 2 or n & (n - 1):
-        raise ValueError(f"n={n!r}: the compiled FFT needs a power of two >= 2")
+        raise BadInput(f"n={n!r}: the compiled FFT needs a power of two >= 2", param="n")
     j = np.arange(n // 2)
     bits = n.bit_length() - 1
     rev = np.array([int(format(i, f"0{bits}b")[::-1], 2) for i in range(n)], dtype=np.int64)

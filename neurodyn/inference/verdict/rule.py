@@ -38,6 +38,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from _runkit import BadInput
 from _runkit.results import Result
 
 __all__ = ["Evidence", "Verdict", "combine", "STATUSES", "ROLES"]
@@ -106,9 +107,9 @@ class Evidence(Result):
 
     def __post_init__(self):
         if self.status not in STATUSES:
-            raise ValueError(f"status={self.status!r}: one of {STATUSES}")
+            raise BadInput(f"status={self.status!r}: one of {STATUSES}", param="status")
         if self.role not in ROLES:
-            raise ValueError(f"role={self.role!r}: one of {ROLES}")
+            raise BadInput(f"role={self.role!r}: one of {ROLES}", param="role")
 
     @property
     def passed(self) -> bool:

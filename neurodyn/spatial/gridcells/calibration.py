@@ -19,6 +19,8 @@ import math
 
 import numpy as np
 
+from _runkit import BadInput
+
 from ...network import HopfieldNetwork
 from ..phases import wave_vectors
 
@@ -90,7 +92,7 @@ def noise_for_diffusion(network: HopfieldNetwork, spacings, diffusion: float,
 
     Raises
     ------
-    ValueError
+    BadInput
         ``diffusion`` not a finite number > 0.
 
     Examples
@@ -103,6 +105,7 @@ def noise_for_diffusion(network: HopfieldNetwork, spacings, diffusion: float,
     """
     if isinstance(diffusion, bool) or not isinstance(diffusion, (int, float)) or not \
             (math.isfinite(diffusion) and diffusion > 0):
-        raise ValueError(f"diffusion={diffusion!r}: must be a finite number > 0 (m^2/s)")
+        raise BadInput(f"diffusion={diffusion!r}: must be a finite number > 0 (m^2/s)",
+                       param="diffusion")
     unit_d = module_diffusion(network, spacings, 1.0, orientation, tau_seconds)
     return [math.sqrt(float(diffusion) / d) for d in unit_d]

@@ -18,7 +18,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from _runkit import atomic_torch_save, safe_torch_load
+from _runkit import BadInput, atomic_torch_save, safe_torch_load
 
 __all__ = ["FORMAT", "run_identity", "save_run_state", "load_run_state"]
 
@@ -101,19 +101,19 @@ def load_run_state(path: Path, identity: dict) -> dict:
 
     Raises
     ------
-    ValueError
+    BadInput
         Not a grid-cell checkpoint, or written by a run with another identity (the message
         names the keys that differ); :class:`~_runkit.BadInput` for an unreadable file.
     """
     state = safe_torch_load(path, what="grid-cell checkpoint")
     if not isinstance(state, dict) or state.get("format") != FORMAT:
-        raise ValueError(f"checkpoint {path}: not a grid-cell checkpoint of this library; "
-                         "use --fresh")
+        raise BadInput(f"checkpoint {path}: not a grid-cell checkpoint of this library; "
+                       "use --fresh")
     old = state.pop("identity")
     diff = sorted(k for k in set(old) | set(identity) if old.get(k) != identity.get(k))
     if diff:
-        raise ValueError(f"checkpoint {path}: written by another run (keys {diff} differ); "
-                         "use --fresh to start over")
+        raise BadInput(f"checkpoint {path}: written by another run (keys {diff} differ); "
+                       "use --fresh to start over")
     state.pop("format")
     u = state.pop("u")
     return {"u": u, **_arrays(state)}

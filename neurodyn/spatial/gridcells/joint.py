@@ -24,6 +24,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from _runkit import BadInput
+
 from ..decoding import module_phases, module_wave_vectors
 from ..phases import wave_vectors
 
@@ -102,9 +104,10 @@ def joint_decode(phases, spacings, arena, dt: float, orientation: float = 0.0,
     ph = np.asarray(phases, dtype=float)
     k = module_wave_vectors(spacings, orientation, lattice)
     if ph.ndim != 3 or ph.shape[1:] != (k.shape[0], 2) or ph.shape[0] < 2:
-        raise ValueError(f"phases: shape {ph.shape}; expected (T >= 2, {k.shape[0]}, 2)")
+        raise BadInput(f"phases: shape {ph.shape}; expected (T >= 2, {k.shape[0]}, 2)",
+                       param="phases")
     if not np.isfinite(ph).all():
-        raise ValueError("phases: non-finite values")
+        raise BadInput("phases: non-finite values", param="phases")
     w, h = (float(a) for a in arena)
     res = float(min(spacings)) / 8 if resolution is None else float(resolution)
     kf = k.reshape(-1, 2)

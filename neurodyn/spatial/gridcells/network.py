@@ -13,6 +13,8 @@ import math
 import numpy as np
 import torch
 
+from _runkit import BadInput
+
 from ...network import HopfieldNetwork
 from .checks import _check_network
 
@@ -51,7 +53,8 @@ def connectivity_row(network: HopfieldNetwork, neuron: tuple[int, int] = (0, 0))
     g = _check_network(network, None)
     i, j = (int(x) for x in neuron)
     if not (0 <= i < g.shape[0] and 0 <= j < g.shape[1]):
-        raise ValueError(f"neuron={neuron!r}: must index the {g.shape[0]} x {g.shape[1]} sheet")
+        raise BadInput(f"neuron={neuron!r}: must index the {g.shape[0]} x {g.shape[1]} sheet",
+                       param="neuron")
     psi = torch.tensor([2 * math.pi * i / g.shape[0], 2 * math.pi * j / g.shape[1]],
                        dtype=torch.float64)
     r = network.rates(network.manifold.u_star(psi))
@@ -94,16 +97,16 @@ def network_step(network: HopfieldNetwork, sample_interval: float, dt_max: float
     try:
         lam = float(jacobian_spectrum(network).min())
     except RuntimeError as err:  # torch's LinAlgError: no spectrum of a degenerate Jacobian
-        raise ValueError(f"network: the spectrum of its Jacobian at the target bump cannot be "
-                         f"computed ({' '.join(str(err).split())[:120]}), so no stable step "
-                         f"can be chosen {why}") from None
+        raise BadInput(f"network: the spectrum of its Jacobian at the target bump cannot be "
+                       f"computed ({' '.join(str(err).split())[:120]}), so no stable step "
+                       f"can be chosen {why}", param="network") from None
     bound = dt_max * network.tau
     if lam < 0:
         bound = min(bound, STABILITY_MARGIN * STABILITY_LIMIT[method] / -lam)
     steps = sample_interval / bound if math.isfinite(lam) else math.inf
     if not steps <= MAX_SUBSTEPS:
-        raise ValueError(f"network: its stiffest mode (Jacobian eigenvalue {lam:.3g} at the "
-                         f"target bump) needs {steps:.3g} {method} steps per trajectory sample "
-                         f"to stay stable, more than {MAX_SUBSTEPS:g} {why}")
+        raise BadInput(f"network: its stiffest mode (Jacobian eigenvalue {lam:.3g} at the "
+                       f"target bump) needs {steps:.3g} {method} steps per trajectory sample "
+                       f"to stay stable, more than {MAX_SUBSTEPS:g} {why}", param="network")
     substeps = max(1, math.ceil(steps - 1e-9))
     return sample_interval / substeps, substeps, lam

@@ -27,6 +27,7 @@ from importlib import resources
 
 import numpy as np
 
+from _runkit import BadInput
 from _runkit.checks import check_installed, check_memory
 from _runkit.files import load_arrays
 
@@ -141,7 +142,7 @@ def clean_tracking(t, position, max_speed: float = 2.0, relock: float = 1.0
     for name, v in (("max_speed", max_speed), ("relock", relock)):
         if isinstance(v, bool) or not isinstance(v, (int, float)) or not \
                 (math.isfinite(v) and v > 0):
-            raise ValueError(f"{name}={v!r}: must be a finite number > 0")
+            raise BadInput(f"{name}={v!r}: must be a finite number > 0", param=name)
     keep = np.zeros(t.size, dtype=bool)
     keep[0] = True
     tl, xl, yl = t.tolist(), pos[:, 0].tolist(), pos[:, 1].tolist()
@@ -160,19 +161,19 @@ def clean_tracking(t, position, max_speed: float = 2.0, relock: float = 1.0
 
 
 def _checked_track(t, position) -> tuple[np.ndarray, np.ndarray]:
-    """``t`` (T,) and ``position`` (T, 2) as float arrays, ``ValueError`` unless finite, at
+    """``t`` (T,) and ``position`` (T, 2) as float arrays, ``BadInput`` unless finite, at
     least 2 samples and strictly increasing in time."""
     t = np.asarray(t, dtype=float)
     pos = np.asarray(position, dtype=float)
     if t.ndim != 1 or t.size < 2 or pos.shape != (t.size, 2):
-        raise ValueError(f"tracking: t {t.shape} and position {pos.shape}; expected (T,) and "
-                         "(T, 2) with T >= 2")
+        raise BadInput(f"tracking: t {t.shape} and position {pos.shape}; expected (T,) and "
+                       "(T, 2) with T >= 2", param="tracking")
     if not (np.isfinite(t).all() and np.isfinite(pos).all()):
-        raise ValueError("tracking: times and positions must be finite")
+        raise BadInput("tracking: times and positions must be finite", param="tracking")
     if np.any(np.diff(t) <= 0):
         i = int(np.flatnonzero(np.diff(t) <= 0)[0])
-        raise ValueError(f"tracking: times must be strictly increasing, got t[{i}]={t[i]} "
-                         f"then t[{i + 1}]={t[i + 1]}")
+        raise BadInput(f"tracking: times must be strictly increasing, got t[{i}]={t[i]} "
+                       f"then t[{i + 1}]={t[i + 1]}", param="tracking")
     return t, pos
 
 
@@ -219,15 +220,16 @@ def resample_tracking(t, position, dt: float, box: Box, *, max_speed: float = 2.
     """
     if isinstance(dt, bool) or not isinstance(dt, (int, float)) or not \
             (math.isfinite(dt) and dt > 0):
-        raise ValueError(f"dt={dt!r}: must be a finite number > 0")
+        raise BadInput(f"dt={dt!r}: must be a finite number > 0", param="dt")
     t, pos = _checked_track(t, position)
     sides = check_arena(arena, box)
     t = t - t[0]
     if duration is not None:
         if not (isinstance(duration, (int, float)) and math.isfinite(duration) and duration > 0):
-            raise ValueError(f"duration={duration!r}: must be a finite number > 0")
+            raise BadInput(f"duration={duration!r}: must be a finite number > 0", param="duration")
         if duration > t[-1] + 1e-9:
-            raise ValueError(f"duration={duration:g}: longer than the tracking ({t[-1]:g} s)")
+            raise BadInput(f"duration={duration:g}: longer than the tracking ({t[-1]:g} s)",
+                           param="duration")
         within = t <= duration + 1e-9
         t, pos = t[within], pos[within]
     keep, counts = clean_tracking(t, pos, max_speed, relock)
@@ -237,7 +239,8 @@ def resample_tracking(t, position, dt: float, box: Box, *, max_speed: float = 2.
     end = t[-1] if duration is None else float(duration)
     steps = int(math.floor(end / dt + 1e-9)) + 1
     if steps < 2:
-        raise ValueError(f"dt={dt:g}: the tracking ({end:g} s) is shorter than one sample")
+        raise BadInput(f"dt={dt:g}: the tracking ({end:g} s) is shorter than one sample",
+                       param="dt")
     # the times the file declares, at dt: the grid, the positions and the trajectory's arrays
     check_memory(f"the tracking's {end:g} s at dt={dt:g} s", 8.0 * 10.0 * steps)
     grid = np.arange(steps) * dt
@@ -253,7 +256,7 @@ def resample_tracking(t, position, dt: float, box: Box, *, max_speed: float = 2.
 
 def check_arena(arena, box: Box) -> tuple[float, float]:
     """The arena's sides ``(width, height)`` (m): ``arena`` checked to be two finite numbers in
-    ``(0, box.size]`` (``ValueError`` naming it), or the box's when None.
+    ``(0, box.size]`` (``BadInput`` naming it), or the box's when None.
 
     Examples
     --------
@@ -268,8 +271,8 @@ def check_arena(arena, box: Box) -> tuple[float, float]:
         sides = ()
     if len(sides) != 2 or not all(math.isfinite(x) and 0 < x <= box.size + 1e-12
                                   for x in sides):
-        raise ValueError(f"arena={arena!r}: needs (width, height) in metres, each > 0 and at "
-                         f"most the box's side {box.size:g}")
+        raise BadInput(f"arena={arena!r}: needs (width, height) in metres, each > 0 and at "
+                       f"most the box's side {box.size:g}", param="arena")
     return sides
 
 
@@ -296,9 +299,8 @@ def recorded_trajectory(name: str, dt: float = 0.02, *, duration: float | None =
     Raises
     ------
     BadInput
-        RatInABox is not installed (one line naming the extra ``data``).
-    ValueError
-        An unknown name or bad numbers.
+        RatInABox is not installed (one line naming the extra ``data``), an unknown name or bad
+        numbers.
 
     Examples
     --------
@@ -307,7 +309,7 @@ def recorded_trajectory(name: str, dt: float = 0.02, *, duration: float | None =
     (501, 1.0, 'ratinabox:sargolini')
     """
     if name not in RECORDED:
-        raise ValueError(f"name={name!r}: choose one of {sorted(RECORDED)}")
+        raise BadInput(f"name={name!r}: choose one of {sorted(RECORDED)}", param="name")
     check_installed("ratinabox", "data", f"the recorded trajectory {name!r}")
     path = resources.files("ratinabox") / "data" / f"{name}.npz"
     if not path.is_file():
@@ -335,7 +337,7 @@ def read_tracking(path) -> tuple[np.ndarray, np.ndarray]:
 
     Raises
     ------
-    ValueError
+    BadInput
         Another suffix, missing arrays or columns, text that is not numbers.
 
     Examples
@@ -354,11 +356,11 @@ def read_tracking(path) -> tuple[np.ndarray, np.ndarray]:
         data = data if isinstance(data, dict) else {}
         key = "pos" if "pos" in data else "position"
         if "t" not in data or key not in data:
-            raise ValueError(f"{path}: a tracking .npz needs arrays 't' and 'pos' (or "
-                             f"'position'), found {sorted(data)}")
+            raise BadInput(f"{path}: a tracking .npz needs arrays 't' and 'pos' (or "
+                           f"'position'), found {sorted(data)}")
         return np.asarray(data["t"], dtype=float), np.asarray(data[key], dtype=float)
     if suffix != "csv":
-        raise ValueError(f"{path}: tracking must be a .npz (t, pos) or .csv (t, x, y) file")
+        raise BadInput(f"{path}: tracking must be a .npz (t, pos) or .csv (t, x, y) file")
     with open(path, encoding="utf-8") as fh:
         lines = [ln.strip() for ln in fh if ln.strip()]
     head = [c.strip().lower() for c in lines[0].split(",")] if lines else []
@@ -369,7 +371,7 @@ def read_tracking(path) -> tuple[np.ndarray, np.ndarray]:
         rows = np.array([[float(r.split(",")[c]) for c in cols]
                          for r in lines[int(named):]], dtype=float).reshape(-1, 3)
     except (ValueError, IndexError):
-        raise ValueError(f"{path}: every row needs numbers in the columns t, x, y") from None
+        raise BadInput(f"{path}: every row needs numbers in the columns t, x, y") from None
     return rows[:, 0], rows[:, 1:]
 
 

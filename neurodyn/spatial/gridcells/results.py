@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from _runkit import BadInput
 from _runkit.results import Result
 
 from ..agent import Trajectory
@@ -34,7 +35,7 @@ def null_shift(trajectory: Trajectory, min_shift: float | None = None) -> float:
 
     Raises
     ------
-    ValueError
+    BadInput
         ``min_shift`` not a number > 0, or the run shorter than twice the shift.
 
     Examples
@@ -48,14 +49,15 @@ def null_shift(trajectory: Trajectory, min_shift: float | None = None) -> float:
         shift = min(NULL_MIN_SHIFT, duration / 4)
     elif isinstance(min_shift, bool) or not isinstance(min_shift, (int, float)) or \
             not (math.isfinite(min_shift) and min_shift > 0):
-        raise ValueError(f"min_shift={min_shift!r}: must be a finite number of seconds > 0")
+        raise BadInput(f"min_shift={min_shift!r}: must be a finite number of seconds > 0",
+                       param="min_shift")
     else:
         shift = float(min_shift)
     lo = int(np.ceil(shift / trajectory.dt))
     if trajectory.steps - lo <= lo:
-        raise ValueError(f"min_shift={shift:g}: the run ({duration:g} s, {trajectory.steps} "
-                         "samples) must last more than twice the smallest shift of the "
-                         "shuffled null; give a shorter min_shift, or shuffles=0")
+        raise BadInput(f"min_shift={shift:g}: the run ({duration:g} s, {trajectory.steps} "
+                       "samples) must last more than twice the smallest shift of the "
+                       "shuffled null; give a shorter min_shift, or shuffles=0", param="min_shift")
     return shift
 
 

@@ -34,8 +34,9 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from _runkit import BadInput
 from _runkit import progress as progress_bar
-from _runkit.cli import check_interrupt, with_threads
+from _runkit.runtime import check_interrupt, with_threads
 
 from ...analysis.connectivity import fit_circulant
 from ...dynamics.device import check_device
@@ -227,7 +228,7 @@ def run_grid_cells(
 
     Raises
     ------
-    ValueError
+    BadInput
         A non-torus model or a lattice mismatch, a malformed trajectory (shape, non-monotone
         or non-uniform times, positions outside the box), non-positive parameters, a panel
         larger than the sheet, samples so far apart that a phase increment reaches pi, a cue
@@ -321,7 +322,7 @@ def check_grid_cells(network: HopfieldNetwork, trajectory: Trajectory, spacing: 
                      arena: tuple[float, float] | None = None, seed: int = 0,
                      all_cells: bool = False, keep_rates: bool = False,
                      checkpoint: str | Path | None = None) -> None:
-    """Refuse (``ValueError`` naming the first bad argument) what :func:`run_grid_cells` would
+    """Refuse (``BadInput`` naming the first bad argument) what :func:`run_grid_cells` would
     refuse before it simulates: the network, the trajectory (a phase that moves by pi or more
     between two samples, as a track that jumps does), the panel, the method, the cues, the
     null and a ``checkpoint`` written by another run; its arguments are
@@ -336,7 +337,7 @@ def check_grid_cells(network: HopfieldNetwork, trajectory: Trajectory, spacing: 
     >>> check_grid_cells(net, generate_trajectory(2.0, seed=0), cells=4, bins=1)
     Traceback (most recent call last):
     ...
-    ValueError: bins=1: must be an integer >= 2
+    _runkit.errors.BadInput: bins=1: must be an integer >= 2
     """
     g, spacings, tau_seconds, dt_max, shift = _checked_arguments(
         network, trajectory, lattice, spacing, modules, orientation, tau_seconds, dt_network,
@@ -372,7 +373,7 @@ def _steps_and_velocity(network: HopfieldNetwork, trajectory: Trajectory, g, spa
 def _checked_arguments(network: HopfieldNetwork, trajectory: Trajectory, lattice, spacing, modules,
                        orientation, tau_seconds, dt_network, cells, bins, method, noise,
                        boundary_cue, landmark_cue, shuffles, min_shift, arena=None):
-    """Check :func:`run_grid_cells`' arguments (``ValueError`` naming the first bad one); return
+    """Check :func:`run_grid_cells`' arguments (``BadInput`` naming the first bad one); return
     the torus geometry, the module spacings, ``tau_seconds``, the largest network step and the
     null's smallest shift (None without shuffles)."""
     g = _check_network(network, lattice)
@@ -385,55 +386,57 @@ def _checked_arguments(network: HopfieldNetwork, trajectory: Trajectory, lattice
     sides = None if arena is None else check_arena(arena, trajectory.box)
     check_cues(boundary_cue, landmark_cue, trajectory.box, sides)
     if isinstance(shuffles, bool) or not isinstance(shuffles, (int, np.integer)) or shuffles < 0:
-        raise ValueError(f"shuffles={shuffles!r}: must be an integer >= 0")
+        raise BadInput(f"shuffles={shuffles!r}: must be an integer >= 0", param="shuffles")
     shift = null_shift(trajectory, min_shift) if shuffles > 0 else None
     return g, spacings, tau_seconds, dt_max, shift
 
 
 def _check_orientation(orientation) -> None:
-    """Raise ``ValueError`` unless ``orientation`` is an angle in ``[-2 pi, 2 pi]`` (radians;
+    """Raise ``BadInput`` unless ``orientation`` is an angle in ``[-2 pi, 2 pi]`` (radians;
     beyond a turn, a number of many turns has lost its digits, or is in other units)."""
     if isinstance(orientation, bool) or not isinstance(orientation, (int, float)) or not \
             (math.isfinite(orientation) and abs(orientation) <= 2 * math.pi):
-        raise ValueError(f"orientation={orientation!r}: must be an angle in [-2 pi, 2 pi] "
-                         "radians")
+        raise BadInput(f"orientation={orientation!r}: must be an angle in [-2 pi, 2 pi] "
+                       "radians", param="orientation")
 
 
 def _check_panel_and_method(g, cells, bins, method: str, noise, modules: int = 1) -> None:
-    """Raise ``ValueError`` for a panel that does not fit the sheet ``g``, too few rate-map
+    """Raise ``BadInput`` for a panel that does not fit the sheet ``g``, too few rate-map
     bins, a method that is not fixed-step, or noise that is negative or not Euler-Maruyama."""
     if isinstance(cells, bool) or not isinstance(cells, (int, np.integer)) or \
             not 1 <= cells <= g.size:
-        raise ValueError(f"cells={cells!r}: must be an integer in [1, {g.size}] "
-                         f"(the {g.shape[0]} x {g.shape[1]} sheet)")
+        raise BadInput(f"cells={cells!r}: must be an integer in [1, {g.size}] "
+                       f"(the {g.shape[0]} x {g.shape[1]} sheet)", param="cells")
     if isinstance(bins, bool) or not isinstance(bins, (int, np.integer)) or bins < 2:
-        raise ValueError(f"bins={bins!r}: must be an integer >= 2")
+        raise BadInput(f"bins={bins!r}: must be an integer >= 2", param="bins")
     if method not in ("euler", "midpoint", "rk4"):
-        raise ValueError(f"method={method!r}: choose a fixed-step method, one of "
-                         "('euler', 'midpoint', 'rk4')")
+        raise BadInput(f"method={method!r}: choose a fixed-step method, one of "
+                       "('euler', 'midpoint', 'rk4')", param="method")
     sigmas = list(noise) if isinstance(noise, (list, tuple)) else [noise]
     if isinstance(noise, (list, tuple)) and len(sigmas) != modules:
-        raise ValueError(f"noise={noise!r}: give one sigma per module ({modules})")
+        raise BadInput(f"noise={noise!r}: give one sigma per module ({modules})", param="noise")
     if not all(not isinstance(x, bool) and isinstance(x, (int, float)) and math.isfinite(x)
                and x >= 0 for x in sigmas):
-        raise ValueError(f"noise={noise!r}: must be a finite number >= 0 (or one per module)")
+        raise BadInput(f"noise={noise!r}: must be a finite number >= 0 (or one per module)",
+                       param="noise")
     if max(sigmas) > 0 and method != "euler":
-        raise ValueError(f"method={method!r}: noise > 0 needs method='euler' (Euler-Maruyama)")
+        raise BadInput(f"method={method!r}: noise > 0 needs method='euler' (Euler-Maruyama)",
+                       param="method")
 
 
 def _network_velocity(trajectory: Trajectory, spacings: list[float], orientation: float,
                       lattice: str, unit: float) -> torch.Tensor:
     """Phase velocities of the modules on the half-sample grid, ``(2 steps - 1, M, 2)`` rad per
-    network time unit (``unit`` seconds); ``ValueError`` when a phase moves by pi or more
+    network time unit (``unit`` seconds); ``BadInput`` when a phase moves by pi or more
     between samples (the decoded phases could not be unwrapped)."""
     vel = np.stack([phase_velocity(trajectory.velocity, s, orientation, lattice)
                     for s in spacings], axis=1)  # (steps, M, 2) rad per second
     dt_s = float(trajectory.dt)
     jump = float(np.abs(vel).max()) * dt_s
     if jump >= math.pi:
-        raise ValueError(f"trajectory.dt={dt_s} s: a phase moves by {jump:.3g} rad between "
-                         "samples (>= pi), so decoded phases cannot be unwrapped; sample the "
-                         "positions more often")
+        raise BadInput(f"trajectory.dt={dt_s} s: a phase moves by {jump:.3g} rad between "
+                       "samples (>= pi), so decoded phases cannot be unwrapped; sample the "
+                       "positions more often", param="trajectory.dt")
     return torch.as_tensor(_midpoint_samples(vel * unit), dtype=torch.float64)
 
 

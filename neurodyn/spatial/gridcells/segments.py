@@ -19,6 +19,8 @@ import math
 import numpy as np
 import torch
 
+from _runkit import BadInput
+
 from ...network import HopfieldNetwork
 from ..agent import Box, Trajectory
 from ..cues import cue_profile
@@ -34,25 +36,26 @@ def _finite(x) -> bool:
 
 
 def check_cues(boundary_cue, landmark_cue, box: Box, arena=None) -> None:
-    """Raise ``ValueError`` naming the cue whose numbers are malformed (a landmark must lie in
+    """Raise ``BadInput`` naming the cue whose numbers are malformed (a landmark must lie in
     the arena ``(width, height)``, default the box)."""
     if boundary_cue is not None:
         if len(tuple(boundary_cue)) != 2 or not all(_finite(x) for x in boundary_cue) \
                 or not (boundary_cue[0] >= 0 and boundary_cue[1] > 0):
-            raise ValueError(f"boundary_cue={boundary_cue!r}: needs (strength, distance) with "
-                             "strength >= 0 (units of u) and distance > 0 (m)")
+            raise BadInput(f"boundary_cue={boundary_cue!r}: needs (strength, distance) with "
+                           "strength >= 0 (units of u) and distance > 0 (m)", param="boundary_cue")
     if landmark_cue is not None:
         if len(tuple(landmark_cue)) != 4 or not all(_finite(x) for x in landmark_cue) \
                 or not (landmark_cue[0] >= 0 and landmark_cue[3] > 0):
-            raise ValueError(f"landmark_cue={landmark_cue!r}: needs (strength, x, y, radius) "
-                             "with strength >= 0 (units of u) and radius > 0 (m)")
+            raise BadInput(f"landmark_cue={landmark_cue!r}: needs (strength, x, y, radius) "
+                           "with strength >= 0 (units of u) and radius > 0 (m)",
+                           param="landmark_cue")
         w, h = (box.size, box.size) if arena is None else arena
         x, y = float(landmark_cue[1]), float(landmark_cue[2])
         if not (bool(box.contains(np.array([[x, y]]))[0]) and x <= w and y <= h):
             where = "box" if arena is None else "arena"
-            raise ValueError(f"landmark_cue={landmark_cue!r}: the landmark ({landmark_cue[1]}, "
-                             f"{landmark_cue[2]}) m lies outside the {where} [0, {w:g}] x "
-                             f"[0, {h:g}] m")
+            raise BadInput(f"landmark_cue={landmark_cue!r}: the landmark ({landmark_cue[1]}, "
+                           f"{landmark_cue[2]}) m lies outside the {where} [0, {w:g}] x "
+                           f"[0, {h:g}] m", param="landmark_cue")
 
 
 def cue_gain(trajectory: Trajectory, boundary_cue, landmark_cue, arena=None
