@@ -11,16 +11,19 @@ command runs.
 from __future__ import annotations
 
 import argparse
+import contextlib
+import dataclasses
 import functools
 import math
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
 from _runkit import BadInput, Diverged, RunDir, check_int, check_memory, check_positive_int
 from _runkit.seeds import SEED_MAX, check_seed
 
 __all__ = ["parse_time", "args_config", "command", "open_run", "load_network",
-           "experiment_parser", "check_states_memory", "parse_velocity_arg", "positive",
+           "experiment_parser", "check_states_memory", "options_named", "parse_velocity_arg",
+           "positive",
            "nonnegative", "positive_int", "PERTURBATIONS", "METHODS", "FIXED_METHODS",
            "LATTICES", "MIN_SURVEY_SAMPLES", "GRIDNESS_THRESHOLD", "NULL_MIN_SHIFT",
            "DEFAULT_DT_NETWORK"]
@@ -207,6 +210,23 @@ def command(handler: Callable[[argparse.Namespace], dict]) -> Callable:
             raise BadInput(str(err)) from err
 
     return run
+
+
+@contextlib.contextmanager
+def options_named(config_type) -> Iterator[None]:
+    """Name the option of a refusal that names a field of the dataclass ``config_type``: a
+    ``ValueError`` whose message starts ``key=`` or ``key is too large`` (``n/batch is too
+    large`` names both) is raised again as :class:`~_runkit.BadInput` led by ``--key:``."""
+    try:
+        yield
+    except ValueError as err:
+        head = re.match(r"(\w+(?:/\w+)*)(?:=| is too large)", str(err))
+        keys = head.group(1).split("/") if head else []
+        fields = {f.name for f in dataclasses.fields(config_type)}
+        if not keys or not set(keys) <= fields:
+            raise
+        options = "/".join("--" + k.replace("_", "-") for k in keys)
+        raise BadInput(f"{options}: {err}") from None
 
 
 def load_network(path: str):

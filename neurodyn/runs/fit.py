@@ -3,20 +3,38 @@
 
 from __future__ import annotations
 
+import functools
 from pathlib import Path
 
-from _runkit import check_interrupt
+from _runkit import RunDir, check_interrupt
 
-from ..fitting.core import FitConfig, fit
+from ..analysis.attraction import attraction_report
+from ..analysis.report import network_report
+from ..experiments.capacity import resting_correlation
+from ..fitting.checkpoint import check_resumable
+from ..fitting.core import FitConfig, FitFailed, FitInterrupted, FitPlan, fit_prepared, prepare
+from ..fitting.profiles import band_edge_content, profile_label
 from ..io import save_model, write_json
 from ..network import HopfieldNetwork
+from ..plotting import plot_bump, plot_connectivity, plot_loss, plot_spectrum, save_figure
 
-__all__ = ["fit_run", "write_network_report"]
+__all__ = ["fit_run", "write_network_report", "CHECKPOINT"]
+
+#: the checkpoint of a fit in its run directory
+CHECKPOINT = "fit_state.pt"
 
 
 def fit_run(config: FitConfig, out: str | Path, fresh: bool = False,
             progress: bool | None = None) -> dict:
-    """Fit a network and write ``model.pt``, ``metrics.json`` and the fit report's figures.
+    """Fit a network in the run directory ``out``: ``model.pt``, ``metrics.json``,
+    ``timing.json``, ``config.json`` and the fit report's figures.
+
+    The whole input is checked, and what the fit needs built once
+    (:func:`~neurodyn.fitting.core.prepare`: the sizes against the memory limits, the target
+    manifold, the template), and a checkpoint in ``out`` that this config cannot continue is
+    refused, before ``out`` is claimed (:class:`_runkit.RunDir`, ``config.json`` holding
+    :meth:`~neurodyn.fitting.core.FitPlan.resolved`), and what was built is fitted
+    (:func:`~neurodyn.fitting.core.fit_prepared`).
 
     Parameters
     ----------
@@ -34,12 +52,24 @@ def fit_run(config: FitConfig, out: str | Path, fresh: bool = False,
     dict
         The metrics written to ``metrics.json``, and ``resumed_from_step`` (the step this
         process resumed from, 0 for a fresh fit), written to ``timing.json`` with the wall time.
-    """
-    from ..analysis.attraction import attraction_report
-    from ..fitting.core import FitFailed, FitInterrupted
 
-    out = Path(out)
-    result = fit(config, out_dir=out, resume=not fresh, progress=progress)
+    Raises
+    ------
+    FitFailed
+        kappa was missed (``config.check_kappa``): ``metrics.json`` is written, no model.
+    """
+    plan = prepare(config)
+    check = None if fresh else functools.partial(check_resumable, Path(out) / CHECKPOINT,
+                                                  config)
+    with RunDir(out, command="neurodyn fit", config=plan.resolved(), seed=config.seed,
+                fresh=fresh, check=check) as run:
+        return _fit_and_report(plan, run.out, fresh, progress)
+
+
+def _fit_and_report(plan: FitPlan, out: Path, fresh: bool, progress: bool | None) -> dict:
+    """Fit ``plan`` (resuming ``out``'s checkpoint unless ``fresh``) and write its files."""
+    config = plan.config
+    result = fit_prepared(plan, out_dir=out, resume=not fresh, progress=progress)
     if result.network.bias.device.type != "cpu":  # the report and model.pt are on the CPU
         result.network = result.network.cpu()
         result.network.manifold = result.network.manifold.to("cpu")
@@ -58,7 +88,7 @@ def fit_run(config: FitConfig, out: str | Path, fresh: bool = False,
         check_interrupt()
     except KeyboardInterrupt:
         raise FitInterrupted(f"fit interrupted after all {config.steps} steps, while its report "
-                             f"was made; checkpoint {out / 'fit_state.pt'} holds them; rerun the "
+                             f"was made; checkpoint {out / CHECKPOINT} holds them; rerun the "
                              "same command to write the model and report") from None
     metrics["attraction"] = report.to_dict()
     if config.profile != "cosine":  # the cosine default's metrics.json stays as it was
@@ -78,9 +108,6 @@ def _profile_metrics(network: HopfieldNetwork, config: FitConfig) -> dict:
     (:func:`~neurodyn.fitting.profiles.band_edge_content`) and how well the bump the network
     rests in matches the requested rates
     (:func:`~neurodyn.experiments.capacity.resting_correlation`)."""
-    from ..experiments.capacity import resting_correlation
-    from ..fitting.profiles import band_edge_content, profile_label
-
     out = {"name": profile_label(config.profile), "family": config.family,
            "band_edge_content": band_edge_content(network.geometry, network.manifold.u0)}
     if config.family == "template":
@@ -104,9 +131,6 @@ def write_network_report(network: HopfieldNetwork, out: str | Path,
     dict
         The report's numbers (:meth:`~neurodyn.analysis.report.NetworkReport.to_dict`).
     """
-    from ..analysis.report import network_report
-    from ..plotting import plot_bump, plot_connectivity, plot_loss, plot_spectrum, save_figure
-
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     report = network_report(network, zero_tol)
