@@ -4,7 +4,8 @@ its figures and its arrays there, on the shared run contract of :mod:`_runkit`.
 
 One module per command family: :mod:`~neurodyn.runs.fit` (``neurodyn fit``),
 :mod:`~neurodyn.runs.simulate` (``simulate``, ``manifold``), :mod:`~neurodyn.runs.experiments`
-(``restore``, ``path-integrate``, ``speed-gain``, ``diffuse``). The command line parses the
+(``restore``, ``path-integrate``, ``speed-gain``, ``diffuse``), :mod:`~neurodyn.runs.gridcells`
+(``grid-cells``). The command line parses the
 arguments and calls these functions; a script can call them the same way. Names are imported
 on first use.
 """
@@ -13,6 +14,7 @@ from _runkit.lazy import lazy_names
 
 __getattr__, __dir__, __all__ = lazy_names(__name__, {
     "fit": ("fit_run", "write_network_report"),
+    "gridcells": ("grid_cells_run", "GridCellsRunConfig"),
     "simulate": ("simulate_run", "manifold_report"),
     "experiments": ("restore_run", "path_integrate_run", "speed_gain_run", "speed_gain_network",
                     "diffuse_run"),

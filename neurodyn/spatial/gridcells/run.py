@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import math
 import time
+from dataclasses import dataclass, fields, replace
 from pathlib import Path
 
 import numpy as np
@@ -69,6 +70,7 @@ from .segments import (
 )
 
 __all__ = [
+    "GridCellsConfig",
     "GridCellsResult",
     "ModuleResult",
     "run_grid_cells",
@@ -92,33 +94,53 @@ _KEEP_BYTES = 64e6
 # the run
 
 
+@dataclass(frozen=True)
+class GridCellsConfig:
+    """The options of a grid-cell run; :func:`run_grid_cells` describes each (it checks them:
+    a config holds them as given)."""
+
+    spacing: float = 0.5
+    orientation: float = 0.0
+    modules: list[float] | None = None
+    tau_seconds: float = 0.01
+    dt_network: float | None = None
+    cells: int = 64
+    bins: int = 20
+    seed: int = 0
+    all_cells: bool = False
+    lattice: str | None = None
+    method: str = "rk4"
+    noise: float | list[float] = 0.0
+    keep_rates: bool = False
+    boundary_cue: tuple[float, float] | None = None
+    landmark_cue: tuple[float, float, float, float] | None = None
+    shuffles: int = 20
+    min_shift: float | None = None
+    arena: tuple[float, float] | None = None
+
+    @classmethod
+    def of(cls, config: GridCellsConfig | None, options: dict) -> GridCellsConfig:
+        """``config`` (None: the defaults) with ``options`` replacing its fields by name;
+        ``TypeError`` naming an option that is no field, as for any unexpected keyword."""
+        names = {f.name for f in fields(cls)}
+        unknown = sorted(set(options) - names)
+        if unknown:
+            raise TypeError(f"unexpected keyword argument {unknown[0]!r}: not an option of a "
+                            f"grid-cell run; choose among {sorted(names)}")
+        return replace(config or cls(), **options)
+
+
 @with_threads
 def run_grid_cells(
     network: HopfieldNetwork,
     trajectory: Trajectory,
-    spacing: float = 0.5,
-    orientation: float = 0.0,
-    modules: list[float] | None = None,
-    tau_seconds: float = 0.01,
-    dt_network: float | None = None,
-    cells: int = 64,
-    bins: int = 20,
-    seed: int = 0,
+    config: GridCellsConfig | None = None,
     progress: bool | None = None,
     *,
-    all_cells: bool = False,
-    lattice: str | None = None,
-    method: str = "rk4",
-    noise: float | list[float] = 0.0,
-    keep_rates: bool = False,
-    boundary_cue: tuple[float, float] | None = None,
-    landmark_cue: tuple[float, float, float, float] | None = None,
-    shuffles: int = 20,
-    min_shift: float | None = None,
     device: str = "cpu",
     checkpoint: str | Path | None = None,
     checkpoint_every: float = 300.0,
-    arena: tuple[float, float] | None = None,
+    **options,
 ) -> GridCellsResult:
     """Path integration of an agent's trajectory by a torus network; rate maps and gridness.
 
@@ -147,6 +169,21 @@ def run_grid_cells(
         A fitted torus network with transport and target manifold.
     trajectory : Trajectory
         The agent's trajectory, ``position`` (steps, 2) m sampled every ``dt`` s.
+    config : GridCellsConfig or None
+        The run's options (None: the defaults), each described below; ``**options`` given by
+        name replace the config's (``run_grid_cells(net, traj, cells=16)``).
+    progress : bool or None
+        Show a progress bar over the run (default: only on a terminal).
+    device : str
+        ``cpu`` or ``cuda``: where the network is simulated (the maps, phases and scores are
+        computed on the CPU).
+    checkpoint : str or Path or None
+        A file where the run saves its state between segments, every ``checkpoint_every``
+        simulated seconds and on Ctrl-C; an existing one written by the same run (arguments,
+        trajectory and network) is resumed, ending bit-identical to an uninterrupted run
+        (:mod:`neurodyn.spatial.gridcells.checkpoint`); one of another run is refused.
+    checkpoint_every : float
+        Simulated seconds between checkpoints (> 0).
     spacing : float
         Grid spacing in metres (used when ``modules`` is None).
     orientation : float
@@ -166,8 +203,6 @@ def run_grid_cells(
         Rate-map bins per side.
     seed : int
         Seeds the choice of the panel.
-    progress : bool or None
-        Show a progress bar over the run (default: only on a terminal).
     all_cells : bool
         Also bin every neuron of the sheet (``ModuleResult.all_maps``).
     lattice : str or None
@@ -194,16 +229,6 @@ def run_grid_cells(
         Time-shifted maps per cell of the grid-cell null (>= 0; 0: fixed threshold).
     min_shift : float or None
         Smallest time shift of the null in seconds (default ``min(20 s, duration / 4)``).
-    device : str
-        ``cpu`` or ``cuda``: where the network is simulated (the maps, phases and scores are
-        computed on the CPU).
-    checkpoint : str or Path or None
-        A file where the run saves its state between segments, every ``checkpoint_every``
-        simulated seconds and on Ctrl-C; an existing one written by the same run (arguments,
-        trajectory and network) is resumed, ending bit-identical to an uninterrupted run
-        (:mod:`neurodyn.spatial.gridcells.checkpoint`); one of another run is refused.
-    checkpoint_every : float
-        Simulated seconds between checkpoints (> 0).
     arena : tuple of float or None
         ``(width, height)`` (m) of a rectangular arena ``[0, width] x [0, height]`` inside the box
         (default the box): its walls give the boundary cue.
@@ -243,33 +268,31 @@ def run_grid_cells(
     >>> res.decoded.shape, res.maps.maps.shape
     ((100, 2), (4, 20, 20))
     """
-    g, spacings, tau_seconds, dt_max, shift = _checked_arguments(
-        network, trajectory, lattice, spacing, modules, orientation, tau_seconds, dt_network,
-        cells, bins, method, noise, boundary_cue, landmark_cue, shuffles, min_shift, arena)
+    c = GridCellsConfig.of(config, options)
+    g, spacings, tau_seconds, dt_max, shift = _checked_arguments(network, trajectory, c)
     unit, dt_sample, (dt_net, substeps, lam), vel_net = _steps_and_velocity(
-        network, trajectory, g, spacings, orientation, tau_seconds, dt_max, method)
+        network, trajectory, g, spacings, c.orientation, tau_seconds, dt_max, c.method)
 
     dev = check_device(device)
-    flat, cell_idx = _panel(g, cells, seed)
-    u = _start_state(network, trajectory, spacings, orientation, g.lattice)
-    record = _Recording(trajectory, len(spacings), flat, bins, all_cells, keep_rates,
-                        (int(shuffles), shift, seed) if shuffles > 0 else None)
-    config = _run_config(g, trajectory, spacings, orientation, tau_seconds, dt_max,
-                         (dt_net / network.tau, substeps, lam), cells, bins, seed, method,
-                         all_cells, noise, dev, (boundary_cue, landmark_cue, arena), shuffles,
-                         shift)
+    flat, cell_idx = _panel(g, c.cells, c.seed)
+    u = _start_state(network, trajectory, spacings, c.orientation, g.lattice)
+    record = _Recording(trajectory, len(spacings), flat, c.bins, c.all_cells, c.keep_rates,
+                        (int(c.shuffles), shift, c.seed) if c.shuffles > 0 else None)
+    config = _run_config(g, trajectory, c, spacings, tau_seconds, dt_max,
+                         (dt_net / network.tau, substeps, lam), dev, shift)
     saver = None if checkpoint is None else _Checkpointer(
         Path(checkpoint), _positive("checkpoint_every", checkpoint_every),
-        _identity(network, trajectory, config, keep_rates))
+        _identity(network, trajectory, config, c.keep_rates))
+    cues = (c.boundary_cue, c.landmark_cue, c.arena)
     nfe, wall = _simulate_segments(
-        network, u, record, vel_net, dt_sample, dt_net, substeps, method=method, noise=noise,
-        seed=seed, cues=(boundary_cue, landmark_cue, arena), spacings=spacings,
-        orientation=orientation, device=dev, progress=progress, saver=saver)
-    results = _module_results(record, spacings, orientation, g.lattice, bins, shuffles, shift,
-                              seed, keep_rates)
-    result = GridCellsResult(trajectory, results, cell_idx, g.lattice, float(orientation),
-                             _fixed_connectivity(network, seed), wall, config)
-    result.joint = _joint(record, spacings, arena, orientation, g.lattice)
+        network, u, record, vel_net, dt_sample, dt_net, substeps, method=c.method,
+        noise=c.noise, seed=c.seed, cues=cues, spacings=spacings, orientation=c.orientation,
+        device=dev, progress=progress, saver=saver)
+    results = _module_results(record, spacings, c.orientation, g.lattice, c.bins, c.shuffles,
+                              shift, c.seed, c.keep_rates)
+    result = GridCellsResult(trajectory, results, cell_idx, g.lattice, float(c.orientation),
+                             _fixed_connectivity(network, c.seed), wall, config)
+    result.joint = _joint(record, spacings, c.arena, c.orientation, g.lattice)
     result.metrics = run_metrics(result, nfe, dt_net / network.tau)
     return result
 
@@ -283,26 +306,27 @@ def _joint(record, spacings: list[float], arena, orientation: float, lattice: st
                         orientation, lattice)
 
 
-def _run_config(g, trajectory: Trajectory, spacings, orientation, tau_seconds, dt_max, step,
-                cells, bins, seed, method, all_cells, noise, dev, cues, shuffles, shift) -> dict:
+def _run_config(g, trajectory: Trajectory, c: GridCellsConfig, spacings, tau_seconds, dt_max,
+                step, dev, shift) -> dict:
     """The resolved parameters of a run (``config.json``); ``step`` is ``(dt_network_tau,
-    substeps, jacobian_min_eigenvalue)`` and ``cues`` ``(boundary_cue, landmark_cue, arena)``."""
-    (dt_net_tau, substeps, lam), (boundary_cue, landmark_cue, arena) = step, cues
+    substeps, jacobian_min_eigenvalue)``."""
+    dt_net_tau, substeps, lam = step
     dt_s = float(trajectory.dt)
-    return {"spacing": spacings[0], "modules": spacings, "orientation_rad": orientation,
+    noise = c.noise
+    return {"spacing": spacings[0], "modules": spacings, "orientation_rad": c.orientation,
             "tau_seconds": tau_seconds, "dt_network_max_tau": dt_max,
             "dt_network_tau": dt_net_tau, "substeps": substeps,
-            "jacobian_min_eigenvalue": lam, "cells": int(cells), "bins": int(bins),
-            "seed": seed, "method": method, "all_cells": all_cells,
+            "jacobian_min_eigenvalue": lam, "cells": int(c.cells), "bins": int(c.bins),
+            "seed": c.seed, "method": c.method, "all_cells": c.all_cells,
             "noise": [float(x) for x in noise] if isinstance(noise, (list, tuple))
             else float(noise),
             "device": str(dev),
-            "boundary_cue": None if boundary_cue is None else list(boundary_cue),
-            "landmark_cue": None if landmark_cue is None else list(landmark_cue),
-            "shuffles": int(shuffles), "min_shift_s": shift, "lattice": g.lattice,
+            "boundary_cue": None if c.boundary_cue is None else list(c.boundary_cue),
+            "landmark_cue": None if c.landmark_cue is None else list(c.landmark_cue),
+            "shuffles": int(c.shuffles), "min_shift_s": shift, "lattice": g.lattice,
             "sheet": list(g.shape), "box_m": trajectory.box.size, "dt_s": dt_s,
             "duration_s": float(trajectory.t[-1] - trajectory.t[0]), "steps": trajectory.steps,
-            **({} if arena is None else {"arena_m": [float(a) for a in arena]})}
+            **({} if c.arena is None else {"arena_m": [float(a) for a in c.arena]})}
 
 
 def _fixed_connectivity(network: HopfieldNetwork, seed: int) -> np.ndarray:
@@ -310,17 +334,9 @@ def _fixed_connectivity(network: HopfieldNetwork, seed: int) -> np.ndarray:
     return fit_circulant(network, seed=seed).profile.kernel.detach().cpu().numpy()
 
 
-def check_grid_cells(network: HopfieldNetwork, trajectory: Trajectory, spacing: float = 0.5,
-                     orientation: float = 0.0, modules: list[float] | None = None,
-                     tau_seconds: float = 0.01, dt_network: float | None = None,
-                     cells: int = 64, bins: int = 20, *, lattice: str | None = None,
-                     method: str = "rk4", noise: float | list[float] = 0.0,
-                     boundary_cue: tuple[float, float] | None = None,
-                     landmark_cue: tuple[float, float, float, float] | None = None,
-                     shuffles: int = 20, min_shift: float | None = None,
-                     arena: tuple[float, float] | None = None, seed: int = 0,
-                     all_cells: bool = False, keep_rates: bool = False,
-                     checkpoint: str | Path | None = None) -> None:
+def check_grid_cells(network: HopfieldNetwork, trajectory: Trajectory,
+                     config: GridCellsConfig | None = None, *,
+                     checkpoint: str | Path | None = None, **options) -> None:
     """Refuse (``ValueError`` naming the first bad argument) what :func:`run_grid_cells` would
     refuse before it simulates: the network, the trajectory (a phase that moves by pi or more
     between two samples, as a track that jumps does), the panel, the method, the cues, the
@@ -338,17 +354,14 @@ def check_grid_cells(network: HopfieldNetwork, trajectory: Trajectory, spacing: 
     ...
     ValueError: bins=1: must be an integer >= 2
     """
-    g, spacings, tau_seconds, dt_max, shift = _checked_arguments(
-        network, trajectory, lattice, spacing, modules, orientation, tau_seconds, dt_network,
-        cells, bins, method, noise, boundary_cue, landmark_cue, shuffles, min_shift, arena)
+    c = GridCellsConfig.of(config, options)
+    g, spacings, tau_seconds, dt_max, shift = _checked_arguments(network, trajectory, c)
     _, _, (dt_net, substeps, lam), _ = _steps_and_velocity(
-        network, trajectory, g, spacings, orientation, tau_seconds, dt_max, method)
+        network, trajectory, g, spacings, c.orientation, tau_seconds, dt_max, c.method)
     if checkpoint is not None and Path(checkpoint).exists():
-        config = _run_config(g, trajectory, spacings, orientation, tau_seconds, dt_max,
-                             (dt_net / network.tau, substeps, lam), cells, bins, seed, method,
-                             all_cells, noise, torch.device("cpu"),
-                             (boundary_cue, landmark_cue, arena), shuffles, shift)
-        load_run_state(Path(checkpoint), _identity(network, trajectory, config, keep_rates))
+        config = _run_config(g, trajectory, c, spacings, tau_seconds, dt_max,
+                             (dt_net / network.tau, substeps, lam), torch.device("cpu"), shift)
+        load_run_state(Path(checkpoint), _identity(network, trajectory, config, c.keep_rates))
 
 
 def _identity(network: HopfieldNetwork, trajectory: Trajectory, config: dict,
@@ -369,24 +382,24 @@ def _steps_and_velocity(network: HopfieldNetwork, trajectory: Trajectory, g, spa
                                                     g.lattice, unit)
 
 
-def _checked_arguments(network: HopfieldNetwork, trajectory: Trajectory, lattice, spacing, modules,
-                       orientation, tau_seconds, dt_network, cells, bins, method, noise,
-                       boundary_cue, landmark_cue, shuffles, min_shift, arena=None):
+def _checked_arguments(network: HopfieldNetwork, trajectory: Trajectory, c: GridCellsConfig):
     """Check :func:`run_grid_cells`' arguments (``ValueError`` naming the first bad one); return
     the torus geometry, the module spacings, ``tau_seconds``, the largest network step and the
     null's smallest shift (None without shuffles)."""
-    g = _check_network(network, lattice)
+    g = _check_network(network, c.lattice)
     _check_trajectory(trajectory)
-    spacings = _modules(spacing, modules)
-    _check_orientation(orientation)
-    tau_seconds = _positive("tau_seconds", tau_seconds)
-    dt_max = _positive("dt_network", DEFAULT_DT_NETWORK if dt_network is None else dt_network)
-    _check_panel_and_method(g, cells, bins, method, noise, len(spacings))
-    sides = None if arena is None else check_arena(arena, trajectory.box)
-    check_cues(boundary_cue, landmark_cue, trajectory.box, sides)
+    spacings = _modules(c.spacing, c.modules)
+    _check_orientation(c.orientation)
+    tau_seconds = _positive("tau_seconds", c.tau_seconds)
+    dt_max = _positive("dt_network", DEFAULT_DT_NETWORK if c.dt_network is None
+                       else c.dt_network)
+    _check_panel_and_method(g, c.cells, c.bins, c.method, c.noise, len(spacings))
+    sides = None if c.arena is None else check_arena(c.arena, trajectory.box)
+    check_cues(c.boundary_cue, c.landmark_cue, trajectory.box, sides)
+    shuffles = c.shuffles
     if isinstance(shuffles, bool) or not isinstance(shuffles, (int, np.integer)) or shuffles < 0:
         raise ValueError(f"shuffles={shuffles!r}: must be an integer >= 0")
-    shift = null_shift(trajectory, min_shift) if shuffles > 0 else None
+    shift = null_shift(trajectory, c.min_shift) if shuffles > 0 else None
     return g, spacings, tau_seconds, dt_max, shift
 
 
