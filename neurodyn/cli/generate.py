@@ -1,23 +1,12 @@
 """``neurodyn generate``: generative models of a fitted network's population activity, three
-ways side by side (:func:`neurodyn.generative.compare_generators`)."""
+ways side by side (:func:`neurodyn.generative.compare_generators`), run by
+:func:`neurodyn.runs.generate.generate_run`; this module parses its options."""
 
 from __future__ import annotations
 
 import argparse
-import math
 
-from _runkit import BadInput, check_memory
-from _runkit.checks import check_installed
-
-from ._common import (
-    check_states_memory,
-    command,
-    load_network,
-    open_run,
-    positive,
-    positive_int,
-    seed_arg,
-)
+from ._common import args_config, command, positive, positive_int, seed_arg
 
 __all__ = ["register"]
 
@@ -71,96 +60,7 @@ def register(sub) -> argparse.ArgumentParser:
 
 
 def _generate(args) -> dict:
-    from ..generative.compare import compare_generators
-    from ..generative.states import population_states
+    from ..runs.generate import GenerateConfig, generate_run
 
-    network, recorded = _checked_inputs(args)
-    with open_run(args, "generate") as run:
-        if recorded is not None:
-            states = recorded
-        elif args.trajectory != "none":
-            states = _driven(network, args)
-        else:
-            states = population_states(network, args.count, args.noise, seed=args.seed)
-        samples: dict = {}
-        res = compare_generators(network, states, args.held, args.steps, args.train_steps,
-                                 args.relax, args.seed, samples=samples)
-        metrics = res.to_dict()
-        seconds = {k: c.pop("seconds") for k, c in metrics["cost"].items()}
-        cpu = {k: c.pop("cpu_seconds") for k, c in metrics["cost"].items()}
-        run.write_figures({"generated.png": _figure(network, samples),
-                           "barcodes.png": _barcodes(network, samples, args.seed)})
-        _write_states(run, states.rates[args.held:], samples)
-        run.write_json("metrics.json", metrics)
-        run.write_json("timing.json", {"seconds": seconds, "cpu_seconds": cpu})
-    return {**metrics, "seconds": seconds}
-
-
-def _checked_inputs(args):
-    """The network and, with ``--data``, the recorded states, every option and file checked
-    and the memory estimate made before ``--out`` is claimed."""
-    from ..generative.methods import RELAX_DT
-
-    check_installed("ripser", "topology", "Betti numbers of generated states (neurodyn generate)")
-    if 3 * args.held > args.count:
-        raise BadInput(f"--held={args.held}: at most a third of --count={args.count}")
-    if not math.isfinite(args.relax):
-        raise BadInput(f"--relax={args.relax}: must be finite")
-    if args.window % 2 == 0:
-        raise BadInput(f"--window={args.window}: must be odd")
-    if args.data:
-        network, states = _recorded(args)  # the model folder's cells and the counts, read
-    else:
-        network, states = load_network(args.model), None
-        if network.manifold is None:
-            raise BadInput(f"--model={args.model!r}: the network has no target manifold")
-    # the states, the three flows' copies of them and the held-out distances, float64
-    check_memory("--count", 8.0 * args.count * (16.0 * network.geometry.size + args.held))
-    # method (c) saves every state of its relaxations (u and r)
-    check_states_memory("--relax", args.relax / RELAX_DT + 2, args.count, network.geometry.size)
-    return network, states
-
-
-def _write_states(run, train, samples: dict) -> None:
-    """``states.npy``: the training states (float32, one row per state; ``flows train --data``
-    takes it; its sha256 beside it); ``generated.npz``: held-out, generated and control states
-    by name."""
-    import torch
-
-    from _runkit.files import atomic_save_npy, atomic_savez
-
-    atomic_save_npy(run.path("states.npy"), train.to(torch.float32).numpy())
-    atomic_savez(run.path("generated.npz"),
-                 **{k: v.to(torch.float32).numpy() for k, v in samples.items()})
-
-
-def _recorded(args):
-    from ..generative.sources import recorded_states
-
-    return recorded_states(args.model, args.data, args.count, args.window, args.seed)
-
-
-def _driven(network, args):
-    from ..datasets import rat_trajectory
-    from ..generative.sources import driven_states
-
-    name = "sargolini" if args.trajectory == "synthetic" else args.trajectory
-    tr = rat_trajectory(name, dt=0.02, seed=args.seed, synthetic=args.trajectory == "synthetic")
-    return driven_states(network, tr, args.count, args.noise, args.tau, spacing=args.spacing,
-                         seed=args.seed)
-
-
-def _barcodes(network, samples: dict, seed: int):
-    from ..generative.metrics import ATTRACTOR_BETTI, state_homology
-    from ..plotting.generative import plot_generated_barcodes
-
-    homologies = {k: state_homology(r, seed=seed) for k, r in samples.items()}
-    return plot_generated_barcodes(homologies, ATTRACTOR_BETTI[network.geometry.dim])
-
-
-def _figure(network, samples: dict):
-    from ..generative.states import locate
-    from ..plotting.generative import plot_generated
-
-    phases = {k: locate(network, r)[0] for k, r in samples.items()}
-    return plot_generated(samples, phases)
+    return generate_run(GenerateConfig.from_dict(vars(args)), args.out,
+                        arguments=args_config(args))
