@@ -3,7 +3,9 @@ maps and gridness, written into a run directory.
 
 :func:`grid_cells_run` checks the whole input once (the model, the trajectory and its memory,
 the method, the cues, the null, the noise calibration, a checkpoint of another run) before it
-claims ``out``, then runs :func:`~neurodyn.spatial.gridcells.run.run_grid_cells` and writes
+claims ``out`` (:func:`~neurodyn.spatial.gridcells.run.prepare_grid_cells` builds what the
+simulation needs, once), then simulates it
+(:func:`~neurodyn.spatial.gridcells.run.run_grid_cells_prepared`) and writes
 ``track.npz``, ``ratemaps.npz``, ``metrics.json``, ``timing.json``, ``config.json`` and the
 figures (:func:`~neurodyn.spatial.gridcells.files.write_grid_cells`).
 """
@@ -29,7 +31,12 @@ from ..spatial.gridcells.checks import _check_network, _positive
 from ..spatial.gridcells.files import write_grid_cells
 from ..spatial.gridcells.recorded import file_trajectory, recorded_trajectory
 from ..spatial.gridcells.results import NULL_MIN_SHIFT, null_shift
-from ..spatial.gridcells.run import GridCellsConfig, check_grid_cells, run_grid_cells
+from ..spatial.gridcells.run import (
+    GridCellsConfig,
+    GridCellsPlan,
+    prepare_grid_cells,
+    run_grid_cells_prepared,
+)
 from ..spatial.positions import load_positions
 
 __all__ = ["GridCellsRunConfig", "grid_cells_run", "SESSION_SECONDS", "CHECKPOINT"]
@@ -98,14 +105,12 @@ class GridCellsRunConfig:
 
 @dataclass
 class _Plan:
-    """What a checked run simulates: the network (heterogeneous when asked), the trajectory,
-    its tracking report (or None), the config of ``run_grid_cells``, the heterogeneity and
-    the noise calibration (or None)."""
+    """What a checked run simulates: the simulation's plan (the network heterogeneous when
+    asked; :func:`~neurodyn.spatial.gridcells.run.prepare_grid_cells`), the tracking report
+    (or None), the heterogeneity and the noise calibration (or None)."""
 
-    network: object
-    trajectory: Trajectory
+    simulation: GridCellsPlan
     tracking: dict | None
-    config: GridCellsConfig
     disorder: Heterogeneity
     calibration: dict | None
 
@@ -125,9 +130,9 @@ def grid_cells_run(config: GridCellsRunConfig, out: str | Path, fresh: bool = Fa
         state = run.path(CHECKPOINT)
         if fresh and state.exists():
             state.unlink()
-        result = run_grid_cells(plan.network, plan.trajectory, plan.config, progress,
-                                device=config.device, checkpoint=state,
-                                checkpoint_every=60.0 * config.checkpoint_every)
+        result = run_grid_cells_prepared(plan.simulation, progress, device=config.device,
+                                         checkpoint=state,
+                                         checkpoint_every=60.0 * config.checkpoint_every)
         result.config["heterogeneity"] = plan.disorder.to_dict()
         if plan.tracking is not None:
             result.config["trajectory"] = plan.tracking["source"]
@@ -173,8 +178,8 @@ def _plan(config: GridCellsRunConfig, checkpoint: Path | None) -> _Plan:
         bins=config.bins, lattice=config.lattice, method=method, noise=noise,
         shuffles=config.shuffles, min_shift=config.min_shift, arena=arena, seed=config.seed,
         all_cells=config.all_cells, **cues)
-    check_grid_cells(network, traj, run, checkpoint=checkpoint)
-    return _Plan(network, traj, tracking, run, disorder, calibration)
+    simulation = prepare_grid_cells(network, traj, run, checkpoint=checkpoint)
+    return _Plan(simulation, tracking, disorder, calibration)
 
 
 def _check_null(config: GridCellsRunConfig, traj: Trajectory) -> None:

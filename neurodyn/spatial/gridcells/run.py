@@ -74,7 +74,9 @@ __all__ = [
     "GridCellsResult",
     "ModuleResult",
     "run_grid_cells",
-    "check_grid_cells",
+    "prepare_grid_cells",
+    "run_grid_cells_prepared",
+    "GridCellsPlan",
     "connectivity_row",
     "DEFAULT_DT_NETWORK",
     "GRIDNESS_THRESHOLD",
@@ -268,24 +270,33 @@ def run_grid_cells(
     >>> res.decoded.shape, res.maps.maps.shape
     ((100, 2), (4, 20, 20))
     """
-    c = GridCellsConfig.of(config, options)
-    g, spacings, tau_seconds, dt_max, shift = _checked_arguments(network, trajectory, c)
-    unit, dt_sample, (dt_net, substeps, lam), vel_net = _steps_and_velocity(
-        network, trajectory, g, spacings, c.orientation, tau_seconds, dt_max, c.method)
+    plan = prepare_grid_cells(network, trajectory, config, **options)
+    return run_grid_cells_prepared(plan, progress, device=device, checkpoint=checkpoint,
+                                   checkpoint_every=checkpoint_every)
 
+
+@with_threads
+def run_grid_cells_prepared(plan: GridCellsPlan, progress: bool | None = None, *,
+                            device: str = "cpu", checkpoint: str | Path | None = None,
+                            checkpoint_every: float = 300.0) -> GridCellsResult:
+    """:func:`run_grid_cells` of what :func:`prepare_grid_cells` checked and built: a run
+    checks its input before it claims its directory, and simulates what it built. The
+    arguments are :func:`run_grid_cells`'."""
+    network, trajectory, c, g = plan.network, plan.trajectory, plan.config, plan.geometry
+    spacings, shift = plan.spacings, plan.shift
+    dt_net, substeps, _ = plan.step
     dev = check_device(device)
     flat, cell_idx = _panel(g, c.cells, c.seed)
     u = _start_state(network, trajectory, spacings, c.orientation, g.lattice)
     record = _Recording(trajectory, len(spacings), flat, c.bins, c.all_cells, c.keep_rates,
                         (int(c.shuffles), shift, c.seed) if c.shuffles > 0 else None)
-    config = _run_config(g, trajectory, c, spacings, tau_seconds, dt_max,
-                         (dt_net / network.tau, substeps, lam), dev, shift)
+    config = plan.run_config(dev)
     saver = None if checkpoint is None else _Checkpointer(
         Path(checkpoint), _positive("checkpoint_every", checkpoint_every),
         _identity(network, trajectory, config, c.keep_rates))
     cues = (c.boundary_cue, c.landmark_cue, c.arena)
     nfe, wall = _simulate_segments(
-        network, u, record, vel_net, dt_sample, dt_net, substeps, method=c.method,
+        network, u, record, plan.velocity, plan.dt_sample, dt_net, substeps, method=c.method,
         noise=c.noise, seed=c.seed, cues=cues, spacings=spacings, orientation=c.orientation,
         device=dev, progress=progress, saver=saver)
     results = _module_results(record, spacings, c.orientation, g.lattice, c.bins, c.shuffles,
@@ -334,34 +345,75 @@ def _fixed_connectivity(network: HopfieldNetwork, seed: int) -> np.ndarray:
     return fit_circulant(network, seed=seed).profile.kernel.detach().cpu().numpy()
 
 
-def check_grid_cells(network: HopfieldNetwork, trajectory: Trajectory,
-                     config: GridCellsConfig | None = None, *,
-                     checkpoint: str | Path | None = None, **options) -> None:
-    """Refuse (``ValueError`` naming the first bad argument) what :func:`run_grid_cells` would
-    refuse before it simulates: the network, the trajectory (a phase that moves by pi or more
-    between two samples, as a track that jumps does), the panel, the method, the cues, the
-    null and a ``checkpoint`` written by another run; its arguments are
-    :func:`run_grid_cells`' of the same names. A command checks them before it claims its
-    ``--out``.
+def prepare_grid_cells(network: HopfieldNetwork, trajectory: Trajectory,
+                       config: GridCellsConfig | None = None, *,
+                       checkpoint: str | Path | None = None, **options) -> GridCellsPlan:
+    """Check what :func:`run_grid_cells` would refuse before it simulates, and build once what
+    it simulates on.
+
+    Refused (``ValueError`` naming the first bad argument): the network, the trajectory (a
+    phase that moves by pi or more between two samples, as a track that jumps does), the
+    panel, the method, the cues, the null and a ``checkpoint`` written by another run (read
+    only). Its arguments are :func:`run_grid_cells`' of the same names. A command calls it
+    before it claims its ``--out``, then :func:`run_grid_cells_prepared` on what it returns.
+
+    Returns
+    -------
+    GridCellsPlan
+        The config, the torus, the module spacings, the network's step and the modules' phase
+        velocities.
 
     Examples
     --------
     >>> from neurodyn.fitting.core import FitConfig, fit
     >>> from neurodyn.spatial.agent import generate_trajectory
     >>> net = fit(FitConfig(geometry="torus", n=(12, 12), steps=1)).network
-    >>> check_grid_cells(net, generate_trajectory(2.0, seed=0), cells=4, bins=1)
+    >>> prepare_grid_cells(net, generate_trajectory(2.0, seed=0), cells=4, bins=1)
     Traceback (most recent call last):
     ...
     ValueError: bins=1: must be an integer >= 2
     """
     c = GridCellsConfig.of(config, options)
     g, spacings, tau_seconds, dt_max, shift = _checked_arguments(network, trajectory, c)
-    _, _, (dt_net, substeps, lam), _ = _steps_and_velocity(
+    _, dt_sample, step, velocity = _steps_and_velocity(
         network, trajectory, g, spacings, c.orientation, tau_seconds, dt_max, c.method)
+    plan = GridCellsPlan(network, trajectory, c, g, spacings, tau_seconds, dt_max, shift,
+                         dt_sample, step, velocity)
     if checkpoint is not None and Path(checkpoint).exists():
-        config = _run_config(g, trajectory, c, spacings, tau_seconds, dt_max,
-                             (dt_net / network.tau, substeps, lam), torch.device("cpu"), shift)
-        load_run_state(Path(checkpoint), _identity(network, trajectory, config, c.keep_rates))
+        load_run_state(Path(checkpoint), _identity(network, trajectory,
+                                                   plan.run_config(torch.device("cpu")),
+                                                   c.keep_rates))
+    return plan
+
+
+@dataclass(frozen=True)
+class GridCellsPlan:
+    """What :func:`prepare_grid_cells` checked and built, each once: the network, the
+    trajectory, the config, the torus ``geometry``, the module ``spacings``,
+    ``tau_seconds``, the largest network step ``dt_max`` (tau), the null's smallest
+    ``shift`` (s, None without shuffles), the sample interval ``dt_sample`` in network time,
+    the network's ``step`` ``(dt_net, substeps, jacobian_min_eigenvalue)``
+    (:func:`~.network.network_step`) and the modules' phase ``velocity``
+    ``(2 steps - 1, M, 2)`` rad per network time unit."""
+
+    network: HopfieldNetwork
+    trajectory: Trajectory
+    config: GridCellsConfig
+    geometry: object
+    spacings: list[float]
+    tau_seconds: float
+    dt_max: float
+    shift: float | None
+    dt_sample: float
+    step: tuple
+    velocity: torch.Tensor
+
+    def run_config(self, device: torch.device) -> dict:
+        """The run's resolved parameters (``config.json``) on ``device``."""
+        dt_net, substeps, lam = self.step
+        return _run_config(self.geometry, self.trajectory, self.config, self.spacings,
+                           self.tau_seconds, self.dt_max,
+                           (dt_net / self.network.tau, substeps, lam), device, self.shift)
 
 
 def _identity(network: HopfieldNetwork, trajectory: Trajectory, config: dict,
