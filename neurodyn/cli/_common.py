@@ -18,12 +18,11 @@ import math
 import re
 from collections.abc import Callable, Iterator
 
-from _runkit import BadInput, Diverged, RunDir, check_int, check_memory, check_positive_int
+from _runkit import BadInput, Diverged, RunDir, check_int, check_positive_int
 from _runkit.seeds import SEED_MAX, check_seed
 
-__all__ = ["parse_time", "args_config", "command", "open_run", "load_network",
-           "experiment_parser", "check_states_memory", "options_named", "parse_velocity_arg",
-           "positive",
+__all__ = ["parse_time", "args_config", "command", "open_run", "experiment_parser",
+           "options_named", "positive",
            "nonnegative", "positive_int", "PERTURBATIONS", "METHODS", "FIXED_METHODS",
            "LATTICES", "MIN_SURVEY_SAMPLES", "GRIDNESS_THRESHOLD", "NULL_MIN_SHIFT",
            "DEFAULT_DT_NETWORK"]
@@ -164,18 +163,6 @@ def add_device_argument(parser: argparse.ArgumentParser,
                         help=f"cpu or cuda (cuda:I) where torch finds one; {note}")
 
 
-def parse_velocity_arg(spec: str, name: str = "--velocity"):
-    """:func:`~neurodyn.dynamics.inputs.parse_velocity`, with errors naming the option."""
-    from ..dynamics.inputs import parse_velocity
-
-    if re.search(r"nan|inf", str(spec), re.IGNORECASE):
-        raise BadInput(f"{name}={spec!r}: every number must be finite")
-    try:
-        return parse_velocity(spec)
-    except (ValueError, TypeError) as err:
-        raise BadInput(f"{name}={spec!r}: {err}") from None
-
-
 def args_config(args: argparse.Namespace) -> dict:
     """The parsed arguments as the run's config (without the handler, ``--debug`` and the
     command name)."""
@@ -229,14 +216,6 @@ def options_named(config_type) -> Iterator[None]:
         raise BadInput(f"{options}: {err}") from None
 
 
-def load_network(path: str):
-    """Load ``--model`` (a directory holding ``model.pt``, or the file)."""
-    from ..io import load_model
-
-    network, _ = load_model(path, what="--model")
-    return network
-
-
 def open_run(args: argparse.Namespace, name: str, config: dict | None = None,
              check: Callable[[], object] | None = None) -> RunDir:
     """The locked run directory ``--out`` of sub-command ``name``, recording its config.
@@ -250,11 +229,6 @@ def open_run(args: argparse.Namespace, name: str, config: dict | None = None,
                   config=args_config(args) if config is None else config,
                   seed=getattr(args, "seed", None), fresh=getattr(args, "fresh", None),
                   check=check)
-
-
-def check_states_memory(name: str, saved: int, batch: int, size: int) -> None:
-    """Refuse a run whose saved states (``u`` and ``r``, float64) would not fit in memory."""
-    check_memory(name, 2.0 * 8.0 * float(saved) * float(batch) * float(size))
 
 
 def experiment_parser(sub, name: str, help: str, func, duration: float, dt: float

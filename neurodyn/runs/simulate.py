@@ -1,28 +1,179 @@
 """``neurodyn simulate`` and ``neurodyn manifold`` as runs: simulate a fitted network, or
-survey its attractor manifold, and write the trajectory, ``metrics.json`` and figures."""
+survey its attractor manifold, and write the trajectory, ``metrics.json`` and figures.
+
+:func:`simulate_run` and :func:`manifold_run` take a typed config (the command's options by
+name), read the model and check the whole input, the memory of the saved states included,
+before they claim ``out``.
+"""
 
 from __future__ import annotations
 
+import copy
+import dataclasses
+import math
+import re
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 import torch
 
+from _runkit import BadInput, RunDir, check_memory
+from _runkit.checks import check_installed
 from _runkit.files import atomic_savez
 
-from ..dynamics.inputs import Velocity
+from ..analysis.survey import MIN_SURVEY_SAMPLES, survey_manifold
+from ..dynamics.inputs import ArrayVelocity, OrnsteinUhlenbeck, Velocity, parse_velocity
+from ..dynamics.perturbations import perturbed_states
 from ..dynamics.simulation import simulate
-from ..io import write_json
+from ..io import load_model, load_states, load_velocity_array, write_json
 from ..network import HopfieldNetwork
 
-__all__ = ["simulate_run", "manifold_report"]
+__all__ = ["SimulateConfig", "simulate_run", "ManifoldConfig", "manifold_run",
+           "manifold_report", "simulate_into", "check_states_memory", "velocity_option"]
+
+@dataclass(frozen=True, kw_only=True)
+class SimulateConfig:
+    """What ``neurodyn simulate`` runs, by the names of its options: the ``model``, the
+    initial states (``init``, a file of potentials, or ``count`` states of the ``perturb``
+    kind at relative sizes ``strength`` to ``strength_max``), ``duration`` and ``dt`` (tau;
+    ``tau_seconds``, tau in seconds, times the NWB file), the ``method``, the ``noise``, a
+    ``velocity`` spec or ``velocity_file``, ``save_every``, the ``seed``, the ``device`` and
+    ``nwb`` (also write ``activity.nwb``)."""
+
+    model: str
+    init: str | None = None
+    perturb: str = "noise"
+    strength: float = 0.3
+    strength_max: float | None = None
+    count: int = 16
+    velocity: str | None = None
+    velocity_file: str | None = None
+    duration: float = 20.0
+    dt: float = 0.1
+    tau_seconds: float = 0.01
+    method: str | None = None
+    noise: float = 0.0
+    save_every: int = 10
+    seed: int = 0
+    nwb: bool = False
+    device: str = "cpu"
+
+    @classmethod
+    def from_dict(cls, d: dict) -> SimulateConfig:
+        """The config of the keys of ``d`` that are its fields (others, e.g. ``out``, are left
+        out)."""
+        names = {f.name for f in dataclasses.fields(cls)}
+        return cls(**{k: v for k, v in d.items() if k in names})
 
 
-def simulate_run(network: HopfieldNetwork, u0: torch.Tensor, duration: float, dt: float,
-                 out: str | Path, method: str | None = None, velocity: Velocity | None = None,
-                 noise: float = 0.0, save_every: int = 10, seed: int = 0,
-                 progress: bool | None = None, device: str = "cpu") -> dict:
+def simulate_run(config: SimulateConfig, out: str | Path, arguments: dict | None = None,
+                 progress: bool | None = None) -> dict:
+    """Simulate ``config`` in the run directory ``out``: ``trajectory.npz``, ``metrics.json``,
+    ``timing.json``, figures (:func:`simulate_into`) and, with ``nwb``, ``activity.nwb``.
+
+    The step, the model, the initial states, the velocity and the memory of the saved
+    states are checked before ``out`` is claimed; ``config.json`` records ``arguments``
+    (default the config's fields) with the method and ``strength_max`` as run.
+    """
+    duration, dt = config.duration, config.dt
+    if dt > duration:
+        raise BadInput(f"--dt={dt:g}: larger than --duration={duration:g} (tau)")
+    network, _ = load_model(config.model, what="--model")
+    g = network.geometry
+    batch = 1 if config.init is not None else config.count
+    saved = math.floor(duration / dt / config.save_every) + 2
+    check_states_memory("--duration/--dt/--save-every", saved, batch, g.size)
+    u0 = _initial_state(config, network)
+    check_states_memory("--duration/--dt/--save-every", saved, u0.shape[0], g.size)
+    if config.noise > 0 and config.method not in (None, "euler"):
+        raise BadInput(f"--method={config.method} with --noise={config.noise:g}: noise > 0 "
+                       "needs method='euler' (Euler-Maruyama)")
+    velocity = _velocity(config, duration, dt, u0.shape[0], g.dim)
+    resolved = {"method": config.method or ("euler" if config.noise > 0 else "rk4"),  # as run
+                "strength_max": config.strength if config.strength_max is None
+                else config.strength_max}
+    if config.nwb:
+        check_installed("pynwb", "nwb", "--nwb (an NWB file of the activity)")
+    arguments = dataclasses.asdict(config) if arguments is None else arguments
+    with RunDir(out, command="neurodyn simulate", config={**arguments, **resolved},
+                seed=config.seed) as run:
+        metrics = simulate_into(network, u0, duration, dt, run.out, method=config.method,
+                                velocity=velocity, noise=config.noise,
+                                save_every=config.save_every, seed=config.seed,
+                                progress=progress, device=config.device)
+        if config.nwb:
+            from ..interop import export_run_nwb
+
+            export_run_nwb(run.out, config.tau_seconds)
+        return metrics
+
+
+def _initial_state(config: SimulateConfig, network: HopfieldNetwork) -> torch.Tensor:
+    if config.init is not None:
+        return load_states(config.init, network.geometry, name="--init")
+    if network.manifold is None:
+        raise BadInput("--perturb: the model has no manifold; give --init FILE.npy")
+    if config.strength_max is not None and config.strength_max < config.strength:
+        raise BadInput(f"--strength-max={config.strength_max}: must be >= --strength="
+                       f"{config.strength}")
+    return perturbed_states(network.manifold, config.count, config.perturb, config.strength,
+                            config.strength_max, config.seed)
+
+
+def _velocity(config: SimulateConfig, duration: float, dt: float, batch: int,
+              dim: int) -> Velocity | None:
+    """The velocity input of ``config`` (None without one), checked against the run."""
+    if config.velocity is not None and config.velocity_file is not None:
+        raise BadInput("--velocity and --velocity-file: give one, not both")
+    if config.velocity is not None:
+        velocity, name = velocity_option(config.velocity), "--velocity"
+    elif config.velocity_file is not None:
+        velocity = ArrayVelocity(load_velocity_array(config.velocity_file, "--velocity-file"),
+                                 dt)
+        name = "--velocity-file"
+    else:
+        return None
+    _check_velocity(velocity, name, duration, dt, batch, dim)
+    return velocity
+
+
+def _check_velocity(velocity, name: str, duration: float, dt: float, batch: int,
+                    dim: int) -> None:
+    """Refuse a velocity that the simulation would refuse (its parameters, its shape, an array
+    shorter than ``duration``), naming the option, before the run directory is claimed.
+
+    A copy is prepared, so the velocity given is left as it was; a random (Ornstein-Uhlenbeck)
+    velocity is drawn for one step only, as its checks do not depend on the duration.
+    """
+    span = dt if isinstance(velocity, OrnsteinUhlenbeck) else duration
+    try:
+        copy.copy(velocity).prepare(span, dt, batch, dim, torch.Generator().manual_seed(0))
+    except ValueError as err:
+        raise BadInput(f"{name}: {err}") from None
+
+
+def velocity_option(spec: str, name: str = "--velocity") -> Velocity:
+    """:func:`~neurodyn.dynamics.inputs.parse_velocity`, with errors naming the option."""
+    if re.search(r"nan|inf", str(spec), re.IGNORECASE):
+        raise BadInput(f"{name}={spec!r}: every number must be finite")
+    try:
+        return parse_velocity(spec)
+    except (ValueError, TypeError) as err:
+        raise BadInput(f"{name}={spec!r}: {err}") from None
+
+
+def check_states_memory(name: str, saved: int, batch: int, size: int) -> None:
+    """Refuse a run whose saved states (``u`` and ``r``, float64) would not fit in memory,
+    naming ``name``."""
+    check_memory(name, 2.0 * 8.0 * float(saved) * float(batch) * float(size))
+
+
+def simulate_into(network: HopfieldNetwork, u0: torch.Tensor, duration: float, dt: float,
+                  out: str | Path, method: str | None = None, velocity: Velocity | None = None,
+                  noise: float = 0.0, save_every: int = 10, seed: int = 0,
+                  progress: bool | None = None, device: str = "cpu") -> dict:
     """Simulate ``u0`` and write ``trajectory.npz``, ``metrics.json`` and figures into ``out``.
 
     Parameters
@@ -96,6 +247,49 @@ def simulate_run(network: HopfieldNetwork, u0: torch.Tensor, duration: float, dt
     return {"seconds": seconds, **metrics}
 
 
+@dataclass(frozen=True, kw_only=True)
+class ManifoldConfig:
+    """What ``neurodyn manifold`` runs: the ``model``, the activity ``samples`` (at least
+    :data:`~neurodyn.analysis.survey.MIN_SURVEY_SAMPLES`), the ``seed``, ``topology``
+    (persistent homology, needs ripser) and ``animate`` (the bump GIF)."""
+
+    model: str
+    samples: int = 2000
+    seed: int = 0
+    topology: bool = True
+    animate: bool = False
+
+    @classmethod
+    def from_dict(cls, d: dict) -> ManifoldConfig:
+        """The config of the keys of ``d`` that are its fields (others, e.g. ``out``, are left
+        out)."""
+        names = {f.name for f in dataclasses.fields(cls)}
+        return cls(**{k: v for k, v in d.items() if k in names})
+
+
+def manifold_run(config: ManifoldConfig, out: str | Path, arguments: dict | None = None) -> dict:
+    """Survey the model's attractor manifold in the run directory ``out``
+    (:func:`manifold_report`): figures, ``activity.npz``, ``metrics.json`` and, the wall
+    times, ``timing.json``. ripser, the samples and their memory are checked before ``out``
+    is claimed; ``config.json`` records ``arguments`` (default the config's fields)."""
+    if config.topology:
+        check_installed("ripser", "topology", "persistent homology (neurodyn manifold)",
+                        avoid="--no-topology")
+    if config.samples < MIN_SURVEY_SAMPLES:
+        raise BadInput(f"--samples={config.samples}: must be >= {MIN_SURVEY_SAMPLES}")
+    network, _ = load_model(config.model, what="--model")
+    # pairwise distances of the Isomap landmarks and the rates of every sample (float64)
+    check_memory("--samples", 8.0 * config.samples * (network.geometry.size * 4 + 2000))
+    arguments = dataclasses.asdict(config) if arguments is None else arguments
+    with RunDir(out, command="neurodyn manifold", config=arguments, seed=config.seed) as run:
+        metrics = manifold_report(network, run.out, samples=config.samples, seed=config.seed,
+                                  topology=config.topology, animate=config.animate)
+        # wall times differ between runs of one seed: timing.json, not metrics.json
+        run.write_json("metrics.json", {k: v for k, v in metrics.items() if k != "seconds"})
+        run.write_json("timing.json", {"seconds": metrics["seconds"]})
+    return metrics
+
+
 def manifold_report(network: HopfieldNetwork, out_dir: str | Path | None = None,
                     samples: int = 2000, seed: int = 0, topology: bool = True,
                     animate: bool = False, isomap_points: int = 1000,
@@ -126,7 +320,6 @@ def manifold_report(network: HopfieldNetwork, out_dir: str | Path | None = None,
     dict
         The survey's metrics, with ``seconds`` (per step, ``figures``, ``total``).
     """
-    from ..analysis.survey import survey_manifold
     from ..geometry.populations import Torus
     from ..plotting import save_figure
     from ..plotting.manifold import (
