@@ -161,33 +161,39 @@ def fit_bytes(config: FitConfig, geometry: Geometry | None = None) -> float:
 @dataclass(frozen=True)
 class FitPlan:
     """What a fit builds from its config before its first step, each built once by
-    :func:`prepare`: the geometry, the target manifold (checked fittable, on the CPU) and, for
-    the ``template`` family, the template's harmonics (else None). :func:`fit` takes it in
+    :func:`prepare`: the geometry, the target manifold (checked fittable, on the CPU), for
+    the ``template`` family the template's harmonics (else None), and whether the normal
+    equations are streamed (:mod:`neurodyn.fitting.streamed`). :func:`fit` takes it in
     place of the config (:func:`fit_prepared`)."""
 
     config: FitConfig
     geometry: Geometry
     manifold: TargetManifold
     harmonics: int | None = None
+    streamed: bool = False
 
     def resolved(self) -> dict:
         """:func:`resolved_config` of the plan's config, from what the plan holds."""
         return _resolved(self.config, self.geometry, self.harmonics)
 
 
-def prepare(config: FitConfig) -> FitPlan:
+def prepare(config: FitConfig, design: str = "auto") -> FitPlan:
     """Check everything a fit of ``config`` needs and build it once, before anything is written.
 
-    The population size and the fit's memory estimate (:func:`fit_bytes`) are checked against
-    the memory limits (:func:`_runkit.check_memory`, naming ``n``, or ``batch``, or both where
-    both differ from their defaults) before the target bump is allocated; then the target
-    manifold is built and checked (:func:`fittable_manifold`) and, family ``template``, the
-    template's harmonics (:func:`~neurodyn.fitting.template.template_harmonics`).
+    The population size and, for the batched design, the fit's memory estimate
+    (:func:`fit_bytes`) are checked against the memory limits (:func:`_runkit.check_memory`,
+    naming ``n``, or ``batch``, or both where both differ from their defaults) before the
+    target bump is allocated; then the target manifold is built and checked
+    (:func:`fittable_manifold`) and, family ``template``, the template's harmonics
+    (:func:`~neurodyn.fitting.template.template_harmonics`).
 
     Parameters
     ----------
     config : FitConfig
         The fit's config.
+    design : str
+        How the normal equations are built, as in :func:`fit`; the plan records whether
+        they are streamed.
 
     Returns
     -------
@@ -202,12 +208,14 @@ def prepare(config: FitConfig) -> FitPlan:
     """
     geometry = build_geometry(config)
     check_memory("n", 64.0 * geometry.size)  # before the target bump is allocated
-    raised = (("n", config.n is not None), ("batch", config.batch != FitConfig.batch))
-    check_memory("/".join(name for name, given in raised if given) or "n",
-                 fit_bytes(config, geometry))
+    streamed = _streamed(design, config, geometry, check_device(config.device))
+    if not streamed:  # the batched design; a streamed one holds a few sheets
+        raised = (("n", config.n is not None), ("batch", config.batch != FitConfig.batch))
+        check_memory("/".join(name for name, given in raised if given) or "n",
+                     fit_bytes(config, geometry))
     manifold = fittable_manifold(config, geometry)  # a profile file is read and checked here
     harmonics = template_harmonics(config, geometry) if config.family == "template" else None
-    return FitPlan(config, geometry, manifold, harmonics)
+    return FitPlan(config, geometry, manifold, harmonics, streamed)
 
 
 def build_manifold(config: FitConfig, geometry: Geometry | None = None) -> TargetManifold:
@@ -516,15 +524,15 @@ def fit(config: FitConfig | None = None, out_dir: str | Path | None = None,
     config = config or FitConfig()
     if device is not None:
         config = replace(config, device=str(device))
-    return fit_prepared(prepare(config), out_dir, progress, resume, design)
+    return fit_prepared(prepare(config, design), out_dir, progress, resume)
 
 
 @with_threads
 def fit_prepared(plan: FitPlan, out_dir: str | Path | None = None,
-                 progress: bool | None = None, resume: bool = True,
-                 design: str = "auto") -> FitResult:
+                 progress: bool | None = None, resume: bool = True) -> FitResult:
     """:func:`fit` of what :func:`prepare` built: a run checks and builds its fit before it
-    claims its directory, and fits what it built. The arguments are :func:`fit`'s."""
+    claims its directory, and fits what it built. The arguments are :func:`fit`'s (the
+    design is the plan's)."""
     config, geometry, manifold = plan.config, plan.geometry, plan.manifold  # on the CPU
     start = time.perf_counter()
     dev = check_device(config.device)
@@ -537,7 +545,7 @@ def fit_prepared(plan: FitPlan, out_dir: str | Path | None = None,
     if config.family == "mlp":
         return _fit_neural(net, plan, target, ckpt, resume, progress, dev, start)
     sums, history, step0 = _initial_sums(net, config, ckpt, resume)
-    streamed = _streamed(design, config, geometry, dev)
+    streamed = plan.streamed
 
     def save(step):
         save_checkpoint(ckpt, config, sums=sums, history=history, step=step)
