@@ -21,7 +21,7 @@ from collections.abc import Callable, Iterator
 from _runkit import BadInput, Diverged, RunDir, check_int, check_positive_int
 from _runkit.seeds import SEED_MAX, check_seed
 
-__all__ = ["parse_time", "args_config", "command", "open_run", "experiment_parser",
+__all__ = ["parse_time", "args_config", "config_of", "command", "open_run", "experiment_parser",
            "options_named", "positive",
            "nonnegative", "positive_int", "PERTURBATIONS", "METHODS", "FIXED_METHODS",
            "LATTICES", "MIN_SURVEY_SAMPLES", "GRIDNESS_THRESHOLD", "NULL_MIN_SHIFT",
@@ -161,6 +161,15 @@ def add_device_argument(parser: argparse.ArgumentParser,
     """Add ``--device`` (default ``cpu``) to a command that simulates or fits."""
     parser.add_argument("--device", type=device_arg, default="cpu",
                         help=f"cpu or cuda (cuda:I) where torch finds one; {note}")
+
+
+def config_of(config_type, args: argparse.Namespace, **parsed):
+    """The run config ``config_type`` (a dataclass) of the parsed arguments whose names are its
+    fields, with ``parsed`` (values this module turned into the config's units) in their
+    place."""
+    options = {**vars(args), **parsed}
+    return config_type(**{f.name: options[f.name] for f in dataclasses.fields(config_type)
+                          if f.name in options})
 
 
 def args_config(args: argparse.Namespace) -> dict:

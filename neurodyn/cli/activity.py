@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import argparse
 
-from ._common import args_config, command, positive, positive_int, seed_arg
+from ._common import args_config, command, config_of, positive, positive_int, seed_arg
 
 __all__ = ["register"]
 
@@ -42,14 +42,14 @@ def _fraction(text: str) -> float:
 def _fit_activity(args) -> dict:
     from ..runs.activity import FitActivityConfig, fit_activity_run
 
-    return fit_activity_run(FitActivityConfig.from_dict(vars(args)), args.out,
+    return fit_activity_run(config_of(FitActivityConfig, args), args.out,
                             arguments=args_config(args))
 
 
 def _decode(args) -> dict:
     from ..runs.activity import DecodeConfig, decode_run
 
-    return decode_run(DecodeConfig.from_dict(vars(args)), args.out, arguments=args_config(args))
+    return decode_run(config_of(DecodeConfig, args), args.out, arguments=args_config(args))
 
 
 def _data_options(p) -> None:

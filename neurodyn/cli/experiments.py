@@ -7,7 +7,7 @@ from __future__ import annotations
 import argparse
 import math
 
-from ._common import args_config, experiment_parser, nonnegative, positive, positive_int
+from ._common import args_config, config_of, experiment_parser, nonnegative, positive, positive_int
 
 __all__ = ["register", "VELOCITY_COUPLINGS"]
 
@@ -23,7 +23,7 @@ def _run(config: str):
     def handler(args) -> dict:
         from ..runs import experiments
 
-        options = getattr(experiments, config).from_dict(vars(args))
+        options = config_of(getattr(experiments, config), args)
         return experiments.experiment_run(options, args.out, arguments=args_config(args))
 
     handler.__name__ = handler.__qualname__ = f"_{config}"

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import argparse
 
-from ._common import args_config, command, positive, positive_int, seed_arg
+from ._common import args_config, command, config_of, positive, positive_int, seed_arg
 
 __all__ = ["register"]
 
@@ -62,5 +62,5 @@ def register(sub) -> argparse.ArgumentParser:
 def _generate(args) -> dict:
     from ..runs.generate import GenerateConfig, generate_run
 
-    return generate_run(GenerateConfig.from_dict(vars(args)), args.out,
+    return generate_run(config_of(GenerateConfig, args), args.out,
                         arguments=args_config(args))

@@ -16,6 +16,7 @@ from ._common import (
     add_device_argument,
     args_config,
     command,
+    config_of,
     nonnegative,
     positive,
     positive_int,
@@ -199,5 +200,5 @@ def _add_null_arguments(p: argparse.ArgumentParser) -> None:
 def _grid_cells(args) -> dict:
     from ..runs.gridcells import GridCellsRunConfig, grid_cells_run
 
-    config = GridCellsRunConfig.from_dict(vars(args))
+    config = config_of(GridCellsRunConfig, args)
     return grid_cells_run(config, args.out, fresh=args.fresh, arguments=args_config(args))

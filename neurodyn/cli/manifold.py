@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from ._common import MIN_SURVEY_SAMPLES, args_config, command, positive_int, seed_arg
+from ._common import MIN_SURVEY_SAMPLES, args_config, command, config_of, positive_int, seed_arg
 
 __all__ = ["register"]
 
@@ -38,5 +38,5 @@ def register(sub) -> argparse.ArgumentParser:
 def _manifold(args) -> dict:
     from ..runs.simulate import ManifoldConfig, manifold_run
 
-    return manifold_run(ManifoldConfig.from_dict(vars(args)), args.out,
+    return manifold_run(config_of(ManifoldConfig, args), args.out,
                         arguments=args_config(args))

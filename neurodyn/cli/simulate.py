@@ -11,6 +11,7 @@ from ._common import (
     add_device_argument,
     args_config,
     command,
+    config_of,
     nonnegative,
     parse_time,
     positive,
@@ -26,7 +27,7 @@ def _simulate(args) -> dict:
 
     duration = parse_time(args.duration, args.tau_seconds, "--duration")
     dt = parse_time(args.dt, args.tau_seconds, "--dt")
-    config = SimulateConfig.from_dict({**vars(args), "duration": duration, "dt": dt})
+    config = config_of(SimulateConfig, args, duration=duration, dt=dt)
     return simulate_run(config, args.out, arguments=args_config(args))
 
 

@@ -51,12 +51,6 @@ class _Recording:
     bin: float | None = None
     window: int = 5
 
-    @classmethod
-    def from_dict(cls, d: dict):
-        """The config of the keys of ``d`` that are its fields (others, e.g. ``out``, are
-        left out)."""
-        names = {f.name for f in dataclasses.fields(cls)}
-        return cls(**{k: v for k, v in d.items() if k in names})
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -49,12 +49,6 @@ class _Experiment:
     seed: int = 0
     device: str = "cpu"
 
-    @classmethod
-    def from_dict(cls, d: dict):
-        """The config of the keys of ``d`` that are its fields (others, e.g. ``out``, are
-        left out)."""
-        names = {f.name for f in dataclasses.fields(cls)}
-        return cls(**{k: v for k, v in d.items() if k in names})
 
     def check(self) -> object:
         """Refuse, before the model is read, what the options alone rule out; return what

@@ -56,12 +56,6 @@ class GenerateConfig:
     spacing: float = 0.5
     seed: int = 0
 
-    @classmethod
-    def from_dict(cls, d: dict) -> GenerateConfig:
-        """The config of the keys of ``d`` that are its fields (others, e.g. ``out``, are left
-        out)."""
-        names = {f.name for f in dataclasses.fields(cls)}
-        return cls(**{k: v for k, v in d.items() if k in names})
 
 
 def generate_run(config: GenerateConfig, out: str | Path, arguments: dict | None = None) -> dict:

@@ -95,12 +95,6 @@ class GridCellsRunConfig:
     min_shift: float | None = None
     nwb: bool = False
 
-    @classmethod
-    def from_dict(cls, d: dict) -> GridCellsRunConfig:
-        """The config of the keys of ``d`` that are its fields (others, e.g. ``out``, are left
-        out)."""
-        names = {f.name for f in dataclasses.fields(cls)}
-        return cls(**{k: v for k, v in d.items() if k in names})
 
 
 @dataclass

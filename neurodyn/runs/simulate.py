@@ -60,12 +60,6 @@ class SimulateConfig:
     nwb: bool = False
     device: str = "cpu"
 
-    @classmethod
-    def from_dict(cls, d: dict) -> SimulateConfig:
-        """The config of the keys of ``d`` that are its fields (others, e.g. ``out``, are left
-        out)."""
-        names = {f.name for f in dataclasses.fields(cls)}
-        return cls(**{k: v for k, v in d.items() if k in names})
 
 
 def simulate_run(config: SimulateConfig, out: str | Path, arguments: dict | None = None,
@@ -259,12 +253,6 @@ class ManifoldConfig:
     topology: bool = True
     animate: bool = False
 
-    @classmethod
-    def from_dict(cls, d: dict) -> ManifoldConfig:
-        """The config of the keys of ``d`` that are its fields (others, e.g. ``out``, are left
-        out)."""
-        names = {f.name for f in dataclasses.fields(cls)}
-        return cls(**{k: v for k, v in d.items() if k in names})
 
 
 def manifold_run(config: ManifoldConfig, out: str | Path, arguments: dict | None = None) -> dict:

@@ -317,11 +317,12 @@ def test_cli_noise_cues_heterogeneity_and_threshold(model_dir, tmp_path):
 def test_cli_cue_options_map_to_the_run():
     from dataclasses import replace
 
+    from neurodyn.cli._common import config_of
     from neurodyn.runs.gridcells import GridCellsRunConfig, _cues
 
     args = _parser().parse_args(["grid-cells", "--model", "m", "--out", "o",
                                  "--cue-strength", "0.5"])
-    config = GridCellsRunConfig.from_dict(vars(args))
+    config = config_of(GridCellsRunConfig, args)
     assert _cues(config, Box(1.0)) == {"boundary_cue": (0.5, 0.1)}
     config = replace(config, cue_at=(0.2, 0.3))
     assert _cues(config, Box(1.0)) == {"landmark_cue": (0.5, 0.2, 0.3, 0.1)}
