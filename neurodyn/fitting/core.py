@@ -162,15 +162,16 @@ def fit_bytes(config: FitConfig, geometry: Geometry | None = None) -> float:
 class FitPlan:
     """What a fit builds from its config before its first step, each built once by
     :func:`prepare`: the geometry, the target manifold (checked fittable, on the CPU), for
-    the ``template`` family the template's harmonics (else None), and whether the normal
-    equations are streamed (:mod:`neurodyn.fitting.streamed`). :func:`fit` takes it in
-    place of the config (:func:`fit_prepared`)."""
+    the ``template`` family the template's harmonics (else None), whether the normal
+    equations are streamed (:mod:`neurodyn.fitting.streamed`) and the device of the fit.
+    :func:`fit` takes it in place of the config (:func:`fit_prepared`)."""
 
     config: FitConfig
     geometry: Geometry
     manifold: TargetManifold
     harmonics: int | None = None
     streamed: bool = False
+    device: torch.device = torch.device("cpu")
 
     def resolved(self) -> dict:
         """:func:`resolved_config` of the plan's config, from what the plan holds."""
@@ -208,14 +209,15 @@ def prepare(config: FitConfig, design: str = "auto") -> FitPlan:
     """
     geometry = build_geometry(config)
     check_memory("n", 64.0 * geometry.size)  # before the target bump is allocated
-    streamed = _streamed(design, config, geometry, check_device(config.device))
+    device = check_device(config.device)
+    streamed = _streamed(design, config, geometry, device)
     if not streamed:  # the batched design; a streamed one holds a few sheets
         raised = (("n", config.n is not None), ("batch", config.batch != FitConfig.batch))
         check_memory("/".join(name for name, given in raised if given) or "n",
                      fit_bytes(config, geometry))
     manifold = fittable_manifold(config, geometry)  # a profile file is read and checked here
     harmonics = template_harmonics(config, geometry) if config.family == "template" else None
-    return FitPlan(config, geometry, manifold, harmonics, streamed)
+    return FitPlan(config, geometry, manifold, harmonics, streamed, device)
 
 
 def build_manifold(config: FitConfig, geometry: Geometry | None = None) -> TargetManifold:
@@ -535,7 +537,7 @@ def fit_prepared(plan: FitPlan, out_dir: str | Path | None = None,
     design is the plan's)."""
     config, geometry, manifold = plan.config, plan.geometry, plan.manifold  # on the CPU
     start = time.perf_counter()
-    dev = check_device(config.device)
+    dev = plan.device
     target = manifold.to(dev)
     net = build_network(config, manifold, plan.harmonics).to(dev)
     net.manifold, net.energy_fn._key = target, None  # new tensors: refresh the slopes

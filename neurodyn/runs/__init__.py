@@ -18,7 +18,9 @@ __getattr__, __dir__, __all__ = lazy_names(__name__, {
     "gridcells": ("grid_cells_run", "GridCellsRunConfig"),
     "activity": ("fit_activity_run", "decode_run", "FitActivityConfig", "DecodeConfig"),
     "generate": ("generate_run", "GenerateConfig"),
-    "simulate": ("simulate_run", "manifold_report"),
-    "experiments": ("restore_run", "path_integrate_run", "speed_gain_run", "speed_gain_network",
-                    "diffuse_run"),
+    "simulate": ("simulate_run", "SimulateConfig", "manifold_run", "ManifoldConfig",
+                 "simulate_into", "manifold_report"),
+    "experiments": ("experiment_run", "RestoreConfig", "PathIntegrateConfig", "SpeedGainConfig",
+                    "DiffuseConfig", "restore_run", "path_integrate_run", "speed_gain_run",
+                    "speed_gain_network", "diffuse_run"),
 })
