@@ -11,17 +11,19 @@ command runs.
 from __future__ import annotations
 
 import argparse
+import contextlib
+import dataclasses
 import functools
 import math
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
-from _runkit import BadInput, Diverged, RunDir, check_memory, check_positive_int
+from _runkit import BadInput, Diverged, RunDir, check_positive_int
 from _runkit.runtime import set_threads
 from _runkit.seeds import SEED_MAX, check_seed
 
-__all__ = ["parse_time", "args_config", "command", "open_run", "load_network",
-           "experiment_parser", "check_states_memory", "parse_velocity_arg", "positive",
+__all__ = ["parse_time", "args_config", "config_of", "command", "open_run", "experiment_parser",
+           "options_named", "positive",
            "nonnegative", "positive_int", "PERTURBATIONS", "METHODS", "FIXED_METHODS",
            "LATTICES", "MIN_SURVEY_SAMPLES", "GRIDNESS_THRESHOLD", "NULL_MIN_SHIFT",
            "DEFAULT_DT_NETWORK"]
@@ -162,17 +164,13 @@ def add_device_argument(parser: argparse.ArgumentParser,
                         help=f"cpu or cuda (cuda:I) where torch finds one; {note}")
 
 
-def parse_velocity_arg(spec: str, name: str = "--velocity"):
-    """:func:`~neurodyn.dynamics.inputs.parse_velocity`, with errors naming the option."""
-    from ..dynamics.inputs import parse_velocity
-
-    if re.search(r"nan|inf", str(spec), re.IGNORECASE):
-        raise BadInput(f"{name}={spec!r}: every number must be finite")
-    try:
-        return parse_velocity(spec)
-    except BadInput as err:
-        raise BadInput(f"{name}={spec!r}: {err}", param=name.lstrip("-").replace("-", "_")
-                       ) from None
+def config_of(config_type, args: argparse.Namespace, **parsed):
+    """The run config ``config_type`` (a dataclass) of the parsed arguments whose names are its
+    fields, with ``parsed`` (values this module turned into the config's units) in their
+    place."""
+    options = {**vars(args), **parsed}
+    return config_type(**{f.name: options[f.name] for f in dataclasses.fields(config_type)
+                          if f.name in options})
 
 
 def args_config(args: argparse.Namespace) -> dict:
@@ -207,12 +205,21 @@ def command(handler: Callable[[argparse.Namespace], dict]) -> Callable:
     return run
 
 
-def load_network(path: str):
-    """Load ``--model`` (a directory holding ``model.pt``, or the file)."""
-    from ..io import load_model
-
-    network, _ = load_model(path, what="--model")
-    return network
+@contextlib.contextmanager
+def options_named(config_type) -> Iterator[None]:
+    """Name the option of a refusal whose parameter is a field of the dataclass
+    ``config_type``: a :class:`~_runkit.BadInput` whose ``param`` is ``key`` (or ``key.part``;
+    ``n/batch`` names both) is raised again led by ``--key:``. A refusal that already names an
+    option, or none, passes unchanged. No message is read."""
+    try:
+        yield
+    except BadInput as err:
+        keys = err.param.split(".")[0].split("/") if err.param else []
+        fields = {f.name for f in dataclasses.fields(config_type)}
+        if not keys or not set(keys) <= fields:
+            raise
+        options = "/".join("--" + k.replace("_", "-") for k in keys)
+        raise BadInput(f"{options}: {err}", param=keys[0]) from None
 
 
 def open_run(args: argparse.Namespace, name: str, config: dict | None = None,
@@ -228,11 +235,6 @@ def open_run(args: argparse.Namespace, name: str, config: dict | None = None,
                   config=args_config(args) if config is None else config,
                   seed=getattr(args, "seed", None), fresh=getattr(args, "fresh", None),
                   check=check)
-
-
-def check_states_memory(name: str, saved: int, batch: int, size: int) -> None:
-    """Refuse a run whose saved states (``u`` and ``r``, float64) would not fit in memory."""
-    check_memory(name, 2.0 * 8.0 * float(saved) * float(batch) * float(size))
 
 
 def experiment_parser(sub, name: str, help: str, func, duration: float, dt: float

@@ -10,17 +10,14 @@ figures; exit 0. Cells that are not tuned: ``metrics.json``, no model, exit 1. W
 ``--require-attractor`` anything but ``attractor: true`` is exit 1 with no model.
 ``--sleep FILE`` (repeatable) adds recordings without the covariate as evidence.
 ``decode --model DIR --data FILE --out OUT`` writes ``OUT/decoded.npy`` and ``decoded.png``.
+Both run in :mod:`neurodyn.runs.activity`; this module parses their options.
 """
 
 from __future__ import annotations
 
 import argparse
-import math
-import time
 
-from _runkit import BadInput, RunFailed, check_memory
-
-from ._common import command, open_run, positive, positive_int, seed_arg
+from ._common import args_config, command, config_of, positive, positive_int, seed_arg
 
 __all__ = ["register"]
 
@@ -42,188 +39,17 @@ def _fraction(text: str) -> float:
     return value
 
 
-def _covariate(args, data: dict):
-    if args.no_covariate:
-        if args.manifold == "torus":
-            raise BadInput("--no-covariate: a torus is fitted with the positions only")
-        return None
-    key = "heading" if args.manifold == "ring" else "position"
-    if key not in data:
-        if args.manifold == "torus":
-            raise BadInput(f"--data={args.data!r}: a torus needs 'position' (T, 2) in the file")
-        return None
-    return data[key]
-
-
-def _check_window(window: int, data: dict, name: str = "--data") -> None:
-    if window > data["counts"].shape[0]:
-        raise BadInput(f"--window={window}: longer than the recording "
-                       f"({data['counts'].shape[0]} bins in {name})")
-
-
-def _sleeps(args, data: dict) -> list:
-    from ..inference.recordings import read_activity
-
-    out = []
-    for k, path in enumerate(args.sleep or ()):
-        s = read_activity(path, f"--sleep={path!r}", args.sleep_epoch, args.bin)
-        if abs(s["dt"] - data["dt"]) > 1e-9 * data["dt"]:
-            raise BadInput(f"--sleep={path!r}: bins of {s['dt']:g} s; the wake recording's are "
-                           f"{data['dt']:g} s (give both at one bin width)")
-        if s["counts"].shape[1] != data["counts"].shape[1]:
-            raise BadInput(f"--sleep={path!r}: {s['counts'].shape[1]} cells; --data has "
-                           f"{data['counts'].shape[1]}")
-        out.append(s["counts"])
-        if k == 0 and s["counts"].shape[0] * s["dt"] < 60:
-            raise BadInput(f"--sleep={path!r}: {s['counts'].shape[0] * s['dt']:.0f} s of sleep; "
-                           "its tests need >= 60 s")
-    return out
-
-
-def _inputs(args) -> tuple[dict, object, list]:
-    """Everything read and checked before ``--out`` is claimed: the recording, its covariate,
-    the sleep recordings, the options against them and the memory of the learned network."""
-    from ..fitting.config import FitConfig
-    from ..fitting.core import fit_bytes
-    from ..inference.core import _check_inputs
-    from ..inference.recordings import read_activity
-
-    data = read_activity(args.data, "--data", args.epoch, args.bin)
-    cov = _covariate(args, data)
-    if (args.spacing is None) != (args.orientation is None):
-        raise BadInput("--spacing, --orientation: give both or neither")
-    if args.orientation is not None and not math.isfinite(args.orientation):
-        raise BadInput(f"--orientation={args.orientation!r}: must be finite")
-    _check_inputs(data["counts"], data["dt"], args.manifold, cov)
-    _check_window(args.window, data)
-    end = int(round(args.hold_out * data["counts"].shape[0]))
-    if args.hold_out and (data["counts"].shape[0] - end < 100 or end < 10):
-        raise BadInput(f"--hold-out={args.hold_out}: leaves {data['counts'].shape[0] - end} "
-                       f"bins to fit and {end} to decode; need >= 100 and >= 10")
-    if args.manifold == "ring":
-        check_memory("--n", fit_bytes(FitConfig(n=args.n)))
-    return data, cov, _sleeps(args, data)
-
-
 def _fit_activity(args) -> dict:
-    from ..inference.core import fit_activity
+    from ..runs.activity import FitActivityConfig, fit_activity_run
 
-    data, cov, sleeps = _inputs(args)
-    with open_run(args, "fit-activity") as run:
-        start = time.perf_counter()
-        fit = fit_activity(data["counts"], data["dt"], args.manifold, cov, sleep=sleeps,
-                           hold_out=args.hold_out, window=args.window, tau=args.tau,
-                           spacing=args.spacing, orientation=args.orientation,
-                           topology=not args.no_topology, seed=args.seed)
-        metrics = fit.metrics()
-        _figures(fit, data, sleeps, args, run)
-        refusal = _refusal(fit, args)
-        if refusal:
-            metrics["model"] = None
-            run.write_json("metrics.json", metrics)
-            raise RunFailed(refusal)
-        metrics["energy"] = _learn(fit, run, args)
-        metrics["model"] = "model.pt"
-        run.write_json("metrics.json", metrics)
-        run.write_json("timing.json", {"seconds": time.perf_counter() - start})
-    return metrics
-
-
-def _refusal(fit, args) -> str:
-    """Why no model is written, or '' (one is)."""
-    if not fit.tuned:
-        return f"no model: {fit.verdict.reason} ({fit.tests['tuning'].reason})"
-    if args.require_attractor and fit.attractor is not True:
-        return (f"no model (--require-attractor): attractor is {fit.attractor!r}: "
-                f"{fit.verdict.reason}")
-    return ""
-
-
-def _figures(fit, data, sleeps, args, run) -> None:
-    from ..plotting import save_figure
-    from ..plotting.recordings import (
-        plot_decoded,
-        plot_embedding,
-        plot_sleep,
-        plot_tuning,
-        plot_verdict,
-    )
-
-    save_figure(plot_verdict(fit.verdict), run.path("verdict.png"))
-    if fit.cells is None:
-        return
-    if fit.geometry == "ring":
-        save_figure(plot_tuning(fit), run.path("tuning.png"))
-    if fit.held_out_reference is not None:
-        save_figure(plot_decoded(fit.held_out_decoded, fit.held_out_reference, fit.dt),
-                    run.path("decoded.png"))
-    colour = fit.reference if fit.geometry == "ring" else None
-    fitted = data["counts"][: fit.reference.shape[0], fit.used]
-    slept = fit.sleep
-    save_figure(plot_embedding(fitted, fit.dt, colour, sleeps[0][:, fit.used] if sleeps else
-                               None, _per_bin(slept, fit.dt) if slept else None, fit.geometry),
-                run.path("embedding.png"))
-    if slept is not None:
-        save_figure(plot_sleep(slept), run.path("sleep.png"))
-
-
-def _per_bin(slept, dt):
-    """The first sleep recording's decoded bump per bin (each window's value repeated)."""
-    import numpy as np
-
-    per = max(1, int(round(slept.window_s / dt)))
-    return np.repeat(slept.decoded[0], per, axis=0)
-
-
-def _learn(fit, run, args) -> dict:
-    from ..inference.energy import learn_energy
-    from ..inference.files import save_cells
-    from ..io import save_model
-
-    network, info = learn_energy(fit, n=args.n, seed=args.seed)
-    save_model(network, run.path("model.pt"), extra={"fit_activity": {
-        "kappa": info["kappa"], "kappa_source": info["kappa_source"],
-        "profile_used": info["profile_used"]}})
-    save_cells(run.path("cells.npz"), fit)
-    return {k: v for k, v in info.items() if k != "config"}
+    return fit_activity_run(config_of(FitActivityConfig, args), args.out,
+                            arguments=args_config(args))
 
 
 def _decode(args) -> dict:
-    import numpy as np
+    from ..runs.activity import DecodeConfig, decode_run
 
-    from _runkit.files import atomic_save_npy
-
-    from ..inference.decode import wrapped
-    from ..inference.files import decode_file, load_cells
-    from ..inference.recordings import read_activity
-    from ..plotting import save_figure
-    from ..plotting.recordings import plot_decoded
-
-    cells, info = load_cells(args.model)
-    data = read_activity(args.data, "--data", args.epoch, args.bin)
-    if data["counts"].shape[1] != info["used"].size:
-        raise BadInput(f"--data: {data['counts'].shape[1]} cells; the model was fitted to "
-                       f"{info['used'].size}")
-    if abs(data["dt"] - info["dt"]) > 1e-9 * info["dt"]:
-        raise BadInput(f"--data: bins of {data['dt']:g} s; the model's cells were fitted in bins "
-                       f"of {info['dt']:g} s")
-    _check_window(args.window, data)
-    with open_run(args, "decode") as run:
-        decoded = decode_file(cells, info, data, args.window)
-        atomic_save_npy(run.path("decoded.npy"), decoded)
-        metrics = {"geometry": info["geometry"], "bins": int(decoded.shape[0]),
-                   "seconds": float(decoded.shape[0] * data["dt"])}
-        if info["geometry"] == "ring" and "heading" in data:
-            err = np.abs(wrapped(decoded - data["heading"]))
-            metrics["median_error_deg"] = math.degrees(float(np.median(err)))
-            save_figure(plot_decoded(decoded, data["heading"], data["dt"], title="decoding"),
-                        run.path("decoded.png"))
-        elif info["geometry"] == "ring":
-            save_figure(plot_decoded(decoded, np.full(decoded.shape, np.nan), data["dt"],
-                                     title="decoded without a covariate"),
-                        run.path("decoded.png"))
-        run.write_json("metrics.json", metrics)
-    return metrics
+    return decode_run(config_of(DecodeConfig, args), args.out, arguments=args_config(args))
 
 
 def _data_options(p) -> None:

@@ -2,19 +2,17 @@
 
 from __future__ import annotations
 
-import functools
 from dataclasses import fields
-from pathlib import Path
 from types import SimpleNamespace
 
-from _runkit import BadInput, check_memory
+from _runkit import BadInput
 
 from ..fitting.config import FAMILIES, FitConfig
 from ._common import (
     add_device_argument,
     command,
     nonnegative,
-    open_run,
+    options_named,
     positive,
     positive_int,
     seed_arg,
@@ -24,53 +22,25 @@ __all__ = ["register"]
 
 
 def _fit(args) -> dict:
-    from ..runs import fit_run
+    from ..runs.fit import fit_run
 
-    n = None
-    if args.n is not None:
-        n = args.n[0] if args.manifold == "ring" else tuple(args.n if len(args.n) == 2 else
-                                                            args.n * 2)
-        if args.manifold == "ring" and len(args.n) != 1:
+    with options_named(FitConfig):
+        return fit_run(_make_config(args, _sizes(args)), args.out, fresh=args.fresh)
+
+
+def _sizes(args) -> int | tuple[int, int] | None:
+    """``--n`` as the config's ``n``: one size for a ring, ``n1 n2`` (or one for both) for a
+    torus."""
+    if args.n is None:
+        return None
+    if args.manifold == "ring":
+        if len(args.n) != 1:
             raise BadInput(f"--n {args.n}: a ring takes one size")
-        if args.manifold == "torus" and len(args.n) > 2:
-            raise BadInput(f"--n {' '.join(map(str, args.n))}: n={list(args.n)}; a torus "
-                           "takes n1 [n2]")
-    cfg = _config(args, n)
-    from ..fitting.checkpoint import check_resumable
-    from ..fitting.core import fit_bytes, resolved_config
-
-    # the size grows with both; name the one the user raised (both when both were given)
-    raised = (("--n", args.n is not None), ("--batch", args.batch != FitConfig.batch))
-    names = "/".join(name for name, given in raised if given) or "--n"
-    check_memory(names, fit_bytes(cfg))
-
-    # a checkpoint of another config is refused before config.json is touched
-    check = None if args.fresh else functools.partial(
-        check_resumable, Path(args.out) / "fit_state.pt", cfg)
-    with open_run(args, "fit", config=resolved_config(cfg), check=check) as run:
-        return fit_run(cfg, run.out, fresh=args.fresh)
-
-
-def _config(args, n) -> FitConfig:
-    """The fit's config from the parsed arguments, refused (naming the option) before the run
-    directory is claimed when a value or the population size is out of range."""
-    from ..fitting.core import build_geometry, fittable_manifold
-
-    try:
-        cfg = _make_config(args, n)
-        geometry = build_geometry(cfg)
-        check_memory("--n", 64.0 * geometry.size)  # before the target bump is allocated
-        fittable_manifold(cfg, geometry)  # a profile file is read and checked here
-        if cfg.family == "template":
-            from ..fitting.template import template_harmonics
-
-            template_harmonics(cfg, geometry)
-    except BadInput as err:
-        if err.param is None or err.param.startswith("-"):  # no parameter, or already an option
-            raise
-        param = err.param.split(".")[0]
-        raise BadInput(f"--{param.replace('_', '-')}: {err}", param=param) from None
-    return cfg
+        return args.n[0]
+    if len(args.n) > 2:
+        raise BadInput(f"--n {' '.join(map(str, args.n))}: n={list(args.n)}; a torus "
+                       "takes n1 [n2]")
+    return tuple(args.n if len(args.n) == 2 else args.n * 2)
 
 
 def _make_config(args, n) -> FitConfig:

@@ -4,14 +4,8 @@ from __future__ import annotations
 
 import argparse
 import math
-import zipfile
-from pathlib import Path
-from typing import TYPE_CHECKING
 
-import numpy as np
-
-from _runkit import BadInput, check_int, check_memory, write_json
-from _runkit.checks import check_installed
+from _runkit import BadInput, check_int
 
 from ._common import (
     DEFAULT_DT_NETWORK,
@@ -22,22 +16,16 @@ from ._common import (
     add_device_argument,
     args_config,
     command,
-    load_network,
+    config_of,
     nonnegative,
-    open_run,
     positive,
     positive_int,
     seed_arg,
 )
 
-if TYPE_CHECKING:
-    from ..spatial.agent import Box, Trajectory
-
 __all__ = ["register"]
 
-#: RatInABox's sessions that --trajectory names: name -> duration (s)
-RECORDED = {"sargolini": 600.0, "tanni": 7323.0}
-#: the checkpoint of a long run in --out
+#: the checkpoint of a long run in --out: :data:`neurodyn.runs.gridcells.CHECKPOINT`
 CHECKPOINT = "grid_state.pt"
 
 
@@ -81,9 +69,9 @@ def register(sub) -> argparse.ArgumentParser:
     [--gain-sd SD] [--threshold-sd SD] [--weight-sd SD] [--cue-strength A] [--cue-at X,Y]
     [--cue-distance METRES] [--shuffles N] [--min-shift SECONDS]``
 
-    The parser's ``func`` takes the parsed arguments, runs
-    :func:`~neurodyn.spatial.gridcells.run.run_grid_cells`, writes the outputs with
-    :func:`~neurodyn.spatial.gridcells.run.write_grid_cells` and returns the metrics dict.
+    The parser's ``func`` takes the parsed arguments as a
+    :class:`~neurodyn.runs.gridcells.GridCellsRunConfig`, runs it with
+    :func:`~neurodyn.runs.gridcells.grid_cells_run` and returns the metrics dict.
     """
     p = sub.add_parser(
         "grid-cells", formatter_class=argparse.ArgumentDefaultsHelpFormatter,
@@ -209,222 +197,8 @@ def _add_null_arguments(p: argparse.ArgumentParser) -> None:
                         "duration / 4))")
 
 
-def _check_run_memory(args, sheet: int, steps: float) -> None:
-    """Refuse a run whose trajectory, recording and rate maps would not fit in memory, naming
-    the option behind the largest term, before any of them is allocated."""
-    panel = float(sheet if args.all_cells else args.cells)
-    modules = float(len(args.modules) if args.modules else 1)
-    # per sample: time, position, velocity (5), per module the phase velocity on the
-    # half-sample grid and the decoded phase (10), and the panel's rates, all float64
-    terms = {"--duration": 8.0 * float(steps) * (5.0 + 10.0 * modules + panel),
-             "--bins": 8.0 * 4.0 * panel * modules * float(args.bins) ** 2}
-    check_memory(max(terms, key=terms.get), sum(terms.values()))
-
-
-def _trajectory(args, sheet: int) -> Trajectory:
-    from ..spatial.agent import Box, Trajectory, generate_trajectory
-    from ..spatial.gridcells.checks import _positive
-    from ..spatial.positions import load_positions
-
-    box = Box(_positive("--box", args.box))
-    if args.trajectory in RECORDED:
-        return _recorded(args, sheet)
-    if args.trajectory is not None and _is_tracking(Path(args.trajectory)):
-        return _tracking_file(args, sheet, box)
-    if args.trajectory is None:
-        duration = 600.0 if args.duration is None else _positive("--duration", args.duration)
-        dt = 0.02 if args.dt is None else _positive("--dt", args.dt)
-        _check_run_memory(args, sheet, duration / dt + 1.0)
-        return generate_trajectory(duration, dt, box, seed=args.seed)
-    path = Path(args.trajectory)
-    if not path.exists():
-        raise FileNotFoundError(f"--trajectory {path}: no such file")
-    if path.is_dir():
-        raise BadInput(f"--trajectory {path}: is a directory; expected a .npy or .npz file",
-                       param="trajectory")
-    if path.suffix.lower() == ".npy" and args.dt is None:
-        raise BadInput(f"--trajectory {path}: a .npy file of positions needs --dt SECONDS",
-                       param="trajectory")
-    dt = None if args.dt is None else _positive("--dt", args.dt)
-    try:
-        traj = load_positions(path, dt, box)
-    except BadInput as exc:
-        raise BadInput(f"--trajectory {path}: {exc}", param="trajectory") from None
-    if args.duration is not None:
-        duration = _positive("--duration", args.duration)
-        steps = int(round(duration / traj.dt)) + 1
-        if steps > traj.steps:
-            raise BadInput(f"--duration {duration}: longer than the trajectory "
-                           f"({(traj.steps - 1) * traj.dt:g} s in {path})", param="duration")
-        traj = Trajectory(traj.t[:steps], traj.position[:steps], traj.velocity[:steps],
-                          traj.dt, traj.box)
-    return traj
-
-
-def _is_tracking(path: Path) -> bool:
-    """A .csv, or a .npz holding times 't' (tracking to clean and resample)."""
-    if path.suffix.lower() == ".csv":
-        return True
-    if path.suffix.lower() != ".npz" or not path.is_file():
-        return False
-    try:  # the names only: the arrays are read, and checked, by the reader chosen
-        with zipfile.ZipFile(path) as zf:
-            names = {name.removesuffix(".npy") for name in zf.namelist()}
-    except (OSError, zipfile.BadZipFile):
-        return False
-    return "t" in names and ("pos" in names or "position" in names)
-
-
-def _tracking_file(args, sheet: int, box: Box) -> Trajectory:
-    """A tracking file on the clock --dt (default its median interval), cleaned like the
-    sessions; the report goes to ``args.tracking``."""
-    from ..spatial.gridcells.checks import _positive
-    from ..spatial.gridcells.recorded import file_trajectory
-
-    path = Path(args.trajectory)
-    if not path.exists():
-        raise FileNotFoundError(f"--trajectory {path}: no such file")
-    dt = None if args.dt is None else _positive("--dt", args.dt)
-    duration = None if args.duration is None else _positive("--duration", args.duration)
-    try:
-        traj, report = file_trajectory(path, dt, box, arena=args.arena,
-                                       max_speed=args.max_speed, duration=duration)
-    except BadInput as exc:
-        raise BadInput(f"--trajectory {path}: {exc}", param="trajectory") from None
-    _check_run_memory(args, sheet, traj.steps)
-    args.tracking = report.to_dict()
-    return traj
-
-
-def _recorded(args, sheet: int) -> Trajectory:
-    """RatInABox's session named by ``--trajectory`` on the clock ``--dt`` (default 0.02 s);
-    the tracking report goes to ``args.tracking``."""
-    from ..spatial.gridcells.checks import _positive
-    from ..spatial.gridcells.recorded import recorded_trajectory
-
-    dt = 0.02 if args.dt is None else _positive("--dt", args.dt)
-    duration = None if args.duration is None else _positive("--duration", args.duration)
-    _check_run_memory(args, sheet, (duration or RECORDED[args.trajectory]) / dt + 1.0)
-    traj, report = recorded_trajectory(args.trajectory, dt, duration=duration,
-                                       max_speed=args.max_speed)
-    if args.arena is None:
-        args.arena = tuple(report.arena_m)
-    args.tracking = report.to_dict()
-    return traj
-
-
-def _method(args) -> str:
-    noisy = args.noise > 0 or args.diffusion is not None
-    if args.noise > 0 and args.diffusion is not None:
-        raise BadInput(f"--diffusion={args.diffusion:g}: sets the noise; leave out --noise")
-    if args.method is None:
-        return "euler" if noisy else "rk4"
-    if noisy and args.method != "euler":
-        raise BadInput(f"--method={args.method}: --noise > 0 needs --method euler "
-                       "(Euler-Maruyama)")
-    return args.method
-
-
-def _noise(args, network, spacing: float) -> tuple:
-    """``sigma`` (one, or one per module for --diffusion) and the calibration's numbers."""
-    if args.diffusion is None:
-        return args.noise, None
-    from ..spatial.gridcells.calibration import module_diffusion, noise_for_diffusion
-
-    spacings = args.modules or [spacing]
-    ori = math.radians(args.orientation)
-    sig = noise_for_diffusion(network, spacings, 1e-4 * args.diffusion, ori, args.tau_seconds)
-    d = module_diffusion(network, spacings, sig, ori, args.tau_seconds)
-    return sig, {"target_D_cm2_per_s": args.diffusion,
-                 "definition": "D = tr(D_x): E|e(t)|^2 = 2 D t for the position error e of a "
-                               "module alone (neurodyn.spatial.gridcells.calibration)",
-                 "modules": [{"spacing_m": float(s), "sigma": float(x),
-                              "theory_D_cm2_per_s": float(1e4 * dd)}
-                             for s, x, dd in zip(spacings, sig, d, strict=True)]}
-
-
-def _cues(args, box: Box) -> dict:
-    if args.cue_strength == 0:
-        if args.cue_at is not None:
-            raise BadInput(f"--cue-strength=0: --cue-at {args.cue_at} needs a cue strength > 0")
-        return {}
-    if args.cue_at is None:
-        return {"boundary_cue": (args.cue_strength, args.cue_distance)}
-    if not bool(box.contains(np.array([args.cue_at]))[0]):
-        raise BadInput(f"--cue-at={args.cue_at[0]:g},{args.cue_at[1]:g}: the landmark must lie "
-                       f"inside the box [0, {box.size:g}] x [0, {box.size:g}] m")
-    walls = {"boundary_cue": (args.cue_strength, args.cue_distance)} if args.cue_walls else {}
-    return {"landmark_cue": (args.cue_strength, *args.cue_at, args.cue_distance), **walls}
-
-
 def _grid_cells(args) -> dict:
-    from ..dynamics.heterogeneity import Heterogeneity, heterogeneous
-    from ..spatial.gridcells.checks import _check_network, _positive
-    from ..spatial.gridcells.files import write_grid_cells
-    from ..spatial.gridcells.results import null_shift
-    from ..spatial.gridcells.run import check_grid_cells, run_grid_cells
+    from ..runs.gridcells import GridCellsRunConfig, grid_cells_run
 
-    method = _method(args)
-    if args.trajectory in RECORDED:
-        check_installed("ratinabox", "data", f"--trajectory {args.trajectory}")
-    network = load_network(args.model)
-    sheet = _check_network(network, args.lattice).size
-    traj = _trajectory(args, sheet)
-    _check_run_memory(args, sheet, traj.steps)
-    cues = _cues(args, traj.box)
-    if args.shuffles > 0:
-        try:
-            null_shift(traj, args.min_shift)
-        except ValueError:
-            duration = float(traj.t[-1] - traj.t[0])
-            given = f"{args.min_shift:g}" if args.min_shift is not None else \
-                f"{min(NULL_MIN_SHIFT, duration / 4):g} (the default)"
-            raise BadInput(f"--min-shift={given}: the run ({duration:g} s, {traj.steps} "
-                           "samples) must last more than twice the smallest shift of the "
-                           "shuffled null; give a shorter --min-shift, or --shuffles 0") from None
-    disorder = Heterogeneity(args.gain_sd, args.threshold_sd, args.weight_sd, seed=args.seed)
-    if args.gain_sd > 0 or args.threshold_sd > 0 or args.weight_sd > 0:
-        network = heterogeneous(network, disorder)
-    spacing = _positive("--spacing", args.spacing)
-    noise, calibration = _noise(args, network, spacing)
-    _nwb(args)  # refused before the run without pynwb
-    options = dict(
-        spacing=spacing, orientation=math.radians(args.orientation), modules=args.modules,
-        tau_seconds=args.tau_seconds, dt_network=args.dt_network, cells=args.cells,
-        bins=args.bins, lattice=args.lattice, method=method, noise=noise,
-        shuffles=args.shuffles, min_shift=args.min_shift, arena=args.arena, seed=args.seed,
-        all_cells=args.all_cells, **cues)
-    # refused before --out is claimed, a checkpoint of another run there included
-    check_grid_cells(network, traj, checkpoint=None if args.fresh else
-                     Path(args.out) / CHECKPOINT, **options)
-    with open_run(args, "grid-cells") as run:
-        state = run.path(CHECKPOINT)
-        if args.fresh and state.exists():
-            state.unlink()
-        result = run_grid_cells(network, traj, progress=None, device=args.device,
-                                checkpoint=state, checkpoint_every=60.0 * args.checkpoint_every,
-                                **options)
-        result.config["heterogeneity"] = disorder.to_dict()
-        if getattr(args, "tracking", None) is not None:
-            result.config["trajectory"] = args.tracking["source"]
-            result.metrics["tracking"] = args.tracking
-        if calibration is not None:
-            result.metrics["noise_calibration"] = calibration
-        write_grid_cells(result, run.out)
-        # one config.json shape: the run's resolved parameters next to the command line's
-        run.config = {"arguments": args_config(args), **result.config}
-        write_json(run.record(), run.path("config.json"))
-        state.unlink(missing_ok=True)
-        _nwb(args, run.out)
-    return result.metrics
-
-
-def _nwb(args, out=None) -> None:
-    """With ``--nwb``: refuse the run without pynwb (``out`` None), or write
-    ``OUT/activity.nwb``."""
-    if args.nwb and out is None:
-        check_installed("pynwb", "nwb", "--nwb (an NWB file of the run)")
-    elif args.nwb:
-        from ..interop import export_run_nwb
-
-        export_run_nwb(out)
+    config = config_of(GridCellsRunConfig, args)
+    return grid_cells_run(config, args.out, fresh=args.fresh, arguments=args_config(args))

@@ -4,10 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from _runkit import BadInput, check_memory
-from _runkit.checks import check_installed
-
-from ._common import MIN_SURVEY_SAMPLES, command, load_network, open_run, positive_int, seed_arg
+from ._common import MIN_SURVEY_SAMPLES, args_config, command, config_of, positive_int, seed_arg
 
 __all__ = ["register"]
 
@@ -16,7 +13,8 @@ def register(sub) -> argparse.ArgumentParser:
     """Add the ``manifold`` sub-command.
 
     ``neurodyn manifold --model DIR --out OUT [--samples N] [--seed S] [--no-topology]
-    [--animate]`` runs :func:`~neurodyn.runs.manifold_report` and writes its figures,
+    [--animate]`` runs :func:`~neurodyn.runs.simulate.manifold_run`
+    (:func:`~neurodyn.runs.manifold_report`), which writes its figures,
     ``activity.npz``, ``metrics.json`` and ``config.json`` into ``OUT``.
     """
     p = sub.add_parser(
@@ -38,20 +36,7 @@ def register(sub) -> argparse.ArgumentParser:
 
 
 def _manifold(args) -> dict:
-    from ..runs import manifold_report
+    from ..runs.simulate import ManifoldConfig, manifold_run
 
-    if args.topology:
-        check_installed("ripser", "topology", "persistent homology (neurodyn manifold)",
-                        avoid="--no-topology")
-    if args.samples < MIN_SURVEY_SAMPLES:
-        raise BadInput(f"--samples={args.samples}: must be >= {MIN_SURVEY_SAMPLES}")
-    network = load_network(args.model)
-    # pairwise distances of the Isomap landmarks and the rates of every sample (float64)
-    check_memory("--samples", 8.0 * args.samples * (network.geometry.size * 4 + 2000))
-    with open_run(args, "manifold") as run:
-        metrics = manifold_report(network, run.out, samples=args.samples, seed=args.seed,
-                                  topology=args.topology, animate=args.animate)
-        # wall times differ between runs of one seed: timing.json, not metrics.json
-        run.write_json("metrics.json", {k: v for k, v in metrics.items() if k != "seconds"})
-        run.write_json("timing.json", {"seconds": metrics["seconds"]})
-    return metrics
+    return manifold_run(config_of(ManifoldConfig, args), args.out,
+                        arguments=args_config(args))

@@ -1,25 +1,19 @@
-"""``neurodyn simulate``: simulate a fitted model from perturbed states or given potentials."""
+"""``neurodyn simulate``: simulate a fitted model from perturbed states or given potentials;
+the run is :func:`neurodyn.runs.simulate.simulate_run` (durations parsed here, in tau)."""
 
 from __future__ import annotations
 
 import argparse
-import math
-
-from _runkit import BadInput
-from _runkit.checks import check_installed
 
 from ._common import (
     METHODS,
     PERTURBATIONS,
     add_device_argument,
     args_config,
-    check_states_memory,
     command,
-    load_network,
+    config_of,
     nonnegative,
-    open_run,
     parse_time,
-    parse_velocity_arg,
     positive,
     positive_int,
     seed_arg,
@@ -28,84 +22,13 @@ from ._common import (
 __all__ = ["register"]
 
 
-def _initial_state(args, network):
-    from ..dynamics.perturbations import perturbed_states
-    from ..io import load_states
-
-    if args.init is not None:
-        return load_states(args.init, network.geometry, name="--init")
-    if network.manifold is None:
-        raise BadInput("--perturb: the model has no manifold; give --init FILE.npy")
-    if args.strength_max is not None and args.strength_max < args.strength:
-        raise BadInput(f"--strength-max={args.strength_max}: must be >= --strength="
-                       f"{args.strength}")
-    return perturbed_states(network.manifold, args.count, args.perturb, args.strength,
-                            args.strength_max, args.seed)
-
-
-def _check_velocity(velocity, name: str, duration: float, dt: float, batch: int,
-                    dim: int) -> None:
-    """Refuse a velocity that the simulation would refuse (its parameters, its shape, an array
-    shorter than ``duration``), naming the option, before the run directory is claimed.
-
-    A copy is prepared, so the velocity given is left as it was; a random (Ornstein-Uhlenbeck)
-    velocity is drawn for one step only, as its checks do not depend on the duration.
-    """
-    import copy
-
-    import torch
-
-    from ..dynamics.inputs import OrnsteinUhlenbeck
-
-    span = dt if isinstance(velocity, OrnsteinUhlenbeck) else duration
-    try:
-        copy.copy(velocity).prepare(span, dt, batch, dim, torch.Generator().manual_seed(0))
-    except BadInput as err:
-        raise BadInput(f"{name}: {err}", param=name.lstrip("-").replace("-", "_")) from None
-
-
 def _simulate(args) -> dict:
-    from ..dynamics.inputs import ArrayVelocity
-    from ..io import load_velocity_array
-    from ..runs import simulate_run
+    from ..runs.simulate import SimulateConfig, simulate_run
 
     duration = parse_time(args.duration, args.tau_seconds, "--duration")
     dt = parse_time(args.dt, args.tau_seconds, "--dt")
-    if dt > duration:
-        raise BadInput(f"--dt={args.dt}: larger than --duration={args.duration}")
-    network = load_network(args.model)
-    g = network.geometry
-    batch = 1 if args.init is not None else args.count
-    saved = math.floor(duration / dt / args.save_every) + 2
-    check_states_memory("--duration/--dt/--save-every", saved, batch, g.size)
-    u0 = _initial_state(args, network)
-    check_states_memory("--duration/--dt/--save-every", saved, u0.shape[0], g.size)
-    if args.noise > 0 and args.method not in (None, "euler"):
-        raise BadInput(f"--method={args.method} with --noise={args.noise:g}: noise > 0 needs "
-                       "method='euler' (Euler-Maruyama)")
-    velocity = None
-    if args.velocity is not None and args.velocity_file is not None:
-        raise BadInput("--velocity and --velocity-file: give one, not both")
-    if args.velocity is not None:
-        velocity = parse_velocity_arg(args.velocity)
-        _check_velocity(velocity, "--velocity", duration, dt, u0.shape[0], g.dim)
-    elif args.velocity_file is not None:
-        velocity = ArrayVelocity(load_velocity_array(args.velocity_file, "--velocity-file"), dt)
-        _check_velocity(velocity, "--velocity-file", duration, dt, u0.shape[0], g.dim)
-    resolved = {"method": args.method or ("euler" if args.noise > 0 else "rk4"),  # as run
-                "strength_max": args.strength if args.strength_max is None else args.strength_max}
-    if args.nwb:
-        check_installed("pynwb", "nwb", "--nwb (an NWB file of the activity)")
-    with open_run(args, "simulate", config={**args_config(args), **resolved}) as run:
-        metrics = simulate_run(network, u0, duration, dt, run.out, method=args.method,
-                               velocity=velocity, noise=args.noise, save_every=args.save_every,
-                               seed=args.seed, progress=None,
-                               device=args.device)
-        if args.nwb:
-            from ..interop import export_run_nwb
-
-            export_run_nwb(run.out, args.tau_seconds)
-        return metrics
+    config = config_of(SimulateConfig, args, duration=duration, dt=dt)
+    return simulate_run(config, args.out, arguments=args_config(args))
 
 
 def register(sub) -> argparse.ArgumentParser:

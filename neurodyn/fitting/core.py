@@ -36,7 +36,7 @@ from pathlib import Path
 
 import torch
 
-from _runkit import BadInput, RunFailed
+from _runkit import BadInput, RunFailed, check_memory
 from _runkit.files import check_like
 from _runkit.results import Result, require_pandas, require_xarray
 from _runkit.runtime import with_threads
@@ -62,8 +62,10 @@ from .profiles import check_fittable, profile_label, profile_potentials
 from .streamed import DENSE_DESIGN_MAX_NEURONS, normal_equations, stream_batch
 from .template import template_harmonics, train_template
 
-__all__ = ["FitConfig", "FitResult", "FitFailed", "FitInterrupted", "fit", "build_geometry",
-           "build_manifold", "fittable_manifold", "build_network", "resolved_config", "TERMS"]
+__all__ = ["FitConfig", "FitPlan", "FitResult", "FitFailed", "FitInterrupted", "fit", "prepare",
+           "fit_prepared",
+           "build_geometry", "build_manifold", "fittable_manifold", "build_network",
+           "resolved_config", "TERMS"]
 
 TERMS = ("linear", "field", "energy")
 
@@ -81,7 +83,8 @@ class FitResult(Result):
     """Outcome of :func:`fit`: the network, per-step losses of each term and the wall time.
 
     ``unfitted`` holds, for the closed-form families (``seal``, ``spectral``), each term's loss
-    on the same batches with no learned energy (``theta = 0``): what the fit brought down.
+    on the same batches with no learned energy (``theta = 0``): what the fit brought down;
+    ``plan`` what the fit was built from (:class:`FitPlan`).
     """
 
     network: HopfieldNetwork
@@ -91,9 +94,12 @@ class FitResult(Result):
     resumed_from: int = 0
     unfitted: dict[str, float] = field(default_factory=dict)
 
+    plan: FitPlan | None = field(default=None, repr=False, metadata={"json": False})
+
     def __post_init__(self) -> None:
         # the network remembers its fit, so save_model records the config with the weights
-        self.network.fit_config = resolved_config(self.config)
+        self.network.fit_config = (self.plan.resolved() if self.plan
+                                   else resolved_config(self.config))
 
     def __repr__(self) -> str:
         c = self.config
@@ -139,16 +145,79 @@ def build_geometry(config: FitConfig) -> Geometry:
     return Torus(int(n[0]), int(n[1]), config.lattice)
 
 
-def fit_bytes(config: FitConfig) -> float:
-    """Bytes a fit of ``config`` allocates, about: its batched design, 48 float64 values per
-    neuron and probed state (``4 batch + 4`` states a step). The command lines check it
-    against the memory limits (:func:`_runkit.check_memory`) before anything is built.
+def fit_bytes(config: FitConfig, geometry: Geometry | None = None) -> float:
+    """Bytes a fit of ``config`` (on ``geometry``, None: built from it) allocates, about: its
+    batched design, 48 float64 values per neuron and probed state (``4 batch + 4`` states a
+    step). :func:`prepare` checks it against the memory limits (:func:`_runkit.check_memory`)
+    before the target is built.
 
     >>> fit_bytes(FitConfig(n=128, batch=8)) / 2**20
     1.6875
     """
-    size = build_geometry(config).size  # the geometry holds sizes only until used
+    size = (geometry or build_geometry(config)).size  # the geometry holds sizes only until used
     return float(size) * (4 * config.batch + 4) * 8 * 48
+
+
+@dataclass(frozen=True)
+class FitPlan:
+    """What a fit builds from its config before its first step, each built once by
+    :func:`prepare`: the geometry, the target manifold (checked fittable, on the CPU), for
+    the ``template`` family the template's harmonics (else None), whether the normal
+    equations are streamed (:mod:`neurodyn.fitting.streamed`) and the device of the fit.
+    :func:`fit` takes it in place of the config (:func:`fit_prepared`)."""
+
+    config: FitConfig
+    geometry: Geometry
+    manifold: TargetManifold
+    harmonics: int | None = None
+    streamed: bool = False
+    device: torch.device = torch.device("cpu")
+
+    def resolved(self) -> dict:
+        """:func:`resolved_config` of the plan's config, from what the plan holds."""
+        return _resolved(self.config, self.geometry, self.harmonics)
+
+
+def prepare(config: FitConfig, design: str = "auto") -> FitPlan:
+    """Check everything a fit of ``config`` needs and build it once, before anything is written.
+
+    The population size and, for the batched design, the fit's memory estimate
+    (:func:`fit_bytes`) are checked against the memory limits (:func:`_runkit.check_memory`,
+    naming ``n``, or ``batch``, or both where both differ from their defaults) before the
+    target bump is allocated; then the target manifold is built and checked
+    (:func:`fittable_manifold`) and, family ``template``, the template's harmonics
+    (:func:`~neurodyn.fitting.template.template_harmonics`).
+
+    Parameters
+    ----------
+    config : FitConfig
+        The fit's config.
+    design : str
+        How the normal equations are built, as in :func:`fit`; the plan records whether
+        they are streamed.
+
+    Returns
+    -------
+    FitPlan
+        What :func:`fit` runs on.
+
+    Examples
+    --------
+    >>> plan = prepare(FitConfig(n=64))
+    >>> plan.geometry.shape, plan.manifold.u0.shape, plan.harmonics
+    ((64,), torch.Size([64]), None)
+    """
+    geometry = build_geometry(config)
+    check_memory("n", 64.0 * geometry.size)  # before the target bump is allocated
+    device = check_device(config.device)
+    streamed = _streamed(design, config, geometry, device)
+    if not streamed:  # the batched design; a streamed one holds a few sheets
+        raised = (("n", config.n is not None), ("batch", config.batch != FitConfig.batch))
+        check_memory("/".join(name for name, given in raised if given) or "n",
+                     fit_bytes(config, geometry))
+    manifold = fittable_manifold(config, geometry)  # a profile file is read and checked here
+    harmonics = template_harmonics(config, geometry) if config.family == "template" else None
+    return FitPlan(config, geometry, manifold, harmonics, streamed, device)
 
 
 def build_manifold(config: FitConfig, geometry: Geometry | None = None) -> TargetManifold:
@@ -165,7 +234,7 @@ def build_manifold(config: FitConfig, geometry: Geometry | None = None) -> Targe
 
 
 def fittable_manifold(config: FitConfig, geometry: Geometry | None = None) -> TargetManifold:
-    """:func:`build_manifold`, with a user's or named profile refused (``BadInput`` naming
+    """:func:`build_manifold`, with a user's or named profile refused (``ValueError`` naming
     ``profile=``) when it has more than one bump or too much band-edge content
     (:func:`~neurodyn.fitting.profiles.check_fittable`); what :func:`fit` and ``neurodyn fit``
     build, before anything is written."""
@@ -201,7 +270,8 @@ def _bandwidth(config: FitConfig) -> int:
 
 
 def resolved_config(config: FitConfig) -> dict:
-    """``config.to_dict()`` with every None default replaced by the value the fit uses.
+    """``config.to_dict()`` with every None default replaced by the value the fit uses
+    (:meth:`FitPlan.resolved` without building anything again).
 
     ``n``, ``bandwidth`` (the template's harmonics for that family), ``degree``, ``phaselock``
     and ``kappa_tol``, as :func:`build_network` and the kappa check resolve them; what
@@ -223,24 +293,31 @@ def resolved_config(config: FitConfig) -> dict:
     >>> d["n"], d["bandwidth"], d["degree"], d["phaselock"], d["kappa_tol"]
     ([32, 32], 2, 4, True, 0.1)
     """
+    geometry = build_geometry(config)
+    harmonics = template_harmonics(config, geometry) if config.family == "template" else None
+    return _resolved(config, geometry, harmonics)
+
+
+def _resolved(config: FitConfig, geometry: Geometry, harmonics: int | None) -> dict:
+    """:func:`resolved_config` of a config on ``geometry`` with the template's ``harmonics``."""
     out = config.to_dict()
     ring = config.geometry == "ring"
-    geometry = build_geometry(config)
     out["n"] = geometry.shape[0] if ring else list(geometry.shape)
-    out["bandwidth"] = (template_harmonics(config, geometry) if config.family == "template"
-                        else _bandwidth(config))
+    out["bandwidth"] = harmonics if config.family == "template" else _bandwidth(config)
     out["degree"] = config.degree or (5 if ring else 4)
     out["phaselock"] = (not ring) if config.phaselock is None else config.phaselock
     out["kappa_tol"] = config.tolerance
     return out
 
 
-def build_network(config: FitConfig, manifold: TargetManifold) -> HopfieldNetwork:
-    """The untrained network of a config: every manifold point a fixed point, nothing learned."""
+def build_network(config: FitConfig, manifold: TargetManifold,
+                  harmonics: int | None = None) -> HopfieldNetwork:
+    """The untrained network of a config: every manifold point a fixed point, nothing learned
+    (family ``template``: with ``harmonics``, None: :func:`~.template.template_harmonics`)."""
     g = manifold.geometry
     if config.family == "template":
         energy = TemplateEnergy(g, manifold.activation, None, 0.0, config.bias,
-                                template_harmonics(config, g))
+                                harmonics or template_harmonics(config, g))
         return HopfieldNetwork(g, manifold.activation, energy, bias=config.bias,
                                tau=config.tau, manifold=manifold)
     lock = config.geometry == "torus" if config.phaselock is None else config.phaselock
@@ -406,10 +483,11 @@ def fit(config: FitConfig | None = None, out_dir: str | Path | None = None,
     Parameters
     ----------
     config : FitConfig or None
-        The fit configuration (defaults: a 128-neuron ring).
+        The fit configuration (defaults: a 128-neuron ring); checked and built by
+        :func:`prepare`, then fitted by :func:`fit_prepared`.
     out_dir : str or Path or None
         Where the checkpoint ``fit_state.pt`` goes (written atomically every ``checkpoint_every``
-        steps); an existing one is resumed when its config matches, and refused (``BadInput``
+        steps); an existing one is resumed when its config matches, and refused (``ValueError``
         naming the differing keys) when it does not.
     progress : bool or None
         Show a progress bar (default: only on a terminal).
@@ -449,22 +527,28 @@ def fit(config: FitConfig | None = None, out_dir: str | Path | None = None,
     config = config or FitConfig()
     if device is not None:
         config = replace(config, device=str(device))
+    return fit_prepared(prepare(config, design), out_dir, progress, resume)
+
+
+@with_threads
+def fit_prepared(plan: FitPlan, out_dir: str | Path | None = None,
+                 progress: bool | None = None, resume: bool = True) -> FitResult:
+    """:func:`fit` of what :func:`prepare` built: a run checks and builds its fit before it
+    claims its directory, and fits what it built. The arguments are :func:`fit`'s (the
+    design is the plan's)."""
+    config, geometry, manifold = plan.config, plan.geometry, plan.manifold  # on the CPU
     start = time.perf_counter()
-    dev = check_device(config.device)
-    geometry = build_geometry(config)
-    manifold = fittable_manifold(config, geometry)  # on the CPU: draws the batches
+    dev = plan.device
     target = manifold.to(dev)
-    net = build_network(config, manifold).to(dev)
+    net = build_network(config, manifold, plan.harmonics).to(dev)
     net.manifold, net.energy_fn._key = target, None  # new tensors: refresh the slopes
     ckpt = Path(out_dir) / "fit_state.pt" if out_dir is not None else None
     if config.family == "template":
-        return _fit_template(net, geometry, manifold, target, config, ckpt, resume, progress,
-                             dev, start)
+        return _fit_template(net, plan, target, ckpt, resume, progress, dev, start)
     if config.family == "mlp":
-        return _fit_neural(net, geometry, manifold, target, config, ckpt, resume, progress, dev,
-                           start)
+        return _fit_neural(net, plan, target, ckpt, resume, progress, dev, start)
     sums, history, step0 = _initial_sums(net, config, ckpt, resume)
-    streamed = _streamed(design, config, geometry, dev)
+    streamed = plan.streamed
 
     def save(step):
         save_checkpoint(ckpt, config, sums=sums, history=history, step=step)
@@ -493,7 +577,7 @@ def fit(config: FitConfig | None = None, out_dir: str | Path | None = None,
         net.transport = Transport.fit(geometry, target.u0, net.tau, net.activation)
     steps = max(len(history["linear"]), 1)
     unfitted = {k: float(sums[k]["yty"]) / steps for k in TERMS}  # theta = 0: no energy
-    return FitResult(net, config, history, time.perf_counter() - start, step0, unfitted)
+    return FitResult(net, config, history, time.perf_counter() - start, step0, unfitted, plan)
 
 
 def _streamed(design: str, config: FitConfig, geometry: Geometry, dev: torch.device) -> bool:
@@ -509,10 +593,11 @@ def _streamed(design: str, config: FitConfig, geometry: Geometry, dev: torch.dev
     return design == "streamed"
 
 
-def _fit_neural(net, geometry, manifold, target, config: FitConfig, ckpt: Path | None, resume: bool,
+def _fit_neural(net, plan: FitPlan, target, ckpt: Path | None, resume: bool,
                 progress: bool | None, dev: torch.device, start: float) -> FitResult:
     """The ``mlp`` family: Adam on the neural energy (:func:`train_neural`), then the
     transport; ``start`` is the fit's start time (``time.perf_counter``)."""
+    config, geometry, manifold = plan.config, plan.geometry, plan.manifold
     history, step0 = train_neural(
         net, manifold, config, ckpt, resume, progress,
         lambda step: to_device(_batch(manifold, config, step), dev),
@@ -520,14 +605,14 @@ def _fit_neural(net, geometry, manifold, target, config: FitConfig, ckpt: Path |
         lambda path: load_checkpoint(path, config), FitInterrupted, FitFailed)
     with torch.no_grad():
         net.transport = Transport.fit(geometry, target.u0, net.tau, net.activation)
-    return FitResult(net, config, history, time.perf_counter() - start, step0)
+    return FitResult(net, config, history, time.perf_counter() - start, step0, plan=plan)
 
 
-def _fit_template(net, geometry, manifold, target, config: FitConfig, ckpt: Path | None,
-                  resume: bool, progress: bool | None, dev: torch.device,
-                  start: float) -> FitResult:
+def _fit_template(net, plan: FitPlan, target, ckpt: Path | None, resume: bool,
+                  progress: bool | None, dev: torch.device, start: float) -> FitResult:
     """The ``template`` family: Levenberg-Marquardt on the same residuals
     (:func:`~neurodyn.fitting.template.train_template`), then the transport."""
+    config, geometry, manifold = plan.config, plan.geometry, plan.manifold
     call = _ResidualCall(net)
 
     def residuals(tensors, b):
@@ -540,7 +625,7 @@ def _fit_template(net, geometry, manifold, target, config: FitConfig, ckpt: Path
         lambda path: load_checkpoint(path, config), FitInterrupted, FitFailed, target=target)
     with torch.no_grad():
         net.transport = Transport.fit(geometry, target.u0, net.tau, net.activation)
-    return FitResult(net, config, history, time.perf_counter() - start, step0)
+    return FitResult(net, config, history, time.perf_counter() - start, step0, plan=plan)
 
 
 def _initial_sums(net, config: FitConfig, ckpt: Path | None, resume: bool):

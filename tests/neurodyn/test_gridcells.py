@@ -315,16 +315,19 @@ def test_cli_noise_cues_heterogeneity_and_threshold(model_dir, tmp_path):
 
 
 def test_cli_cue_options_map_to_the_run():
-    from neurodyn.cli.gridcells import _cues
+    from dataclasses import replace
+
+    from neurodyn.cli._common import config_of
+    from neurodyn.runs.gridcells import GridCellsRunConfig, _cues
 
     args = _parser().parse_args(["grid-cells", "--model", "m", "--out", "o",
                                  "--cue-strength", "0.5"])
-    assert _cues(args, Box(1.0)) == {"boundary_cue": (0.5, 0.1)}
-    args.cue_at = (0.2, 0.3)
-    assert _cues(args, Box(1.0)) == {"landmark_cue": (0.5, 0.2, 0.3, 0.1)}
-    args.cue_strength = 0.0
+    config = config_of(GridCellsRunConfig, args)
+    assert _cues(config, Box(1.0)) == {"boundary_cue": (0.5, 0.1)}
+    config = replace(config, cue_at=(0.2, 0.3))
+    assert _cues(config, Box(1.0)) == {"landmark_cue": (0.5, 0.2, 0.3, 0.1)}
     with pytest.raises(ValueError, match="--cue-strength"):
-        _cues(args, Box(1.0))
+        _cues(replace(config, cue_strength=0.0), Box(1.0))
 
 
 @pytest.mark.slow

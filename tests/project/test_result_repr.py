@@ -17,7 +17,11 @@ from _runkit.results import REPR_LIMIT, Result
 
 #: public dataclasses that are inputs or settings, not results (their repr is their arguments)
 NOT_RESULTS = {"FieldSpec", "TrainConfig", "Box", "FitConfig", "Constant", "Heterogeneity",
-               "OrnsteinUhlenbeck", "Plan", "Sine", "Steps", "SweepKind", "Landmark"}
+               "OrnsteinUhlenbeck", "Plan", "Sine", "Steps", "SweepKind", "Landmark",
+               "FitPlan", "GridCellsConfig", "GridCellsPlan", "GridCellsRunConfig",
+               "FitActivityConfig", "DecodeConfig", "GenerateConfig", "SimulateConfig",
+               "ManifoldConfig", "RestoreConfig", "PathIntegrateConfig", "SpeedGainConfig",
+               "DiffuseConfig"}
 
 
 def _public_classes() -> dict[str, type]:

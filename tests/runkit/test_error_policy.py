@@ -72,10 +72,11 @@ def test_bad_input_still_exits_2_naming_the_option_from_its_param(tmp_path, caps
     assert code == 2, err
     assert err.startswith("neurodyn fit: error: --kappa: kappa=1000000000.0"), err
     assert not out.exists()  # refused before --out is claimed
-    # a refusal that already names its option is passed on as it is
+    # the library's memory refusal names its parameter; the command line names the option
     code = neurodyn_main(["fit", "ring", "--out", str(out), "--n", "100000000", "--steps", "1"])
     err = capsys.readouterr().err
-    assert code == 2 and err.startswith("neurodyn fit: error: --n is too large"), err
+    assert code == 2 and err.startswith("neurodyn fit: error: --n: n is too large"), err
+    assert not out.exists()
 
 
 def test_bad_input_carries_its_parameter():

@@ -13,7 +13,8 @@ from __future__ import annotations
 from _runkit.lazy import lazy_names
 
 __getattr__, __dir__, __all__ = lazy_names(__name__, {
-    "run": ("run_grid_cells",),
+    "run": ("run_grid_cells", "GridCellsConfig", "prepare_grid_cells", "run_grid_cells_prepared",
+        "GridCellsPlan"),
     "results": ("ModuleResult", "GridCellsResult", "GRIDNESS_THRESHOLD", "NULL_MIN_SHIFT",
         "null_shift", "run_metrics"),
     "files": ("write_grid_cells",),

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import math
 import time
+from dataclasses import dataclass, fields, replace
 from pathlib import Path
 
 import numpy as np
@@ -36,6 +37,7 @@ import torch
 
 from _runkit import BadInput
 from _runkit import progress as progress_bar
+from _runkit.errors import BadType
 from _runkit.runtime import check_interrupt, with_threads
 
 from ...analysis.connectivity import fit_circulant
@@ -70,10 +72,13 @@ from .segments import (
 )
 
 __all__ = [
+    "GridCellsConfig",
     "GridCellsResult",
     "ModuleResult",
     "run_grid_cells",
-    "check_grid_cells",
+    "prepare_grid_cells",
+    "run_grid_cells_prepared",
+    "GridCellsPlan",
     "connectivity_row",
     "DEFAULT_DT_NETWORK",
     "GRIDNESS_THRESHOLD",
@@ -93,33 +98,53 @@ _KEEP_BYTES = 64e6
 # the run
 
 
+@dataclass(frozen=True)
+class GridCellsConfig:
+    """The options of a grid-cell run; :func:`run_grid_cells` describes each (it checks them:
+    a config holds them as given)."""
+
+    spacing: float = 0.5
+    orientation: float = 0.0
+    modules: list[float] | None = None
+    tau_seconds: float = 0.01
+    dt_network: float | None = None
+    cells: int = 64
+    bins: int = 20
+    seed: int = 0
+    all_cells: bool = False
+    lattice: str | None = None
+    method: str = "rk4"
+    noise: float | list[float] = 0.0
+    keep_rates: bool = False
+    boundary_cue: tuple[float, float] | None = None
+    landmark_cue: tuple[float, float, float, float] | None = None
+    shuffles: int = 20
+    min_shift: float | None = None
+    arena: tuple[float, float] | None = None
+
+    @classmethod
+    def of(cls, config: GridCellsConfig | None, options: dict) -> GridCellsConfig:
+        """``config`` (None: the defaults) with ``options`` replacing its fields by name;
+        ``TypeError`` naming an option that is no field, as for any unexpected keyword."""
+        names = {f.name for f in fields(cls)}
+        unknown = sorted(set(options) - names)
+        if unknown:
+            raise BadType(f"unexpected keyword argument {unknown[0]!r}: not an option of a "
+                          f"grid-cell run; choose among {sorted(names)}")
+        return replace(config or cls(), **options)
+
+
 @with_threads
 def run_grid_cells(
     network: HopfieldNetwork,
     trajectory: Trajectory,
-    spacing: float = 0.5,
-    orientation: float = 0.0,
-    modules: list[float] | None = None,
-    tau_seconds: float = 0.01,
-    dt_network: float | None = None,
-    cells: int = 64,
-    bins: int = 20,
-    seed: int = 0,
+    config: GridCellsConfig | None = None,
     progress: bool | None = None,
     *,
-    all_cells: bool = False,
-    lattice: str | None = None,
-    method: str = "rk4",
-    noise: float | list[float] = 0.0,
-    keep_rates: bool = False,
-    boundary_cue: tuple[float, float] | None = None,
-    landmark_cue: tuple[float, float, float, float] | None = None,
-    shuffles: int = 20,
-    min_shift: float | None = None,
     device: str = "cpu",
     checkpoint: str | Path | None = None,
     checkpoint_every: float = 300.0,
-    arena: tuple[float, float] | None = None,
+    **options,
 ) -> GridCellsResult:
     """Path integration of an agent's trajectory by a torus network; rate maps and gridness.
 
@@ -148,6 +173,21 @@ def run_grid_cells(
         A fitted torus network with transport and target manifold.
     trajectory : Trajectory
         The agent's trajectory, ``position`` (steps, 2) m sampled every ``dt`` s.
+    config : GridCellsConfig or None
+        The run's options (None: the defaults), each described below; ``**options`` given by
+        name replace the config's (``run_grid_cells(net, traj, cells=16)``).
+    progress : bool or None
+        Show a progress bar over the run (default: only on a terminal).
+    device : str
+        ``cpu`` or ``cuda``: where the network is simulated (the maps, phases and scores are
+        computed on the CPU).
+    checkpoint : str or Path or None
+        A file where the run saves its state between segments, every ``checkpoint_every``
+        simulated seconds and on Ctrl-C; an existing one written by the same run (arguments,
+        trajectory and network) is resumed, ending bit-identical to an uninterrupted run
+        (:mod:`neurodyn.spatial.gridcells.checkpoint`); one of another run is refused.
+    checkpoint_every : float
+        Simulated seconds between checkpoints (> 0).
     spacing : float
         Grid spacing in metres (used when ``modules`` is None).
     orientation : float
@@ -167,8 +207,6 @@ def run_grid_cells(
         Rate-map bins per side.
     seed : int
         Seeds the choice of the panel.
-    progress : bool or None
-        Show a progress bar over the run (default: only on a terminal).
     all_cells : bool
         Also bin every neuron of the sheet (``ModuleResult.all_maps``).
     lattice : str or None
@@ -195,16 +233,6 @@ def run_grid_cells(
         Time-shifted maps per cell of the grid-cell null (>= 0; 0: fixed threshold).
     min_shift : float or None
         Smallest time shift of the null in seconds (default ``min(20 s, duration / 4)``).
-    device : str
-        ``cpu`` or ``cuda``: where the network is simulated (the maps, phases and scores are
-        computed on the CPU).
-    checkpoint : str or Path or None
-        A file where the run saves its state between segments, every ``checkpoint_every``
-        simulated seconds and on Ctrl-C; an existing one written by the same run (arguments,
-        trajectory and network) is resumed, ending bit-identical to an uninterrupted run
-        (:mod:`neurodyn.spatial.gridcells.checkpoint`); one of another run is refused.
-    checkpoint_every : float
-        Simulated seconds between checkpoints (> 0).
     arena : tuple of float or None
         ``(width, height)`` (m) of a rectangular arena ``[0, width] x [0, height]`` inside the box
         (default the box): its walls give the boundary cue.
@@ -228,7 +256,7 @@ def run_grid_cells(
 
     Raises
     ------
-    BadInput
+    ValueError
         A non-torus model or a lattice mismatch, a malformed trajectory (shape, non-monotone
         or non-uniform times, positions outside the box), non-positive parameters, a panel
         larger than the sheet, samples so far apart that a phase increment reaches pi, a cue
@@ -244,33 +272,40 @@ def run_grid_cells(
     >>> res.decoded.shape, res.maps.maps.shape
     ((100, 2), (4, 20, 20))
     """
-    g, spacings, tau_seconds, dt_max, shift = _checked_arguments(
-        network, trajectory, lattice, spacing, modules, orientation, tau_seconds, dt_network,
-        cells, bins, method, noise, boundary_cue, landmark_cue, shuffles, min_shift, arena)
-    unit, dt_sample, (dt_net, substeps, lam), vel_net = _steps_and_velocity(
-        network, trajectory, g, spacings, orientation, tau_seconds, dt_max, method)
+    plan = prepare_grid_cells(network, trajectory, config, **options)
+    return run_grid_cells_prepared(plan, progress, device=device, checkpoint=checkpoint,
+                                   checkpoint_every=checkpoint_every)
 
+
+@with_threads
+def run_grid_cells_prepared(plan: GridCellsPlan, progress: bool | None = None, *,
+                            device: str = "cpu", checkpoint: str | Path | None = None,
+                            checkpoint_every: float = 300.0) -> GridCellsResult:
+    """:func:`run_grid_cells` of what :func:`prepare_grid_cells` checked and built: a run
+    checks its input before it claims its directory, and simulates what it built. The
+    arguments are :func:`run_grid_cells`'."""
+    network, trajectory, c, g = plan.network, plan.trajectory, plan.config, plan.geometry
+    spacings, shift = plan.spacings, plan.shift
+    dt_net, substeps, _ = plan.step
     dev = check_device(device)
-    flat, cell_idx = _panel(g, cells, seed)
-    u = _start_state(network, trajectory, spacings, orientation, g.lattice)
-    record = _Recording(trajectory, len(spacings), flat, bins, all_cells, keep_rates,
-                        (int(shuffles), shift, seed) if shuffles > 0 else None)
-    config = _run_config(g, trajectory, spacings, orientation, tau_seconds, dt_max,
-                         (dt_net / network.tau, substeps, lam), cells, bins, seed, method,
-                         all_cells, noise, dev, (boundary_cue, landmark_cue, arena), shuffles,
-                         shift)
+    flat, cell_idx = _panel(g, c.cells, c.seed)
+    u = _start_state(network, trajectory, spacings, c.orientation, g.lattice)
+    record = _Recording(trajectory, len(spacings), flat, c.bins, c.all_cells, c.keep_rates,
+                        (int(c.shuffles), shift, c.seed) if c.shuffles > 0 else None)
+    config = plan.run_config(dev)
     saver = None if checkpoint is None else _Checkpointer(
         Path(checkpoint), _positive("checkpoint_every", checkpoint_every),
-        _identity(network, trajectory, config, keep_rates))
+        _identity(network, trajectory, config, c.keep_rates))
+    cues = (c.boundary_cue, c.landmark_cue, c.arena)
     nfe, wall = _simulate_segments(
-        network, u, record, vel_net, dt_sample, dt_net, substeps, method=method, noise=noise,
-        seed=seed, cues=(boundary_cue, landmark_cue, arena), spacings=spacings,
-        orientation=orientation, device=dev, progress=progress, saver=saver)
-    results = _module_results(record, spacings, orientation, g.lattice, bins, shuffles, shift,
-                              seed, keep_rates)
-    result = GridCellsResult(trajectory, results, cell_idx, g.lattice, float(orientation),
-                             _fixed_connectivity(network, seed), wall, config)
-    result.joint = _joint(record, spacings, arena, orientation, g.lattice)
+        network, u, record, plan.velocity, plan.dt_sample, dt_net, substeps, method=c.method,
+        noise=c.noise, seed=c.seed, cues=cues, spacings=spacings, orientation=c.orientation,
+        device=dev, progress=progress, saver=saver)
+    results = _module_results(record, spacings, c.orientation, g.lattice, c.bins, c.shuffles,
+                              shift, c.seed, c.keep_rates)
+    result = GridCellsResult(trajectory, results, cell_idx, g.lattice, float(c.orientation),
+                             _fixed_connectivity(network, c.seed), wall, config)
+    result.joint = _joint(record, spacings, c.arena, c.orientation, g.lattice)
     result.metrics = run_metrics(result, nfe, dt_net / network.tau)
     return result
 
@@ -284,26 +319,27 @@ def _joint(record, spacings: list[float], arena, orientation: float, lattice: st
                         orientation, lattice)
 
 
-def _run_config(g, trajectory: Trajectory, spacings, orientation, tau_seconds, dt_max, step,
-                cells, bins, seed, method, all_cells, noise, dev, cues, shuffles, shift) -> dict:
+def _run_config(g, trajectory: Trajectory, c: GridCellsConfig, spacings, tau_seconds, dt_max,
+                step, dev, shift) -> dict:
     """The resolved parameters of a run (``config.json``); ``step`` is ``(dt_network_tau,
-    substeps, jacobian_min_eigenvalue)`` and ``cues`` ``(boundary_cue, landmark_cue, arena)``."""
-    (dt_net_tau, substeps, lam), (boundary_cue, landmark_cue, arena) = step, cues
+    substeps, jacobian_min_eigenvalue)``."""
+    dt_net_tau, substeps, lam = step
     dt_s = float(trajectory.dt)
-    return {"spacing": spacings[0], "modules": spacings, "orientation_rad": orientation,
+    noise = c.noise
+    return {"spacing": spacings[0], "modules": spacings, "orientation_rad": c.orientation,
             "tau_seconds": tau_seconds, "dt_network_max_tau": dt_max,
             "dt_network_tau": dt_net_tau, "substeps": substeps,
-            "jacobian_min_eigenvalue": lam, "cells": int(cells), "bins": int(bins),
-            "seed": seed, "method": method, "all_cells": all_cells,
+            "jacobian_min_eigenvalue": lam, "cells": int(c.cells), "bins": int(c.bins),
+            "seed": c.seed, "method": c.method, "all_cells": c.all_cells,
             "noise": [float(x) for x in noise] if isinstance(noise, (list, tuple))
             else float(noise),
             "device": str(dev),
-            "boundary_cue": None if boundary_cue is None else list(boundary_cue),
-            "landmark_cue": None if landmark_cue is None else list(landmark_cue),
-            "shuffles": int(shuffles), "min_shift_s": shift, "lattice": g.lattice,
+            "boundary_cue": None if c.boundary_cue is None else list(c.boundary_cue),
+            "landmark_cue": None if c.landmark_cue is None else list(c.landmark_cue),
+            "shuffles": int(c.shuffles), "min_shift_s": shift, "lattice": g.lattice,
             "sheet": list(g.shape), "box_m": trajectory.box.size, "dt_s": dt_s,
             "duration_s": float(trajectory.t[-1] - trajectory.t[0]), "steps": trajectory.steps,
-            **({} if arena is None else {"arena_m": [float(a) for a in arena]})}
+            **({} if c.arena is None else {"arena_m": [float(a) for a in c.arena]})}
 
 
 def _fixed_connectivity(network: HopfieldNetwork, seed: int) -> np.ndarray:
@@ -311,45 +347,75 @@ def _fixed_connectivity(network: HopfieldNetwork, seed: int) -> np.ndarray:
     return fit_circulant(network, seed=seed).profile.kernel.detach().cpu().numpy()
 
 
-def check_grid_cells(network: HopfieldNetwork, trajectory: Trajectory, spacing: float = 0.5,
-                     orientation: float = 0.0, modules: list[float] | None = None,
-                     tau_seconds: float = 0.01, dt_network: float | None = None,
-                     cells: int = 64, bins: int = 20, *, lattice: str | None = None,
-                     method: str = "rk4", noise: float | list[float] = 0.0,
-                     boundary_cue: tuple[float, float] | None = None,
-                     landmark_cue: tuple[float, float, float, float] | None = None,
-                     shuffles: int = 20, min_shift: float | None = None,
-                     arena: tuple[float, float] | None = None, seed: int = 0,
-                     all_cells: bool = False, keep_rates: bool = False,
-                     checkpoint: str | Path | None = None) -> None:
-    """Refuse (``BadInput`` naming the first bad argument) what :func:`run_grid_cells` would
-    refuse before it simulates: the network, the trajectory (a phase that moves by pi or more
-    between two samples, as a track that jumps does), the panel, the method, the cues, the
-    null and a ``checkpoint`` written by another run; its arguments are
-    :func:`run_grid_cells`' of the same names. A command checks them before it claims its
-    ``--out``.
+def prepare_grid_cells(network: HopfieldNetwork, trajectory: Trajectory,
+                       config: GridCellsConfig | None = None, *,
+                       checkpoint: str | Path | None = None, **options) -> GridCellsPlan:
+    """Check what :func:`run_grid_cells` would refuse before it simulates, and build once what
+    it simulates on.
+
+    Refused (``ValueError`` naming the first bad argument): the network, the trajectory (a
+    phase that moves by pi or more between two samples, as a track that jumps does), the
+    panel, the method, the cues, the null and a ``checkpoint`` written by another run (read
+    only). Its arguments are :func:`run_grid_cells`' of the same names. A command calls it
+    before it claims its ``--out``, then :func:`run_grid_cells_prepared` on what it returns.
+
+    Returns
+    -------
+    GridCellsPlan
+        The config, the torus, the module spacings, the network's step and the modules' phase
+        velocities.
 
     Examples
     --------
     >>> from neurodyn.fitting.core import FitConfig, fit
     >>> from neurodyn.spatial.agent import generate_trajectory
     >>> net = fit(FitConfig(geometry="torus", n=(12, 12), steps=1)).network
-    >>> check_grid_cells(net, generate_trajectory(2.0, seed=0), cells=4, bins=1)
+    >>> prepare_grid_cells(net, generate_trajectory(2.0, seed=0), cells=4, bins=1)
     Traceback (most recent call last):
     ...
     _runkit.errors.BadInput: bins=1: must be an integer >= 2
     """
-    g, spacings, tau_seconds, dt_max, shift = _checked_arguments(
-        network, trajectory, lattice, spacing, modules, orientation, tau_seconds, dt_network,
-        cells, bins, method, noise, boundary_cue, landmark_cue, shuffles, min_shift, arena)
-    _, _, (dt_net, substeps, lam), _ = _steps_and_velocity(
-        network, trajectory, g, spacings, orientation, tau_seconds, dt_max, method)
+    c = GridCellsConfig.of(config, options)
+    g, spacings, tau_seconds, dt_max, shift = _checked_arguments(network, trajectory, c)
+    _, dt_sample, step, velocity = _steps_and_velocity(
+        network, trajectory, g, spacings, c.orientation, tau_seconds, dt_max, c.method)
+    plan = GridCellsPlan(network, trajectory, c, g, spacings, tau_seconds, dt_max, shift,
+                         dt_sample, step, velocity)
     if checkpoint is not None and Path(checkpoint).exists():
-        config = _run_config(g, trajectory, spacings, orientation, tau_seconds, dt_max,
-                             (dt_net / network.tau, substeps, lam), cells, bins, seed, method,
-                             all_cells, noise, torch.device("cpu"),
-                             (boundary_cue, landmark_cue, arena), shuffles, shift)
-        load_run_state(Path(checkpoint), _identity(network, trajectory, config, keep_rates))
+        load_run_state(Path(checkpoint), _identity(network, trajectory,
+                                                   plan.run_config(torch.device("cpu")),
+                                                   c.keep_rates))
+    return plan
+
+
+@dataclass(frozen=True)
+class GridCellsPlan:
+    """What :func:`prepare_grid_cells` checked and built, each once: the network, the
+    trajectory, the config, the torus ``geometry``, the module ``spacings``,
+    ``tau_seconds``, the largest network step ``dt_max`` (tau), the null's smallest
+    ``shift`` (s, None without shuffles), the sample interval ``dt_sample`` in network time,
+    the network's ``step`` ``(dt_net, substeps, jacobian_min_eigenvalue)``
+    (:func:`~.network.network_step`) and the modules' phase ``velocity``
+    ``(2 steps - 1, M, 2)`` rad per network time unit."""
+
+    network: HopfieldNetwork
+    trajectory: Trajectory
+    config: GridCellsConfig
+    geometry: object
+    spacings: list[float]
+    tau_seconds: float
+    dt_max: float
+    shift: float | None
+    dt_sample: float
+    step: tuple
+    velocity: torch.Tensor
+
+    def run_config(self, device: torch.device) -> dict:
+        """The run's resolved parameters (``config.json``) on ``device``."""
+        dt_net, substeps, lam = self.step
+        return _run_config(self.geometry, self.trajectory, self.config, self.spacings,
+                           self.tau_seconds, self.dt_max,
+                           (dt_net / self.network.tau, substeps, lam), device, self.shift)
 
 
 def _identity(network: HopfieldNetwork, trajectory: Trajectory, config: dict,
@@ -370,29 +436,29 @@ def _steps_and_velocity(network: HopfieldNetwork, trajectory: Trajectory, g, spa
                                                     g.lattice, unit)
 
 
-def _checked_arguments(network: HopfieldNetwork, trajectory: Trajectory, lattice, spacing, modules,
-                       orientation, tau_seconds, dt_network, cells, bins, method, noise,
-                       boundary_cue, landmark_cue, shuffles, min_shift, arena=None):
-    """Check :func:`run_grid_cells`' arguments (``BadInput`` naming the first bad one); return
+def _checked_arguments(network: HopfieldNetwork, trajectory: Trajectory, c: GridCellsConfig):
+    """Check :func:`run_grid_cells`' arguments (``ValueError`` naming the first bad one); return
     the torus geometry, the module spacings, ``tau_seconds``, the largest network step and the
     null's smallest shift (None without shuffles)."""
-    g = _check_network(network, lattice)
+    g = _check_network(network, c.lattice)
     _check_trajectory(trajectory)
-    spacings = _modules(spacing, modules)
-    _check_orientation(orientation)
-    tau_seconds = _positive("tau_seconds", tau_seconds)
-    dt_max = _positive("dt_network", DEFAULT_DT_NETWORK if dt_network is None else dt_network)
-    _check_panel_and_method(g, cells, bins, method, noise, len(spacings))
-    sides = None if arena is None else check_arena(arena, trajectory.box)
-    check_cues(boundary_cue, landmark_cue, trajectory.box, sides)
+    spacings = _modules(c.spacing, c.modules)
+    _check_orientation(c.orientation)
+    tau_seconds = _positive("tau_seconds", c.tau_seconds)
+    dt_max = _positive("dt_network", DEFAULT_DT_NETWORK if c.dt_network is None
+                       else c.dt_network)
+    _check_panel_and_method(g, c.cells, c.bins, c.method, c.noise, len(spacings))
+    sides = None if c.arena is None else check_arena(c.arena, trajectory.box)
+    check_cues(c.boundary_cue, c.landmark_cue, trajectory.box, sides)
+    shuffles = c.shuffles
     if isinstance(shuffles, bool) or not isinstance(shuffles, (int, np.integer)) or shuffles < 0:
         raise BadInput(f"shuffles={shuffles!r}: must be an integer >= 0", param="shuffles")
-    shift = null_shift(trajectory, min_shift) if shuffles > 0 else None
+    shift = null_shift(trajectory, c.min_shift) if shuffles > 0 else None
     return g, spacings, tau_seconds, dt_max, shift
 
 
 def _check_orientation(orientation) -> None:
-    """Raise ``BadInput`` unless ``orientation`` is an angle in ``[-2 pi, 2 pi]`` (radians;
+    """Raise ``ValueError`` unless ``orientation`` is an angle in ``[-2 pi, 2 pi]`` (radians;
     beyond a turn, a number of many turns has lost its digits, or is in other units)."""
     if isinstance(orientation, bool) or not isinstance(orientation, (int, float)) or not \
             (math.isfinite(orientation) and abs(orientation) <= 2 * math.pi):
@@ -401,7 +467,7 @@ def _check_orientation(orientation) -> None:
 
 
 def _check_panel_and_method(g, cells, bins, method: str, noise, modules: int = 1) -> None:
-    """Raise ``BadInput`` for a panel that does not fit the sheet ``g``, too few rate-map
+    """Raise ``ValueError`` for a panel that does not fit the sheet ``g``, too few rate-map
     bins, a method that is not fixed-step, or noise that is negative or not Euler-Maruyama."""
     if isinstance(cells, bool) or not isinstance(cells, (int, np.integer)) or \
             not 1 <= cells <= g.size:
@@ -427,7 +493,7 @@ def _check_panel_and_method(g, cells, bins, method: str, noise, modules: int = 1
 def _network_velocity(trajectory: Trajectory, spacings: list[float], orientation: float,
                       lattice: str, unit: float) -> torch.Tensor:
     """Phase velocities of the modules on the half-sample grid, ``(2 steps - 1, M, 2)`` rad per
-    network time unit (``unit`` seconds); ``BadInput`` when a phase moves by pi or more
+    network time unit (``unit`` seconds); ``ValueError`` when a phase moves by pi or more
     between samples (the decoded phases could not be unwrapped)."""
     vel = np.stack([phase_velocity(trajectory.velocity, s, orientation, lattice)
                     for s in spacings], axis=1)  # (steps, M, 2) rad per second
