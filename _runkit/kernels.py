@@ -11,8 +11,8 @@ them starts a fresh folder. ``<base>`` is ``$NUMBA_CACHE_DIR`` when it is set, e
 temporary folder without a home). If the folder cannot be written numba falls back to its own
 places (next to the sources).
 
-``make env`` ends by compiling every kernel into this cache (``bench/warm_kernels.py``), so no
-run or test pays a cold compile; ``make clean-kernels`` removes the cached kernels.
+``make env`` ends by compiling every kernel into this cache (``python -m _runkit.warm_kernels``),
+so no run or test pays a cold compile; ``make clean-kernels`` removes the cached kernels.
 
 Examples
 --------

@@ -45,19 +45,16 @@ def timed(cmd: list[str]) -> dict:
 
 
 def idle_estimate(order: list[str], demo_cpu: dict[str, float], cores: int,
-                  start_up: float) -> float:
+                  start_up: float, shared: list[str]) -> float:
     """Wall seconds on ``cores`` idle cores: run_all's schedule (``order``, the demos of
-    ``SHARED_MODELS`` only once restoration has ended; a free core takes the first ready one)
-    with each demo lasting its CPU time, plus the start-up."""
-    sys.path.insert(0, str(ROOT / "demos"))
-    from run_all import SHARED_MODELS
-
+    ``shared``, those loading the shared models, only once restoration has ended; a free core
+    takes the first ready one) with each demo lasting its CPU time, plus the start-up."""
     first = "restoration" if "restoration" in order else None
     pending, lanes, ends = list(order), [start_up] * cores, {}
     while pending:
         core = lanes.index(min(lanes))
         now = lanes[core]
-        ready = [n for n in pending if n not in SHARED_MODELS or first is None
+        ready = [n for n in pending if n not in shared or first is None
                  or ends.get(first, float("inf")) <= now]
         if not ready:  # wait for the first demo
             lanes[core] = ends.get(first, max(lanes))
@@ -86,7 +83,8 @@ def main(argv: list[str] | None = None) -> dict:
     summary = json.loads((out / "page" / "run_all.json").read_text())
     per_demo = {k: v["cpu_seconds"] for k, v in summary["demos"].items()}
     start_up = max(0.0, demos["cpu_s"] - sum(per_demo.values())) / args.jobs
-    idle = idle_estimate(summary["chosen"], per_demo, args.jobs, start_up)
+    idle = idle_estimate(summary["chosen"], per_demo, args.jobs, start_up,
+                         summary["shared_models"])
     report = {"size": args.size, "import_torch": baseline, "demos": demos,
               "wall_ratio": demos["wall_s"] / baseline["wall_s"],
               "cpu_ratio": demos["cpu_s"] / baseline["cpu_s"],

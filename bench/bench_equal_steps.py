@@ -33,22 +33,18 @@ from __future__ import annotations
 import argparse
 import json
 import statistics
-import sys
 import time
 from dataclasses import replace
 from pathlib import Path
 
 import torch
+from bench_flows import _TimeColumn, _torchcfm, run_torchcfm
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-from bench_flows import _TimeColumn, _torchcfm, run_torchcfm  # noqa: E402
-
-from flows.errors import derive_seed  # noqa: E402
-from flows.evaluation.distances import w2  # noqa: E402
-from flows.field import features  # noqa: E402
-from flows.runs.measure import sample_field  # noqa: E402
-from flows.training.loop import TrainConfig, build_model, prepare_data, train  # noqa: E402
+from flows.errors import derive_seed
+from flows.evaluation.distances import w2
+from flows.field import features
+from flows.runs.measure import sample_field
+from flows.training.loop import TrainConfig, build_model, prepare_data, train
 
 CASES = ("8gaussians:spirals", "normal:swissroll", "normal:checkerboard")
 SIDES = ("flows", "torchcfm same field", "torchcfm pytorch init")

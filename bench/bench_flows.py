@@ -62,8 +62,6 @@ from pathlib import Path
 import numpy as np
 import torch
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
 from flows.assignment import auction as assignment
 from flows.assignment.auction import LIST_LENGTH, auction_assignment, squared_euclidean_assignment
 from flows.assignment.warmstart import PriceMap

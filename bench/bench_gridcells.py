@@ -32,26 +32,19 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from neurodyn.fitting.core import FitConfig, fit
-from neurodyn.io import load_model, save_model, to_jsonable, write_json
+from neurodyn.fitting.core import FitConfig
+from neurodyn.io import fit_or_load, write_json
 from neurodyn.spatial.agent import Box, generate_trajectory
 from neurodyn.spatial.gridcells.files import write_grid_cells
 from neurodyn.spatial.gridcells.run import DEFAULT_DT_NETWORK, run_grid_cells
 
 
 def get_model(models: Path, lattice: str, quick: bool) -> tuple[object, dict]:
-    """Load ``models/<lattice>[-quick]/model.pt`` or fit and save it; returns (network, info)."""
+    """The torus of ``lattice`` from the model cache ``models`` (fitted there once,
+    :func:`neurodyn.io.fit_or_load`); returns (network, info)."""
     config = FitConfig(geometry="torus", lattice=lattice, n=(16, 16) if quick else (32, 32),
                        steps=60 if quick else FitConfig.steps, seed=0)
-    folder = models / (f"{lattice}-quick" if quick else lattice)
-    if (folder / "model.pt").exists():
-        net, extra = load_model(folder)
-        if extra.get("fit_config") == to_jsonable(config.to_dict()):
-            return net, {"fit_seconds": extra.get("fit_seconds"), "loaded_from": str(folder)}
-    result = fit(config, progress=False)
-    save_model(result.network, folder / "model.pt", overwrite=True,  # a model of another config
-               extra={"fit_config": config.to_dict(), "fit_seconds": result.seconds})
-    return result.network, {"fit_seconds": result.seconds, "fitted_into": str(folder)}
+    return fit_or_load(config, models)
 
 
 def study(network, duration: float) -> list[dict]:

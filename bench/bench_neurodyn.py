@@ -12,11 +12,11 @@ from __future__ import annotations
 
 import argparse
 import json
-import time
 from pathlib import Path
 
 import torch
 
+from _runkit.timing import timed
 from neurodyn.activation import Logistic
 from neurodyn.dynamics.perturbations import perturb
 from neurodyn.dynamics.simulation import simulate
@@ -28,12 +28,7 @@ from neurodyn.network import HopfieldNetwork
 
 
 def _best(fn, repeat):
-    times = []
-    for _ in range(repeat):
-        t = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t)
-    return min(times)
+    return min(timed(fn)[1].wall_s for _ in range(repeat))
 
 
 def bench_simulation(batch: int, steps: int, repeat: int) -> dict:

@@ -89,8 +89,6 @@ def flows_run(tree: Path, coupling: str, steps: int, scratch: Path) -> tuple[flo
 def torchcfm_loop(coupling: str, steps: int) -> float:
     """Seconds of TorchCFM's training loop on the two-layer field (run in a child process)."""
     import torch
-
-    sys.path.insert(0, str(ROOT / "bench"))
     from bench_flows import _TimeColumn, run_torchcfm
 
     from flows.training.loop import TrainConfig, build_model, prepare_data

@@ -39,13 +39,13 @@ import json
 import math
 import os
 import resource
-import time
 from pathlib import Path
 
 import numpy as np
 import torch
 
 from _runkit import BadInput, check_memory
+from _runkit.timing import timed
 from neurodyn.fitting.core import FitConfig, build_manifold, build_network, fit
 from neurodyn.fitting.streamed import nearest_point_local
 from neurodyn.manifold import probe_directions
@@ -72,13 +72,6 @@ def acceptance(n: int, steps: int) -> dict:
             "lanczos_iterations": modes.iterations, "load_average": os.getloadavg()}
 
 
-def _timed(fn) -> tuple[float, float]:
-    """Wall and CPU seconds of one call."""
-    wall, cpu = time.perf_counter(), time.process_time()
-    fn()
-    return time.perf_counter() - wall, time.process_time() - cpu
-
-
 def _alternated(fns: dict, repeat: int) -> dict:
     """Best wall and CPU seconds of each function, the functions alternated ``repeat`` times
     after one warm-up call each (so that all see the same load)."""
@@ -87,8 +80,8 @@ def _alternated(fns: dict, repeat: int) -> dict:
     best = {k: [math.inf, math.inf] for k in fns}
     for _ in range(repeat):
         for k, fn in fns.items():
-            wall, cpu = _timed(fn)
-            best[k] = [min(best[k][0], wall), min(best[k][1], cpu)]
+            clock = timed(fn)[1]
+            best[k] = [min(best[k][0], clock.wall_s), min(best[k][1], clock.cpu_s)]
     return best
 
 

@@ -32,12 +32,12 @@ import argparse
 import importlib.util
 import json
 import statistics
-import time
 from pathlib import Path
 
 import numpy as np
 import torch
 
+from _runkit.timing import timed
 from neurodyn.activation import Logistic
 from neurodyn.dynamics.simulation import simulate
 from neurodyn.energies import LearnedFourierEnergy
@@ -156,12 +156,6 @@ CONFIGS = [("ring", 128, 1), ("ring", 128, 256), ("ring", 512, 1), ("ring", 512,
            ("torus", 32, 1), ("torus", 32, 256), ("torus", 64, 1), ("torus", 64, 256)]
 
 
-def _time(fn):
-    t = time.perf_counter()
-    fn()
-    return time.perf_counter() - t
-
-
 def bench_config(kind, size, batch, steps, rounds, with_canns):
     geometry = Ring(size) if kind == "ring" else Torus(size, size, "hex")
     net = make_network(geometry)
@@ -178,7 +172,7 @@ def bench_config(kind, size, batch, steps, rounds, with_canns):
     names = list(sides)
     for rnd in range(rounds):
         order = names if rnd % 2 == 0 else names[::-1]
-        per_round.append({name: _time(sides[name][0]) / sides[name][1] for name in order})
+        per_round.append({name: timed(sides[name][0])[1].wall_s / sides[name][1] for name in order})
     med = {name: statistics.median(r[name] for r in per_round) for name in names}
     out = {"geometry": kind, "n": size if kind == "ring" else [size, size], "batch": batch,
            "steps": {name: sides[name][1] for name in names},

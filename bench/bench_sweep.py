@@ -123,10 +123,9 @@ def main(argv=None) -> dict:
                    help="also time `neurodyn sweep kappa` (8 cells) on 1 and 2 workers")
     p.add_argument("--side", type=int, default=None, help=argparse.SUPPRESS)
     args = p.parse_args(argv)
-    # worker processes import this module's neighbours and the checkout
-    parts = [str(HERE), str(HERE.parent), os.environ.get("PYTHONPATH", "")]
+    # worker processes import this module by name from its folder
+    parts = [str(HERE), os.environ.get("PYTHONPATH", "")]
     os.environ["PYTHONPATH"] = os.pathsep.join(x for x in parts if x)
-    sys.path[:0] = [str(HERE), str(HERE.parent)]
     if args.side is not None:
         print(json.dumps(side(args.side, args.cells, args.steps)))
         return {}

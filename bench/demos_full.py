@@ -11,6 +11,8 @@ as it finishes:
 
 from __future__ import annotations
 
+import json
+import subprocess
 import sys
 from pathlib import Path
 
@@ -19,14 +21,16 @@ DEMOS = Path(__file__).resolve().parents[1] / "demos"
 
 def main(argv: list[str] | None = None) -> dict:
     """Run ``demos/run_all.py --full`` with ``argv`` (default ``--out
-    results/bench/demos_full``); returns its summary."""
-    sys.path.insert(0, str(DEMOS))
-    import run_all
-
+    results/bench/demos_full``) in its own process; returns its summary (``run_all.json``)."""
     argv = list(sys.argv[1:] if argv is None else argv)
     if "--out" not in argv:
         argv += ["--out", "results/bench/demos_full"]
-    return run_all.main(["--full", "--notebooks", "off", *argv])
+    done = subprocess.run([sys.executable, str(DEMOS / "run_all.py"), "--full", "--notebooks",
+                           "off", *argv])
+    if done.returncode != 0:
+        raise SystemExit(done.returncode)
+    out = Path(argv[argv.index("--out") + 1])
+    return json.loads((out / "run_all.json").read_text())
 
 
 if __name__ == "__main__":

@@ -1,38 +1,21 @@
-"""What the demos share: fitted models (fit once per configuration, then loaded from a cache),
-their common arguments and the writing of their metrics."""
+"""What the demos share: fitted models (fit once per configuration, then loaded from the model
+cache of :func:`neurodyn.io.fit_or_load`), their common arguments and the writing of their
+metrics. Their timer is :class:`_runkit.timing.Stopwatch`."""
 
 from __future__ import annotations
 
-import hashlib
-import json
 from pathlib import Path
 
-from neurodyn.fitting.core import FitConfig, fit
-from neurodyn.io import load_model, save_model
+from neurodyn.fitting.core import FitConfig
+from neurodyn.io import fit_or_load
 
 DEFAULT_CACHE = Path("results") / "models"
 
 
 def fitted(config: FitConfig, cache: str | Path | None = DEFAULT_CACHE):
-    """The network of ``config``: loaded from ``cache`` when present, else fitted and saved.
-
-    Returns
-    -------
-    network, info : info holds ``fit_seconds`` (0 when loaded) and the model directory.
-    """
-    if cache is None:
-        result = fit(config)
-        return result.network, {"fit_seconds": result.seconds, "model": None}
-    key = hashlib.sha1(json.dumps(config.to_dict(), sort_keys=True).encode()).hexdigest()[:10]
-    folder = Path(cache) / f"{config.geometry}-{key}"
-    if (folder / "model.pt").exists():
-        net, _ = load_model(folder)
-        return net, {"fit_seconds": 0.0, "model": str(folder)}
-    result = fit(config, out_dir=folder)
-    # a cache: a demo running beside this one may have saved the same fit meanwhile
-    save_model(result.network, folder / "model.pt", extra={"fit": config.to_dict()},
-               overwrite=True)
-    return result.network, {"fit_seconds": result.seconds, "model": str(folder)}
+    """The network of ``config`` from the model cache the demos and benchmarks share
+    (:func:`neurodyn.io.fit_or_load`): ``(network, info)``."""
+    return fit_or_load(config, cache)
 
 
 def cache_dir(option: str | None, out: str | Path) -> Path | None:

@@ -16,16 +16,12 @@ torus.
 from __future__ import annotations
 
 import math
-import sys
-import time
-from pathlib import Path
 
 import torch
+from _models import attractor_configs, cache_dir, demo_parser, fitted
 from matplotlib.figure import Figure
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _models import attractor_configs, cache_dir, demo_parser, fitted  # noqa: E402
-
+from _runkit.timing import Stopwatch
 from neurodyn.analysis.connectivity import (
     EffectiveConnectivity,
     effective_connectivity,
@@ -57,7 +53,7 @@ def main(argv: list[str] | None = None) -> dict:
     p.add_argument("--torus-n", type=int, default=16)
     args = p.parse_args(argv)
     torch.set_num_threads(1)
-    start = time.perf_counter()
+    clock = Stopwatch()
     args.out.mkdir(parents=True, exist_ok=True)
     configs = attractor_configs(args.quick, args.seed, args.torus_n)
     metrics = {}
@@ -83,7 +79,7 @@ def main(argv: list[str] | None = None) -> dict:
             fig = plot_connectivity_sheet(fixed.profile.kernel.numpy(), net.geometry.lattice,
                                           label="fixed circulant weight $w(\\delta)$")
             save_figure(fig, args.out / "torus_sheet.png")
-    metrics["seconds"] = time.perf_counter() - start
+    metrics["seconds"] = clock.wall_s
     write_json(metrics, args.out / "metrics.json")
     return metrics
 

@@ -23,27 +23,26 @@ from __future__ import annotations
 
 import math
 import sys
-import time
 from pathlib import Path
 
 import torch
+from _models import cache_dir, demo_parser, fitted, size, written
 
-HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE))
-from _models import cache_dir, demo_parser, fitted, size, written  # noqa: E402
-
-from _runkit.files import atomic_save_figure  # noqa: E402
-from neurodyn.analysis.bump_motion import from_manifold  # noqa: E402
-from neurodyn.analysis.drift import (  # noqa: E402
+from _runkit.files import atomic_save_figure
+from _runkit.timing import Stopwatch
+from neurodyn.analysis.bump_motion import from_manifold
+from neurodyn.analysis.drift import (
     diffusion_estimate,
     diffusion_tensor_theory,
     integration_horizon,
     unwrap_track,
 )
-from neurodyn.fitting.core import FitConfig  # noqa: E402
-from neurodyn.io import write_json  # noqa: E402
-from neurodyn.plotting.spatial import plot_anchoring, plot_conflict, plot_diffusion_ratios  # noqa: E402
-from neurodyn.spatial.anchoring import cue_conflict, landmark_anchoring  # noqa: E402
+from neurodyn.fitting.core import FitConfig
+from neurodyn.io import write_json
+from neurodyn.plotting.spatial import plot_anchoring, plot_conflict, plot_diffusion_ratios
+from neurodyn.spatial.anchoring import cue_conflict, landmark_anchoring
+
+HERE = Path(__file__).resolve().parent
 
 LAGS = (1.0, 2.0, 4.0, 8.0)
 
@@ -78,7 +77,7 @@ def main(argv: list[str] | None = None) -> dict:
     p = demo_parser(__doc__, "drift_and_cues")
     args = p.parse_args(argv)
     torch.set_num_threads(1)
-    start = time.perf_counter()
+    clock = Stopwatch()
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     cache = cache_dir(args.cache, out)
@@ -120,7 +119,7 @@ def main(argv: list[str] | None = None) -> dict:
                         runs=4 if q else 16, noise=0.05, seed=args.seed)
     metrics["conflict"] = conf.to_dict()
     atomic_save_figure(plot_conflict(conf), out / "cue_conflict.png", dpi=110)
-    metrics["seconds"] = time.perf_counter() - start
+    metrics["seconds"] = clock.wall_s
     write_json(metrics, out / "metrics.json")
     print(written(out))
     _section(out, metrics, argv)
@@ -128,7 +127,7 @@ def main(argv: list[str] | None = None) -> dict:
 
 
 def _section(out: Path, m: dict, argv) -> None:
-    from report import Section, write_section
+    from page import Section, write_section
 
     a = m["anchoring"]
     lo, hi = m["diffusion_ratio_range"]

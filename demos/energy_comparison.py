@@ -20,16 +20,11 @@ Every network gets transport gains fitted to its own bump.
 
 from __future__ import annotations
 
-import sys
-import time
-from pathlib import Path
-
 import numpy as np
 import torch
+from _models import cache_dir, demo_parser, fitted
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _models import cache_dir, demo_parser, fitted  # noqa: E402
-
+from _runkit.timing import Stopwatch
 from neurodyn.analysis.bump_motion import path_integration
 from neurodyn.analysis.connectivity import fit_circulant
 from neurodyn.analysis.diagnostics import (
@@ -66,7 +61,7 @@ def main(argv: list[str] | None = None) -> dict:
     p.add_argument("--count", type=int, default=64, help="states per perturbation kind")
     args = p.parse_args(argv)
     torch.set_num_threads(1)
-    start = time.perf_counter()
+    clock = Stopwatch()
     n = 32 if args.quick else 128
     cfg = FitConfig(n=n, steps=2 if args.quick else 8, seed=args.seed)
     learned, _ = fitted(cfg, cache_dir(args.cache, args.out))
@@ -117,7 +112,7 @@ def main(argv: list[str] | None = None) -> dict:
     ax_c.legend(frameon=False)
     save_figure(fig_s, args.out / "spectra.png")
     save_figure(fig_c, args.out / "connectivity.png")
-    metrics["seconds"] = time.perf_counter() - start
+    metrics["seconds"] = clock.wall_s
     write_json(metrics, args.out / "metrics.json")
     return metrics
 

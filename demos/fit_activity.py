@@ -17,22 +17,21 @@ from __future__ import annotations
 
 import math
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
+from _models import demo_parser, written
 from matplotlib.figure import Figure
 
-HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE))
-from _models import demo_parser, written  # noqa: E402
+from _runkit.files import atomic_save_figure
+from _runkit.timing import Stopwatch
+from neurodyn.datasets import identity_shuffled, ring_activity, time_shifted
+from neurodyn.datasets.trajectories import rat_trajectory
+from neurodyn.inference import fit_activity, profile_values, smoothed_activity
+from neurodyn.inference.decode import wrapped
+from neurodyn.io import write_json
 
-from _runkit.files import atomic_save_figure  # noqa: E402
-from neurodyn.datasets import identity_shuffled, ring_activity, time_shifted  # noqa: E402
-from neurodyn.datasets.trajectories import rat_trajectory  # noqa: E402
-from neurodyn.inference import fit_activity, profile_values, smoothed_activity  # noqa: E402
-from neurodyn.inference.decode import wrapped  # noqa: E402
-from neurodyn.io import write_json  # noqa: E402
+HERE = Path(__file__).resolve().parent
 
 
 def _fits(args):
@@ -174,7 +173,7 @@ def main(argv=None):
     args = demo_parser(__doc__, "fit_activity", cache=False).parse_args(argv)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    start = time.perf_counter()
+    clock = Stopwatch()
     tr, d, fits = _fits(args)
     energy = None
     if not args.quick:
@@ -190,7 +189,7 @@ def main(argv=None):
     for name, fig in figures.items():
         atomic_save_figure(fig, out / name, dpi=110)
     metrics = _metrics(tr, d, fits, energy)
-    metrics["seconds"] = time.perf_counter() - start
+    metrics["seconds"] = clock.wall_s
     write_json(metrics, out / "metrics.json")
     _section(out, metrics, list(figures), argv)
     print(written(out))
@@ -198,7 +197,7 @@ def main(argv=None):
 
 
 def _section(out, m, figures, argv):
-    from report import Section, write_section
+    from page import Section, write_section
 
     rates = m["rates"]["modes"]
     write_section(out, Section(

@@ -6,13 +6,8 @@ of samples beside held-out digits, and the sliced Wasserstein distance with its 
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
 import torch
-
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _models import demo_parser, finish  # noqa: E402
+from _models import demo_parser, finish
 
 from flows.runs.run import run_training
 from flows.training.loop import TrainConfig

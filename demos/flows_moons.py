@@ -6,13 +6,8 @@ path straightness and memorization against the exact empirical optimal velocity.
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
 import torch
-
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _models import demo_parser, finish  # noqa: E402
+from _models import demo_parser, finish
 
 from flows.evaluation.distances import memorization, path_energy
 from flows.optimal import EmpiricalOptimalField

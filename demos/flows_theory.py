@@ -20,15 +20,12 @@ six sample sizes n (32, 128, 512) and 1,500 instead of 3,000 Adam steps per memo
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import torch
+from _models import demo_parser, finish, size
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _models import demo_parser, finish, size  # noqa: E402
-
-from _runkit.files import atomic_save_figure  # noqa: E402
+from _runkit.files import atomic_save_figure
 from flows.plotting.theory import (
     plot_excess_vs_n,
     plot_generalization_bound,

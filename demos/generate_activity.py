@@ -27,15 +27,12 @@ demos share (256 neurons: its model is fitted once, by the restoration demo); ``
 
 from __future__ import annotations
 
-import sys
-import time
 from pathlib import Path
 
 import torch
+from _models import attractor_configs, cache_dir, demo_parser, finish, fitted, size
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _models import attractor_configs, cache_dir, demo_parser, finish, fitted, size  # noqa: E402
-
+from _runkit.timing import Stopwatch
 from neurodyn.fitting.core import FitConfig
 from neurodyn.generative.compare import compare_generators, equal_time
 from neurodyn.generative.metrics import ATTRACTOR_BETTI, state_homology
@@ -75,7 +72,7 @@ def main(argv: list[str] | None = None) -> dict:
     """Run the demo; returns the comparison per geometry."""
     args = demo_parser(__doc__, "generate_activity").parse_args(argv)
     torch.set_num_threads(1)
-    start = time.perf_counter()
+    clock = Stopwatch()
     args.out.mkdir(parents=True, exist_ok=True)
     cache = cache_dir(args.cache, args.out)
     quick = args.quick
@@ -90,7 +87,7 @@ def main(argv: list[str] | None = None) -> dict:
         metrics["torus"] = _one(torus, 2000, 400, 4500, args.seed, args.out, "torus")
         figures += ["torus_generated.png", "torus_barcodes.png", "torus_methods.png"]
     metrics["figures"] = figures
-    metrics["seconds"] = time.perf_counter() - start
+    metrics["seconds"] = clock.wall_s
     return finish(metrics, args.out)
 
 

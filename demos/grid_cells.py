@@ -23,14 +23,12 @@ from __future__ import annotations
 
 import argparse
 import sys
-import time
 from pathlib import Path
 
 import torch
+from _models import written
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _models import written  # noqa: E402
-
+from _runkit.timing import Stopwatch
 from neurodyn.fitting.core import FitConfig, fit
 from neurodyn.io import load_model, write_json
 from neurodyn.spatial.agent import Box, generate_trajectory
@@ -65,7 +63,7 @@ def main(argv: list[str] | None = None) -> dict:
     p.add_argument("--seed", type=int, default=0)
     args = p.parse_args(argv)
     torch.set_num_threads(1)
-    start = time.perf_counter()
+    clock = Stopwatch()
     out = Path(args.out)
     models = Path(args.models) if args.models else None
     duration = args.duration or (10.0 if args.quick else 180.0)
@@ -85,7 +83,7 @@ def main(argv: list[str] | None = None) -> dict:
             metrics["modules"] = [{k: m[k] for k in ("spacing_m", "final_error_fraction",
                                                      "fraction_grid", "measured_spacing_m")}
                                   for m in res.metrics["modules"]]
-    metrics["seconds"] = time.perf_counter() - start
+    metrics["seconds"] = clock.wall_s
     write_json(metrics, out / "metrics.json")
     print(written(out))
     _section(out, metrics, argv)
@@ -93,14 +91,8 @@ def main(argv: list[str] | None = None) -> dict:
 
 
 def _section(out: Path, metrics: dict, argv: list[str] | None) -> None:
-    """Describe the outputs for the results page (``demos/report.py``)."""
-    sys.path.insert(0, str(Path(__file__).resolve().parent))
-    try:
-        from report import Section, write_section
-    except ImportError:  # the page builder is optional for this demo
-        return
-    finally:
-        sys.path.pop(0)
+    """Describe the outputs for the results page (``demos/page.py``)."""
+    from page import Section, write_section
     h, s = metrics["hex"], metrics["square"]
     figures = [f"hex/{name}" for name in ("ratemaps.png", "autocorrelograms.png",
                                           "trajectory.png", "error.png", "connectivity.png",

@@ -19,27 +19,26 @@ from __future__ import annotations
 
 import importlib.util
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
 import torch
+from _models import cache_dir, demo_parser, fitted, written
+
+from _runkit.files import atomic_save_figure
+from _runkit.timing import Stopwatch
+from neurodyn.analysis.drift import integration_horizon
+from neurodyn.fitting.core import FitConfig
+from neurodyn.io import write_json
+from neurodyn.plotting.ratemaps import plot_rate_maps
+from neurodyn.plotting.spatial import plot_against_noise, plot_null
+from neurodyn.spatial.agent import Box, generate_trajectory
+from neurodyn.spatial.decoding import code_error, decode_position
+from neurodyn.spatial.gridcells.run import run_grid_cells
+from neurodyn.spatial.gridnull import SMOOTHING_BINS, shuffled_gridness
+from neurodyn.spatial.ratemaps import rate_maps
 
 HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE))
-from _models import cache_dir, demo_parser, fitted, written  # noqa: E402
-
-from _runkit.files import atomic_save_figure  # noqa: E402
-from neurodyn.analysis.drift import integration_horizon  # noqa: E402
-from neurodyn.fitting.core import FitConfig  # noqa: E402
-from neurodyn.io import write_json  # noqa: E402
-from neurodyn.plotting.ratemaps import plot_rate_maps  # noqa: E402
-from neurodyn.plotting.spatial import plot_against_noise, plot_null  # noqa: E402
-from neurodyn.spatial.agent import Box, generate_trajectory  # noqa: E402
-from neurodyn.spatial.decoding import code_error, decode_position  # noqa: E402
-from neurodyn.spatial.gridcells.run import run_grid_cells  # noqa: E402
-from neurodyn.spatial.gridnull import SMOOTHING_BINS, shuffled_gridness  # noqa: E402
-from neurodyn.spatial.ratemaps import rate_maps  # noqa: E402
 
 SPACINGS = (0.4, 0.56, 0.784)
 
@@ -135,7 +134,7 @@ def main(argv: list[str] | None = None) -> dict:
     p = demo_parser(__doc__, "grid_modules")
     args = p.parse_args(argv)
     torch.set_num_threads(1)
-    start = time.perf_counter()
+    clock = Stopwatch()
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     cache = cache_dir(args.cache, out)
@@ -147,7 +146,7 @@ def main(argv: list[str] | None = None) -> dict:
                       cache)
     metrics = {"joint": joint_decoding(hexnet, args.quick, args.seed, out),
                "maps": noisy_maps(hexnet, sqnet, args.quick, args.seed, out)}
-    metrics["seconds"] = time.perf_counter() - start
+    metrics["seconds"] = clock.wall_s
     write_json(metrics, out / "metrics.json")
     print(written(out))
     _section(out, metrics, argv)
@@ -155,7 +154,7 @@ def main(argv: list[str] | None = None) -> dict:
 
 
 def _section(out: Path, m: dict, argv) -> None:
-    from report import Section, write_section
+    from page import Section, write_section
 
     net = m["joint"]["network"]
     hexr = m["maps"]["hex"]

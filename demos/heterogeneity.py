@@ -22,25 +22,24 @@ from __future__ import annotations
 
 import math
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
 import torch
+from _models import cache_dir, demo_parser, fitted, written
 from matplotlib.figure import Figure
 
-HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE))
-from _models import cache_dir, demo_parser, fitted, written  # noqa: E402
+from _runkit.files import atomic_save_figure
+from _runkit.timing import Stopwatch
+from neurodyn.analysis.diagnostics import energy_audit
+from neurodyn.analysis.drift import unwrap_track
+from neurodyn.dynamics.heterogeneity import Heterogeneity, heterogeneous
+from neurodyn.dynamics.inputs import Constant
+from neurodyn.dynamics.simulation import simulate
+from neurodyn.fitting.core import FitConfig
+from neurodyn.io import write_json
 
-from _runkit.files import atomic_save_figure  # noqa: E402
-from neurodyn.analysis.diagnostics import energy_audit  # noqa: E402
-from neurodyn.analysis.drift import unwrap_track  # noqa: E402
-from neurodyn.dynamics.heterogeneity import Heterogeneity, heterogeneous  # noqa: E402
-from neurodyn.dynamics.inputs import Constant  # noqa: E402
-from neurodyn.dynamics.simulation import simulate  # noqa: E402
-from neurodyn.fitting.core import FitConfig  # noqa: E402
-from neurodyn.io import write_json  # noqa: E402
+HERE = Path(__file__).resolve().parent
 
 STARTS = 16
 VELOCITY = 0.01  # rad per tau
@@ -107,7 +106,7 @@ def main(argv: list[str] | None = None) -> dict:
     p = demo_parser(__doc__, "heterogeneity")
     args = p.parse_args(argv)
     torch.set_num_threads(1)
-    start = time.perf_counter()
+    clock = Stopwatch()
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     q = args.quick
@@ -123,7 +122,7 @@ def main(argv: list[str] | None = None) -> dict:
     metrics = {"n": cfg.n, "duration_tau": duration, "starts": STARTS,
                "velocity_rad_per_tau": VELOCITY, "levels": rows}
     figures = _figures(rows, t, drifts, out)
-    metrics["seconds"] = time.perf_counter() - start
+    metrics["seconds"] = clock.wall_s
     write_json(metrics, out / "metrics.json")
     print(written(out))
     _section(out, metrics, figures, argv)
@@ -131,7 +130,7 @@ def main(argv: list[str] | None = None) -> dict:
 
 
 def _section(out: Path, m: dict, figures: list[str], argv) -> None:
-    from report import Section, write_section
+    from page import Section, write_section
 
     rows = m["levels"]
     write_section(out, Section(

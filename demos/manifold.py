@@ -10,15 +10,10 @@ moving bump on the ring and on the sheet.
 
 from __future__ import annotations
 
-import sys
-import time
-from pathlib import Path
-
 import torch
+from _models import cache_dir, demo_parser, fitted
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _models import cache_dir, demo_parser, fitted  # noqa: E402
-
+from _runkit.timing import Stopwatch
 from neurodyn.fitting.core import FitConfig
 from neurodyn.io import write_json
 from neurodyn.runs import manifold_report
@@ -30,7 +25,7 @@ def main(argv: list[str] | None = None) -> dict:
     p.add_argument("--animate", action="store_true", help="also write GIFs (slower)")
     args = p.parse_args(argv)
     torch.set_num_threads(1)
-    start = time.perf_counter()
+    clock = Stopwatch()
     configs = {
         "ring": FitConfig(n=64 if args.quick else 128, steps=2 if args.quick else 8,
                           seed=args.seed),
@@ -43,7 +38,7 @@ def main(argv: list[str] | None = None) -> dict:
         kwargs = {"samples": 600} if args.quick else {}
         metrics[name] = {"fit": info, **manifold_report(net, args.out / name, seed=args.seed,
                                                         animate=args.animate, **kwargs)}
-    metrics["seconds"] = time.perf_counter() - start
+    metrics["seconds"] = clock.wall_s
     write_json(metrics, args.out / "metrics.json")
     return metrics
 

@@ -19,26 +19,25 @@ from __future__ import annotations
 
 import os
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
+from _models import demo_parser, written
 
-HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE))
-from _models import demo_parser, written  # noqa: E402
-
-from neurodyn.inference import fit_activity  # noqa: E402
-from neurodyn.inference.verdict.sleep import rolled, sleep_decoding  # noqa: E402
-from neurodyn.io import write_json  # noqa: E402
-from neurodyn.plotting import save_figure  # noqa: E402
-from neurodyn.plotting.recordings import (  # noqa: E402
+from _runkit.timing import Stopwatch
+from neurodyn.inference import fit_activity
+from neurodyn.inference.verdict.sleep import rolled, sleep_decoding
+from neurodyn.io import write_json
+from neurodyn.plotting import save_figure
+from neurodyn.plotting.recordings import (
     plot_decoded,
     plot_embedding,
     plot_sleep,
     plot_tuning,
     plot_verdict,
 )
+
+HERE = Path(__file__).resolve().parent
 
 DATA = Path(os.environ.get("NEURODYN_ADN", HERE.parents[1] / "shared" / "data" /
                            "adn_hd_wake_sws.npz"))
@@ -85,7 +84,7 @@ def main(argv=None):
         _section(out, metrics, [], argv)
         print(written(out))
         return metrics
-    start = time.process_time()
+    clock = Stopwatch()
     d = np.load(DATA)
     wake, heading, sws, dt = (d["wake_counts"].astype(float), d["wake_heading"],
                               d["sws_counts"].astype(float), float(d["dt"]))
@@ -105,7 +104,7 @@ def main(argv=None):
                                   for e in control_sleep.evidence}},
                "sleep_steps_deg": {"SWS": fit.sleep.step_deg,
                                    "rolled": fit.sleep.rolled_step_deg},
-               "cpu_seconds": time.process_time() - start}
+               "cpu_seconds": clock.cpu_s}
     write_json(metrics, out / "metrics.json")
     _section(out, metrics, figures, argv)
     print(written(out))
@@ -113,7 +112,7 @@ def main(argv=None):
 
 
 def _section(out, m, figures, argv):
-    from report import Section, write_section
+    from page import Section, write_section
 
     command = "python demos/real_recording.py " + " ".join(argv if argv is not None
                                                            else sys.argv[1:])

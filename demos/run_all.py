@@ -13,7 +13,8 @@ attractor models the others share through ``OUT/models``; the demos that load th
 it has finished, the others at once. A line is printed as each demo finishes (its wall and CPU
 time), its ``section.json`` written (unless the demo wrote its own) and ``OUT/index.html``
 rebuilt, so an interrupted or slow run still leaves a page of what has finished, naming what
-has not (``python demos/report.py --out OUT`` rebuilds it the same way).
+has not (``python demos/run_all.py --out OUT --page-only`` rebuilds it the same way, running
+nothing).
 """
 
 from __future__ import annotations
@@ -33,15 +34,16 @@ import time
 import traceback
 from pathlib import Path
 
-HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE))
-from report import (  # noqa: E402
+from page import (
+    SECTION_FILE,
     Section,
     build_report,
     collect_sections,
     notebook_sections,
     write_section,
 )
+
+HERE = Path(__file__).resolve().parent
 
 # name, script, title, description, {label: dotted metric path}
 DEMOS = [
@@ -472,13 +474,51 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--only", default=None, help="comma-separated demo names (default: all)")
     p.add_argument("--notebooks", choices=("auto", "on", "off"), default="auto",
                    help="execute the tutorial notebooks onto the page (auto: unless --quick)")
+    page = p.add_argument_group("the page alone")
+    page.add_argument("--page-only", action="store_true", dest="page_only",
+                      help="run nothing: rebuild OUT/index.html from the demos that have "
+                           "finished (a demo with no section.json gets one from its "
+                           "metrics.json), naming those that have not")
+    page.add_argument("--title", default="neurodyn-flows results", help="page title")
+    page.add_argument("--embed", action="store_true",
+                      help="embed images as data URIs instead of linking them")
     return p
+
+
+def page_only(args: argparse.Namespace) -> dict:
+    """Rebuild ``OUT/index.html`` from the demos that have finished, running nothing (with
+    ``--notebooks on``, the tutorial notebooks are executed onto it first)."""
+    out = args.out
+    if not out.is_dir():
+        _parser().error(f"--out {str(out)!r} is not a folder; run the demos first")
+    if args.notebooks == "on":
+        notebook_sections(out)
+    summary_file = out / "run_all.json"
+    summary = json.loads(summary_file.read_text()) if summary_file.is_file() else {}
+    quick = bool(summary.get("quick"))
+    for demo in DEMOS:
+        if not (out / demo[0] / SECTION_FILE).is_file():
+            seconds = summary.get("demos", {}).get(demo[0], {}).get("seconds")
+            section = section_for(out, demo, seconds, _command(
+                demo[0], demo[1], out, summary.get("size", "quick" if quick else "demo")))
+            if section is not None:
+                write_section(out / demo[0], section)
+    sections = _in_tour_order(collect_sections(out))
+    chosen = summary.get("chosen") or [d[0] for d in DEMOS]
+    missing = missing_demos(out, chosen)
+    path = build_report(out, sections, title=args.title, embed_images=args.embed, quick=quick,
+                        note=missing_note(out, chosen))
+    print(f"wrote {path} ({len(sections)} sections)"
+          + (f"; not finished or failed: {', '.join(missing)}" if missing else ""))
+    return {"page": str(path), "sections": len(sections), "missing": missing}
 
 
 def main(argv: list[str] | None = None) -> dict:
     """Run the demos and build ``OUT/index.html`` as each finishes; returns the run summary."""
     p = _parser()
     args = p.parse_args(argv)
+    if args.page_only:
+        return page_only(args)
     names = [d[0] for d in DEMOS]
     chosen = names if args.only is None else args.only.split(",")
     unknown = set(chosen) - set(names)
@@ -492,7 +532,8 @@ def main(argv: list[str] | None = None) -> dict:
     start, cpu_start = time.perf_counter(), _cpu_seconds()
     runs: dict = {}
     size = "quick" if args.quick else "full" if args.full else "demo"
-    summary = {"quick": args.quick, "size": size, "chosen": [t[0] for t in tasks], "demos": {}}
+    summary = {"quick": args.quick, "size": size, "chosen": [t[0] for t in tasks], "demos": {},
+               "shared_models": sorted(SHARED_MODELS)}
     print(f"running {len(tasks)} demos into {out} ({args.jobs} at a time, {size} sizes); a "
           "line as each finishes", flush=True)
     by_name = {d[0]: d for d in demos}

@@ -11,15 +11,10 @@ per-mode SEAL family (family seal) on the same targets as the control.
 
 from __future__ import annotations
 
-import sys
-import time
-from pathlib import Path
-
 import torch
+from _models import demo_parser, finish
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _models import demo_parser, finish  # noqa: E402
-
+from _runkit.timing import Stopwatch
 from neurodyn.experiments.capacity import capacity_study
 from neurodyn.fitting.config import FitConfig
 from neurodyn.plotting import save_figure
@@ -64,7 +59,7 @@ def main(argv: list[str] | None = None) -> dict:
     torch.set_num_threads(1)
     out = args.out
     out.mkdir(parents=True, exist_ok=True)
-    start = time.perf_counter()
+    clock = Stopwatch()
     kappa = 2.0
     n = 32 if args.quick else 128
     harmonics = (2, 4) if args.quick else (2, 4, 6, 8)
@@ -85,7 +80,7 @@ def main(argv: list[str] | None = None) -> dict:
                "field_error_fall_per_step": steps,
                "ablation_ratio": {r["profile"] + f" K={r['harmonics']}":
                                   r["ablated_field_error"] / r["field_error"] for r in res.rows},
-               "figures": ["capacity.png"], "wall_time_s": time.perf_counter() - start}
+               "figures": ["capacity.png"], "wall_time_s": clock.wall_s}
     return finish(metrics, out)
 
 

@@ -17,15 +17,10 @@
 
 from __future__ import annotations
 
-import sys
-import time
-from pathlib import Path
-
 import torch
+from _models import demo_parser
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _models import demo_parser  # noqa: E402
-
+from _runkit.timing import Stopwatch
 from neurodyn.analysis.diagnostics import jacobian_spectrum
 from neurodyn.experiments.seal import (
     CAPACITY,
@@ -65,7 +60,7 @@ def main(argv: list[str] | None = None) -> dict:
     torch.set_num_threads(1)
     out = args.out
     out.mkdir(parents=True, exist_ok=True)
-    start = time.perf_counter()
+    clock = Stopwatch()
     n_ring = 32 if args.quick else 128
     n_torus = (12, 12) if args.quick else (32, 32)
     ring_k = (2.0,) if args.quick else (0.25, 0.5, 1.0, 2.0, 4.0)
@@ -105,7 +100,7 @@ def main(argv: list[str] | None = None) -> dict:
                                                for k, r in mlp.kappas.items()},
         "without_mlp_worst_spectrum_relative": {
             f"kappa {k}": r.without_mlp.worst_relative for k, r in mlp.kappas.items()}}
-    metrics["wall_time_s"] = time.perf_counter() - start
+    metrics["wall_time_s"] = clock.wall_s
     write_json(metrics, out / "metrics.json")
     return metrics
 

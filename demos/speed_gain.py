@@ -10,15 +10,10 @@ of 1; theory says it scales with kappa.
 
 from __future__ import annotations
 
-import sys
-import time
-from pathlib import Path
-
 import torch
+from _models import cache_dir, demo_parser, finish, fitted
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _models import cache_dir, demo_parser, finish, fitted  # noqa: E402
-
+from _runkit.timing import Stopwatch
 from neurodyn.experiments.speed import DEFAULT_VELOCITIES, speed_study
 from neurodyn.fitting.core import FitConfig
 from neurodyn.plotting import save_figure
@@ -30,7 +25,7 @@ def main(argv: list[str] | None = None) -> dict:
     p.add_argument("--width", type=float, default=0.3, help="kernel width of the coupling (rad)")
     args = p.parse_args(argv)
     torch.set_num_threads(1)
-    start = time.perf_counter()
+    clock = Stopwatch()
     kappas = (1.0, 2.0) if args.quick else (0.5, 2.0, 4.0)
     nets = {}
     for k in kappas:
@@ -44,7 +39,7 @@ def main(argv: list[str] | None = None) -> dict:
     save_figure(study.figure(), args.out / "speed_gain.png")
     metrics = study.to_dict()
     metrics["figures"] = ["speed_gain.png"]
-    metrics["seconds"] = time.perf_counter() - start
+    metrics["seconds"] = clock.wall_s
     return finish(metrics, args.out)
 
 

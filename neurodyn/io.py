@@ -345,3 +345,38 @@ def load_velocity_array(path: str | Path, name: str = "velocity-file") -> np.nda
     arr = _load_npy(path, name)
     check_array(f"{name}={str(path)!r}", arr, ndim=(1, 2, 3))
     return arr.astype(np.float64)
+
+
+def fit_or_load(config, cache: str | Path | None) -> tuple[HopfieldNetwork, dict]:
+    """The network of a :class:`~neurodyn.fitting.core.FitConfig`: loaded from the model cache
+    ``cache`` when it holds this config's fit, else fitted and saved there (``None``: fitted,
+    nothing saved). The demo and bench scripts share their fitted models through it.
+
+    The model lives in ``cache/<geometry>-<hash of the config>/model.pt`` (the config beside it,
+    under ``fit`` in the file's extra), so another config never loads it; the fit's checkpoint
+    goes to the same folder, so an interrupted fit resumes.
+
+    Returns
+    -------
+    network, info : HopfieldNetwork, dict
+        ``info`` holds ``fit_seconds`` (0 when loaded) and ``model``, the model folder (None
+        without a cache).
+    """
+    import hashlib
+    import json
+
+    from .fitting.core import fit
+
+    if cache is None:
+        result = fit(config, progress=False)
+        return result.network, {"fit_seconds": result.seconds, "model": None}
+    key = hashlib.sha1(json.dumps(config.to_dict(), sort_keys=True).encode()).hexdigest()[:10]
+    folder = Path(cache) / f"{config.geometry}-{key}"
+    if (folder / "model.pt").exists():
+        network, _ = load_model(folder)
+        return network, {"fit_seconds": 0.0, "model": str(folder)}
+    result = fit(config, out_dir=folder, progress=False)
+    # a cache: a script running beside this one may have saved the same fit meanwhile
+    save_model(result.network, folder / "model.pt", extra={"fit": config.to_dict()},
+               overwrite=True)
+    return result.network, {"fit_seconds": result.seconds, "model": str(folder)}

@@ -3,7 +3,6 @@
 Timings are what the benchmark measures and reports; nothing here asserts a time.
 """
 
-import importlib.util
 import json
 import math
 from pathlib import Path
@@ -13,16 +12,14 @@ import pytest
 from scipy.optimize import linear_sum_assignment
 
 from flows.assignment.auction import squared_euclidean_assignment
+from tests.scripts import load_script
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(scope="module")
 def bench():
-    spec = importlib.util.spec_from_file_location("bench_flows", ROOT / "bench" / "bench_flows.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script("bench", "bench_flows")
 
 
 @pytest.mark.parametrize("kind", [0, 1, 2, 3])

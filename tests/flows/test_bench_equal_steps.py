@@ -1,7 +1,6 @@
 """The equal-steps, lever and OT-step benches: their arithmetic and their fields, without
 training to the end (nothing here times anything or needs TorchCFM)."""
 
-import importlib.util
 import math
 import subprocess
 from pathlib import Path
@@ -10,15 +9,13 @@ import pytest
 import torch
 
 from flows.field import features
+from tests.scripts import load_script
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
 def _load(name: str):
-    spec = importlib.util.spec_from_file_location(name, ROOT / "bench" / f"{name}.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script("bench", name)
 
 
 @pytest.fixture(scope="module")

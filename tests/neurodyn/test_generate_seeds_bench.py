@@ -1,23 +1,20 @@
 """bench/bench_generate_seeds.py's summary: the acceptance counts and the paired comparison with a
 fresh real sample (the sign test against scipy's exact binomial test)."""
 
-import importlib.util
 import json
 from pathlib import Path
 
 import pytest
 from scipy.stats import binomtest
 
+from tests.scripts import load_script
+
 ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(scope="module")
 def bench():
-    path = ROOT / "bench" / "bench_generate_seeds.py"
-    spec = importlib.util.spec_from_file_location("bench_generate_seeds", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script("bench", "bench_generate_seeds")
 
 
 @pytest.mark.parametrize("wins,n", [(0, 5), (3, 20), (13, 20), (20, 20), (7, 14)])

@@ -64,14 +64,9 @@ def test_sleep_makes_the_verdict_and_its_rolled_control_fails(adn_path, adn, tmp
 
 
 def _demo(name):
-    import importlib.util
-    from pathlib import Path
+    from tests.scripts import load_script
 
-    root = Path(__file__).resolve().parents[2]
-    spec = importlib.util.spec_from_file_location(f"{name}_demo", root / "demos" / f"{name}.py")
-    demo = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(demo)
-    return demo
+    return load_script("demos", name, f"{name}_demo")
 
 
 @pytest.mark.slow

@@ -124,13 +124,9 @@ def test_v_max_scales_with_kappa_on_the_ring_and_torus_gain_is_one():
 def test_quick_speed_demo(tmp_path):
     """demos/speed_gain.py at --quick size, in process: v_max / kappa is the same for both
     kappas and the exact controls track every speed of the grid."""
-    import importlib.util
-    from pathlib import Path
+    from tests.scripts import load_script
 
-    path = Path(__file__).resolve().parents[2] / "demos" / "speed_gain.py"
-    spec = importlib.util.spec_from_file_location("speed_gain_demo", path)
-    demo = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(demo)
+    demo = load_script("demos", "speed_gain", "speed_gain_demo")
     m = demo.main(["--quick", "--out", str(tmp_path / "sg"), "--cache", ""])
     low, high = m["v_max_per_kappa"]
     assert low == pytest.approx(high, rel=0.05)

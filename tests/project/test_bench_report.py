@@ -1,25 +1,23 @@
 """bench/README.md's generated tables are the rendering of the benchmarks' kept output
-(``bench/report.py``): none is retyped, and a retyped number is caught."""
+(``bench/tables.py``): none is retyped, and a retyped number is caught."""
 
 from __future__ import annotations
 
 import doctest
-import importlib.util
 import json
 import re
 from pathlib import Path
 
 import pytest
 
+from tests.scripts import load_script
+
 ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(scope="module")
 def report():
-    spec = importlib.util.spec_from_file_location("bench_report", ROOT / "bench" / "report.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script("bench", "tables", "bench_tables")
 
 
 def test_the_generated_tables_are_the_outputs_rendering(report):

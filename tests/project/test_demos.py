@@ -9,6 +9,8 @@ from pathlib import Path
 import pytest
 from matplotlib.figure import Figure
 
+from tests.scripts import load_script
+
 DEMOS = "restoration,moving_bump,energy_comparison,connectivity,manifold,grid_cells"
 
 
@@ -60,10 +62,7 @@ def test_flow_animation_gif(tmp_path):
 
 
 def _run_all():
-    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "demos"))
-    import run_all
-
-    return run_all
+    return load_script("demos", "run_all")
 
 
 def test_run_demo_resolves_a_relative_out_against_the_callers_directory(tmp_path, monkeypatch):
@@ -85,12 +84,9 @@ def test_run_demo_resolves_a_relative_out_against_the_callers_directory(tmp_path
 
 
 def test_a_partial_run_rebuilds_its_page_and_names_what_is_missing(tmp_path, capsys):
-    """report.py builds the page from any finished demos, whatever their metrics hold (nested
-    lists: seal_capacity's), and names the ones that have not finished."""
-    import importlib
-
+    """run_all.py --page-only builds the page from any finished demos, whatever their
+    metrics hold (nested lists: seal_capacity's), and names the ones that have not finished."""
     run_all = _run_all()
-    report = importlib.import_module("report")
     folder = tmp_path / "seal_capacity"
     folder.mkdir()
     (folder / "metrics.json").write_text(json.dumps({
@@ -98,7 +94,7 @@ def test_a_partial_run_rebuilds_its_page_and_names_what_is_missing(tmp_path, cap
     Figure(figsize=(1, 1)).savefig(folder / "capacity.png")
     (tmp_path / "run_all.json").write_text(json.dumps(
         {"quick": True, "chosen": ["seal_capacity", "restoration"]}))
-    assert report.main(["--out", str(tmp_path)]) == 0
+    assert run_all.main(["--out", str(tmp_path), "--page-only"])["missing"] == ["restoration"]
     out = capsys.readouterr().out
     assert "1 sections" in out and "not finished or failed: restoration" in out
     page = (tmp_path / "index.html").read_text()

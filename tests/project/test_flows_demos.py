@@ -1,19 +1,17 @@
 """Each flows demo runs at --quick size and writes finite metrics and its figures."""
 
-import importlib.util
 import math
 from pathlib import Path
 
 import pytest
 
+from tests.scripts import load_script
+
 DEMOS = Path(__file__).resolve().parents[2] / "demos"
 
 
 def _load(name):
-    spec = importlib.util.spec_from_file_location(name, DEMOS / f"{name}.py")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+    return load_script("demos", name)
 
 
 def _finite(v):

@@ -1,11 +1,11 @@
 """Every ```python block of the README and of the documentation's pages runs as written, at the
 sizes shown.
 
-The files: ``README.md`` and every page of ``docs/``. The blocks of one section (the text under one heading of one file) run
-in order in one namespace, as a reader pasting them into one session would, inside a fresh
-temporary directory (files the blocks write land there) with the repository's root importable
-(the user-model example names a module of ``tests/``). A section whose blocks take more than a
-few seconds is marked slow (``make test-slow`` runs it).
+The files: ``README.md`` and every page of ``docs/``. The blocks of one section (the text under
+one heading of one file) run in order in one namespace, as a reader pasting them into one session
+would, inside a fresh temporary directory (files the blocks write land there) with the
+repository's root importable (the user-model example names a module of ``tests/``). A section
+whose blocks take more than a few seconds is marked slow (``make test-slow`` runs it).
 """
 
 import re
@@ -94,8 +94,8 @@ def shell_sections(text: str) -> list[tuple[str, list[str], str]]:
     """``(heading, [each command line of its indented shell blocks], the section's text)`` for
     every section with an indented (shell) block.
 
-    >>> shell_sections("# A\\nrun\\n\\n    neurodyn fit ring --out r\\n\\nthen `r/a.png`\\n")
-    [('A', ['neurodyn fit ring --out r'], 'run\\n\\n    neurodyn fit ring --out r\\n\\nthen `r/a.png`\\n')]
+    >>> shell_sections("# A\\nrun\\n\\n    neurodyn fit ring --out r\\n\\nsee `r/a.png`\\n")[0][:2]
+    ('A', ['neurodyn fit ring --out r'])
     """
     out, heading, lines, body, fenced = [], "", [], [], False
     for line in text.splitlines(keepends=True):

@@ -14,7 +14,7 @@ import pytest
 from matplotlib.figure import Figure
 
 CHROMIUM = Path("/usr/bin/chromium")
-REPORT_PY = Path(__file__).resolve().parents[2] / "demos" / "report.py"
+REPORT_PY = Path(__file__).resolve().parents[2] / "demos" / "page.py"
 
 
 def _load_report_module():
@@ -163,7 +163,8 @@ def test_sections_round_trip_through_json_and_the_cli(tmp_path):
     (bad / "section.json").unlink()
 
     run = subprocess.run(
-        [sys.executable, str(REPORT_PY), "--out", str(tmp_path)],
+        [sys.executable, str(REPORT_PY.with_name("run_all.py")), "--out", str(tmp_path),
+         "--page-only"],
         capture_output=True,
         text=True,
         timeout=120,

@@ -12,7 +12,7 @@ from matplotlib.figure import Figure
 
 from _runkit.files import atomic_save_figure
 
-REPORT_PY = Path(__file__).resolve().parents[2] / "demos" / "report.py"
+REPORT_PY = Path(__file__).resolve().parents[2] / "demos" / "page.py"
 
 
 def _load_report_module():

@@ -38,12 +38,9 @@ def test_heterogeneity_demo_pins_the_bump(tmp_path):
     """In process at --quick size: without disorder nothing drifts and a slow input is
     integrated exactly from every start; with disorder the bumps drift and the slow input is
     followed by a start-dependent amount; the energy never increases at any level."""
-    import importlib.util
+    from tests.scripts import load_script
 
-    spec = importlib.util.spec_from_file_location("heterogeneity_demo",
-                                                  ROOT / "demos" / "heterogeneity.py")
-    demo = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(demo)
+    demo = load_script("demos", "heterogeneity", "heterogeneity_demo")
     m = demo.main(["--quick", "--out", str(tmp_path / "het"), "--cache", ""])
     clean, disordered = m["levels"][0], m["levels"][-1]
     assert clean["sd"] == 0.0 and disordered["sd"] > 0

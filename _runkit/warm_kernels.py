@@ -6,7 +6,7 @@ keyed on the kernel sources (:mod:`_runkit.kernels`). Then every kernel of the k
 must be in that cache; one that is not is named and the script exits with 1, so a new kernel
 cannot be left out silently. Without numba there is nothing to compile (exit 0).
 
-    python bench/warm_kernels.py
+    python -m _runkit.warm_kernels
 """
 
 from __future__ import annotations
@@ -111,7 +111,7 @@ def main() -> int:
     print(f"{len(kernel_files())} kernel files, cache {kernel_cache_dir()}: "
           f"{time.perf_counter() - start:.1f} s")
     if missing:
-        print("not compiled by bench/warm_kernels.py (add a call): " + ", ".join(missing),
+        print("not compiled by _runkit.warm_kernels (add a call): " + ", ".join(missing),
               file=sys.stderr)
         return 1
     return 0

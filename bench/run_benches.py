@@ -1,6 +1,6 @@
 """Run every benchmark in turn (one at a time: timings on a shared machine are ratios).
 
-    python bench/run_all.py --out results/bench [--quick]
+    python bench/run_benches.py --out results/bench [--quick]
 
 The flows benchmark's comparisons with TorchCFM (parts ``speed`` and ``selu``) need the optional
 ``bench`` extra; without it they are reported as skipped with the reason and its other parts run.
@@ -11,14 +11,10 @@ from __future__ import annotations
 import argparse
 import importlib.util
 import json
-import sys
 from pathlib import Path
 
-HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE))
-
-import bench_gridcells  # noqa: E402
-import bench_neurodyn  # noqa: E402
+import bench_gridcells
+import bench_neurodyn
 
 
 def main(argv: list[str] | None = None) -> dict:

@@ -11,31 +11,32 @@ Each demo writes its outputs into its own folder ``results/<demo>/`` and, next t
       "command": "neurodyn ring --out results/ring"
     }
 
-``python demos/report.py --out results`` then rebuilds ``results/index.html`` from every
+:func:`build_report` then builds ``results/index.html`` from every
 ``results/*/section.json`` (a folder with only a ``metrics.json`` gets a plain section listing its
 PNGs). The page needs nothing but the files next to it: inline CSS, images by relative path (or
-embedded as data URIs with ``--embed``), no fonts, scripts or styles from elsewhere. A small
+embedded as data URIs with ``embed_images``), no fonts, scripts or styles from elsewhere. A small
 inline script marks each image with ``data-loaded="true"`` or ``"false"`` once the page has
 loaded, which lets a headless browser check that every figure renders.
 
-Demo scripts import this module as ``from report import Section, write_section`` (a script's
-own folder is on ``sys.path`` when it is run as ``python demos/<name>.py``).
+Demo scripts import this module as ``from page import Section, write_section`` (a script's
+own folder is on ``sys.path`` when it is run as ``python demos/<name>.py``); ``run_all.py`` runs
+the demos and builds the page (``--page-only`` rebuilds it from a results folder). This module
+imports no other script.
 """
 
 from __future__ import annotations
 
-import argparse
 import base64
 import html
 import json
 import math
 import os
-import sys
-import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import quote
+
+from _runkit.timing import Stopwatch
 
 __all__ = [
     "Section",
@@ -46,7 +47,6 @@ __all__ = [
     "read_section",
     "write_section",
     "notebook_sections",
-    "main",
 ]
 
 SECTION_FILE = "section.json"
@@ -549,10 +549,10 @@ def notebook_sections(out_dir: str | Path, notebooks: str | Path = NOTEBOOKS,
         if only is not None and path.name not in only:
             continue
         nb = nbformat.read(path, as_version=4)
-        start = time.perf_counter()
+        clock = Stopwatch()
         nbclient.NotebookClient(nb, timeout=timeout, kernel_name="python3", resources={
             "metadata": {"path": str(Path(notebooks).resolve().parent)}}).execute()
-        seconds = time.perf_counter() - start
+        seconds = clock.wall_s
         folder = out_dir / f"notebook_{path.stem}"
         folder.mkdir(parents=True, exist_ok=True)
         figures = _notebook_figures(nb, folder)
@@ -660,48 +660,3 @@ def _markdown_html(text: str) -> str:
         else:
             out.append(f"<p>{inline(' '.join(lines))}</p>")
     return "\n".join(out)
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    """``python demos/report.py --out results [--embed]``: rebuild the page from the demos
-    that have finished (those of ``run_all`` get their section from their ``metrics.json``
-    when they have none), naming the ones that have not."""
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--out", type=Path, default=Path("results"),
-                        help="results folder of run_all (default: results)")
-    parser.add_argument("--title", default="neurodyn-flows results", help="page title")
-    parser.add_argument(
-        "--embed", action="store_true", help="embed images as data URIs instead of linking them"
-    )
-    parser.add_argument("--notebooks", action="store_true",
-                        help="execute the tutorial notebooks (nbclient) and add them to the page")
-    args = parser.parse_args(argv)
-    if not args.out.is_dir():
-        parser.error(f"--out {str(args.out)!r} is not a folder; run the demos first")
-    if args.notebooks:
-        notebook_sections(args.out)
-    summary_file = args.out / "run_all.json"
-    summary = json.loads(summary_file.read_text()) if summary_file.is_file() else {}
-    quick = bool(summary.get("quick"))
-    sys.path.insert(0, str(Path(__file__).resolve().parent))
-    import run_all  # the demos' table: titles, key numbers, the README tour's order
-
-    for demo in run_all.DEMOS:
-        if not (args.out / demo[0] / SECTION_FILE).is_file():
-            seconds = summary.get("demos", {}).get(demo[0], {}).get("seconds")
-            section = run_all.section_for(args.out, demo, seconds, run_all._command(
-                demo[0], demo[1], args.out, summary.get("size", "quick" if quick else "demo")))
-            if section is not None:
-                write_section(args.out / demo[0], section)
-    sections = run_all._in_tour_order(collect_sections(args.out))
-    chosen = summary.get("chosen") or [d[0] for d in run_all.DEMOS]
-    missing = run_all.missing_demos(args.out, chosen)
-    path = build_report(args.out, sections, title=args.title, embed_images=args.embed,
-                        quick=quick, note=run_all.missing_note(args.out, chosen))
-    print(f"wrote {path} ({len(sections)} sections)"
-          + (f"; not finished or failed: {', '.join(missing)}" if missing else ""))
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

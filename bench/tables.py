@@ -11,12 +11,12 @@ generated table sits between two markers naming the renderer and the output file
 
 Usage::
 
-    python bench/report.py                  # rewrite every generated table of bench/README.md
-    python bench/report.py --check          # exit 1, naming them, if a table differs
-    python bench/report.py NAME FILE        # print one table (e.g. of a fresh run's output)
+    python bench/tables.py                  # rewrite every generated table of bench/README.md
+    python bench/tables.py --check          # exit 1, naming them, if a table differs
+    python bench/tables.py NAME FILE        # print one table (e.g. of a fresh run's output)
 
 To refresh a table, run the bench with the command its section gives, keep its output under
-``bench/measured/`` and run ``python bench/report.py``.
+``bench/measured/`` and run ``python bench/tables.py``.
 """
 
 from __future__ import annotations
