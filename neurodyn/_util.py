@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 import numpy as np
@@ -27,16 +26,6 @@ def check_int(value: Any, name: str, low: int) -> int:
     if value < low:
         raise BadInput(f"{name}={value}: must be an int >= {low}", param=name)
     return int(value)
-
-
-def check_positive(value: Any, name: str, allow_zero: bool = False) -> float:
-    """``value`` as a finite float, ``> 0`` (or ``>= 0`` with ``allow_zero``)."""
-    ok = isinstance(value, (int, float, np.floating, np.integer)) and not isinstance(value, bool)
-    ok = ok and math.isfinite(value) and (value >= 0 if allow_zero else value > 0)
-    if not ok:
-        bound = ">= 0" if allow_zero else "> 0"
-        raise BadInput(f"{name}={value!r}: must be a finite number {bound}", param=name)
-    return float(value)
 
 
 def require_manifold(network: HopfieldNetwork):

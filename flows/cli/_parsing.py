@@ -39,7 +39,7 @@ VERDICT_ALPHA = 0.01
 VERDICT_PERMUTATIONS = 1999
 #: :data:`flows.evaluation.nearest.NULL_RATE`
 NULL_RATE = 0.02
-#: :data:`flows.runs.theory.RISK_NS`, ``RISK_SEEDS`` and ``MEMORIZATION_NS``
+#: :data:`flows.runs.sweeps.RISK_NS`, ``RISK_SEEDS`` and ``MEMORIZATION_NS``
 RISK_NS = (32, 64, 128, 256, 512, 1024)
 RISK_SEEDS = (1, 2, 3, 4, 5, 6, 7, 8)
 MEMORIZATION_NS = (8, 32, 128, 512, 2048)

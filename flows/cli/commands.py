@@ -1,5 +1,5 @@
 """Command line: ``flows train | sample | eval | experiment``, a thin layer over
-:mod:`flows.runs.run` and :mod:`flows.runs.theory`.
+:mod:`flows.runs.run` and :mod:`flows.runs.sweeps`.
 
 Each sub-command is one ``add_*`` function (its options, each with unit and default in
 ``--help``) and one ``cmd_*`` function (turns the parsed options into one :mod:`flows.runs.run`
@@ -43,7 +43,7 @@ from ._parsing import (
     path_name,
     theory_steps,
 )
-from .checks import CHECK_KINDS, add_check_kinds, run_check
+from .stopping import STOPPING_KINDS, add_stopping_kinds, run_stopping_kind
 
 __all__ = ["main", "build_parser"]
 
@@ -284,7 +284,7 @@ def add_experiment(sub) -> None:
     _add_width_experiment(kinds)
     _add_samples_experiment(kinds)
     _add_risk_experiment(kinds)
-    add_check_kinds(kinds, cmd_experiment)
+    add_stopping_kinds(kinds, cmd_experiment)
     _add_memorization_experiment(kinds)
 
 
@@ -366,9 +366,9 @@ def _add_memorization_experiment(kinds) -> None:
 
 def cmd_experiment(a: argparse.Namespace):
     """``flows experiment``: one run function of :mod:`flows.runs.run` or
-    :mod:`flows.runs.theory`."""
+    :mod:`flows.runs.sweeps`."""
     from ..runs.run import run_samples_experiment, run_width_experiment
-    from ..runs.theory import run_memorization_experiment, run_risk_experiment
+    from ..runs.sweeps import run_memorization_experiment, run_risk_experiment
 
     _common(a)
     # with --workers or --scheduler the runs are cells on a Dask cluster (resumable)
@@ -376,8 +376,8 @@ def cmd_experiment(a: argparse.Namespace):
     if a.kind == "risk":
         return run_risk_experiment(a.out, a.ns, a.seeds, a.data, a.width, a.k, a.steps, a.lr,
                                    a.n_test, a.n_samples, sweep=sweep)
-    if a.kind in CHECK_KINDS:
-        return run_check(a, sweep)
+    if a.kind in STOPPING_KINDS:
+        return run_stopping_kind(a, sweep)
     if a.kind == "memorization":
         return run_memorization_experiment(a.out, a.ns, a.data, a.width, a.steps,
                                            a.n_samples, a.seed, sweep=sweep)

@@ -1,4 +1,4 @@
-"""Figures of the theory checks. Every function takes ``ax=None`` (a new figure is made without
+"""Figures of the theory experiments. Every function takes ``ax=None`` (a new figure is made without
 pyplot) and returns the figure; no global matplotlib state is touched."""
 
 from __future__ import annotations

@@ -4,9 +4,9 @@ locked directory on the shared run contract of :mod:`_runkit`.
 
 Training and sampling in :mod:`~flows.runs.run` and :mod:`~flows.runs.sampling`, the width and
 samples experiments in :mod:`~flows.runs.experiments`, the risk and memorization experiments in
-:mod:`~flows.runs.theory`, the checks over seeds in :mod:`~flows.runs.checks`; the measurements
-they share in :mod:`~flows.runs.measure`, size estimates in :mod:`~flows.runs.memory`. Names are
-imported on first use.
+:mod:`~flows.runs.sweeps`, the stopping rules and the NTK gap over seeds in
+:mod:`~flows.runs.stopping`; the measurements they share in :mod:`~flows.runs.measure`, size
+estimates in :mod:`~flows.runs.memory`. Names are imported on first use.
 """
 
 from _runkit.lazy import lazy_names
@@ -15,6 +15,6 @@ __getattr__, __dir__, __all__ = lazy_names(__name__, {
     "run": ("run_training", "TrainingRun"),
     "sampling": ("run_sample", "SampleRun", "run_eval"),
     "experiments": ("run_width_experiment", "run_samples_experiment", "ExperimentRun"),
-    "theory": ("run_risk_experiment", "run_memorization_experiment", "TheoryExperimentRun"),
-    "checks": ("run_stopping_experiment", "run_ntk_gap_experiment", "CheckRun"),
+    "sweeps": ("run_risk_experiment", "run_memorization_experiment", "TheoryExperimentRun"),
+    "stopping": ("run_stopping_experiment", "run_ntk_gap_experiment", "SeedSweepRun"),
 })

@@ -24,7 +24,7 @@ from ..sampling.ode import SamplingDiverged
 from ..training.loop import TrainConfig
 from .measure import SamplesExperiment, WidthExperiment, samples_experiment, width_experiment
 from .memory import check_terms, theory_sweep_bytes
-from .theory import _check_sweep_options, _sweep_in
+from .sweeps import _check_sweep_options, _sweep_in
 
 __all__ = ["ExperimentRun", "run_width_experiment", "run_samples_experiment"]
 

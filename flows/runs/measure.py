@@ -28,7 +28,7 @@ from ..field import FieldSpec, TwoLayerReLUField
 from ..sampling.ode import SampleResult, integrate
 from ..theory.excess import optimal_velocity, population_minimum, target_mixture
 from ..theory.kernel import guaranteed_log_rate, kernel_h, log_loss_slope
-from ..theory.runs import sample_sweep, width_sweep
+from ..theory.regime import sample_sweep, width_sweep
 from ..theory.sweeps import objective_draws
 from ..training.loop import TrainConfig, fixed_objective, prepare_data
 
@@ -232,7 +232,7 @@ def width_experiment(widths: list[int], data: str = "moons", n: int = 256, k: in
     ``threads=`` sets torch's CPU threads during the call (default 1; the
     caller's count is restored).
 
-    ``sweep`` as in :func:`flows.theory.runs.width_sweep` (cells on a Dask cluster)."""
+    ``sweep`` as in :func:`flows.theory.regime.width_sweep` (cells on a Dask cluster)."""
     base = theory_base(data, n, k, steps, lr, seed)
     res = width_sweep(widths, base, sample_steps=sample_steps, with_lambda=False, with_ntk=True,
                       sweep=sweep)
@@ -324,7 +324,7 @@ def samples_experiment(ns: list[int], data: str = "moons", width: int = 4096, k:
     ``threads=`` sets torch's CPU threads during the call (default 1; the
     caller's count is restored).
 
-    ``sweep`` as in :func:`flows.theory.runs.width_sweep` (cells on a Dask cluster)."""
+    ``sweep`` as in :func:`flows.theory.regime.width_sweep` (cells on a Dask cluster)."""
     base = replace(theory_base(data, ns[0], k, steps, lr, seed), width=width)
     runs = sample_sweep(ns, base, sample_steps=sample_steps, with_lambda=False,
                         sweep=sweep).runs

@@ -7,7 +7,7 @@ and excess risk (:mod:`~flows.theory.excess`); the Groenwall W2 bounds, estimate
 certified with the Lipschitz certificate they need (:mod:`~flows.theory.wbound`); the computed
 generalization bound (:mod:`~flows.theory.genbound`); each bound's theorem and status
 (:mod:`~flows.theory.bounds`); theory-regime runs and their sweeps over width and n
-(:mod:`~flows.theory.runs`, :mod:`~flows.theory.sweeps`, stopping rules in
+(:mod:`~flows.theory.regime`, :mod:`~flows.theory.sweeps`, stopping rules in
 :mod:`~flows.theory.risk`), with typed results (:mod:`~flows.theory.results`). Names are
 imported on first use.
 """
@@ -24,7 +24,7 @@ __getattr__, __dir__, __all__ = lazy_names(__name__, {
                "certified_lipschitz", "LipschitzCertificate"),
     "bounds": ("BOUNDS", "bounds_table"),
     "genbound": ("generalization_bound", "GeneralizationBound"),
-    "runs": ("theory_run", "TheoryRun", "width_sweep", "sample_sweep", "TheorySweep"),
+    "regime": ("theory_run", "TheoryRun", "width_sweep", "sample_sweep", "TheorySweep"),
     "sweeps": ("ntk_width_sweep", "risk_sweep", "memorization_sweep"),
     "risk": ("protocol_sweep", "RiskPath"),
 })

@@ -10,7 +10,7 @@
 - Relative weight drift ||W_t - W_0||_F / ||W_0||_F, expected to shrink like m^{-1/2}.
 
 The theory-regime runs that measure them, and their sweeps over width and n, are in
-:mod:`flows.theory.runs`.
+:mod:`flows.theory.regime`.
 """
 
 from __future__ import annotations

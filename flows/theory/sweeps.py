@@ -147,7 +147,7 @@ def ntk_width_sweep(widths: list[int], base: TrainConfig, **kwargs) -> NTKWidthS
     """:func:`width_point` at each width (same data, n, k, lr, seed): the NTK loss curves,
     excess risks and W2 bound against m.
 
-    Not :func:`flows.theory.runs.width_sweep` (drift, lambda_0 and W2 of plain theory runs);
+    Not :func:`flows.theory.regime.width_sweep` (drift, lambda_0 and W2 of plain theory runs);
     ``kwargs`` go to :func:`width_point`.
 
     Returns

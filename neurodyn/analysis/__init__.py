@@ -4,7 +4,7 @@
   the path-integration error of one run;
 - :mod:`.connectivity` -- the effective connectivity as it is (rank, singular spectrum) and the
   best fixed circulant network that reproduces the dynamics;
-- :mod:`.report` -- the network report and restoration after perturbations;
+- :mod:`.restoration` -- the network report and restoration after perturbations;
 - :mod:`.bump_motion` -- path integration and diffusion of the bump against their predictions;
 - :mod:`.drift` -- the one home of bump diffusion: its estimate with an interval
   (:func:`~.drift.diffusion_estimate`) and its theory (:func:`~.drift.diffusion_tensor_theory`),
@@ -27,7 +27,7 @@ __getattr__, __dir__, __all__ = lazy_names(__name__, {
         "EnergyAudit", "InputEnergyAudit", "path_integration_error", "PathErrorStats"),
     "connectivity": ("EffectiveConnectivity", "effective_connectivity", "CirculantFit",
         "fit_circulant", "shell_spread"),
-    "report": ("NetworkReport", "network_report", "RestorationStats", "RestorationResult",
+    "restoration": ("NetworkReport", "network_report", "RestorationStats", "RestorationResult",
         "restoration"),
     "bump_motion": ("PathIntegrationResult", "path_integration", "DiffusionResult", "diffusion",
         "from_manifold"),

@@ -15,11 +15,11 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from _runkit import BadInput
+from _runkit import BadInput, check_nonnegative, check_positive
 from _runkit.results import Result
 from _runkit.seeds import child_seeds
 
-from .._util import check_int, check_positive, require_manifold, to_numpy
+from .._util import check_int, require_manifold, to_numpy
 from ..dynamics.inputs import Velocity, parse_velocity
 from ..dynamics.simulation import SimulationResult, simulate
 from ..network import HopfieldNetwork
@@ -113,11 +113,11 @@ def manifold_activity(network: HopfieldNetwork, samples: int = 2000, runs: int |
     m = require_manifold(network)
     samples = check_int(samples, "samples", 1)
     runs = max(1, samples // 10) if runs is None else check_int(runs, "runs", 1)
-    duration = check_positive(duration, "duration")
-    relax = check_positive(relax, "relax", allow_zero=True)
-    dt = check_positive(dt, "dt")
-    noise = check_positive(noise, "noise", allow_zero=True)
-    settle = check_positive(settle, "settle", allow_zero=noise == 0)
+    duration = check_positive("duration", duration)
+    relax = check_nonnegative("relax", relax)
+    dt = check_positive("dt", dt)
+    noise = check_nonnegative("noise", noise)
+    settle = check_nonnegative("settle", settle) if noise == 0 else check_positive("settle", settle)
     if relax >= duration:
         raise BadInput(f"relax={relax}: must be < duration={duration}", param="relax")
     if isinstance(velocity, str):

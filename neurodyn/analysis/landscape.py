@@ -13,9 +13,10 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
+from _runkit import check_positive
 from _runkit.results import Result
 
-from .._util import check_int, check_positive, require_manifold, to_numpy
+from .._util import check_int, require_manifold, to_numpy
 from ..network import HopfieldNetwork
 
 __all__ = ["EnergyLandscape", "energy_landscape"]
@@ -174,7 +175,7 @@ def _checked_grid(points: int, steps: int, directions: int, s_max: float
     points = check_int(points, "points", 2)
     steps = check_int(steps, "steps", 3)
     directions = check_int(directions, "directions", 0)
-    s_max = check_positive(s_max, "s_max")
+    s_max = check_positive("s_max", s_max)
     return points, steps + 1 - steps % 2, directions, s_max
 
 

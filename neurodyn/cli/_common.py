@@ -18,7 +18,7 @@ import math
 import re
 from collections.abc import Callable, Iterator
 
-from _runkit import BadInput, Diverged, RunDir, check_positive_int
+from _runkit import BadInput, Diverged, RunDir, check_positive, check_positive_int
 from _runkit.runtime import set_threads
 from _runkit.seeds import SEED_MAX, check_seed
 
@@ -106,12 +106,6 @@ def _typed(check: Callable, what: str) -> Callable[[str], float]:
     return parse
 
 
-def _check_positive(name, v):
-    if not (math.isfinite(v) and v > 0):
-        raise BadInput(name)
-    return v
-
-
 def _check_nonnegative(name, v):
     if not (math.isfinite(v) and v >= 0):
         raise BadInput(name)
@@ -119,7 +113,7 @@ def _check_nonnegative(name, v):
 
 
 #: argparse ``type=`` for a finite number > 0
-positive = _typed(_check_positive, "a finite number > 0")
+positive = _typed(check_positive, "a finite number > 0")
 #: argparse ``type=`` for a finite number >= 0
 nonnegative = _typed(_check_nonnegative, "a finite number >= 0")
 #: argparse ``type=`` for an integer >= 1

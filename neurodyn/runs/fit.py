@@ -9,7 +9,7 @@ from pathlib import Path
 from _runkit import RunDir, check_interrupt
 
 from ..analysis.attraction import attraction_report
-from ..analysis.report import network_report
+from ..analysis.recovery import network_report
 from ..experiments.capacity import resting_correlation
 from ..fitting.checkpoint import check_resumable
 from ..fitting.core import FitConfig, FitFailed, FitInterrupted, FitPlan, fit_prepared, prepare
@@ -120,7 +120,7 @@ def _profile_metrics(network: HopfieldNetwork, config: FitConfig) -> dict:
 def write_network_report(network: HopfieldNetwork, out: str | Path,
                          history: dict | None = None, zero_tol: float = 1e-3,
                          family: str = "seal", unfitted: dict | None = None) -> dict:
-    """Draw :func:`~neurodyn.analysis.report.network_report` into ``out``.
+    """Draw :func:`~neurodyn.analysis.recovery.network_report` into ``out``.
 
     Writes ``jacobian_spectrum.png``, ``connectivity.png``, ``bump.png`` (ring) and, given a
     loss ``history``, ``fit_loss.png`` (:func:`~neurodyn.plotting.plot_loss` with the fit's
@@ -129,7 +129,7 @@ def write_network_report(network: HopfieldNetwork, out: str | Path,
     Returns
     -------
     dict
-        The report's numbers (:meth:`~neurodyn.analysis.report.NetworkReport.to_dict`).
+        The report's numbers (:meth:`~neurodyn.analysis.recovery.NetworkReport.to_dict`).
     """
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)

@@ -20,14 +20,14 @@ from pathlib import Path
 
 import numpy as np
 
-from _runkit import BadInput, RunDir, check_memory, write_json
+from _runkit import BadInput, RunDir, check_memory, check_positive, write_json
 from _runkit.checks import check_installed
 
 from ..dynamics.heterogeneity import Heterogeneity, heterogeneous
 from ..io import load_model
 from ..spatial.agent import Box, Trajectory, generate_trajectory
 from ..spatial.gridcells.calibration import module_diffusion, noise_for_diffusion
-from ..spatial.gridcells.checks import _check_network, _positive
+from ..spatial.gridcells.checks import _check_network
 from ..spatial.gridcells.files import write_grid_cells
 from ..spatial.gridcells.recorded import file_trajectory, recorded_trajectory
 from ..spatial.gridcells.results import NULL_MIN_SHIFT, null_shift
@@ -162,7 +162,7 @@ def _plan(config: GridCellsRunConfig, checkpoint: Path | None) -> _Plan:
                              seed=config.seed)
     if config.gain_sd > 0 or config.threshold_sd > 0 or config.weight_sd > 0:
         network = heterogeneous(network, disorder)
-    spacing = _positive("--spacing", config.spacing)
+    spacing = check_positive("--spacing", config.spacing)
     noise, calibration = _noise(config, network, spacing)
     if config.nwb:  # refused before the run without pynwb
         check_installed("pynwb", "nwb", "--nwb (an NWB file of the run)")
@@ -204,14 +204,14 @@ def _check_run_memory(config: GridCellsRunConfig, sheet: int, steps: float) -> N
 def _trajectory(config: GridCellsRunConfig, sheet: int) -> tuple:
     """``(trajectory, tracking report or None, arena)``: generated, a session, a tracking
     file or a file of positions; its memory is checked before it is read or made."""
-    box = Box(_positive("--box", config.box))
+    box = Box(check_positive("--box", config.box))
     if config.trajectory in SESSION_SECONDS:
         return _recorded(config, sheet)
     if config.trajectory is not None and _is_tracking(Path(config.trajectory)):
         return _tracking_file(config, sheet, box)
     if config.trajectory is None:
-        duration = 600.0 if config.duration is None else _positive("--duration", config.duration)
-        dt = 0.02 if config.dt is None else _positive("--dt", config.dt)
+        duration = 600.0 if config.duration is None else check_positive("--duration", config.duration)
+        dt = 0.02 if config.dt is None else check_positive("--dt", config.dt)
         _check_run_memory(config, sheet, duration / dt + 1.0)
         return generate_trajectory(duration, dt, box, seed=config.seed), None, config.arena
     return _positions(config, box), None, config.arena
@@ -228,13 +228,13 @@ def _positions(config: GridCellsRunConfig, box: Box) -> Trajectory:
     if path.suffix.lower() == ".npy" and config.dt is None:
         raise BadInput(f"--trajectory {path}: a .npy file of positions needs --dt SECONDS",
                        param="trajectory")
-    dt = None if config.dt is None else _positive("--dt", config.dt)
+    dt = None if config.dt is None else check_positive("--dt", config.dt)
     try:
         traj = load_positions(path, dt, box)
     except BadInput as exc:
         raise BadInput(f"--trajectory {path}: {exc}", param="trajectory") from None
     if config.duration is not None:
-        duration = _positive("--duration", config.duration)
+        duration = check_positive("--duration", config.duration)
         steps = int(round(duration / traj.dt)) + 1
         if steps > traj.steps:
             raise BadInput(f"--duration {duration}: longer than the trajectory "
@@ -264,8 +264,8 @@ def _tracking_file(config: GridCellsRunConfig, sheet: int, box: Box) -> tuple:
     path = Path(config.trajectory)
     if not path.exists():
         raise FileNotFoundError(f"--trajectory {path}: no such file")
-    dt = None if config.dt is None else _positive("--dt", config.dt)
-    duration = None if config.duration is None else _positive("--duration", config.duration)
+    dt = None if config.dt is None else check_positive("--dt", config.dt)
+    duration = None if config.duration is None else check_positive("--duration", config.duration)
     try:
         traj, report = file_trajectory(path, dt, box, arena=config.arena,
                                        max_speed=config.max_speed, duration=duration)
@@ -278,8 +278,8 @@ def _tracking_file(config: GridCellsRunConfig, sheet: int, box: Box) -> tuple:
 def _recorded(config: GridCellsRunConfig, sheet: int) -> tuple:
     """RatInABox's session named by ``trajectory`` on the clock ``dt`` (default 0.02 s), with
     its tracking report and arena (the session's unless given)."""
-    dt = 0.02 if config.dt is None else _positive("--dt", config.dt)
-    duration = None if config.duration is None else _positive("--duration", config.duration)
+    dt = 0.02 if config.dt is None else check_positive("--dt", config.dt)
+    duration = None if config.duration is None else check_positive("--duration", config.duration)
     _check_run_memory(config, sheet, (duration or SESSION_SECONDS[config.trajectory]) / dt + 1.0)
     traj, report = recorded_trajectory(config.trajectory, dt, duration=duration,
                                        max_speed=config.max_speed)

@@ -63,7 +63,7 @@ import numpy as np
 from scipy.signal import lfilter
 from scipy.special import log_ndtr
 
-from _runkit import BadInput, BadType
+from _runkit import BadInput, BadType, check_positive
 from _runkit.results import Result
 from _runkit.seeds import check_seed
 
@@ -74,15 +74,6 @@ LATTICES: tuple[str, ...] = ("hex", "square")
 
 # --------------------------------------------------------------------------------------------------
 # validation helpers
-
-
-def _check_positive(name: str, value: object) -> float:
-    if isinstance(value, bool) or not isinstance(value, Real):
-        raise BadType(f"{name} must be a real number > 0, got {value!r}", param=name)
-    value = float(value)
-    if not math.isfinite(value) or value <= 0:
-        raise BadInput(f"{name} must be a finite number > 0, got {value!r}", param=name)
-    return value
 
 
 def _check_nonnegative(name: str, value: object) -> float:
@@ -126,7 +117,7 @@ class Box:
     size: float = 1.0
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "size", _check_positive("size", self.size))
+        object.__setattr__(self, "size", check_positive("size", self.size))
 
     def contains(self, positions: np.ndarray) -> np.ndarray:
         """Whether each position lies in the closed box.
@@ -270,16 +261,16 @@ def generate_trajectory(
     >>> traj.position.shape, bool(traj.box.contains(traj.position).all())
     ((3000, 2), True)
     """
-    duration = _check_positive("duration", duration)
-    dt = _check_positive("dt", dt)
+    duration = check_positive("duration", duration)
+    dt = check_positive("dt", dt)
     box = Box() if box is None else box
     if not isinstance(box, Box):
         raise BadType(f"box must be a Box, got {box!r}", param="box")
-    speed_mean = _check_positive("speed_mean", speed_mean)
-    speed_timescale = _check_positive("speed_timescale", speed_timescale)
+    speed_mean = check_positive("speed_mean", speed_mean)
+    speed_timescale = check_positive("speed_timescale", speed_timescale)
     rotation_sd = _check_nonnegative("rotation_sd", rotation_sd)
-    rotation_timescale = _check_positive("rotation_timescale", rotation_timescale)
-    wall_distance = _check_positive("wall_distance", wall_distance)
+    rotation_timescale = check_positive("rotation_timescale", rotation_timescale)
+    wall_distance = check_positive("wall_distance", wall_distance)
     if wall_distance >= box.size / 2:
         raise BadInput(
             f"wall_distance must be < box.size / 2 = {box.size / 2}, got {wall_distance}",

@@ -11,9 +11,9 @@ from numbers import Real
 
 import numpy as np
 
-from _runkit import BadInput, BadType
+from _runkit import BadInput, BadType, check_positive
 
-from .agent import _check_lattice, _check_positive
+from .agent import _check_lattice
 
 __all__ = ["wave_vectors", "position_to_phase", "phase_velocity", "phase_to_position_delta",
            "phase_track_to_positions", "grid_pattern"]
@@ -38,7 +38,7 @@ def wave_vectors(spacing: float, orientation: float = 0.0, lattice: str = "hex")
     k : array, shape (3, 2) for 'hex' or (2, 2) for 'square'
         Rows are wave vectors in rad/m.
     """
-    spacing = _check_positive("spacing", spacing)
+    spacing = check_positive("spacing", spacing)
     _check_lattice(lattice)
     if isinstance(orientation, bool) or not isinstance(orientation, Real):
         raise BadType(f"orientation must be a real number (radians), got {orientation!r}",

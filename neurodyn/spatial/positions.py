@@ -10,10 +10,10 @@ import os
 
 import numpy as np
 
-from _runkit import BadInput, BadType
+from _runkit import BadInput, BadType, check_positive
 from _runkit.files import load_arrays
 
-from .agent import Box, Trajectory, _check_positive
+from .agent import Box, Trajectory
 
 __all__ = ["check_positions", "load_positions", "ratinabox_arrays"]
 
@@ -113,7 +113,7 @@ def _sample_times(times, dt: float | None, steps: int) -> tuple[np.ndarray, floa
     """The ``(steps,)`` sample times and the interval: checked ``times`` (their mean step
     unless ``dt`` is given), or multiples of ``dt``; ``BadInput`` when neither is given."""
     if dt is not None:
-        dt = _check_positive("dt", dt)
+        dt = check_positive("dt", dt)
     if times is not None:
         t = _check_times(times, steps, dt)
         dt = float(np.mean(np.diff(t))) if dt is None else dt

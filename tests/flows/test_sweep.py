@@ -2,7 +2,7 @@
 
 import json
 
-from flows.theory.runs import sample_sweep, width_sweep
+from flows.theory.regime import sample_sweep, width_sweep
 from flows.training.loop import TrainConfig
 
 

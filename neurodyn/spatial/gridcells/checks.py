@@ -2,28 +2,15 @@
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
-from _runkit import BadInput
+from _runkit import BadInput, check_positive
 
 from ...geometry.populations import LATTICES, Torus
 from ...network import HopfieldNetwork
 from ..agent import Trajectory
 
 __all__ = []
-
-
-def _positive(name: str, value, allow_none: bool = False) -> float | None:
-    if value is None and allow_none:
-        return None
-    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
-        raise BadInput(f"{name}={value!r}: must be a finite number > 0", param=name)
-    value = float(value)
-    if not (math.isfinite(value) and value > 0):
-        raise BadInput(f"{name}={value!r}: must be a finite number > 0", param=name)
-    return value
 
 
 def _check_network(network: HopfieldNetwork, lattice: str | None) -> Torus:
@@ -89,8 +76,8 @@ def _check_trajectory(trajectory: Trajectory) -> None:
 
 def _modules(spacing: float, modules) -> list[float]:
     if modules is None:
-        return [_positive("spacing", spacing)]
+        return [check_positive("spacing", spacing)]
     mods = list(modules) if not isinstance(modules, (int, float)) else [modules]
     if not mods:
         raise BadInput("modules=[]: give at least one spacing (metres), or None", param="modules")
-    return [_positive(f"modules[{i}]", s) for i, s in enumerate(mods)]
+    return [check_positive(f"modules[{i}]", s) for i, s in enumerate(mods)]

@@ -35,7 +35,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from _runkit import BadInput
+from _runkit import BadInput, check_positive
 from _runkit import progress as progress_bar
 from _runkit.errors import BadType
 from _runkit.runtime import check_interrupt, with_threads
@@ -51,7 +51,7 @@ from ..gridscores import grid_scores
 from ..phases import phase_track_to_positions, phase_velocity, position_to_phase
 from ..ratemaps import RateMaps
 from .checkpoint import load_run_state, run_identity, save_run_state
-from .checks import _check_network, _check_trajectory, _modules, _positive
+from .checks import _check_network, _check_trajectory, _modules
 from .joint import joint_decode
 from .network import (
     DEFAULT_DT_NETWORK,
@@ -294,7 +294,7 @@ def run_grid_cells_prepared(plan: GridCellsPlan, progress: bool | None = None, *
                         (int(c.shuffles), shift, c.seed) if c.shuffles > 0 else None)
     config = plan.run_config(dev)
     saver = None if checkpoint is None else _Checkpointer(
-        Path(checkpoint), _positive("checkpoint_every", checkpoint_every),
+        Path(checkpoint), check_positive("checkpoint_every", checkpoint_every),
         _identity(network, trajectory, config, c.keep_rates))
     cues = (c.boundary_cue, c.landmark_cue, c.arena)
     nfe, wall = _simulate_segments(
@@ -444,8 +444,8 @@ def _checked_arguments(network: HopfieldNetwork, trajectory: Trajectory, c: Grid
     _check_trajectory(trajectory)
     spacings = _modules(c.spacing, c.modules)
     _check_orientation(c.orientation)
-    tau_seconds = _positive("tau_seconds", c.tau_seconds)
-    dt_max = _positive("dt_network", DEFAULT_DT_NETWORK if c.dt_network is None
+    tau_seconds = check_positive("tau_seconds", c.tau_seconds)
+    dt_max = check_positive("dt_network", DEFAULT_DT_NETWORK if c.dt_network is None
                        else c.dt_network)
     _check_panel_and_method(g, c.cells, c.bins, c.method, c.noise, len(spacings))
     sides = None if c.arena is None else check_arena(c.arena, trajectory.box)

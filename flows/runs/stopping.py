@@ -1,5 +1,5 @@
-"""Run directories of the theory checks decided over seeds: ``flows experiment stopping |
-ntk-gap``.
+"""Run directories of the stopping rules and the NTK gap, decided over seeds:
+``flows experiment stopping | ntk-gap``.
 
 - :func:`run_stopping_experiment`: the excess test risk against n under several stopping rules
   of gradient descent, with a shuffled-target control (:mod:`flows.theory.risk`); figure
@@ -7,7 +7,7 @@ ntk-gap``.
 - :func:`run_ntk_gap_experiment`: the NTK-curve gap against width over seeds, with paired
   intervals (:mod:`flows.theory.ntk_gap`); figure ``ntk_gap_seeds.png``.
 
-Same contract as :mod:`flows.runs.theory`: inputs and the memory estimate are checked before
+Same contract as :mod:`flows.runs.sweeps`: inputs and the memory estimate are checked before
 anything is written; ``config.json`` in the one shape, ``metrics.json`` with the numbers the
 seeds determine, figures as PNG.
 """
@@ -28,15 +28,15 @@ from ..theory.ntk_gap import gap_sweep
 from ..theory.risk import PROTOCOLS, protocol_sweep
 from ..training.loop import TrainConfig
 from .memory import check_terms, theory_sweep_bytes
-from .theory import RISK_NS, RISK_SEEDS, _check_sweep_options, _sized, _sweep_in, _values
+from .sweeps import RISK_NS, RISK_SEEDS, _check_sweep_options, _sized, _sweep_in, _values
 
-__all__ = ["run_stopping_experiment", "run_ntk_gap_experiment", "CheckRun", "TARGETS"]
+__all__ = ["run_stopping_experiment", "run_ntk_gap_experiment", "SeedSweepRun", "TARGETS"]
 
 TARGETS = ("data", "shuffled")
 
 
 @dataclass(frozen=True)
-class CheckRun(Result):
+class SeedSweepRun(Result):
     """What ``flows experiment stopping | ntk-gap`` wrote: the numbers (a JSON-ready dict) and
     the figure names; ``to_dict()`` is the content of ``metrics.json``."""
 
@@ -57,7 +57,7 @@ def run_stopping_experiment(out: str | Path, ns: list[int] = RISK_NS,
                             lr: float | None = None, n_test: int = 20_000,
                             protocols: list[str] = ("fixed", "sqrt"),
                             targets: list[str] = TARGETS,
-                            sweep: dict | None = None) -> CheckRun:
+                            sweep: dict | None = None) -> SeedSweepRun:
     """Excess test risk against n per stopping rule (:mod:`flows.theory.risk`); writes ``out``.
 
     Each (n, seed) is trained once, by full-batch gradient descent in the theory regime, and
@@ -91,7 +91,7 @@ def run_stopping_experiment(out: str | Path, ns: list[int] = RISK_NS,
 
     Returns
     -------
-    CheckRun
+    SeedSweepRun
         ``result`` holds, per target and protocol, a
         :class:`flows.theory.risk.ProtocolSummary` dict under ``"{target}/{protocol}"``.
     """
@@ -114,7 +114,7 @@ def run_stopping_experiment(out: str | Path, ns: list[int] = RISK_NS,
                                  lstar=lstar, sweep=_sweep_in(sweep, run.out / tgt))
             _add_protocols(res, summaries, got, tgt, protocols)
         figs = {"stopping_vs_n.png": plot_stopping(summaries)}
-        done = CheckRun(str(run.out), "stopping", res, run.write_figures(figs))
+        done = SeedSweepRun(str(run.out), "stopping", res, run.write_figures(figs))
         run.write_json("metrics.json", done)
     return done
 
@@ -161,7 +161,7 @@ def _add_protocols(res: dict, summaries: dict, got: dict, tgt: str, protocols: l
 def run_ntk_gap_experiment(out: str | Path, widths: list[int] = (256, 1024, 4096, 16384),
                            seeds: list[int] = RISK_SEEDS, data: str = "moons", n: int = 64,
                            k: int = 4, steps: int = 500,
-                           lr: float | None = None, sweep: dict | None = None) -> CheckRun:
+                           lr: float | None = None, sweep: dict | None = None) -> SeedSweepRun:
     """NTK-curve gap against width over seeds (:func:`flows.theory.ntk_gap.gap_sweep`); writes
     ``out``. ``result`` is the :class:`flows.theory.ntk_gap.GapSweep` dict; ``sweep`` as in
     :func:`run_stopping_experiment` (the cells stored under ``out``); ``threads=`` sets torch's
@@ -182,7 +182,7 @@ def run_ntk_gap_experiment(out: str | Path, widths: list[int] = (256, 1024, 4096
     with RunDir(out, command="flows experiment ntk-gap", config=config, seed=seeds[0]) as run:
         res = gap_sweep(widths, base, seeds, _sweep_in(sweep, run.out))
         figs = {"ntk_gap_seeds.png": plot_gap_seeds(res)}
-        done = CheckRun(str(run.out), "ntk-gap", res.to_dict(), run.write_figures(figs))
+        done = SeedSweepRun(str(run.out), "ntk-gap", res.to_dict(), run.write_figures(figs))
         run.write_json("metrics.json", done)
     return done
 

@@ -1,5 +1,5 @@
-"""``flows experiment stopping | ntk-gap``: the theory checks decided over seeds
-(:mod:`flows.runs.checks`), registered on the ``flows experiment`` parser of
+"""``flows experiment stopping | ntk-gap``: the stopping rules and the NTK gap, decided over seeds
+(:mod:`flows.runs.stopping`), registered on the ``flows experiment`` parser of
 :mod:`flows.cli.commands`."""
 
 from __future__ import annotations
@@ -10,10 +10,10 @@ from _runkit.cli import add_sweep_arguments, out_path
 
 from ._parsing import RISK_NS, RISK_SEEDS, Formatter, ints, theory_steps, words
 
-CHECK_KINDS = ("stopping", "ntk-gap")
+STOPPING_KINDS = ("stopping", "ntk-gap")
 
 
-def add_check_kinds(kinds, cmd) -> None:
+def add_stopping_kinds(kinds, cmd) -> None:
     """Add the ``stopping`` and ``ntk-gap`` kinds to the ``flows experiment`` subparsers,
     each calling ``cmd``."""
     st = kinds.add_parser("stopping", formatter_class=Formatter,
@@ -56,11 +56,11 @@ def add_check_kinds(kinds, cmd) -> None:
     g.set_defaults(func=cmd)
 
 
-def run_check(a: argparse.Namespace, sweep: dict | None = None):
-    """Run the kind ``a.kind`` of :data:`CHECK_KINDS` with the parsed options; ``sweep``
+def run_stopping_kind(a: argparse.Namespace, sweep: dict | None = None):
+    """Run the kind ``a.kind`` of :data:`STOPPING_KINDS` with the parsed options; ``sweep``
     (``{"workers": ..., "scheduler": ...}``, from ``--workers`` / ``--scheduler``) runs the
     runs as cells of a Dask sweep stored under ``a.out``."""
-    from ..runs.checks import run_ntk_gap_experiment, run_stopping_experiment
+    from ..runs.stopping import run_ntk_gap_experiment, run_stopping_experiment
 
     if a.kind == "stopping":
         return run_stopping_experiment(a.out, a.ns, a.seeds, a.data, a.width, a.k, a.steps,
