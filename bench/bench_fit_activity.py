@@ -28,7 +28,8 @@ import numpy as np
 
 from neurodyn.datasets import identity_shuffled, ring_activity, time_shifted, torus_activity
 from neurodyn.datasets.trajectories import rat_trajectory
-from neurodyn.inference import fit_activity, wrapped
+from neurodyn.inference import fit_activity
+from neurodyn.inference.decode import wrapped
 
 
 def aligned(est, true, reflect=False):

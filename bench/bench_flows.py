@@ -19,7 +19,7 @@ Parts (``--parts``, comma-separated; default all):
   OT step over the independent step, the even split of one step's work (training and coupling)
   between the two cores. A threaded OT step near it uses both cores fully, so it can come down
   further only with less work per step.
-- ``selu``: a user-defined 3 x 64 SELU MLP (``flows.nets.mlp.SeluMLP``) trained by flows (the
+- ``selu``: a user-defined 3 x 64 SELU MLP (``flows.field.mlp.SeluMLP``) trained by flows (the
   ``model`` option: autograd, the library's batches and schedule) and by TorchCFM for the same
   steps from the same initial weights; W2 of 1,000 samples to 1,000 held-out points, over
   ``--seeds`` seeds.
@@ -69,14 +69,14 @@ from flows.data import load_dataset
 from flows.errors import derive_seed
 from flows.evaluation.distances import w2
 from flows.field import FieldSpec, TwoLayerReLUField
-from flows.model import build_module
+from flows.field.module import build_module
 from flows.runs.run import sample_field
 from flows.sampling.ode import log_likelihood
 from flows.training import batches as batches_module
 from flows.training.batches import WARM_BATCHES as WARM
 from flows.training.loop import TrainConfig, prepare_data, train
 
-SELU_MODEL = "flows.nets.mlp:SeluMLP"
+SELU_MODEL = "flows.field.mlp:SeluMLP"
 
 # flows' exact-OT run again, by (workers, candidate-list length, warm-start reference batches):
 # None = the default batch threads, 0 = every coupling in the training thread (single core);

@@ -43,9 +43,8 @@ import torch
 
 from flows.riemannian import intrinsic_w2, log_map
 from neurodyn import FitConfig, fit
-from neurodyn.analysis.topology import betti_numbers
+from neurodyn.analysis.topology import ATTRACTOR_BETTI, betti_numbers
 from neurodyn.generative import (
-    ATTRACTOR_BETTI,
     compare_generators,
     judge_states,
     population_states,

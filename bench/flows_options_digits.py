@@ -7,7 +7,7 @@ fixes the splits and the floor, so arms are compared seed by seed):
 - ``uniform``: the built-in field, 1,500 steps, batch 512 (the defaults otherwise);
 - ``logit-normal``: the same with ``--time-sampling logit-normal``;
 - ``builtin-600``: the built-in field, 600 steps, batch 256;
-- ``conv-600``: ``flows.nets.conv:ConvField`` (16 channels, lr 0.002), 600 steps, batch 256.
+- ``conv-600``: ``flows.field.conv:ConvField`` (16 channels, lr 0.002), 600 steps, batch 256.
 
 Reported per run: pooled sliced W / its floor and the mean over classes of the per-class sliced
 W / floor (``metrics.json``); per pair of arms, the mean and spread of the seed-wise
@@ -30,7 +30,7 @@ ARMS = {
     "logit-normal": ["--steps", "1500", "--time-sampling", "logit-normal"],
     "builtin-600": ["--steps", "600", "--batch", "256"],
     "conv-600": ["--steps", "600", "--batch", "256", "--lr", "0.002", "--model-class",
-                 "flows.nets.conv:ConvField", "--model-args", '{"classes": 10, "channels": 16}'],
+                 "flows.field.conv:ConvField", "--model-args", '{"classes": 10, "channels": 16}'],
 }
 PAIRS = (("logit-normal", "uniform"), ("conv-600", "builtin-600"))
 

@@ -204,7 +204,7 @@ def main() -> None:
     p.add_argument("--time-sampling", default="uniform", dest="time_sampling")
     p.add_argument("--coupling", default="independent")
     p.add_argument("--conv", type=int, default=0,
-                   help="channels of flows.nets.conv.ConvField instead of the two-layer field")
+                   help="channels of flows.field.conv.ConvField instead of the two-layer field")
     p.add_argument("--sample-steps", default="20", dest="sample_steps",
                    help="midpoint steps of the FD samples, comma-separated (the first is 'fd')")
     p.add_argument("--tag", default="", help="suffix of the output file name")
@@ -219,7 +219,7 @@ def main() -> None:
                   time_sampling=a.time_sampling, coupling=a.coupling)
     fd_extra = {}
     if a.conv:
-        fd_extra = dict(model="flows.nets.conv:ConvField", model_args={"channels": a.conv})
+        fd_extra = dict(model="flows.field.conv:ConvField", model_args={"channels": a.conv})
     t0, c0 = time.perf_counter(), time.process_time()
     result = {"settings": vars(a) | {"out": str(a.out)}}
     gmm_cfg = TrainConfig(data="mnist14-gmm", **common | dict(

@@ -31,7 +31,7 @@ from neurodyn.analysis.diagnostics import (
     jacobian_spectrum,
     summarize_spectrum,
 )
-from neurodyn.analysis.restoration import restoration
+from neurodyn.analysis.recovery import restoration
 from neurodyn.dynamics.simulation import simulate
 from neurodyn.energies import FourierQuadraticEnergy, QuadraticEnergy
 from neurodyn.fitting.core import FitConfig

@@ -15,7 +15,8 @@ the over-parameterized theory.
 
 The names below are the public API, each imported from its module on first use, so
 ``import flows`` is cheap. The modules by concept: :mod:`~flows.data` (datasets, splits),
-:mod:`~flows.field` (the network; :mod:`flows.nets` a convolutional field for images),
+:mod:`~flows.field` (the velocity field: the built-in network, any torch module, a
+convolutional field for images),
 :mod:`~flows.path` (conditional paths),
 :mod:`~flows.coupling` (independent, exact OT, Sinkhorn pairings; the exact assignment solver in
 :mod:`flows.assignment`), :mod:`flows.training` (the loop, its config, checkpoints),

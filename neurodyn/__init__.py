@@ -45,7 +45,7 @@ _MODULES = {
     "dynamics.inputs": ("parse_velocity",),
     "analysis.diagnostics": ("jacobian_spectrum", "connectivity_profile", "energy_audit"),
     "analysis.connectivity": ("effective_connectivity", "fit_circulant"),
-    "analysis.restoration": ("network_report", "restoration"),
+    "analysis.recovery": ("network_report", "restoration"),
     "analysis.bump_motion": ("path_integration", "diffusion"),
     "analysis.drift": ("diffusion_estimate",),
     "analysis.landscape": ("energy_landscape",),

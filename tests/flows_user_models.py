@@ -1,16 +1,16 @@
 """Velocity modules from outside the library, as a user's own package holds them (imported by
 path in the tests: 'flows_user_models:...', which a model file may name only when trusted).
-The networks are the library's examples (:mod:`flows.nets.mlp`) under this module's name."""
+The networks are the library's examples (:mod:`flows.field.mlp`) under this module's name."""
 
-from flows.nets import mlp
+from flows.field import mlp
 
 
 class SeluMLP(mlp.SeluMLP):
-    """:class:`flows.nets.mlp.SeluMLP` in a user's module."""
+    """:class:`flows.field.mlp.SeluMLP` in a user's module."""
 
 
 class ConditionalMLP(mlp.ConditionalMLP):
-    """:class:`flows.nets.mlp.ConditionalMLP` in a user's module."""
+    """:class:`flows.field.mlp.ConditionalMLP` in a user's module."""
 
 
 class NotAModule:

@@ -93,7 +93,7 @@ def json_object(text: str) -> dict:
 def device(value: str) -> str:
     """``--device``: "cpu", "cuda" or "cuda:N", refused at parse time (exit 2, naming the
     option) when unknown or not available on this machine."""
-    from ..model import resolve_device  # imports torch: only when a command runs
+    from ..field.module import resolve_device  # imports torch: only when a command runs
 
     try:
         resolve_device(value)

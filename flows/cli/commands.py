@@ -85,7 +85,7 @@ def add_train(sub) -> None:
     opt(t, "--model-class", "a velocity network of your own, 'package.module:Class' (its "
                             "forward(x (B, d), t (B, 1)[, c (B,)]) returns (B, d)); default: "
                             "the built-in two-layer ReLU field; for images: "
-                            "flows.nets.conv:ConvField", dest="model")
+                            "flows.field.conv:ConvField", dest="model")
     opt(t, "--model-args", "JSON object of keyword arguments of --model-class (default: none)",
         type=json_object, dest="model_args")
     opt(t, "--labels", "class labels for class-conditional training: 'data' (the data set's "

@@ -12,9 +12,9 @@ estimates in :mod:`~flows.runs.memory`. Names are imported on first use.
 from _runkit.lazy import lazy_names
 
 __getattr__, __dir__, __all__ = lazy_names(__name__, {
-    "run": ("run_training", "TrainingRun"),
-    "sampling": ("run_sample", "SampleRun", "run_eval"),
-    "experiments": ("run_width_experiment", "run_samples_experiment", "ExperimentRun"),
-    "sweeps": ("run_risk_experiment", "run_memorization_experiment", "TheoryExperimentRun"),
-    "stopping": ("run_stopping_experiment", "run_ntk_gap_experiment", "SeedSweepRun"),
+    "run": ("run_training",),
+    "sampling": ("run_sample", "run_eval"),
+    "experiments": ("run_width_experiment", "run_samples_experiment"),
+    "sweeps": ("run_risk_experiment", "run_memorization_experiment"),
+    "stopping": ("run_stopping_experiment", "run_ntk_gap_experiment"),
 })

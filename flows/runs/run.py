@@ -27,7 +27,7 @@ from ..conditions import evaluate_conditional
 from ..data import load_dataset
 from ..errors import SEED_MAX, derive_seed
 from ..field import FieldSpec
-from ..model import resolve_device
+from ..field.module import resolve_device
 from ..path import get_path
 from ..plotting.runs import class_figures, training_figures
 from ..sampling.ode import METHODS, SamplingDiverged

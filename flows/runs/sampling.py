@@ -57,7 +57,7 @@ from ..evaluation.verdict import (
     evaluate_all,
     family,
 )
-from ..model import resolve_device
+from ..field.module import resolve_device
 from ..sampling.ode import METHODS, SamplingDiverged
 from ..training.checkpoint import load_model
 from .measure import reference_for, sample_field
@@ -111,8 +111,8 @@ def run_sample(model: str | Path, n: int, out: str | Path, method: str = "midpoi
     the NFE. A class-conditional model draws class ``label`` for every sample, or classes
     0..K-1 in turn (sample i has class i mod K); ``out.labels.npy`` is not written: the rule
     recovers them. A user model is rebuilt from its recorded import path, whose module must be
-    imported already or named in ``trust`` (:func:`flows.model.check_trusted`). See the module
-    docstring for the sidecar rule. A velocity that becomes non-finite raises
+    imported already or named in ``trust`` (:func:`flows.field.module.check_trusted`). See the
+    module docstring for the sidecar rule. A velocity that becomes non-finite raises
     :class:`~flows.sampling.ode.SamplingDiverged` naming the time, the step and ``steps`` or
     ``method`` (nothing is written).
     """

@@ -15,16 +15,12 @@ imported on first use.
 from _runkit.lazy import lazy_names
 
 __getattr__, __dir__, __all__ = lazy_names(__name__, {
-    "kernel": ("kernel_h", "lambda_0", "log_loss_slope", "weight_drift", "guaranteed_log_rate"),
-    "ntk": ("ntk_comparison", "NTKComparison", "empirical_ntk", "ntk_loss_curve",
-            "end_ratio_passes", "curve_check", "CurveCheck"),
-    "ntk_gap": ("gap_sweep", "GapSweep"),
-    "excess": ("population_minimum", "excess_risk", "Estimate"),
-    "wbound": ("w2_bound", "WassersteinBound", "certified_w2_bound", "CertifiedW2Bound",
-               "certified_lipschitz", "LipschitzCertificate"),
-    "bounds": ("BOUNDS", "bounds_table"),
-    "genbound": ("generalization_bound", "GeneralizationBound"),
-    "regime": ("theory_run", "TheoryRun", "width_sweep", "sample_sweep", "TheorySweep"),
-    "sweeps": ("ntk_width_sweep", "risk_sweep", "memorization_sweep"),
-    "risk": ("protocol_sweep", "RiskPath"),
+    "kernel": ("kernel_h", "lambda_0", "log_loss_slope", "weight_drift"),
+    "ntk": ("ntk_comparison",),
+    "excess": ("excess_risk",),
+    "wbound": ("w2_bound", "certified_w2_bound"),
+    "bounds": ("bounds_table",),
+    "genbound": ("generalization_bound",),
+    "regime": ("theory_run", "width_sweep", "sample_sweep"),
+    "sweeps": ("risk_sweep", "memorization_sweep"),
 })

@@ -16,7 +16,7 @@ import torch
 
 from _runkit import BadInput, atomic_torch_save, safe_torch_load, write_json
 
-from ..model import MODEL_FORMAT, field_from_blob, model_blob, upgrade_blob
+from ..field.module import MODEL_FORMAT, field_from_blob, model_blob, upgrade_blob
 
 __all__ = ["atomic_save", "atomic_write_json", "load", "save_model", "load_model",
            "LoadedModel", "MODEL_FORMAT"]
@@ -67,7 +67,7 @@ def load(path: str | Path, what: str = "checkpoint") -> dict:
 def save_model(path: str | Path, field: torch.nn.Module, config: dict) -> None:
     """Save a trained field with its spec and training config (``model.pt``): the built-in
     field's spec, or a user module's import path and arguments, and its tensors
-    (:func:`flows.model.model_blob`)."""
+    (:func:`flows.field.module.model_blob`)."""
     atomic_save(model_blob(field, config), path)
 
 
@@ -102,9 +102,9 @@ def load_model(path: str | Path, model: torch.nn.Module | None = None,
     training ``.config`` dict), which unpacks as the pair ``(field, config)``.
 
     Files of an earlier format (``flows-model-1``) are converted on load
-    (:func:`flows.model.upgrade_blob`). A user module is rebuilt by importing its recorded
+    (:func:`flows.field.module.upgrade_blob`). A user module is rebuilt by importing its recorded
     class (or is ``model``) and filled with the saved tensors; nothing in the file is executed
-    (:func:`flows.model.field_from_blob`).
+    (:func:`flows.field.module.field_from_blob`).
     A recorded class whose module is not imported yet is imported only if ``trust`` names the
     module (or a package holding it): importing runs the module's code.
 

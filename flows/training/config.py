@@ -151,7 +151,7 @@ class TrainConfig:
         # defaults of this class without them
         from ..coupling import COUPLINGS, OT_SOLVERS
         from ..field import REGIMES
-        from ..model import check_model_args, import_class
+        from ..field.module import check_model_args, import_class
         from ..path import PATHS
 
         check_choice("regime", self.regime, REGIMES)
@@ -277,7 +277,7 @@ class TrainResult(Result):
     ----------
     field : TwoLayerReLUField or ModuleField
         The trained velocity field v(x, t[, c]) (a user module is wrapped in
-        :class:`flows.model.ModuleField`; the module itself is ``field.module``).
+        :class:`flows.field.module.ModuleField`; the module itself is ``field.module``).
     config : TrainConfig
         The resolved config.
     losses : torch.Tensor, shape (steps_done,)

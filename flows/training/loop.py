@@ -6,7 +6,7 @@ Loss: L(theta) = E_{t, (x0, x1) ~ coupling} || v_theta(x_t, t[, c]) - dx_t ||^2,
   of ``n_train`` training points; the learning rate rises linearly over ``warmup`` steps, then
   follows a cosine decay to zero (:func:`flows.training.steps.learning_rate`). The model is
   the built-in two-layer ReLU field (both layers, direct gradients) or any ``torch.nn.Module``
-  v(x, t[, c]) (autograd; see :mod:`flows.model`), with the same couplings, paths, labels,
+  v(x, t[, c]) (autograd; see :mod:`flows.field.module`), with the same couplings, paths, labels,
   checkpoints and exact resume.
 - "theory": the built-in field only; A fixed at +-1, only W, full-batch gradient descent on the
   fixed empirical objective of n = ``n_train`` data points with k = ``k_draws`` fixed (t, x0)
@@ -48,7 +48,7 @@ from ..conditions import LabelledSplits, labelled_splits, load_labels
 from ..data import Dataset, Splits, load_dataset, make_splits, source_for
 from ..errors import FlowsError, as_generator, check_positive_int, derive_seed
 from ..field import FieldSpec, TwoLayerReLUField, features
-from ..model import ModuleField, build_module, check_module_field, resolve_device
+from ..field.module import ModuleField, build_module, check_module_field, resolve_device
 from ..path import get_path
 from .batches import Batches, default_workers, draw_batch, ot_warm_start, step_seed
 from .checkpoint import atomic_save, load
@@ -103,7 +103,7 @@ def build_model(cfg: TrainConfig, dim: int, classes: int = 0,
     """The initial velocity field of a run: the built-in field, ``cfg.model`` or ``module``.
 
     Initial weights come from ``derive_seed(cfg.seed, "init")`` (a given ``module`` is used as
-    it is). Returns a :class:`TwoLayerReLUField` or a :class:`flows.model.ModuleField`.
+    it is). Returns a :class:`TwoLayerReLUField` or a :class:`flows.field.module.ModuleField`.
     """
     cfg = cfg.resolved()
     if module is not None:

@@ -17,12 +17,8 @@ from __future__ import annotations
 from _runkit.lazy import lazy_names
 
 __getattr__, __dir__, __all__ = lazy_names(__name__, {
-    "simulation": ("SimulationResult", "simulate", "NonFiniteStateError", "METHODS"),
-    "fastpath": ("AVAILABLE", "GAIN_RTOL", "Plan", "plan_for", "run_plan", "velocity_table"),
-    "perturbations": ("PERTURBATIONS", "perturb", "perturbation_direction", "perturbed_states",
-        "random_strengths"),
-    "inputs": ("Velocity", "Constant", "Sine", "Steps", "OrnsteinUhlenbeck", "ArrayVelocity",
-        "parse_velocity", "VELOCITY_KINDS", "reference_phase"),
-    "heterogeneity": ("Heterogeneity", "PerNeuronGain", "PerturbedEnergy", "heterogeneous"),
-    "device": ("DEVICES", "check_device", "on_device", "module_tensors"),
+    "simulation": ("simulate", "METHODS"),
+    "perturbations": ("PERTURBATIONS", "perturb", "perturbed_states"),
+    "inputs": ("Constant", "Sine", "OrnsteinUhlenbeck", "ArrayVelocity", "parse_velocity"),
+    "heterogeneity": ("Heterogeneity", "heterogeneous"),
 })

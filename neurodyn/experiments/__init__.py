@@ -15,10 +15,6 @@ from _runkit.lazy import lazy_names
 __getattr__, __dir__, __all__ = lazy_names(__name__, {
     "seal": ("measure", "kappa_sweep", "capacity_sweep", "ablation", "classic_cann",
         "fourier_construction_network", "mlp_sweep", "variable_control"),
-    "seal_results": ("SealMeasurement", "FittedMeasurement", "CapacityMeasurement",
-        "AblationMeasurement", "MLPMeasurement", "VariableControlRow", "KappaSweep",
-        "CapacitySweep", "Ablation", "MLPSweep", "VariableControl"),
-    "speed": ("SpeedPoint", "SpeedGainResult", "speed_point", "speed_gain", "plot_speed_gain",
-        "DEFAULT_VELOCITIES"),
-    "sweeps": ("SWEEPS", "SweepKind", "kappa_cell", "diffusion_cell", "drift_cell"),
+    "speed": ("speed_gain",),
+    "sweeps": ("SWEEPS",),
 })

@@ -43,7 +43,7 @@ def _fit(p: dict, **extra):
 def kappa_cell(p: dict) -> dict:
     """Fit at ``kappa``, ``n``; the spectrum at the manifold (``params``: kappa, n, fit_steps,
     seed)."""
-    from ..analysis.restoration import network_report
+    from ..analysis.recovery import network_report
 
     net = _fit(p, kappa=float(p["kappa"]))
     rep = network_report(net).to_dict()

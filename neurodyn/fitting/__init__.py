@@ -15,8 +15,6 @@ from _runkit.lazy import lazy_names
 
 __getattr__, __dir__, __all__ = lazy_names(__name__, {
     "config": ("FitConfig", "FAMILIES"),
-    "core": ("FitResult", "FitFailed", "FitInterrupted", "fit", "build_geometry",
-        "build_manifold", "build_network", "TERMS"),
-    "neural": ("train_neural", "solve_leak_coefficient"),
-    "checkpoint": ("checkpoint_config", "save_checkpoint", "load_checkpoint"),
+    "core": ("FitResult", "FitFailed", "FitInterrupted", "fit", "build_geometry", "build_manifold",
+        "build_network", "TERMS"),
 })

@@ -18,12 +18,10 @@ from __future__ import annotations
 from _runkit.lazy import lazy_names
 
 __getattr__, __dir__, __all__ = lazy_names(__name__, {
-    "states": ("PopulationStates", "population_states", "shuffled_states"),
-    "methods": ("Generated", "generate_ambient", "generate_riemannian", "relax_states"),
-    "metrics": ("GeneratedMetrics", "judge_states", "state_homology", "state_betti",
-                "rate_floor", "ATTRACTOR_BETTI"),
-    "compare": ("GenerationComparison", "compare_generators", "equal_time"),
-    "sources": ("driven_states", "recorded_states", "trajectory_coordinate"),
-    "verdict": ("DataVerdict", "KeptVerdict", "data_verdict", "fitted_verdict",
-                "keeps_attractor"),
+    "states": ("population_states", "shuffled_states"),
+    "methods": ("generate_ambient", "generate_riemannian", "relax_states"),
+    "metrics": ("judge_states", "state_homology"),
+    "compare": ("compare_generators", "equal_time"),
+    "sources": ("driven_states", "recorded_states"),
+    "verdict": ("data_verdict", "fitted_verdict"),
 })

@@ -21,15 +21,13 @@ from __future__ import annotations
 from _runkit.lazy import lazy_names
 
 __getattr__, __dir__, __all__ = lazy_names(__name__, {
-    "core": ("ActivityFit", "fit_activity", "GEOMETRIES", "EXPECTED_BETTI"),
-    "cells": ("RingCells", "place_ring_cells", "binned_curves", "profile_values"),
-    "torus": ("TorusCells", "place_torus_cells", "estimate_lattice"),
-    "coordinate": ("ring_coordinate", "smoothed_activity"),
-    "decode": ("decode_ml", "windowed", "wrapped", "bump_frame"),
-    "relaxation": ("ModeRates", "mode_amplitudes", "relaxation_rates"),
-    "energy": ("learn_energy", "resting_profile_correlation", "profile_supported"),
+    "core": ("fit_activity",),
+    "cells": ("place_ring_cells", "profile_values"),
+    "torus": ("place_torus_cells",),
+    "coordinate": ("smoothed_activity",),
+    "relaxation": ("relaxation_rates",),
+    "energy": ("learn_energy",),
     "files": ("save_cells", "load_cells", "decode_file", "decode_counts"),
     "recordings": ("read_activity", "from_pynapple", "bin_spikes"),
-    "verdict": ("Evidence", "Verdict", "SleepDecoding", "sleep_decoding", "activity_topology",
-                "activity_cloud", "bump_frame_fluctuations"),
+    "verdict": ("sleep_decoding",),
 })

@@ -178,7 +178,7 @@ def method_rows(comparison: dict, equal_time: dict) -> list[dict]:
     Parameters
     ----------
     comparison : dict
-        :meth:`~neurodyn.generative.GenerationComparison.to_dict` of one comparison.
+        :meth:`~neurodyn.generative.compare.GenerationComparison.to_dict` of one comparison.
     equal_time : dict
         From :func:`neurodyn.generative.equal_time` on the same states.
 

@@ -148,7 +148,7 @@ def test_ot_solver_reaches_the_assignment():
 
 def test_command_line_choices_are_the_library_names():
     from flows.cli import _parsing as cli
-    from flows.runs import theory
+    from flows.runs import sweeps as theory
 
     assert cli.REGIMES == tuple(REGIMES)
     assert cli.COUPLINGS == tuple(COUPLINGS)

@@ -20,7 +20,7 @@ import pytest
 import torch
 
 from _runkit import BadInput
-from flows.model import LEGACY_MODEL_FORMATS, MODEL_FORMAT
+from flows.field.module import LEGACY_MODEL_FORMATS, MODEL_FORMAT
 from flows.runs.sampling import run_sample
 from flows.training.checkpoint import load_model
 

@@ -8,7 +8,13 @@ from flows import TrainConfig, train
 from flows.errors import FlowsError
 from flows.evaluation.distances import w2
 from flows.field import FieldSpec, TwoLayerReLUField
-from flows.model import ModuleField, field_from_blob, import_class, model_blob, resolve_device
+from flows.field.module import (
+    ModuleField,
+    field_from_blob,
+    import_class,
+    model_blob,
+    resolve_device,
+)
 from flows.runs.run import evaluate_field, sample_field
 from flows.sampling.ode import BudgetExceeded, integrate, log_likelihood, velocity_divergence
 from flows.training.checkpoint import LoadedModel, load_model, save_model

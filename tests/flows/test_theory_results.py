@@ -113,7 +113,7 @@ def test_memorization_sweep_rows_keep_their_keys():
 
 
 def test_the_two_width_sweeps_have_different_names():
-    from flows.theory import runs as theory
+    from flows.theory import regime as theory
 
     assert not hasattr(ts, "width_sweep")
     assert inspect.signature(ts.ntk_width_sweep).return_annotation == "NTKWidthSweep"

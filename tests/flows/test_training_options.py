@@ -98,7 +98,7 @@ def test_clipping_scales_to_the_global_norm_and_changes_training_only_when_it_bi
     assert torch.allclose(torch.sqrt(sum(x.square().sum() for x in clip_grads(g, 2.0))),
                           torch.tensor(2.0), atol=1e-5)
     assert clip_grads(g, None) is g and torch.equal(clip_grads(g, 10.0)[0], g[0])
-    for extra in ({}, {"model": "flows.nets.conv:ConvField", "model_args": {"channels": 4},
+    for extra in ({}, {"model": "flows.field.conv:ConvField", "model_args": {"channels": 4},
                        "data": "digits", "steps": 6}):
         base = {**CFG, **extra}
         plain = train(TrainConfig(**base), progress=False).losses
@@ -133,7 +133,7 @@ def test_command_line_trains_the_conv_field_with_the_options_and_refuses_before_
         tmp_path, capsys):
     out = tmp_path / "run"
     args = ["train", "--data", "digits", "--labels", "data", "--steps", "30", "--batch", "32",
-            "--n-eval", "50", "--model-class", "flows.nets.conv:ConvField", "--model-args",
+            "--n-eval", "50", "--model-class", "flows.field.conv:ConvField", "--model-args",
             '{"classes": 10, "channels": 8}', "--time-sampling", "logit-normal",
             "--clip-grad", "1.0", "--path", "affine:sin,1-t", "--sample-steps", "4"]
     assert main([*args, "--out", str(out), "--json"]) == 0
@@ -154,5 +154,5 @@ def test_command_line_trains_the_conv_field_with_the_options_and_refuses_before_
         assert code == 2 and not target.exists(), bad
     moons = tmp_path / "moons"
     assert main(["train", "--data", "moons", "--out", str(moons), "--steps", "2",
-                 "--model-class", "flows.nets.conv:ConvField"]) == 2
+                 "--model-class", "flows.field.conv:ConvField"]) == 2
     assert "square" in capsys.readouterr().err and not moons.exists()

@@ -64,7 +64,7 @@ def test_python_api_refuses_a_seed_that_is_not_an_integer(seed):
     import torch
 
     from flows.evaluation.distances import sliced_w
-    from flows.model import build_module
+    from flows.field.module import build_module
 
     with pytest.raises(ValueError, match="seed="):
         sliced_w(torch.zeros(4, 2), torch.ones(4, 2), seed=seed)

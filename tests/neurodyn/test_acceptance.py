@@ -11,7 +11,7 @@ import torch
 from neurodyn.analysis.bump_motion import path_integration
 from neurodyn.analysis.connectivity import fit_circulant, shell_spread
 from neurodyn.analysis.diagnostics import jacobian_spectrum, summarize_spectrum
-from neurodyn.analysis.restoration import restoration
+from neurodyn.analysis.recovery import restoration
 from neurodyn.fitting.core import FitConfig, fit
 
 pytestmark = pytest.mark.slow

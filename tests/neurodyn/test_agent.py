@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 from matplotlib.figure import Figure
 
+from _runkit import BadInput
 from neurodyn.plotting.agent import plot_trajectory
 from neurodyn.spatial.agent import Box, Trajectory, generate_trajectory
 from neurodyn.spatial.phases import (
@@ -30,7 +31,7 @@ def test_box_validates_size():
     for bad in (0.0, -1.0, float("nan"), float("inf")):
         with pytest.raises(ValueError, match="size"):
             Box(bad)
-    with pytest.raises(TypeError, match="size"):
+    with pytest.raises(BadInput, match="size"):
         Box("1")  # type: ignore[arg-type]
 
 

@@ -11,14 +11,9 @@ import pytest
 from neurodyn.cli import main
 from neurodyn.datasets import rat_trajectory, ring_activity, time_shifted
 from neurodyn.datasets.ground_truth import _ou
-from neurodyn.inference import (
-    fit_activity,
-    mode_amplitudes,
-    place_ring_cells,
-    relaxation_rates,
-    wrapped,
-)
-from neurodyn.inference.relaxation import _general_amplitudes
+from neurodyn.inference import fit_activity, place_ring_cells, relaxation_rates
+from neurodyn.inference.decode import wrapped
+from neurodyn.inference.relaxation import _general_amplitudes, mode_amplitudes
 from neurodyn.inference.verdict.rule import Evidence, combine
 from neurodyn.inference.verdict.topology import activity_topology, read_betti
 

@@ -16,7 +16,7 @@ from neurodyn.analysis.diagnostics import (
     jacobian_spectrum,
     summarize_spectrum,
 )
-from neurodyn.analysis.restoration import restoration
+from neurodyn.analysis.recovery import restoration
 from neurodyn.dynamics.inputs import ArrayVelocity, Constant, OrnsteinUhlenbeck, parse_velocity
 from neurodyn.dynamics.perturbations import perturb
 from neurodyn.dynamics.simulation import NonFiniteStateError, simulate

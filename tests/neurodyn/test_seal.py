@@ -280,7 +280,7 @@ def test_acceptance_hex_torus_32(kappa):
 
 
 def test_fitted_mlp_energy_keeps_fixed_points_and_one_zero_mode():
-    from neurodyn.analysis.restoration import restoration
+    from neurodyn.analysis.recovery import restoration
 
     res = fit(FitConfig(n=32, family="mlp", steps=3, batch=2, hidden=8))
     net = res.network
@@ -322,7 +322,7 @@ def test_acceptance_fitted_mlp_ring_at_kappa(kappa):
 
 @pytest.mark.slow
 def test_acceptance_fitted_mlp_ring():
-    from neurodyn.analysis.restoration import restoration
+    from neurodyn.analysis.recovery import restoration
 
     net = fit(FitConfig(n=64, family="mlp", steps=120, batch=4, hidden=16, lr=1e-2)).network
     assert normal_spectrum(net, 1.0).n_zero == 1

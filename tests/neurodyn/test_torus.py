@@ -12,7 +12,7 @@ from neurodyn.analysis.diagnostics import (
     jacobian_spectrum,
     summarize_spectrum,
 )
-from neurodyn.analysis.restoration import restoration
+from neurodyn.analysis.recovery import restoration
 from neurodyn.dynamics.inputs import Constant
 from neurodyn.dynamics.perturbations import perturb
 from neurodyn.dynamics.simulation import simulate

@@ -94,9 +94,9 @@ def test_diffusion_has_one_estimator_and_one_theory():
 
 def test_experiment_results_are_typed_results():
     from _runkit import Result
-    from neurodyn.analysis import bump_motion, report
+    from neurodyn.analysis import bump_motion, recovery
 
-    for cls in (report.NetworkReport, report.RestorationStats, report.RestorationResult,
+    for cls in (recovery.NetworkReport, recovery.RestorationStats, recovery.RestorationResult,
                 bump_motion.PathIntegrationResult, bump_motion.DiffusionResult):
         assert issubclass(cls, Result), cls
         assert cls.__dataclass_params__.frozen, cls

@@ -22,12 +22,16 @@ NOT_RESULTS = {"FieldSpec", "TrainConfig", "Box", "FitConfig", "Constant", "Hete
                "FitActivityConfig", "DecodeConfig", "GenerateConfig", "SimulateConfig",
                "ManifoldConfig", "RestoreConfig", "PathIntegrateConfig", "SpeedGainConfig",
                "DiffuseConfig"}
+#: public result types of modules (their ``__all__``) not yet on Result, found when the scan took
+#: in the modules behind each subpackage's short list
+NOT_YET = {"JointTrack", "TrackingReport"}
 
 
 def _public_classes() -> dict[str, type]:
     found: dict[type, str] = {}
     packages = ["neurodyn"] + [f"neurodyn.{m.name}" for m in pkgutil.iter_modules(
-        neurodyn.__path__) if m.ispkg and m.name != "cli"] + ["neurodyn.spatial.gridcells"]
+        neurodyn.__path__) if m.ispkg and m.name != "cli"] + ["neurodyn.spatial.gridcells",
+                                                               "neurodyn.inference.verdict"]
     packages += ["flows"] + [f"flows.{m.name}" for m in pkgutil.iter_modules(flows.__path__)
                              if m.ispkg and m.name != "cli"]
     for name in packages:
@@ -37,6 +41,16 @@ def _public_classes() -> dict[str, type]:
             if inspect.isclass(value) and value.__module__.split(".")[0] in ("neurodyn",
                                                                               "flows"):
                 found.setdefault(value, f"{name}.{attr}")
+        # a subpackage lists what a user calls; the types its functions return are public in
+        # their modules (their ``__all__``)
+        for info in pkgutil.iter_modules(getattr(pkg, "__path__", [])):
+            if info.ispkg or info.name.startswith("_") or "." not in name:
+                continue
+            module = importlib.import_module(f"{name}.{info.name}")
+            for attr in getattr(module, "__all__", ()):
+                value = getattr(module, attr)
+                if inspect.isclass(value) and value.__module__ == module.__name__:
+                    found.setdefault(value, f"{module.__name__}.{attr}")
     return {where: cls for cls, where in found.items()}
 
 
@@ -46,7 +60,9 @@ RESULT_TYPES = {w: c for w, c in PUBLIC.items()
 
 
 def _param(where):
-    return pytest.param(where, id=where)
+#: public result types of modules (their ``__all__``) not yet on Result, found when the scan took
+#: in the modules behind each subpackage's short list
+NOT_YET = {"JointTrack", "TrackingReport"}
 
 
 def test_the_scan_finds_the_result_types():

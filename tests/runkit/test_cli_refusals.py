@@ -28,7 +28,7 @@ CASES = [
                   "--steps", "1"], "labels="),
     (flows_main, ["train", "--data", "moons", "--out", LONG, "--steps", "1"], "--out="),
     (flows_main, ["train", "--data", "moons", "--out", "o", "--steps", "1", "--model-class",
-                  "flows.model:MLPField", "--model-args", DEEP], "--model-args"),
+                  "flows.field.module:MLPField", "--model-args", DEEP], "--model-args"),
     (flows_main, ["train", "--data", "moons", "--out", "deep", "--steps", "1"], "config="),
     (neurodyn_main, ["fit", "ring", "--out", LONG, "--steps", "1"], "--out="),
     (neurodyn_main, ["--threads", "100000", "fit", "ring", "--out", "o", "--steps", "1"],

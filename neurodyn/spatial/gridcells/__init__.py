@@ -18,6 +18,5 @@ __getattr__, __dir__, __all__ = lazy_names(__name__, {
     "results": ("ModuleResult", "GridCellsResult", "GRIDNESS_THRESHOLD", "NULL_MIN_SHIFT",
         "null_shift", "run_metrics"),
     "files": ("write_grid_cells",),
-    "network": ("DEFAULT_DT_NETWORK", "STABILITY_LIMIT", "STABILITY_MARGIN", "connectivity_row",
-        "network_step"),
+    "network": ("connectivity_row", "network_step"),
 })

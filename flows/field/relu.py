@@ -20,7 +20,7 @@ from dataclasses import asdict, dataclass
 import torch
 from torch import nn
 
-from .errors import FlowsError, as_generator, check_choice, check_positive_int
+from ..errors import FlowsError, as_generator, check_choice, check_positive_int
 
 REGIMES = ("theory", "practice")
 

@@ -29,9 +29,11 @@ from collections.abc import Iterable
 import torch
 from torch import nn
 
-from .errors import FlowsError, check_int
+from ..errors import FlowsError, check_int
 
 _TARGET = re.compile(r"^[A-Za-z_][\w]*(\.[A-Za-z_][\w]*)*:[A-Za-z_][\w]*(\.[A-Za-z_][\w]*)*$")
+#: modules of this library that have moved, as model files written before the move name them
+MOVED_MODULES = {"flows.nets.conv": "flows.field.conv", "flows.nets.mlp": "flows.field.mlp"}
 
 
 def import_class(target: str) -> type:
@@ -44,10 +46,13 @@ def import_class(target: str) -> type:
     --------
     >>> import_class("torch.nn:Linear").__name__
     'Linear'
+    >>> import_class("flows.nets.conv:ConvField").__module__  # a model file of before the move
+    'flows.field.conv'
     """
     if not isinstance(target, str) or not _TARGET.match(target):
         raise FlowsError(f"model={target!r} is not allowed; name a class as 'package.module:Class'")
     module_name, qualname = target.split(":")
+    module_name = MOVED_MODULES.get(module_name, module_name)
     try:
         obj = importlib.import_module(module_name)
     except ImportError as exc:
@@ -202,7 +207,7 @@ def model_blob(field: nn.Module, config: dict) -> dict:
     user module is recorded by its import path and keyword arguments (``config["model"]`` and
     ``config["model_args"]``), or by its class path alone when it was passed in built.
     """
-    from .field import TwoLayerReLUField
+    from .relu import TwoLayerReLUField
 
     state = {k: v.detach().cpu().clone() for k, v in field.state_dict().items()}
     if isinstance(field, TwoLayerReLUField):
@@ -274,7 +279,7 @@ def upgrade_blob(blob: object, what: str = "model") -> dict:
 
 def check_trusted(target: str, trust: Iterable[str] = (), what: str = "model") -> None:
     """Refuse to import the module of ``target`` unless it is imported already, trusted or a
-    module of this library (``flows.*``, e.g. :class:`flows.nets.conv.ConvField`).
+    module of this library (``flows.*``, e.g. :class:`flows.field.conv.ConvField`).
 
     ``trust`` lists module names (a package trusts its submodules). Raises
     :class:`FlowsError` naming the module and how to trust it.
@@ -357,7 +362,7 @@ def field_from_blob(blob: dict, model: nn.Module | None = None, what: str = "mod
     the file) with the recorded arguments, or is the given ``model`` (needed when it was trained
     from a module passed in built); then its tensors are loaded.
     """
-    from .field import FieldSpec, TwoLayerReLUField
+    from .relu import FieldSpec, TwoLayerReLUField
 
     blob = upgrade_blob(blob, what)
     spec = _checked_spec(blob, what)

@@ -2,7 +2,7 @@
 ``forward(x (B, d), t (B, 1)[, c (B,)]) -> (B, d)``, named by their import path.
 
 >>> import flows, torch
->>> cfg = flows.TrainConfig(data="moons", model="flows.nets.mlp:SeluMLP",
+>>> cfg = flows.TrainConfig(data="moons", model="flows.field.mlp:SeluMLP",
 ...                         model_args={"hidden": 16}, steps=3, batch=32, n_train=64, n_eval=8)
 >>> field = flows.train(cfg, progress=False).field
 >>> tuple(field(torch.zeros(5, 2), torch.zeros(5, 1)).shape)
