@@ -61,7 +61,7 @@ notebook: $(WARM)
 demo: $(WARM)
 	$(BIN)/python demos/run_all.py --out results
 
-## The demos at their full sizes: the long measurements behind the README's numbers (hours).
+## The demos at their full sizes: the long measurements behind bench/README.md's numbers (hours).
 demo-full: $(WARM) $(MNIST)
 	$(BIN)/python bench/demos_full.py --out results/bench/demos_full
 

@@ -1,7 +1,7 @@
-"""The demos at their full sizes: the long measurements behind the README's numbers.
+"""The demos at their full sizes: the long measurements behind bench/README.md's numbers.
 
 ``make demo`` runs every demo at the size that carries its claim within about 15 minutes on two
-cores; the numbers the README quotes from a demo (the theory sweeps over 8 seeds, the drift
+cores; the numbers bench/README.md quotes from a demo (the theory sweeps over 8 seeds, the drift
 study over three ring sizes, ...) come from the same scripts at ``--full``, which takes hours on
 two cores. This runs them, through ``demos/run_all.py --full``, with its page and a line per demo
 as it finishes:

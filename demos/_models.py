@@ -35,7 +35,7 @@ def demo_parser(doc: str, name: str, cache: bool = True):
     sizes = p.add_mutually_exclusive_group()
     sizes.add_argument("--quick", action="store_true", help="tiny sizes, for the tests")
     sizes.add_argument("--full", action="store_true",
-                       help="the sizes of the measurements the README quotes (long; "
+                       help="the sizes of the measurements bench/README.md quotes (long; "
                             "bench/demos_full.py runs them; default: the sizes that carry the "
                             "claims within make demo's 15 minutes)")
     if cache:

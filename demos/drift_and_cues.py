@@ -16,7 +16,7 @@
 Usage: python demos/drift_and_cues.py [--out DIR] [--quick | --full] [--models DIR]
 
 The default sizes (``make demo``) check the diffusion on rings of 64 and 128 neurons; ``--full``
-adds the ring of 256 (the README's numbers), which costs more than the other two together.
+adds the ring of 256 (bench/README.md's numbers), which costs more than the other two together.
 """
 
 from __future__ import annotations

@@ -15,7 +15,7 @@
 
 The default sizes (``make demo``) keep every width and the eight seeds, and take three of the
 six sample sizes n (32, 128, 512) and 1,500 instead of 3,000 Adam steps per memorization run;
-``--full`` is the complete sweep the README quotes (all six n).
+``--full`` is the complete sweep bench/README.md quotes (all six n).
 """
 
 from __future__ import annotations

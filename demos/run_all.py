@@ -4,7 +4,7 @@
 
 Three sizes: ``--quick`` (tiny, for the tests: about 3 minutes on two cores), the default (the
 figures that carry the claims, ``make demo``: about 15 minutes on two cores) and ``--full``
-(the long measurements behind the README's numbers, ``bench/demos_full.py``: hours).
+(the long measurements behind bench/README.md's numbers, ``bench/demos_full.py``: hours).
 
 The demos run in ``--jobs`` worker processes (two on a two-core machine, one torch thread
 each), which import the libraries once and run one demo after another in-process, each writing
@@ -338,7 +338,7 @@ def _close_figures() -> None:
 
 
 def _in_tour_order(sections: list) -> list:
-    """The sections in the order of :data:`DEMOS` (the README's tour), others after them."""
+    """The sections in the order of :data:`DEMOS` (the tour), others after them."""
     rank = {**{d[2]: i for i, d in enumerate(DEMOS)}, **{d[0]: i for i, d in enumerate(DEMOS)}}
 
     def place(section) -> int:
@@ -467,7 +467,7 @@ def _parser() -> argparse.ArgumentParser:
                       help="tiny sizes: every demo and the page in about 3 minutes on two cores; "
                            "the numbers do not test the claims")
     size.add_argument("--full", action="store_true",
-                      help="the long measurements behind the README's numbers (hours; default: "
+                      help="the measurements of bench/README.md (hours; default: "
                            "the sizes that carry the claims in about 15 minutes on two cores)")
     p.add_argument("--jobs", type=int, default=2,
                    help="worker processes, each running one demo at a time (default: 2)")
