@@ -33,13 +33,13 @@ from __future__ import annotations
 import argparse
 import json
 import statistics
-import time
 from dataclasses import replace
 from pathlib import Path
 
 import torch
 from bench_flows import _TimeColumn, _torchcfm, run_torchcfm
 
+from _runkit.timing import Stopwatch
 from flows.errors import derive_seed
 from flows.evaluation.distances import w2
 from flows.field import features
@@ -74,7 +74,7 @@ def one_run(side: str, case: str, lr: float, seed: int, a: argparse.Namespace) -
                       width=a.width, batch=a.batch, steps=a.steps, lr=lr, seed=seed,
                       n_eval=1000)
     splits, source = prepare_data(cfg)
-    t0 = time.perf_counter()
+    t0 = Stopwatch()
     if side == "flows":
         field = train(cfg, splits=splits, source=source, progress=False).field
     else:
@@ -82,7 +82,7 @@ def one_run(side: str, case: str, lr: float, seed: int, a: argparse.Namespace) -
             PyTorchMLP(2, a.width, cfg.resolved().fourier, seed)
         field, _ = run_torchcfm(replace(cfg.resolved(), lr=lr), splits.train,
                                 _TimeColumn(module), exact_ot=False, source=source)
-    seconds = time.perf_counter() - t0
+    seconds = t0.wall_s
     with torch.no_grad():
         x = sample_field(field, source, 1000, derive_seed(seed, "eval-samples")).x
     return {"side": side, "case": case, "lr": lr, "seed": seed, "w2": w2(x, splits.heldout),

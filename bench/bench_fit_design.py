@@ -12,11 +12,11 @@ from __future__ import annotations
 
 import argparse
 import json
-import time
 from pathlib import Path
 
 import torch
 
+from _runkit.timing import Stopwatch
 from neurodyn.fitting import core as fitting
 from neurodyn.fitting.core import TERMS, FitConfig, build_manifold, build_network
 
@@ -65,9 +65,9 @@ def bench(cfg: FitConfig, repeat: int) -> dict:
     times = {"columns": [], "batched": []}
     for _ in range(repeat):
         for name, design in (("columns", design_by_columns), ("batched", fitting._design)):
-            t = time.perf_counter()
+            t = Stopwatch()
             out = _step(design, net, manifold, cfg, 0)
-            times[name].append(time.perf_counter() - t)
+            times[name].append(t.wall_s)
             if name == "columns":
                 ref = out
     diff = max(float((out[k][i] - ref[k][i]).abs().max()) for k in TERMS for i in (0, 1))

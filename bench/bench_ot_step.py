@@ -40,8 +40,9 @@ import subprocess
 import sys
 import tarfile
 import tempfile
-import time
 from pathlib import Path
+
+from _runkit.timing import Stopwatch
 
 ROOT = Path(__file__).resolve().parents[1]
 CASE = ["--data", "moons", "--width", "256", "--batch", "512", "--seed", "0"]
@@ -66,10 +67,10 @@ def _child(args: list[str], cwd: Path, tree: Path) -> tuple[float, float, str]:
     """Run a child process; (its wall, its CPU time (user + system, all threads), stdout)."""
     env = dict(os.environ, PYTHONPATH=str(tree))
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    t0 = time.perf_counter()
+    t0 = Stopwatch()
     done = subprocess.run([sys.executable, *args], cwd=cwd, env=env, check=True,
                           capture_output=True, text=True)
-    wall = time.perf_counter() - t0
+    wall = t0.wall_s
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime
     return wall, cpu, done.stdout

@@ -22,8 +22,9 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
+
+from _runkit.timing import Stopwatch
 
 #: ``flows`` sub-commands whose ``--help`` ``--commands`` adds
 FLOWS_HELPS = ("train", "sample", "eval", "experiment", "experiment width",
@@ -70,9 +71,9 @@ def wall_time(argv: list[str]) -> float:
     """Seconds one fresh process of ``argv`` takes (its output discarded; failures raise)."""
     if "--out" in argv:  # simulate writes a fresh run directory each time
         shutil.rmtree(argv[argv.index("--out") + 1], ignore_errors=True)
-    t0 = time.perf_counter()
+    t0 = Stopwatch()
     subprocess.run(argv, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    return time.perf_counter() - t0
+    return t0.wall_s
 
 
 def main(argv: list[str] | None = None) -> int:
