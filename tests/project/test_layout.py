@@ -135,3 +135,39 @@ def test_no_module_is_hidden_by_a_function(package):
         assert isinstance(value, types.ModuleType), (
             f"{parent_name}.{leaf} is a {type(value).__name__}, hiding the module {info.name}")
         assert not inspect.isfunction(value)
+
+
+def script_imports(folder: Path) -> dict[str, set[str]]:
+    """script -> the scripts of ``folder`` it imports (by their module name, anywhere in it)."""
+    scripts = {p.stem: p for p in folder.glob("*.py")}
+    graph: dict[str, set[str]] = {}
+    for name, path in scripts.items():
+        found = set()
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Import):
+                found |= {a.name.split(".")[0] for a in node.names}
+            elif isinstance(node, ast.ImportFrom) and not node.level and node.module:
+                found.add(node.module.split(".")[0])
+        graph[name] = (found & set(scripts)) - {name}
+    return graph
+
+
+def test_script_imports_of_a_planted_cycle_are_found(tmp_path):
+    (tmp_path / "a.py").write_text("import b\n")
+    (tmp_path / "b.py").write_text("def f():\n    from a import x\n")
+    (tmp_path / "c.py").write_text("import numpy\n")
+    graph = script_imports(tmp_path)
+    assert graph == {"a": {"b"}, "b": {"a"}, "c": set()}
+    assert cycles(graph) == [["a", "b"]]
+
+
+@pytest.mark.parametrize("folder", ["demos", "bench"])
+def test_scripts_run_against_the_installed_package(folder):
+    """No script edits ``sys.path`` (a script's own folder is on it when it runs; the library is
+    installed), and the scripts that import each other do so without a cycle."""
+    for path in sorted((ROOT / folder).glob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            uses_sys_path = isinstance(node, ast.Attribute) and node.attr == "path" and \
+                isinstance(node.value, ast.Name) and node.value.id == "sys"
+            assert not uses_sys_path, f"{folder}/{path.name}:{node.lineno} uses sys.path"
+    assert cycles(script_imports(ROOT / folder)) == []
