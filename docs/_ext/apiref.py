@@ -72,7 +72,38 @@ def page(module: str, documented: dict[int, str]) -> str:
         lines.append("")
     if links:
         lines += ["Also public here (documented under their shorter name):", "", *links, ""]
+    lines += _module_sections(mod, documented)
     return "\n".join(lines)
+
+
+def _module_sections(package: object, documented: dict[int, str]) -> list[str]:
+    """For a subpackage, a section per module of it that defines ``__all__``: the names public
+    there and not already documented (the types its functions return, its helpers), which the
+    subpackage's short list leaves to the module."""
+    if not hasattr(package, "__path__") or package.__name__.count(".") == 0:
+        return []
+    lines: list[str] = []
+    for info in pkgutil.iter_modules(package.__path__):
+        if info.ispkg or info.name.startswith("_"):
+            continue
+        module = importlib.import_module(f"{package.__name__}.{info.name}")
+        entries = []
+        for name in sorted(vars(module).get("__all__", ())):
+            obj = getattr(module, name)
+            directive = _directive(obj)
+            if directive == "automodule" or (id(obj) in documented and directive != "autodata"):
+                continue
+            full = f"{module.__name__}.{name}"
+            if directive != "autodata":
+                documented[id(obj)] = full
+            entries += [f".. {directive}:: {full}"]
+            if directive == "autoclass":
+                entries += ["   :members:", "   :show-inheritance:"]
+            entries.append("")
+        if entries:
+            title = f"In ``{module.__name__}``"
+            lines += [title, "-" * len(title), "", *entries]
+    return lines
 
 
 def write_pages(folder: Path) -> list[str]:

@@ -32,6 +32,8 @@ from _runkit.results import Result
 from ..errors import FlowsError, as_generator, check_int, check_positive_int
 from .nearest import _points
 
+__all__ = ["DataCopying", "data_copying"]
+
 
 @dataclass(frozen=True)
 class DataCopying(Result):

@@ -37,6 +37,9 @@ from _runkit.results import Result
 
 from ..errors import FlowsError, RunFailed, check_finite, check_positive, check_positive_int
 
+__all__ = ["EntropicOT", "SinkhornDivergence", "entropic_ot", "sinkhorn_divergence",
+           "sinkhorn_result"]
+
 MAX_COST_BYTES = 1 << 30
 """Largest cost matrix (in bytes, float64) a solve may allocate."""
 

@@ -36,6 +36,8 @@ from _runkit.results import Result
 from ..data import Dataset
 from ..errors import FlowsError, as_generator, check_positive_int, derive_seed
 
+__all__ = ["Floor", "noise_floor"]
+
 Metric = Callable[[torch.Tensor, torch.Tensor], float]
 
 #: :attr:`Floor.method` of a data set with held-out splits (MNIST)

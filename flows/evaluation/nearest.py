@@ -45,6 +45,8 @@ from _runkit.results import Result
 
 from ..errors import FlowsError, as_generator, check_finite, check_positive, check_positive_int
 
+__all__ = ["Memorization", "NULL_RATE", "memorization"]
+
 CRITERION = 1.0 / 3.0
 """The literature's fixed ratio, and the loosest ratio the calibration uses."""
 

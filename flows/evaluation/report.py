@@ -30,6 +30,8 @@ from .floors import noise_floor
 from .nearest import NULL_RATE, memorization
 from .twosample import STATISTICS, permutation_test, two_sample_statistic
 
+__all__ = ["EvalReport", "report_copying", "report_memorization", "report_statistic"]
+
 EVAL_METRICS = METRICS + tuple(s for s in STATISTICS if s not in METRICS)
 """Metrics between samples and a reference (distances, then the other statistics)."""
 

@@ -73,6 +73,8 @@ from .copying import kmeans_cells
 from .distances import _emd2_checked, _pair
 from .entropic import sinkhorn_result
 
+__all__ = ["PermutationTest", "STATISTICS", "permutation_test", "two_sample_statistic"]
+
 STATISTICS = ("w2", "w1", "sinkhorn", "sliced", "energy", "hotelling", "precision", "recall",
               "variance", "bins", "classes", "fd")
 """Statistics :func:`permutation_test` knows by name."""

@@ -61,6 +61,8 @@ from .twosample import (
     sliced_projections,
 )
 
+__all__ = ["Verdict", "evaluate_all", "family", "holm"]
+
 REFERENCE_TESTS = ("energy", "sliced", "hotelling", "precision", "recall", "variance", "bins")
 """Tests against the reference that apply to any data."""
 

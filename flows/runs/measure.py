@@ -174,7 +174,7 @@ class WidthExperiment(Result):
     """Theory regime at several widths m (lists are per width, in the order of ``widths``).
 
     ``log_loss_slope_late`` / ``_r2_late`` fit log L after the first fifth of the steps;
-    ``ntk_gap`` is max_t |L_t - L_t^NTK| / L_0 against the infinite-width prediction on the
+    ``ntk_gap`` is ``max_t |L_t - L_t^NTK| / L_0`` against the infinite-width prediction on the
     same draws, ``ntk_within`` whether it is below ``ntk_tolerance`` = 4 m^{-1/2} (the earlier
     rule, which passes runs far from the regime at small m), ``ntk_end_ratio`` L_T / L_T^NTK
     and ``ntk_passes`` the check over the whole horizon (loss within 10% and outputs within

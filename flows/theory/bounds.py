@@ -20,6 +20,8 @@ from dataclasses import asdict, dataclass
 
 from ..errors import FlowsError
 
+__all__ = ["BOUNDS", "bounds_table"]
+
 BENTON = ("J. Benton, G. Deligiannidis and A. Doucet (2024), Error bounds for flow matching "
           "methods, Transactions on Machine Learning Research; arXiv:2305.16860")
 DU = ("S. S. Du, X. Zhai, B. Poczos and A. Singh (2019), Gradient descent provably optimizes "

@@ -39,6 +39,8 @@ from _runkit import Result
 from ..data import CURVE_POINTS, MIXTURES, Dataset, Mixture, generated_dataset
 from ..errors import FlowsError, as_generator, check_positive_int
 
+__all__ = ["Estimate", "excess_risk", "population_minimum"]
+
 
 def target_mixture(name: str, points: int = CURVE_POINTS) -> Mixture | None:
     """The data set ``name`` (default parameters) as a Gaussian mixture, or None

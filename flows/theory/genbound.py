@@ -75,6 +75,8 @@ from ..data import Dataset, Mixture
 from ..errors import FlowsError, as_generator, check_positive, check_positive_int
 from .excess import optimal_velocity, path_draws
 
+__all__ = ["GeneralizationBound", "generalization_bound"]
+
 RADIUS_GRID = 2.0 ** (np.arange(-20, 41) / 2.0)
 """Radii beta the union bound covers: 2^-10 ... 2^20 in steps of sqrt(2) (61 values)."""
 

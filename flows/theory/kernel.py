@@ -25,6 +25,8 @@ from _runkit import Result
 
 from ..errors import FlowsError, check_positive_int
 
+__all__ = ["guaranteed_log_rate", "kernel_h", "lambda_0", "log_loss_slope", "weight_drift"]
+
 
 def kernel_h(z: torch.Tensor) -> torch.Tensor:
     """H_ij = z_i.z_j (pi - angle(z_i, z_j)) / (2 pi) on the normalised rows of z.

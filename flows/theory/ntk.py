@@ -73,6 +73,9 @@ from ..training.loop import build_model, fixed_objective, prepare_data
 from ..training.steps import theory_step
 from .kernel import kernel_h
 
+__all__ = ["CurveCheck", "NTKComparison", "curve_check", "empirical_ntk", "end_ratio_passes",
+           "ntk_comparison", "ntk_loss_curve"]
+
 C_GD = 2.0
 """The constant c of (I - c lr H / N)^t for the loss normalisation (1/N) sum ||v - u||^2."""
 

@@ -38,6 +38,8 @@ from ..training.loop import TrainConfig
 from .kernel import loglog_slope
 from .ntk import CURVE_DEVIATION, END_RATIO, NTKComparison, ntk_comparison
 
+__all__ = ["GapSweep", "gap_sweep"]
+
 
 @dataclass(frozen=True)
 class GapSweep(Result):

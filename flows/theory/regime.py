@@ -23,6 +23,8 @@ from ..training.loop import TrainConfig, fixed_objective, prepare_data, train
 from .kernel import lambda_0, log_loss_slope, loglog_slope, weight_drift
 from .ntk import ntk_comparison
 
+__all__ = ["TheoryRun", "TheorySweep", "sample_sweep", "theory_run", "width_sweep"]
+
 
 @dataclass(frozen=True)
 class TheoryRun(Result):

@@ -40,6 +40,8 @@ from ..training.loop import TrainConfig, build_model, fixed_objective, prepare_d
 from .excess import Estimate, optimal_velocity, path_draws, population_minimum, target_mixture
 from .kernel import loglog_slope
 
+__all__ = ["RiskPath", "protocol_sweep"]
+
 PROTOCOLS = ("fixed", "sqrt", "linear")
 
 

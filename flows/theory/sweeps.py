@@ -57,6 +57,8 @@ from .results import (
 )
 from .wbound import certified_w2_bound, w2_bound
 
+__all__ = ["memorization_sweep", "ntk_width_sweep", "risk_sweep"]
+
 
 def _mixture(cfg: TrainConfig):
     mix = target_mixture(cfg.data)

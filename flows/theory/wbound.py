@@ -108,6 +108,9 @@ from ..field import TwoLayerReLUField
 from ..sampling.ode import integrate
 from .excess import Mixture, optimal_velocity
 
+__all__ = ["CertifiedW2Bound", "LipschitzCertificate", "WassersteinBound", "certified_lipschitz",
+           "certified_w2_bound", "w2_bound"]
+
 SEGMENT_POINTS = 5
 
 
