@@ -56,7 +56,7 @@ def plot_kept_verdict(comparison: dict) -> Figure:
     Parameters
     ----------
     comparison : dict
-        :meth:`~neurodyn.generative.GenerationComparison.to_dict`.
+        :meth:`~neurodyn.generative.compare.GenerationComparison.to_dict`.
 
     Returns
     -------

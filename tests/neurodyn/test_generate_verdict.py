@@ -21,14 +21,12 @@ from _runkit.files import write_json
 from neurodyn import FitConfig, fit
 from neurodyn.cli import main
 from neurodyn.generative import (
-    DataVerdict,
     compare_generators,
     data_verdict,
-    keeps_attractor,
     population_states,
     recorded_states,
 )
-from neurodyn.generative.verdict import W2_TOLERANCE
+from neurodyn.generative.verdict import W2_TOLERANCE, DataVerdict, keeps_attractor
 from neurodyn.inference import fit_activity, save_cells
 from neurodyn.io import save_model
 

@@ -29,7 +29,7 @@ def test_no_library_module_imports_runkit_cli():
 def test_importing_the_library_loads_no_cli_module():
     code = ("import sys, _runkit, neurodyn.fitting.core, neurodyn.plotting.manifold, "
             "neurodyn.spatial.gridcells.run, flows.training.loop, flows.plotting.figures, "
-            "flows.runs.theory; "
+            "flows.runs.sweeps; "
             "print(sorted(m for m in sys.modules if m.split('.')[-1] == 'cli' "
             "and m.split('.')[0] in ('neurodyn', 'flows', '_runkit')))")
     proc = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True,

@@ -60,9 +60,10 @@ RESULT_TYPES = {w: c for w, c in PUBLIC.items()
 
 
 def _param(where):
-#: public result types of modules (their ``__all__``) not yet on Result, found when the scan took
-#: in the modules behind each subpackage's short list
-NOT_YET = {"JointTrack", "TrackingReport"}
+    cls = RESULT_TYPES[where]
+    marks = [pytest.mark.xfail(strict=True, reason="a module's result type not on Result")] \
+        if cls.__name__ in NOT_YET else []
+    return pytest.param(where, marks=marks, id=where)
 
 
 def test_the_scan_finds_the_result_types():
