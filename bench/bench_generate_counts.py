@@ -21,12 +21,10 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 import tempfile
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))  # bench/, also when imported
 KINDS = ("gain", "attractor")
 
 
