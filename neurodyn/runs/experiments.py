@@ -218,15 +218,15 @@ def restore_run(network: HopfieldNetwork, out: str | Path, count: int = 256,
                 strength: tuple[float, float] = (0.1, 0.5), duration: float = 20.0,
                 dt: float = 0.1, threshold: float = 0.01, seed: int = 0,
                 device: str = "cpu") -> dict:
-    """Run :func:`~neurodyn.analysis.report.restoration` (simulated on ``device``); write
+    """Run :func:`~neurodyn.analysis.recovery.restoration` (simulated on ``device``); write
     ``restoration_KIND.png``, ``energy_descent.png`` and ``metrics.json``.
 
     Returns
     -------
     dict
-        The metrics written (:meth:`~neurodyn.analysis.report.RestorationResult.to_dict`).
+        The metrics written (:meth:`~neurodyn.analysis.recovery.RestorationResult.to_dict`).
     """
-    from ..analysis.report import restoration
+    from ..analysis.recovery import restoration
     from ..plotting import manifold_energy, plot_distance, plot_energy, save_figure
 
     out = Path(out)
@@ -247,7 +247,7 @@ def path_integrate_run(network: HopfieldNetwork, out: str | Path,
                        duration: float = 200.0, dt: float = 0.1, seed: int = 0,
                        device: str = "cpu", coupling: str = "exact",
                        width: float = 0.3) -> dict:
-    """Run :func:`~neurodyn.analysis.report.path_integration` (simulated on ``device``); write
+    """Run :func:`~neurodyn.analysis.bump_motion.path_integration` (simulated on ``device``); write
     ``trajectory.npz`` (without the states), ``path_integration.png`` and ``metrics.json``.
 
     ``coupling`` is the velocity coupling (:func:`neurodyn.network.velocity_coupling`):
@@ -257,7 +257,7 @@ def path_integrate_run(network: HopfieldNetwork, out: str | Path,
     Returns
     -------
     dict
-        The metrics written (:meth:`~neurodyn.analysis.report.PathIntegrationResult.to_dict`,
+        The metrics written (:meth:`~neurodyn.analysis.bump_motion.PathIntegrationResult.to_dict`,
         with ``velocity_coupling`` and, for ``asymmetric``, ``coupling_width``).
     """
     from ..analysis.bump_motion import path_integration
@@ -319,13 +319,13 @@ def speed_gain_network(network: HopfieldNetwork, coupling: str = "asymmetric",
 def diffuse_run(network: HopfieldNetwork, out: str | Path, noise: float = 0.05, runs: int = 128,
                 duration: float = 200.0, dt: float = 0.05, seed: int = 0,
                 device: str = "cpu") -> dict:
-    """Run :func:`~neurodyn.analysis.report.diffusion` (simulated on ``device``) and write
+    """Run :func:`~neurodyn.analysis.bump_motion.diffusion` (simulated on ``device``) and write
     ``metrics.json``.
 
     Returns
     -------
     dict
-        The metrics written (:meth:`~neurodyn.analysis.report.DiffusionResult.to_dict`).
+        The metrics written (:meth:`~neurodyn.analysis.bump_motion.DiffusionResult.to_dict`).
     """
     from ..analysis.bump_motion import diffusion
 

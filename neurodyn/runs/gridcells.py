@@ -210,7 +210,8 @@ def _trajectory(config: GridCellsRunConfig, sheet: int) -> tuple:
     if config.trajectory is not None and _is_tracking(Path(config.trajectory)):
         return _tracking_file(config, sheet, box)
     if config.trajectory is None:
-        duration = 600.0 if config.duration is None else check_positive("--duration", config.duration)
+        duration = 600.0 if config.duration is None else \
+            check_positive("--duration", config.duration)
         dt = 0.02 if config.dt is None else check_positive("--dt", config.dt)
         _check_run_memory(config, sheet, duration / dt + 1.0)
         return generate_trajectory(duration, dt, box, seed=config.seed), None, config.arena
