@@ -15,8 +15,10 @@ def register(sub) -> argparse.ArgumentParser:
     """Add the ``generate`` sub-command.
 
     ``neurodyn generate --model DIR --out OUT`` samples noisy states of the model, trains the
-    ambient, Riemannian and relaxed generators, judges them against held-out states and writes
-    ``metrics.json``, ``timing.json``, ``config.json`` and ``generated.png`` into ``OUT``.
+    ambient, Riemannian and relaxed generators, judges them against held-out states, says
+    whether the ambient flow's samples as generated are an attractor population (``verdict``;
+    :mod:`neurodyn.generative.verdict`) and writes ``metrics.json``, ``timing.json``,
+    ``config.json``, ``generated.png``, ``barcodes.png`` and ``verdict.png`` into ``OUT``.
     """
     p = sub.add_parser(
         "generate", formatter_class=argparse.ArgumentDefaultsHelpFormatter,
@@ -26,7 +28,16 @@ def register(sub) -> argparse.ArgumentParser:
                     "matching, (b) Riemannian flow matching on the decoded coordinate mapped "
                     "through the manifold, (c) ambient samples relaxed by the network; normal "
                     "distance, Betti numbers, intrinsic W2, tuning curves, correlations and "
-                    "memorization of each against held-out states, and a shuffled control.")
+                    "memorization of each against held-out states, and a shuffled control. "
+                    "The verdict (metrics.json's 'verdict', verdict.png) judges (a)'s samples "
+                    "as generated, before any relaxation: kept (an attractor population) only "
+                    "when the data's own attractor verdict is true (with --data, the "
+                    "fit-activity folder's metrics.json, or a fit of the counts where it holds "
+                    "none; the network's own states otherwise) and their W2 to the held-out "
+                    "states in the neurons' space is at most 1.2x the floor of real states "
+                    "against them; otherwise it says which failed. (b) and (c) are shaped by "
+                    "the model's manifold: reported beside (a), never judged. Exit 0 whether "
+                    "kept or not; 2 on bad input, before anything is written.")
     p.add_argument("--model", required=True, help="directory holding model.pt (or the file)")
     p.add_argument("--out", required=True, help="output directory (locked while the run writes)")
     p.add_argument("--count", type=positive_int, default=2000, help="noisy states sampled")
