@@ -334,7 +334,7 @@ def check_fittable(geometry: Geometry, u: torch.Tensor, rates: torch.Tensor, kap
     bumps = count_bumps(geometry, rates)
     if bumps != 1:
         raise BadInput(f"{label}: {bumps} bumps (regions where the rates exceed half their "
-                       "range); a ring or torus attractor holds one bump", param=label)
+                       "range); a ring or torus attractor holds one bump", param="profile")
     edge, top = band_edge_content(geometry, u), max_edge_content(geometry, kappa)
     if edge > top:
         pinned = PINNING * kappa * (max(geometry.shape) * edge) ** 2
@@ -344,4 +344,4 @@ def check_fittable(geometry: Geometry, u: torch.Tensor, rates: torch.Tensor, kap
             f"pins the bump to the lattice: predicted tangent eigenvalue {pinned:.2g} / tau, "
             f"above the neutral tolerance; at {max(geometry.shape)} neurons a side and "
             f"kappa={kappa:g} a fit accepts up to {top:.3g}; widen the bump or use more "
-            "neurons", param=label)
+            "neurons", param="profile")
