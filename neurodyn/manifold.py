@@ -199,9 +199,8 @@ class TargetManifold:
         """
         delta = (u - self.u_star(psi_ref)).flatten(-self.geometry.dim)
         t = self.tangents(psi_ref).flatten(-self.geometry.dim - 1, -2)  # (..., N, dim)
-        coef = torch.linalg.lstsq(t, delta.unsqueeze(-1)).solution
-        along = (t @ coef).squeeze(-1)
-        return along.norm(dim=-1) / self.norm, (delta - along).norm(dim=-1) / self.norm
+        normal = oblique_projection(delta, t, t)
+        return (delta - normal).norm(dim=-1) / self.norm, normal.norm(dim=-1) / self.norm
 
     # ------------------------------------------------------------------ Fourier construction
     def fourier_construction(self, bias: float = 0.0, reg: float = 1e-12) -> torch.Tensor:
@@ -262,11 +261,28 @@ def oblique_projection(delta: torch.Tensor, tangents: torch.Tensor, left: torch.
     """``delta - T (L^T T)^{-1} L^T delta`` for flat ``delta (B, N)``, ``T, L (B, N, dim)``.
 
     With ``L = D T`` this removes the part of ``delta`` that the dynamics turns into a shift
-    along the manifold.
+    along the manifold; with ``L = T`` it is the orthogonal projection off the tangent space.
+
+    The inner products are elementwise sums and the ``dim x dim`` system is solved in closed
+    form, so the result does not depend on where the arrays lie in memory (the BLAS and LAPACK
+    kernels of small products and solves round differently with the arrays' alignment, which
+    made two runs with one seed differ in the last bits).
     """
-    gram = left.transpose(-1, -2) @ tangents
-    coef = torch.linalg.solve(gram, left.transpose(-1, -2) @ delta.unsqueeze(-1))
-    return delta - (tangents @ coef).squeeze(-1)
+    dim = tangents.shape[-1]
+    gram = (left.unsqueeze(-1) * tangents.unsqueeze(-2)).sum(-3)  # (B, dim, dim)
+    rhs = (left * delta.unsqueeze(-1)).sum(-2)  # (B, dim)
+    coef = _solve_small(gram, rhs) if dim <= 2 else torch.linalg.solve(gram, rhs)
+    return delta - (tangents * coef.unsqueeze(-2)).sum(-1)
+
+
+def _solve_small(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    """``a^{-1} b`` for ``a (..., d, d)``, ``b (..., d)`` with ``d`` 1 or 2, in closed form."""
+    if a.shape[-1] == 1:
+        return b / a[..., 0]
+    det = a[..., 0, 0] * a[..., 1, 1] - a[..., 0, 1] * a[..., 1, 0]
+    x0 = (a[..., 1, 1] * b[..., 0] - a[..., 0, 1] * b[..., 1]) / det
+    x1 = (a[..., 0, 0] * b[..., 1] - a[..., 1, 0] * b[..., 0]) / det
+    return torch.stack([x0, x1], dim=-1)
 
 
 def probe_directions(manifold: TargetManifold, psi: torch.Tensor, kind: str,

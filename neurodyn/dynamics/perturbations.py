@@ -21,7 +21,7 @@ import torch
 from _runkit import BadInput
 from _runkit.seeds import check_seed
 
-from ..manifold import TargetManifold
+from ..manifold import TargetManifold, oblique_projection
 
 __all__ = ["PERTURBATIONS", "perturb", "perturbation_direction", "perturbed_states",
            "random_strengths"]
@@ -86,9 +86,7 @@ def perturbation_direction(manifold: TargetManifold, psi: torch.Tensor, kind: st
                        param="kind")
     if kind in ("noise", "shape"):
         t = manifold.tangents(psi).flatten(1, -2)  # (B, N, dim)
-        flat = d.flatten(1)
-        coef = torch.linalg.lstsq(t, flat.unsqueeze(-1)).solution
-        d = (flat - (t @ coef).squeeze(-1)).reshape(d.shape)
+        d = oblique_projection(d.flatten(1), t, t).reshape(d.shape)
     return d
 
 
