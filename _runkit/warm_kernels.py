@@ -70,7 +70,8 @@ def warm_sheet() -> None:
     """The compiled RK4 steps of a large sheet in float64 and float32, audited and not."""
     import torch
 
-    from neurodyn.fitting.core import FitConfig, build_manifold, build_network
+    from neurodyn.fitting.core import FitConfig
+    from neurodyn.fitting.plan import build_manifold, build_network
     from neurodyn.sheet import SheetField, relax
 
     cfg = FitConfig(geometry="torus", n=(8, 8))

@@ -18,7 +18,8 @@ import torch
 
 from _runkit.timing import Stopwatch
 from neurodyn.fitting import core as fitting
-from neurodyn.fitting.core import TERMS, FitConfig, build_manifold, build_network
+from neurodyn.fitting.core import TERMS, FitConfig
+from neurodyn.fitting.plan import build_manifold, build_network
 
 
 def design_by_columns(net, manifold, config, b):

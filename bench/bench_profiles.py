@@ -32,7 +32,8 @@ def cell(job: tuple) -> dict:
     from neurodyn.analysis.attraction import attraction_report
     from neurodyn.analysis.diagnostics import fixed_point_residual
     from neurodyn.experiments.capacity import resting_correlation
-    from neurodyn.fitting.core import FitConfig, build_manifold, build_network, fit
+    from neurodyn.fitting.core import FitConfig, fit
+    from neurodyn.fitting.plan import build_manifold, build_network
 
     geometry, profile, kappa, harmonics, steps, exact = job
     n = 128 if geometry == "ring" else (32, 32)

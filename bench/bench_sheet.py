@@ -46,7 +46,8 @@ import torch
 
 from _runkit import BadInput, check_memory
 from _runkit.timing import timed
-from neurodyn.fitting.core import FitConfig, build_manifold, build_network, fit
+from neurodyn.fitting.core import FitConfig, fit
+from neurodyn.fitting.plan import build_manifold, build_network
 from neurodyn.fitting.streamed import nearest_point_local
 from neurodyn.manifold import probe_directions
 from neurodyn.sheet import SheetField, large_torus, relax, rk4_steps

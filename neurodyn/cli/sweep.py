@@ -47,9 +47,9 @@ def parse_grid(items: list[str], kind: str) -> dict:
 
 def _check_fit_memory(n: int) -> None:
     """:class:`~_runkit.BadInput` for a cell's ring fit of ``n`` neurons that would
-    not fit in memory (:func:`neurodyn.fitting.core.fit_bytes`)."""
+    not fit in memory (:func:`neurodyn.fitting.plan.fit_bytes`)."""
     from ..fitting.config import FitConfig
-    from ..fitting.core import fit_bytes
+    from ..fitting.plan import fit_bytes
 
     check_memory("n", fit_bytes(FitConfig(n=n)))
 

@@ -17,7 +17,8 @@ from ..analysis.attraction import decay_rates, field_energy_error, normal_spectr
 from ..analysis.diagnostics import jacobian_spectrum
 from ..dynamics.simulation import simulate
 from ..energies import FourierQuadraticEnergy, QuadraticEnergy
-from ..fitting.core import FitConfig, build_manifold, fit
+from ..fitting.core import FitConfig, fit
+from ..fitting.plan import build_manifold
 from ..manifold import TargetManifold
 from ..network import HopfieldNetwork
 from .seal_results import (

@@ -22,7 +22,7 @@ from _runkit import BadInput, RunDir, RunFailed, check_memory
 from _runkit.files import atomic_save_npy
 
 from ..fitting.config import FitConfig
-from ..fitting.core import fit_bytes
+from ..fitting.plan import fit_bytes
 from ..inference.core import _check_inputs, fit_activity
 from ..inference.decode import wrapped
 from ..inference.energy import learn_energy

@@ -12,7 +12,8 @@ from ..analysis.attraction import attraction_report
 from ..analysis.recovery import network_report
 from ..experiments.capacity import resting_correlation
 from ..fitting.checkpoint import check_resumable
-from ..fitting.core import FitConfig, FitFailed, FitInterrupted, FitPlan, fit_prepared, prepare
+from ..fitting.core import FitConfig, FitFailed, FitInterrupted, fit_prepared
+from ..fitting.plan import FitPlan, prepare
 from ..fitting.profiles import band_edge_content, profile_label
 from ..io import save_model, write_json
 from ..network import HopfieldNetwork
@@ -30,10 +31,10 @@ def fit_run(config: FitConfig, out: str | Path, fresh: bool = False,
     ``timing.json``, ``config.json`` and the fit report's figures.
 
     The whole input is checked, and what the fit needs built once
-    (:func:`~neurodyn.fitting.core.prepare`: the sizes against the memory limits, the target
+    (:func:`~neurodyn.fitting.plan.prepare`: the sizes against the memory limits, the target
     manifold, the template), and a checkpoint in ``out`` that this config cannot continue is
     refused, before ``out`` is claimed (:class:`_runkit.RunDir`, ``config.json`` holding
-    :meth:`~neurodyn.fitting.core.FitPlan.resolved`), and what was built is fitted
+    :meth:`~neurodyn.fitting.plan.FitPlan.resolved`), and what was built is fitted
     (:func:`~neurodyn.fitting.core.fit_prepared`).
 
     Parameters

@@ -14,7 +14,8 @@ from neurodyn.analysis.connectivity import (
 )
 from neurodyn.analysis.diagnostics import connectivity_profile
 from neurodyn.experiments.seal import fourier_construction_network
-from neurodyn.fitting.core import FitConfig, build_manifold, fit
+from neurodyn.fitting.core import FitConfig, fit
+from neurodyn.fitting.plan import build_manifold
 from neurodyn.geometry.populations import Torus
 
 

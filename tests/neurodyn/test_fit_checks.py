@@ -18,7 +18,7 @@ from neurodyn.dynamics.simulation import simulate
 from neurodyn.experiments.capacity import resting_correlation
 from neurodyn.experiments.seal import fourier_construction_network
 from neurodyn.fitting.config import FitConfig
-from neurodyn.fitting.core import build_manifold, build_network, fittable_manifold
+from neurodyn.fitting.plan import build_manifold, build_network, fittable_manifold
 from neurodyn.fitting.profiles import band_edge_content, count_bumps, max_edge_content
 from neurodyn.geometry.populations import Ring, Torus
 

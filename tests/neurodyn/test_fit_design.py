@@ -11,7 +11,8 @@ import torch
 from neurodyn.energies.base import InteractionEnergy
 from neurodyn.energies.coupling import PhaseLockEnergy
 from neurodyn.fitting import core as fitting
-from neurodyn.fitting.core import TERMS, FitConfig, build_manifold, build_network, fit
+from neurodyn.fitting.core import TERMS, FitConfig, fit
+from neurodyn.fitting.plan import build_manifold, build_network
 from neurodyn.geometry.populations import Ring, Torus
 
 

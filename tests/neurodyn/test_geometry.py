@@ -4,7 +4,8 @@ import numpy as np
 import pytest
 import torch
 
-from neurodyn.fitting.core import FitConfig, build_manifold
+from neurodyn.fitting.core import FitConfig
+from neurodyn.fitting.plan import build_manifold
 from neurodyn.geometry.populations import Ring, Torus, make_geometry, sheet_corners, wrap_angle
 from neurodyn.spatial.phases import wave_vectors
 

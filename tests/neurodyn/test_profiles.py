@@ -25,7 +25,8 @@ from neurodyn.experiments.capacity import capacity_study, resting_correlation
 from neurodyn.fitting import template as TF
 from neurodyn.fitting import template_jacobian as TJ
 from neurodyn.fitting.config import FitConfig
-from neurodyn.fitting.core import build_geometry, build_manifold, build_network, fit
+from neurodyn.fitting.core import fit
+from neurodyn.fitting.plan import build_geometry, build_manifold, build_network
 from neurodyn.fitting.profiles import profile_potentials
 from neurodyn.geometry.populations import Ring, Torus
 from neurodyn.io import load_model, save_model

@@ -6,8 +6,9 @@ from __future__ import annotations
 import pytest
 
 from _runkit import BadInput
-from neurodyn.fitting import core
-from neurodyn.fitting.core import FitConfig, prepare
+from neurodyn.fitting import core, plan
+from neurodyn.fitting.core import FitConfig
+from neurodyn.fitting.plan import prepare
 from neurodyn.fitting.streamed import DENSE_DESIGN_MAX_NEURONS
 from neurodyn.runs.fit import fit_run
 
@@ -27,7 +28,7 @@ def _counting(monkeypatch, module, names: tuple[str, ...]) -> dict[str, int]:
 
 
 def test_a_fit_run_builds_its_geometry_and_manifold_once(tmp_path, monkeypatch):
-    calls = _counting(monkeypatch, core, ("build_geometry", "fittable_manifold",
+    calls = _counting(monkeypatch, plan, ("build_geometry", "fittable_manifold",
                                           "template_harmonics"))
     metrics = fit_run(FitConfig(n=16, steps=1, batch=2, check_kappa=False), tmp_path / "fit")
     assert (tmp_path / "fit" / "model.pt").exists() and "final_loss" in metrics
@@ -36,7 +37,7 @@ def test_a_fit_run_builds_its_geometry_and_manifold_once(tmp_path, monkeypatch):
 
 
 def test_a_template_fit_builds_its_harmonics_once(monkeypatch):
-    calls = _counting(monkeypatch, core, ("build_geometry", "template_harmonics"))
+    calls = _counting(monkeypatch, plan, ("build_geometry", "template_harmonics"))
     result = core.fit(FitConfig(n=16, steps=1, batch=2, family="template"))
     assert result.network.fit_config["bandwidth"] == result.network.energy_fn.harmonics
     assert calls == {"build_geometry": 1, "template_harmonics": 1}

@@ -11,7 +11,8 @@ import torch
 from _runkit import BadInput, Diverged
 from neurodyn.dynamics.simulation import simulate
 from neurodyn.fitting import core
-from neurodyn.fitting.core import TERMS, FitConfig, build_manifold, build_network, fit
+from neurodyn.fitting.core import TERMS, FitConfig, fit
+from neurodyn.fitting.plan import build_manifold, build_network
 from neurodyn.fitting.streamed import (
     nearest_point_local,
     normal_equations,

@@ -16,7 +16,8 @@ from neurodyn.analysis.recovery import restoration
 from neurodyn.dynamics.inputs import Constant
 from neurodyn.dynamics.perturbations import perturb
 from neurodyn.dynamics.simulation import simulate
-from neurodyn.fitting.core import FitConfig, build_geometry, build_manifold, fit
+from neurodyn.fitting.core import FitConfig, fit
+from neurodyn.fitting.plan import build_geometry, build_manifold
 from neurodyn.geometry.populations import Torus, make_geometry, wrap_angle
 
 
