@@ -20,8 +20,11 @@ Sides, each over the learning rates of ``--lrs`` (the same grid for all):
   TorchCFM user writes it), trained the same way.
 
 Each side's best learning rate is the grid value with the lowest median W2 over ``--seeds``; the
-report gives every cell, each side's best median, flows' best over each TorchCFM side's best
-and every best median over the median floor. Writes ``bench_equal_steps.json`` into ``--out``.
+report gives every cell, each side's best median, flows' best over each TorchCFM side's best,
+every best median over the median floor, and seed by seed the ratio of flows' W2 to each
+TorchCFM side's (each at its best lr): their median, range and how often flows is below. With
+more than three seeds the ratios of seeds 0-2 alone are printed too. Writes
+``bench_equal_steps.json`` into ``--out``.
 
     python bench/bench_equal_steps.py --out results/bench [--seeds 3] [--steps 3000]
 
@@ -104,8 +107,20 @@ def summarise(runs: list[dict], cases: list[str], lrs: list[float]) -> dict:
                            "best_over_floor": med[best] / floor}
         ours = sides["flows"]["best_median"]
         out[case] = {"floor_median": floor, "sides": sides,
-                     "flows_over": {s: ours / sides[s]["best_median"] for s in SIDES[1:]}}
+                     "flows_over": {s: ours / sides[s]["best_median"] for s in SIDES[1:]},
+                     "flows_over_by_seed": {s: _paired(rows, sides, s) for s in SIDES[1:]}}
     return out
+
+
+def _paired(rows: list[dict], sides: dict, other: str) -> list[float]:
+    """Seed by seed, flows' W2 at its best lr over ``other``'s at its best lr (sorted): the
+    spread of the ratio that the medians summarise."""
+    def at(side):
+        lr = sides[side]["best_lr"]
+        return {r["seed"]: r["w2"] for r in rows if r["side"] == side and r["lr"] == lr}
+
+    ours, theirs = at("flows"), at(other)
+    return sorted(ours[k] / theirs[k] for k in ours)
 
 
 def main(argv: list[str] | None = None) -> dict:
@@ -142,6 +157,14 @@ def main(argv: list[str] | None = None) -> dict:
         print("  flows / " + " | flows / ".join(f"{s} {v:.3f}"
                                                  for s, v in row["flows_over"].items()),
               flush=True)
+        for s, v in row["flows_over_by_seed"].items():
+            print(f"  flows / {s}, seed by seed: median {statistics.median(v):.3f}, range "
+                  f"{v[0]:.3f}-{v[-1]:.3f}, below 1 in {sum(x < 1 for x in v)} of {len(v)}",
+                  flush=True)
+    if a.seeds > 3:  # the acceptance's three seeds, from the same runs
+        for case, row in summarise([r for r in runs if r["seed"] < 3], cases, lrs).items():
+            print(f"{case}, seeds 0-2: flows / " + " | flows / ".join(
+                f"{s} {v:.3f}" for s, v in row["flows_over"].items()), flush=True)
     result = {"steps": a.steps, "width": a.width, "batch": a.batch, "seeds": a.seeds,
               "lrs": lrs, "runs": runs, "summary": {
                   c: {**v, "sides": {s: {**x, "median_by_lr": {str(k): w for k, w in

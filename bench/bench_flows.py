@@ -135,19 +135,21 @@ def run_torchcfm(cfg: TrainConfig, pool: torch.Tensor, model: torch.nn.Module,
     opt = torch.optim.Adam(model.parameters(), lr=cfg.lr)
     g = torch.Generator().manual_seed(cfg.seed)
     np.random.seed(cfg.seed)  # noqa: NPY002 (TorchCFM samples OT pairs from the global RNG)
-    start = time.perf_counter()
-    for step in range(cfg.steps):
-        for group in opt.param_groups:
-            group["lr"] = cfg.lr * 0.5 * (1 + math.cos(math.pi * step / cfg.steps))
-        x1 = pool[torch.randint(0, pool.shape[0], (cfg.batch,), generator=g)]
-        x0 = torch.randn(x1.shape, generator=g) if source is None else \
-            source.sample(cfg.batch, g)
-        t, xt, ut = matcher.sample_location_and_conditional_flow(x0, x1)
-        loss = (model(xt, t) - ut).square().sum(1).mean()
-        opt.zero_grad()
-        loss.backward()
-        opt.step()
-    return model, time.perf_counter() - start
+    with torch.random.fork_rng():  # TorchCFM draws t from torch's global RNG: seed it per run
+        torch.manual_seed(cfg.seed)
+        start = time.perf_counter()
+        for step in range(cfg.steps):
+            for group in opt.param_groups:
+                group["lr"] = cfg.lr * 0.5 * (1 + math.cos(math.pi * step / cfg.steps))
+            x1 = pool[torch.randint(0, pool.shape[0], (cfg.batch,), generator=g)]
+            x0 = torch.randn(x1.shape, generator=g) if source is None else \
+                source.sample(cfg.batch, g)
+            t, xt, ut = matcher.sample_location_and_conditional_flow(x0, x1)
+            loss = (model(xt, t) - ut).square().sum(1).mean()
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+        return model, time.perf_counter() - start
 
 
 def _initial(cfg: TrainConfig) -> tuple[torch.Tensor, torch.Tensor]:
