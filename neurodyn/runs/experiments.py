@@ -171,9 +171,9 @@ class SpeedGainConfig(_Experiment):
         driven = speed_gain_network(network, self.velocity_coupling, self.coupling_width)
         check_states_memory("--duration/--velocities", saved_states(
             driven, speeds, self.duration, self.dt), 1, network.geometry.size)
-        return (lambda out: speed_gain_run(
-            network, out, self.velocity_coupling, self.coupling_width, velocities,
-            self.duration, self.tolerance, dt_max=self.dt)), {"velocities": list(speeds)}
+        return (lambda out: _speed_gain_into(
+            driven, out, self.velocity_coupling, self.coupling_width, speeds, self.duration,
+            self.tolerance, self.dt)), {"velocities": list(speeds)}
 
 
 def _speeds(text: str) -> tuple[float, ...]:
@@ -291,13 +291,20 @@ def speed_gain_run(network: HopfieldNetwork, out: str | Path, coupling: str = "a
         The metrics written (:meth:`~neurodyn.experiments.speed.SpeedGainResult.to_dict`, with
         ``velocity_coupling`` and ``coupling_width``).
     """
-    from ..experiments.speed import DEFAULT_VELOCITIES, plot_speed_gain, speed_gain
+    return _speed_gain_into(speed_gain_network(network, coupling, width), out, coupling, width,
+                            DEFAULT_VELOCITIES if velocities is None else velocities, duration,
+                            tolerance, dt_max)
+
+
+def _speed_gain_into(driven: HopfieldNetwork, out: str | Path, coupling: str, width: float,
+                     velocities, duration: float, tolerance: float, dt_max: float) -> dict:
+    """:func:`speed_gain_run` on the network it drives (:func:`speed_gain_network`), built
+    once by the caller."""
+    from ..experiments.speed import plot_speed_gain, speed_gain
     from ..plotting import save_figure
 
     out = Path(out)
-    network = speed_gain_network(network, coupling, width)
-    res = speed_gain(network, DEFAULT_VELOCITIES if velocities is None else velocities,
-                     duration, tolerance, dt_max=dt_max)
+    res = speed_gain(driven, velocities, duration, tolerance, dt_max=dt_max)
     save_figure(plot_speed_gain({coupling: res}, tolerance), out / "speed_gain.png")
     metrics = {"velocity_coupling": coupling, "coupling_width": float(width), **res.to_dict()}
     write_json(metrics, out / "metrics.json")

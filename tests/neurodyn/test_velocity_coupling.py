@@ -81,7 +81,7 @@ def test_bad_arguments(ring):
         path_integration(ring, "constant:0.1", runs=1, duration=1.0, tolerance=1.5)
 
 
-def test_cli_velocity_coupling_and_speed_gain(ring, tmp_path):
+def test_cli_velocity_coupling_and_speed_gain(ring, tmp_path, monkeypatch):
     from neurodyn.cli import main
     from neurodyn.cli.experiments import VELOCITY_COUPLINGS as CLI_CHOICES
     from neurodyn.io import save_model
@@ -98,8 +98,15 @@ def test_cli_velocity_coupling_and_speed_gain(ring, tmp_path):
     e = json.loads((tmp_path / "e/metrics.json").read_text())
     assert a["velocity_coupling"] == "asymmetric" and a["tracked"] is False
     assert e["velocity_coupling"] == "exact" and e["tracked"] is True
+    import neurodyn.network
+
+    built = []
+    original = neurodyn.network.velocity_coupling
+    monkeypatch.setattr(neurodyn.network, "velocity_coupling",
+                        lambda *a, **k: built.append(a[1:]) or original(*a, **k))
     assert main(["speed-gain", "--model", str(model), "--out", str(tmp_path / "s"),
                  "--velocities", "0.5,1,2", "--duration", "20"]) == 0
+    assert len(built) == 1  # the driven network is built once, for the check and the run
     s = json.loads((tmp_path / "s/metrics.json").read_text())
     assert s["v_max_bounded"] and 0.5 <= s["v_max"] < 1.0
     assert (tmp_path / "s/speed_gain.png").stat().st_size > 0
