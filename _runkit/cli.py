@@ -92,7 +92,7 @@ from .rundir import _ARGV
 from .runtime import catch_interrupts, check_interrupt
 from .summary import Headline, human_lines
 
-__all__ = ["cli_main", "add_sweep_arguments", "sweep_options", "sweep_workers",
+__all__ = ["cli_main", "add_sweep_arguments", "sweep_options",
            "written_summary", "out_path", "worker_count", "HelpFormatter", "EXIT_BROKEN_PIPE"]
 
 
@@ -458,21 +458,3 @@ def sweep_options(args: argparse.Namespace) -> dict:
     """
     return {"workers": getattr(args, "workers", None),
             "scheduler": getattr(args, "scheduler", None)}
-
-
-def sweep_workers(args: argparse.Namespace) -> int | None:
-    """The worker processes a sweep runs on, as its ``config.json`` records them: ``--workers``;
-    without it one per core (a local Dask cluster), or 0 (cells in this process) without the
-    ``cluster`` extra; None with ``--scheduler`` (that scheduler's workers).
-
-    >>> sweep_workers(argparse.Namespace(workers=2, scheduler=None))
-    2
-    >>> sweep_workers(argparse.Namespace(workers=None, scheduler="tcp://h:8786")) is None
-    True
-    """
-    import importlib.util
-
-    workers, scheduler = getattr(args, "workers", None), getattr(args, "scheduler", None)
-    if workers is not None or scheduler is not None:
-        return workers
-    return (os.cpu_count() or 1) if importlib.util.find_spec("distributed") else 0

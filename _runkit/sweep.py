@@ -58,7 +58,8 @@ from .runtime import set_threads
 from .seeds import check_seed
 
 __all__ = ["SweepResult", "cell_seed", "config_key", "grid_cells", "grid_points", "local_cluster",
-           "run_sweep", "check_sweep_options", "DASK_AVAILABLE", "PARQUET_AVAILABLE", "PRELOAD"]
+           "run_sweep", "check_sweep_options", "sweep_workers", "DASK_AVAILABLE",
+           "PARQUET_AVAILABLE", "PRELOAD"]
 
 #: whether dask.distributed is installed (extra ``cluster``)
 DASK_AVAILABLE = importlib.util.find_spec("distributed") is not None
@@ -390,6 +391,21 @@ def _check_sweep(grid: Mapping[str, Sequence], fixed: dict, workers: int | None,
         raise BadInput(f"grid/fixed: names {sorted(clash)} used twice (or 'seed', which the "
                        "sweep sets from the coordinates)")
     check_sweep_options(workers, scheduler)
+
+
+def sweep_workers(workers: int | None = None, scheduler: str | None = None) -> int | None:
+    """The worker processes a sweep runs on, as its ``config.json`` records them: ``workers``;
+    without it one per core (a local Dask cluster), or 0 (cells in this process) without the
+    ``cluster`` extra; None with a ``scheduler`` (that scheduler's workers).
+
+    >>> sweep_workers(2)
+    2
+    >>> sweep_workers(None, "tcp://h:8786") is None
+    True
+    """
+    if workers is not None or scheduler is not None:
+        return workers
+    return (os.cpu_count() or 1) if DASK_AVAILABLE else 0
 
 
 def check_sweep_options(workers: int | None = None, scheduler: str | None = None) -> None:

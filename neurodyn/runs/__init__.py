@@ -6,9 +6,9 @@ One module per command family: :mod:`~neurodyn.runs.fit` (``neurodyn fit``),
 :mod:`~neurodyn.runs.simulate` (``simulate``, ``manifold``), :mod:`~neurodyn.runs.experiments`
 (``restore``, ``path-integrate``, ``speed-gain``, ``diffuse``), :mod:`~neurodyn.runs.gridcells`
 (``grid-cells``), :mod:`~neurodyn.runs.activity` (``fit-activity``, ``decode``),
-:mod:`~neurodyn.runs.generate` (``generate``). Each takes a typed config; the command line
-parses the arguments into it and calls these functions, and a script can call them the same
-way. Names are imported on first use.
+:mod:`~neurodyn.runs.generate` (``generate``), :mod:`~neurodyn.runs.sweep` (``sweep``). Each
+takes a typed config; the command line parses the arguments into it and calls these functions,
+and a script can call them the same way. Names are imported on first use.
 """
 
 from _runkit.lazy import lazy_names
@@ -18,6 +18,7 @@ __getattr__, __dir__, __all__ = lazy_names(__name__, {
     "gridcells": ("grid_cells_run", "GridCellsRunConfig"),
     "activity": ("fit_activity_run", "decode_run", "FitActivityConfig", "DecodeConfig"),
     "generate": ("generate_run", "GenerateConfig"),
+    "sweep": ("sweep_run", "SweepConfig"),
     "simulate": ("simulate_run", "SimulateConfig", "manifold_run", "ManifoldConfig",
                  "simulate_into", "manifold_report"),
     "experiments": ("experiment_run", "RestoreConfig", "PathIntegrateConfig", "SpeedGainConfig",
