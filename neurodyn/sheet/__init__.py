@@ -8,7 +8,7 @@ memory of a few dozen sheets.
 - :mod:`.fast` -- the same RK4 steps and energy compiled in one numba call,
   where numba is installed and both sides are powers of two;
 - :mod:`.memory` -- the memory a sheet needs, refused before allocation when it does not fit;
-- :mod:`.run` -- :func:`~.run.large_torus`, all of it timed.
+- :mod:`.large` -- :func:`~.large.large_torus`, the whole large torus end to end, each phase timed.
 
 The fit itself is :func:`neurodyn.fitting.core.fit` with the streamed design
 (:mod:`neurodyn.fitting.streamed`), which it picks for tori above 64 x 64.
@@ -22,5 +22,5 @@ __getattr__, __dir__, __all__ = lazy_names(__name__, {
     "field": ("SheetField",),
     "relaxation": ("SheetRun", "relax", "rk4_steps", "ZeroModes", "zero_modes", "AUDIT_RTOL"),
     "memory": ("sheet_memory", "check_sheet_memory"),
-    "run": ("SheetReport", "large_torus"),
+    "large": ("SheetReport", "large_torus"),
 })
