@@ -21,7 +21,7 @@ NOT_RESULTS = {"FieldSpec", "TrainConfig", "Box", "FitConfig", "Constant", "Hete
                "FitPlan", "GridCellsConfig", "GridCellsPlan", "GridCellsRunConfig",
                "FitActivityConfig", "DecodeConfig", "GenerateConfig", "SimulateConfig",
                "ManifoldConfig", "RestoreConfig", "PathIntegrateConfig", "SpeedGainConfig",
-               "DiffuseConfig"}
+               "DiffuseConfig", "SweepConfig"}
 #: public result types of modules (their ``__all__``) not yet on Result, found when the scan took
 #: in the modules behind each subpackage's short list
 NOT_YET = {"JointTrack", "TrackingReport"}

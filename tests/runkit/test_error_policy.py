@@ -25,10 +25,10 @@ def _planted(exc_type: type[Exception]):
 
 @pytest.mark.parametrize("exc_type", [ValueError, TypeError])
 def test_a_bug_in_neurodyn_fit_exits_1_unexpected(monkeypatch, tmp_path, capsys, exc_type):
-    import neurodyn.fitting.core as core
+    import neurodyn.fitting.plan as plan
 
     # valid input; the library function that builds the population raises
-    monkeypatch.setattr(core, "build_geometry", _planted(exc_type))
+    monkeypatch.setattr(plan, "build_geometry", _planted(exc_type))
     out = tmp_path / "run"
     code = neurodyn_main(["fit", "ring", "--out", str(out), "--n", "16", "--steps", "1"])
     err = capsys.readouterr().err
@@ -39,9 +39,9 @@ def test_a_bug_in_neurodyn_fit_exits_1_unexpected(monkeypatch, tmp_path, capsys,
 
 
 def test_a_bug_in_neurodyn_shows_its_traceback_under_debug(monkeypatch, tmp_path, capsys):
-    import neurodyn.fitting.core as core
+    import neurodyn.fitting.plan as plan
 
-    monkeypatch.setattr(core, "build_geometry", _planted(ValueError))
+    monkeypatch.setattr(plan, "build_geometry", _planted(ValueError))
     code = neurodyn_main(["fit", "ring", "--out", str(tmp_path / "run"), "--n", "16",
                           "--steps", "1", "--debug"])
     err = capsys.readouterr().err
