@@ -342,3 +342,19 @@ def test_rate_maps_without_a_hexagonal_lattice_give_an_untuned_fit(monkeypatch):
                        rng.uniform(0, 1, (500, 2)), topology=False)
     assert fit.tuned is False and fit.attractor is False and fit.failed == ["tuning"]
     assert "hexagonal" in fit.tests["tuning"].reason and "tuning" in fit.metrics()["failed"]
+
+
+def test_unobserved_bins_carry_no_weight_in_the_cloud():
+    """A NaN bin is not a zero: smoothing constant rates across 30% missing bins gives the
+    constant back (taking NaN as 0 pulled the rates near every gap towards zero, and one
+    seed of the NaN case read the ring's topology as (2, 1)); a window with nothing
+    observed is NaN."""
+    from neurodyn.inference.verdict.topology import _smoothed_rows
+
+    x = np.full((2000, 3), 5.0)
+    x[np.random.default_rng(0).random(2000) < 0.3] = np.nan
+    x[1000:1040] = np.nan  # a gap longer than the window
+    y = _smoothed_rows(x, 3.0, np.arange(2000))
+    finite = np.isfinite(y).all(axis=1)
+    assert np.allclose(y[finite], 5.0, rtol=1e-12)
+    assert not finite[1020] and finite[:990].all()

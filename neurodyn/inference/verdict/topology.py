@@ -49,17 +49,24 @@ EXPECTED_BETTI = {"ring": ATTRACTOR_BETTI[1][:2], "torus": ATTRACTOR_BETTI[2]}
 
 
 def _smoothed_rows(x: np.ndarray, sigma: float, idx: np.ndarray) -> np.ndarray:
-    """Rows ``idx`` of ``x`` smoothed by a Gaussian of ``sigma`` bins (edges repeated; NaN as
-    0), without smoothing every bin."""
+    """Rows ``idx`` of ``x`` smoothed by a Gaussian of ``sigma`` bins (edges repeated), without
+    smoothing every bin. A NaN (not observed) carries no weight: where a window holds one, the
+    sum is divided by the weight of the observed bins (NaN where none was observed), so a gap
+    does not pull the rates towards zero."""
     r = int(4 * sigma + 0.5)
     j = np.arange(-r, r + 1)
     w = np.exp(-0.5 * (j / max(sigma, 1e-12)) ** 2)
     w /= w.sum()
     y = np.zeros((idx.size, x.shape[1]))
+    seen = np.zeros_like(y)
     for jj, ww in zip(j, w, strict=True):
         rows = x[np.clip(idx + jj, 0, x.shape[0] - 1)]
-        y += ww * np.where(np.isfinite(rows), rows, 0.0)
-    return y
+        finite = np.isfinite(rows)
+        y += ww * np.where(finite, rows, 0.0)
+        seen += ww * finite
+    gap = seen < 1 - 1e-9
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(gap, y / np.where(seen > 0, seen, np.nan), y)
 
 
 def activity_cloud(counts, dt: float, geometry: str = "ring", smooth: float | None = None,
@@ -70,7 +77,7 @@ def activity_cloud(counts, dt: float, geometry: str = "ring", smooth: float | No
     Parameters
     ----------
     counts : array_like, shape (T, cells)
-        Counts per bin (NaN: not observed, taken as 0).
+        Counts per bin (NaN: not observed; it carries no weight in the smoothing).
     dt : float
         Bin width (s).
     geometry : {'ring', 'torus'}
@@ -102,7 +109,8 @@ def activity_cloud(counts, dt: float, geometry: str = "ring", smooth: float | No
     x = np.asarray(counts, dtype=float)
     smooth = SMOOTH[geometry] if smooth is None else smooth
     idx = np.linspace(0, x.shape[0] - 1, min(samples, x.shape[0])).astype(int)
-    y = np.sqrt(_smoothed_rows(x, smooth / dt, idx) + 0.375)
+    y = _smoothed_rows(x, smooth / dt, idx)
+    y = np.sqrt(y[np.isfinite(y).all(axis=1)] + 0.375)  # windows with nothing observed left out
     y = (y - y.mean(0)) / (y.std(0) + 1e-12)
     y = y / (np.linalg.norm(y, axis=1, keepdims=True) + 1e-12)
     y = y - y.mean(0)
