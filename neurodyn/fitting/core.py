@@ -53,23 +53,12 @@ from ..network import HopfieldNetwork, Transport
 from .checkpoint import checkpointed_steps, load_checkpoint, save_checkpoint, to_device
 from .config import FitConfig
 from .neural import train_neural
-from .plan import (
-    FitPlan,
-    build_geometry,
-    build_manifold,
-    build_network,
-    fit_bytes,
-    fittable_manifold,
-    prepare,
-    resolved_config,
-)
+from .plan import FitPlan, build_network, prepare, resolved_config
 from .streamed import normal_equations, stream_batch
 from .template import train_template
 
-__all__ = ["FitConfig", "FitPlan", "FitResult", "FitFailed", "FitInterrupted", "fit", "prepare",
-           "fit_prepared",
-           "build_geometry", "build_manifold", "fittable_manifold", "build_network",
-           "resolved_config", "fit_bytes", "TERMS"]
+__all__ = ["FitConfig", "FitResult", "FitFailed", "FitInterrupted", "fit", "fit_prepared",
+           "TERMS"]
 
 TERMS = ("linear", "field", "energy")
 
